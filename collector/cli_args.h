@@ -1,0 +1,45 @@
+// ArgCursor: walks a subcommand's arguments. Options may be written
+// "--name VALUE" or "--name=VALUE"; "--" ends the options. Usage errors are
+// returned as InvalidArgument statuses with a message naming the culprit.
+#ifndef RLSCOPE_COLLECTOR_CLI_ARGS_H_
+#define RLSCOPE_COLLECTOR_CLI_ARGS_H_
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace rlscope::collector {
+
+struct ParsedOption {
+  std::string name;                       // "--out"
+  std::optional<std::string> inline_value;  // From "--out=DIR".
+};
+
+class ArgCursor {
+ public:
+  explicit ArgCursor(std::vector<std::string> args) : args_(std::move(args)) {}
+
+  bool AtEnd() const { return next_ >= args_.size(); }
+  const std::string& Peek() const { return args_[next_]; }
+  // AtOption: "-x" or "--xyz" (but not "-" or "--").
+  bool AtOption() const;
+  bool AtSeparator() const { return !AtEnd() && Peek() == "--"; }
+  std::string Take() { return args_[next_++]; }
+  ParsedOption TakeOption();
+  // TakeValue: the option's value, inline or the next argument.
+  absl::StatusOr<std::string> TakeValue(const ParsedOption& option);
+  std::vector<std::string> TakeRest();
+
+ private:
+  std::vector<std::string> args_;
+  size_t next_ = 0;
+};
+
+// UsageError: "rlscope <command>: <message> (see rlscope <command> --help)".
+absl::Status UsageError(const std::string& command, const std::string& message);
+
+}  // namespace rlscope::collector
+
+#endif  // RLSCOPE_COLLECTOR_CLI_ARGS_H_

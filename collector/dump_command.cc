@@ -1,0 +1,92 @@
+#include "dump_command.h"
+
+#include <iostream>
+
+#include "absl/strings/str_format.h"
+#include "trace_reader.h"
+
+namespace rlscope::collector {
+
+namespace {
+
+constexpr const char* kDumpUsage = R"USAGE(usage: rlscope dump FILE.rlt
+
+Print every frame of a trace file (DIR/trace/<pid>.rlt) as text: the Hello,
+interned strings, thread names, each event (kind, begin/end ns, name id,
+payload) and the Goodbye. Stops at the first damaged frame and says where.
+)USAGE";
+
+const char* KindName(uint16_t kind) {
+  switch (static_cast<wire::EventKind>(kind)) {
+    case wire::EventKind::kCudaApi: return "cuda_api";
+    case wire::EventKind::kOperationPush: return "op_push";
+    case wire::EventKind::kOperationPop: return "op_pop";
+    case wire::EventKind::kRangeStart: return "range_start";
+    case wire::EventKind::kRangeEnd: return "range_end";
+    case wire::EventKind::kThreadBegin: return "thread_begin";
+    case wire::EventKind::kThreadEnd: return "thread_end";
+    default: return "unknown";
+  }
+}
+
+void PrintFrame(const wire::Frame& frame, uint64_t offset) {
+  if (const wire::Hello* hello = frame.message_as_Hello()) {
+    std::cout << absl::StrFormat("@%d hello pid=%d ppid=%d forked_from=%d start_ns=%d protocol=%d clock=%s exe=%s\n",
+                                 offset, hello->pid(), hello->ppid(), hello->forked_from(), hello->start_ns(),
+                                 hello->protocol_version(), hello->clock_source() ? hello->clock_source()->str() : "",
+                                 hello->executable() ? hello->executable()->str() : "");
+  } else if (const wire::Batch* batch = frame.message_as_Batch()) {
+    std::cout << absl::StrFormat("@%d batch %d\n", offset, batch->sequence());
+    if (batch->strings()) {
+      for (const auto* s : *batch->strings()) {
+        std::cout << absl::StrFormat("  string %d = %s\n", s->id(), s->text() ? s->text()->str() : "");
+      }
+    }
+    if (batch->thread_infos()) {
+      for (const auto* t : *batch->thread_infos()) {
+        std::cout << absl::StrFormat("  thread %d name=%s\n", t->tid(), t->name() ? t->name()->str() : "");
+      }
+    }
+    if (batch->threads()) {
+      for (const auto* t : *batch->threads()) {
+        std::cout << absl::StrFormat("  events tid=%d count=%d dropped=%d\n", t->tid(),
+                                     t->events() ? t->events()->size() : 0, t->dropped());
+        if (!t->events()) continue;
+        for (const wire::Event* e : *t->events()) {
+          std::cout << absl::StrFormat("    %-12s %d %d dur=%d name=%d flags=%d payload=%d\n", KindName(e->kind()),
+                                       e->begin_ns(), e->end_ns(), e->end_ns() - e->begin_ns(), e->name_id(),
+                                       e->flags(), e->payload());
+        }
+      }
+    }
+  } else if (const wire::Goodbye* goodbye = frame.message_as_Goodbye()) {
+    std::cout << absl::StrFormat("@%d goodbye end_ns=%d recorded=%d dropped=%d reason=%s\n", offset,
+                                 goodbye->end_ns(), goodbye->recorded_events(), goodbye->dropped_events(),
+                                 goodbye->reason() ? goodbye->reason()->str() : "");
+  }
+}
+
+}  // namespace
+
+int DumpCommandMain(const std::vector<std::string>& args) {
+  if (args.size() == 1 && (args[0] == "-h" || args[0] == "--help")) {
+    std::cout << kDumpUsage;
+    return 0;
+  }
+  if (args.size() != 1) {
+    std::cerr << "rlscope dump: give exactly one trace file (see 'rlscope dump --help')\n";
+    return 2;
+  }
+  absl::StatusOr<TraceReadResult> result = ReadTraceFile(args[0], &PrintFrame);
+  if (!result.ok()) {
+    std::cerr << "rlscope dump: " << result.status().message() << "\n";
+    return 1;
+  }
+  if (result->damage) {
+    std::cerr << "rlscope dump: " << *result->damage << "\n";
+    return 3;
+  }
+  return 0;
+}
+
+}  // namespace rlscope::collector

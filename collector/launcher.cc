@@ -1,0 +1,121 @@
+#include "launcher.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_format.h"
+
+extern char** environ;
+
+namespace rlscope::collector {
+
+namespace {
+
+// Replaces or adds NAME=VALUE; returns the previous value (empty if none).
+std::string SetVariable(std::vector<std::string>& environment, const std::string& name, const std::string& value) {
+  const std::string prefix = name + "=";
+  for (std::string& entry : environment) {
+    if (absl::StartsWith(entry, prefix)) {
+      std::string previous = entry.substr(prefix.size());
+      entry = prefix + value;
+      return previous;
+    }
+  }
+  environment.push_back(prefix + value);
+  return {};
+}
+
+std::string GetVariable(const std::vector<std::string>& environment, const std::string& name) {
+  const std::string prefix = name + "=";
+  for (const std::string& entry : environment) {
+    if (absl::StartsWith(entry, prefix)) return entry.substr(prefix.size());
+  }
+  return {};
+}
+
+}  // namespace
+
+std::vector<std::string> CurrentEnvironment() {
+  std::vector<std::string> environment;
+  for (char** entry = environ; entry != nullptr && *entry != nullptr; ++entry) environment.emplace_back(*entry);
+  return environment;
+}
+
+std::vector<std::string> BuildChildEnvironment(const std::vector<std::string>& base,
+                                               const InjectionEnvironment& injection,
+                                               std::vector<std::string>* warnings) {
+  std::vector<std::string> environment = base;
+  const std::string preload = GetVariable(environment, "LD_PRELOAD");
+  // Ours goes first so its definitions win over other preloads' as well.
+  SetVariable(environment, "LD_PRELOAD",
+              preload.empty() ? injection.preload_path : injection.preload_path + ":" + preload);
+  SetVariable(environment, "RLSCOPE_SOCKET", injection.socket_path);
+  const std::string nvtx = GetVariable(environment, "NVTX_INJECTION64_PATH");
+  if (nvtx.empty() || nvtx == injection.preload_path) {
+    SetVariable(environment, "NVTX_INJECTION64_PATH", injection.preload_path);
+  } else if (warnings != nullptr) {
+    warnings->push_back(absl::StrFormat(
+        "NVTX_INJECTION64_PATH is already set (%s), so NVTX ranges go to that tool and rlscope will not see "
+        "them; unset it to let rlscope capture NVTX operations",
+        nvtx));
+  }
+  return environment;
+}
+
+absl::StatusOr<pid_t> Launch(const std::vector<std::string>& argv, const std::vector<std::string>& environment) {
+  if (argv.empty()) return absl::InvalidArgumentError("no command given");
+  std::vector<char*> argv_pointers;
+  for (const std::string& arg : argv) argv_pointers.push_back(const_cast<char*>(arg.c_str()));
+  argv_pointers.push_back(nullptr);
+  std::vector<char*> env_pointers;
+  for (const std::string& entry : environment) env_pointers.push_back(const_cast<char*>(entry.c_str()));
+  env_pointers.push_back(nullptr);
+
+  // The child reports an exec failure's errno through a close-on-exec pipe:
+  // a successful exec closes it and the parent reads nothing.
+  int error_pipe[2];
+  if (pipe2(error_pipe, O_CLOEXEC) != 0) return absl::InternalError(absl::StrFormat("pipe: %s", strerror(errno)));
+  const pid_t pid = fork();
+  if (pid < 0) {
+    close(error_pipe[0]);
+    close(error_pipe[1]);
+    return absl::InternalError(absl::StrFormat("fork: %s", strerror(errno)));
+  }
+  if (pid == 0) {
+    close(error_pipe[0]);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, nullptr);  // The collector blocks signals; the command must not.
+    environ = env_pointers.data();
+    execvp(argv_pointers[0], argv_pointers.data());
+    const int exec_errno = errno;
+    (void)!write(error_pipe[1], &exec_errno, sizeof(exec_errno));
+    _exit(127);
+  }
+  close(error_pipe[1]);
+  int exec_errno = 0;
+  ssize_t n;
+  do {
+    n = read(error_pipe[0], &exec_errno, sizeof(exec_errno));
+  } while (n < 0 && errno == EINTR);
+  close(error_pipe[0]);
+  if (n == sizeof(exec_errno)) {
+    waitpid(pid, nullptr, 0);
+    return absl::NotFoundError(absl::StrFormat("cannot run '%s': %s", argv[0], strerror(exec_errno)));
+  }
+  return pid;
+}
+
+int ExitCodeOf(int wait_status) {
+  if (WIFEXITED(wait_status)) return WEXITSTATUS(wait_status);
+  if (WIFSIGNALED(wait_status)) return 128 + WTERMSIG(wait_status);
+  return 1;
+}
+
+}  // namespace rlscope::collector

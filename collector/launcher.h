@@ -1,0 +1,44 @@
+// Launcher: starts the profiled command with the preload injected and turns
+// its end into an exit code the way a shell does.
+#ifndef RLSCOPE_COLLECTOR_LAUNCHER_H_
+#define RLSCOPE_COLLECTOR_LAUNCHER_H_
+
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace rlscope::collector {
+
+// InjectionEnvironment: the variables that make a process (and all its
+// descendants, which inherit them) stream to the collector.
+struct InjectionEnvironment {
+  std::string preload_path;  // librlscope_preload.so
+  std::string socket_path;   // the collector's socket
+};
+
+// BuildChildEnvironment: `base` (NAME=VALUE entries) with LD_PRELOAD
+// prepended, RLSCOPE_SOCKET set and NVTX_INJECTION64_PATH pointed at the
+// preload (unless the user set it: then theirs wins and `warnings` says
+// NVTX ranges will not be captured).
+std::vector<std::string> BuildChildEnvironment(const std::vector<std::string>& base,
+                                               const InjectionEnvironment& injection,
+                                               std::vector<std::string>* warnings);
+
+// Launch: fork/execvp `argv` with `environment` and the default signal mask.
+// Fails (with the reason, e.g. "no such file or directory") when the
+// command cannot be executed; the child never runs in that case.
+absl::StatusOr<pid_t> Launch(const std::vector<std::string>& argv, const std::vector<std::string>& environment);
+
+// ExitCodeOf: a wait status as a shell reports it: the exit status, or
+// 128 + N when killed by signal N.
+int ExitCodeOf(int wait_status);
+
+// CurrentEnvironment: this process's environment as NAME=VALUE entries.
+std::vector<std::string> CurrentEnvironment();
+
+}  // namespace rlscope::collector
+
+#endif  // RLSCOPE_COLLECTOR_LAUNCHER_H_

@@ -1,0 +1,50 @@
+// rlscope: the command-line entry point; dispatches to subcommands.
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "dump_command.h"
+#include "report_command.h"
+#include "run_command.h"
+
+namespace {
+
+constexpr const char* kUsage = R"USAGE(usage: rlscope COMMAND [ARGS...]
+
+rlscope shows where the time of a (deep reinforcement learning) training
+program goes: per high-level operation and per level of the software stack,
+with no change to the program.
+
+commands:
+  run [--out DIR] -- CMD...   profile CMD and print the breakdown
+  report DIR                  re-analyse a run directory and print it
+  dump FILE.rlt               print a raw trace file as text (debugging)
+
+'rlscope COMMAND --help' explains each command.
+options: -h/--help, --version
+)USAGE";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty()) {
+    std::cerr << kUsage;
+    return 2;
+  }
+  const std::string command = args[0];
+  const std::vector<std::string> rest(args.begin() + 1, args.end());
+  if (command == "-h" || command == "--help" || command == "help") {
+    std::cout << kUsage;
+    return 0;
+  }
+  if (command == "--version") {
+    std::cout << "rlscope " << RLSCOPE_VERSION << "\n";
+    return 0;
+  }
+  if (command == "run") return rlscope::collector::RunCommandMain(rest);
+  if (command == "report") return rlscope::collector::ReportCommandMain(rest);
+  if (command == "dump") return rlscope::collector::DumpCommandMain(rest);
+  std::cerr << "rlscope: unknown command '" << command << "'\n\n" << kUsage;
+  return 2;
+}

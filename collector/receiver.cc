@@ -1,0 +1,203 @@
+#include "receiver.h"
+
+#include <fcntl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "absl/strings/str_format.h"
+#include "flatbuffers/flatbuffers.h"
+#include "trace_reader.h"
+#include "wire_format.h"
+
+namespace rlscope::collector {
+
+struct Receiver::Connection {
+  int fd = -1;
+  int pid = 0;  // Known after the Hello.
+  std::vector<uint8_t> pending;
+  size_t pending_offset = 0;  // Bytes of `pending` already consumed.
+  FILE* trace = nullptr;
+  std::string trace_path;
+  bool write_failed = false;
+};
+
+namespace {
+
+constexpr size_t kReadChunkBytes = 256 * 1024;
+constexpr size_t kTraceBufferBytes = 1 << 20;
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Receiver>> Receiver::Listen(const std::string& socket_path,
+                                                           const std::string& trace_dir) {
+  sockaddr_un address{};
+  if (socket_path.size() >= sizeof(address.sun_path)) {
+    return absl::InvalidArgumentError(absl::StrFormat("socket path too long: %s", socket_path));
+  }
+  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (fd < 0) return absl::InternalError(absl::StrFormat("socket: %s", strerror(errno)));
+  address.sun_family = AF_UNIX;
+  memcpy(address.sun_path, socket_path.c_str(), socket_path.size() + 1);
+  if (bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0 || listen(fd, 128) != 0) {
+    const std::string why = strerror(errno);
+    close(fd);
+    return absl::InternalError(absl::StrFormat("cannot listen on %s: %s", socket_path, why));
+  }
+  return std::unique_ptr<Receiver>(new Receiver(fd, socket_path, trace_dir));
+}
+
+Receiver::Receiver(int listen_fd, std::string socket_path, std::string trace_dir)
+    : listen_fd_(listen_fd), socket_path_(std::move(socket_path)), trace_dir_(std::move(trace_dir)) {}
+
+Receiver::~Receiver() {
+  CloseAll();
+  if (listen_fd_ >= 0) close(listen_fd_);
+  unlink(socket_path_.c_str());
+}
+
+void Receiver::AppendPollFds(std::vector<pollfd>& fds) const {
+  fds.push_back({listen_fd_, POLLIN, 0});
+  for (const auto& connection : connections_) fds.push_back({connection->fd, POLLIN, 0});
+}
+
+void Receiver::OnPollResult(const pollfd* fds, size_t count) {
+  // fds[0] is the listening socket, then connections in connections_ order.
+  std::vector<Connection*> finished;
+  for (size_t i = 1; i < count && i - 1 < connections_.size(); ++i) {
+    if (fds[i].revents == 0) continue;
+    Connection& connection = *connections_[i - 1];
+    if (!Read(connection)) finished.push_back(&connection);
+  }
+  for (Connection* connection : finished) {
+    Finish(*connection);
+    std::erase_if(connections_, [&](const auto& c) { return c.get() == connection; });
+  }
+  if (count > 0 && (fds[0].revents & POLLIN) != 0) Accept();
+}
+
+void Receiver::Accept() {
+  for (;;) {
+    int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+    if (fd < 0) return;  // EAGAIN: accepted everything pending.
+    auto connection = std::make_unique<Connection>();
+    connection->fd = fd;
+    connections_.push_back(std::move(connection));
+    ++stats_.connections;
+  }
+}
+
+bool Receiver::Read(Connection& connection) {
+  // A bounded number of chunks per poll round, so one busy process cannot
+  // starve the others (or the child-exit handling) of attention.
+  for (int chunk = 0; chunk < 16; ++chunk) {
+    const size_t old_size = connection.pending.size();
+    connection.pending.resize(old_size + kReadChunkBytes);
+    const ssize_t n = read(connection.fd, connection.pending.data() + old_size, kReadChunkBytes);
+    connection.pending.resize(old_size + (n > 0 ? static_cast<size_t>(n) : 0));
+    if (n > 0) {
+      stats_.bytes += static_cast<uint64_t>(n);
+      if (!ConsumeFrames(connection)) return false;
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return true;
+    return false;  // EOF or error: the process is done (or gone).
+  }
+  return true;
+}
+
+bool Receiver::ConsumeFrames(Connection& connection) {
+  for (;;) {
+    const uint8_t* begin = connection.pending.data() + connection.pending_offset;
+    const size_t available = connection.pending.size() - connection.pending_offset;
+    if (available < sizeof(uint32_t)) break;
+    const uint32_t length = flatbuffers::ReadScalar<uint32_t>(begin);
+    const std::string who = connection.pid != 0 ? absl::StrFormat("process %d", connection.pid) : "a process";
+    if (length > wire::kMaxFrameBytes) {
+      problems_.push_back(absl::StrFormat("%s sent a corrupt frame length (%d); its stream was cut there", who,
+                                          length));
+      return false;
+    }
+    if (available - sizeof(uint32_t) < length) break;
+    absl::StatusOr<const wire::Frame*> frame = VerifyFrame(begin, sizeof(uint32_t) + length);
+    if (!frame.ok()) {
+      problems_.push_back(absl::StrFormat("%s sent a bad frame (%s); its stream was cut there", who,
+                                          frame.status().message()));
+      return false;
+    }
+    if (connection.trace == nullptr) {
+      const wire::Hello* hello = (*frame)->message_as_Hello();
+      if (hello == nullptr) {
+        problems_.push_back("a connection did not start with a Hello frame; ignored");
+        return false;
+      }
+      connection.pid = hello->pid();
+      if (!OpenTraceFile(connection, hello->pid())) return false;
+    }
+    const size_t frame_bytes = sizeof(uint32_t) + length;
+    if (!connection.write_failed && fwrite(begin, 1, frame_bytes, connection.trace) != frame_bytes) {
+      connection.write_failed = true;
+      problems_.push_back(absl::StrFormat("cannot write %s: %s; later events of process %d are lost",
+                                          connection.trace_path, strerror(errno), connection.pid));
+    }
+    ++stats_.frames;
+    connection.pending_offset += frame_bytes;
+  }
+  // Compact once the consumed prefix dominates, keeping appends amortised O(1).
+  if (connection.pending_offset > 0 && connection.pending_offset * 2 >= connection.pending.size()) {
+    connection.pending.erase(connection.pending.begin(),
+                             connection.pending.begin() + static_cast<std::ptrdiff_t>(connection.pending_offset));
+    connection.pending_offset = 0;
+  }
+  return true;
+}
+
+bool Receiver::OpenTraceFile(Connection& connection, int pid) {
+  // exec() keeps the pid, so one pid may stream more than once: <pid>.rlt,
+  // then <pid>.1.rlt, ...
+  for (int attempt = 0; attempt < 1000; ++attempt) {
+    const std::string path = attempt == 0 ? absl::StrFormat("%s/%d.rlt", trace_dir_, pid)
+                                          : absl::StrFormat("%s/%d.%d.rlt", trace_dir_, pid, attempt);
+    int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd < 0 && errno == EEXIST) continue;
+    if (fd < 0) {
+      problems_.push_back(absl::StrFormat("cannot create %s: %s; process %d is not recorded", path,
+                                          strerror(errno), pid));
+      return false;
+    }
+    connection.trace = fdopen(fd, "wb");
+    setvbuf(connection.trace, nullptr, _IOFBF, kTraceBufferBytes);
+    connection.trace_path = path;
+    return true;
+  }
+  problems_.push_back(absl::StrFormat("too many streams from pid %d", pid));
+  return false;
+}
+
+void Receiver::Finish(Connection& connection) {
+  if (connection.pending.size() > connection.pending_offset && connection.pid != 0) {
+    // A process killed mid-frame: its complete frames are on disk already.
+    problems_.push_back(absl::StrFormat("process %d ended in the middle of a frame (%d bytes discarded)",
+                                        connection.pid, connection.pending.size() - connection.pending_offset));
+  }
+  if (connection.trace != nullptr) {
+    if (fclose(connection.trace) != 0 && !connection.write_failed) {
+      problems_.push_back(absl::StrFormat("cannot write %s: %s", connection.trace_path, strerror(errno)));
+    }
+    connection.trace = nullptr;
+  }
+  if (connection.fd >= 0) close(connection.fd);
+  connection.fd = -1;
+}
+
+void Receiver::CloseAll() {
+  for (auto& connection : connections_) Finish(*connection);
+  connections_.clear();
+}
+
+}  // namespace rlscope::collector

@@ -1,0 +1,70 @@
+// Receiver: the collector's end of the event streams. Listens on a Unix
+// socket; each traced process connects once and streams frames
+// (wire_format.h). Every complete frame is verified and appended verbatim to
+// trace/<pid>.rlt, so the file is itself a valid stream.
+//
+// Single-threaded: the owner polls the descriptors from PollFds() together
+// with its own (child exit, signals) and calls OnPollResult.
+#ifndef RLSCOPE_COLLECTOR_RECEIVER_H_
+#define RLSCOPE_COLLECTOR_RECEIVER_H_
+
+#include <poll.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace rlscope::collector {
+
+struct ReceiverStats {
+  uint64_t connections = 0;
+  uint64_t frames = 0;
+  uint64_t bytes = 0;
+};
+
+class Receiver {
+ public:
+  // Listen: binds `socket_path` (must not exist) and writes traces into
+  // `trace_dir` (must exist).
+  static absl::StatusOr<std::unique_ptr<Receiver>> Listen(const std::string& socket_path,
+                                                          const std::string& trace_dir);
+  ~Receiver();
+
+  // Appends the listening socket and every open connection.
+  void AppendPollFds(std::vector<pollfd>& fds) const;
+  // Handles whatever `fds` (as filled by AppendPollFds, then polled) reports.
+  void OnPollResult(const pollfd* fds, size_t count);
+  // CloseAll: stop waiting for streams that are still open (grace period
+  // over); what they sent so far stays in their trace files.
+  void CloseAll();
+
+  size_t open_connections() const { return connections_.size(); }
+  const ReceiverStats& stats() const { return stats_; }
+  // Problems worth telling the user (protocol errors, write failures).
+  const std::vector<std::string>& problems() const { return problems_; }
+
+ private:
+  struct Connection;
+  Receiver(int listen_fd, std::string socket_path, std::string trace_dir);
+  void Accept();
+  // Reads what is available; false when the connection is finished.
+  bool Read(Connection& connection);
+  bool ConsumeFrames(Connection& connection);
+  bool OpenTraceFile(Connection& connection, int pid);
+  void Finish(Connection& connection);
+
+  int listen_fd_;
+  std::string socket_path_;
+  std::string trace_dir_;
+  std::vector<std::unique_ptr<Connection>> connections_;
+  ReceiverStats stats_;
+  std::vector<std::string> problems_;
+};
+
+}  // namespace rlscope::collector
+
+#endif  // RLSCOPE_COLLECTOR_RECEIVER_H_

@@ -1,0 +1,96 @@
+#include "report_command.h"
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include "absl/strings/str_format.h"
+#include "cli_args.h"
+#include "report_json.h"
+#include "report_text.h"
+#include "run_report.h"
+
+namespace rlscope::collector {
+
+namespace {
+
+constexpr const char* kReportUsage = R"USAGE(usage: rlscope report [--quiet] DIR
+
+Analyse the run in DIR (made by 'rlscope run --out DIR') again: rewrite
+DIR/report.json and DIR/report.txt from DIR/trace/*.rlt and DIR/meta.json,
+and print the report to stdout.
+
+A damaged trace file (truncated or corrupt, e.g. after a crash) is analysed
+up to the damage; the report names the file and byte offset.
+
+options:
+  --quiet     do not print the report
+  -h, --help  show this help
+
+exit status: 0 report written; 3 report written but some trace data was
+damaged; 1 DIR could not be analysed; 2 usage error.
+)USAGE";
+
+absl::Status WriteFile(const std::filesystem::path& path, const std::string& content) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << content;
+  out.close();
+  if (!out) return absl::InternalError(absl::StrFormat("cannot write %s", path.string()));
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+ReportOutcome WriteReport(const std::string& run_dir) {
+  ReportOutcome outcome;
+  absl::StatusOr<report::RunReport> run = report::LoadRunReport(run_dir);
+  if (!run.ok()) {
+    outcome.status = run.status();
+    return outcome;
+  }
+  outcome.data_damaged = run->data_damaged;
+  outcome.text = report::FormatReportText(*run);
+  const std::filesystem::path dir(run_dir);
+  outcome.status = WriteFile(dir / "report.json", report::FormatReportJson(*run));
+  if (outcome.status.ok()) outcome.status = WriteFile(dir / "report.txt", outcome.text);
+  return outcome;
+}
+
+int ReportCommandMain(const std::vector<std::string>& args) {
+  ArgCursor cursor(args);
+  bool quiet = false;
+  while (cursor.AtOption()) {
+    const ParsedOption option = cursor.TakeOption();
+    if (option.name == "-h" || option.name == "--help") {
+      std::cout << kReportUsage;
+      return 0;
+    } else if (option.name == "--quiet" || option.name == "-q") {
+      quiet = true;
+    } else {
+      std::cerr << UsageError("report", absl::StrFormat("unknown option '%s'", option.name)).message() << "\n";
+      return 2;
+    }
+  }
+  if (cursor.AtSeparator()) cursor.Take();
+  const std::vector<std::string> rest = cursor.TakeRest();
+  if (rest.size() != 1) {
+    std::cerr << UsageError("report", rest.empty() ? "no run directory given" : "give exactly one run directory")
+                     .message()
+              << "\n";
+    return 2;
+  }
+  ReportOutcome outcome = WriteReport(rest[0]);
+  if (!outcome.status.ok()) {
+    std::cerr << "rlscope report: " << outcome.status.message() << "\n";
+    return 1;
+  }
+  if (!quiet) std::cout << outcome.text;
+  if (outcome.data_damaged) {
+    std::cerr << "rlscope report: some trace data was damaged; the report covers what could be read "
+                 "(see the problems listed above)\n";
+    return 3;
+  }
+  return 0;
+}
+
+}  // namespace rlscope::collector

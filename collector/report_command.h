@@ -1,0 +1,26 @@
+// `rlscope report DIR`: (re)analyse a run directory and print its report.
+#ifndef RLSCOPE_COLLECTOR_REPORT_COMMAND_H_
+#define RLSCOPE_COLLECTOR_REPORT_COMMAND_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+
+namespace rlscope::collector {
+
+struct ReportOutcome {
+  absl::Status status;      // Not OK: no report could be written.
+  std::string text;         // report.txt's content.
+  bool data_damaged = false;  // Some trace data was unreadable (prefix used).
+};
+
+// WriteReport: analyses DIR and writes DIR/report.json and DIR/report.txt.
+ReportOutcome WriteReport(const std::string& run_dir);
+
+// ReportCommandMain: `args` are the arguments after "report".
+int ReportCommandMain(const std::vector<std::string>& args);
+
+}  // namespace rlscope::collector
+
+#endif  // RLSCOPE_COLLECTOR_REPORT_COMMAND_H_

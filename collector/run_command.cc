@@ -1,0 +1,275 @@
+// `rlscope run`: profile a command. Starts the receiver, launches the
+// command with the preload injected, forwards signals, waits for the
+// command and for its processes' last events, then writes and prints the
+// report. Exits with the command's own exit code.
+#include "run_command.h"
+
+#include <poll.h>
+#include <signal.h>
+#include <sys/signalfd.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "cli_args.h"
+#include "launcher.h"
+#include "receiver.h"
+#include "report_command.h"
+#include "run_directory.h"
+#include "run_metadata.h"
+
+namespace rlscope::collector {
+
+namespace {
+
+constexpr const char* kRunUsage = R"USAGE(usage: rlscope run [--out DIR] [--quiet] [--] COMMAND [ARGS...]
+
+Profile COMMAND and print where its time went: per operation (NVTX ranges;
+"(none)" outside any) and per level of the stack (CUDA API, Native, ...).
+COMMAND runs unchanged, with the rlscope preload injected into it and into
+every process it starts; nothing in it needs editing.
+
+options:
+  --out DIR   write the run into DIR (created; must not hold a run already).
+              default: ./rlscope-out/<date>-<time>-<command name>
+  --quiet     do not print the report at the end (it is still written)
+  -h, --help  show this help
+
+results (in DIR):
+  trace/<pid>.rlt  the raw event stream of each traced process
+  meta.json        command, exit status, wall time
+  report.json      the breakdown, for tools (schema rlscope.report/1)
+  report.txt       the breakdown, for people (also printed to stderr, so the
+                   command's own stdout stays exactly as without rlscope)
+
+exit status: COMMAND's own (128+N if it died of signal N); 127 if COMMAND
+cannot be run; 2 for a usage error; 1 if rlscope itself failed before
+starting COMMAND.
+
+signals: SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to rlscope are passed on
+to COMMAND; rlscope then waits for it to finish and still writes the
+report. (A Ctrl-C at the terminal reaches COMMAND directly.)
+)USAGE";
+
+// After COMMAND exits, its descendants may still be flushing; wait this
+// long for their streams to close before reporting without them.
+constexpr int64_t kDrainTimeoutNs = 5'000'000'000;
+
+int64_t NowNs(clockid_t clock) {
+  timespec ts{};
+  clock_gettime(clock, &ts);
+  return int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
+}
+
+struct RunOptions {
+  std::optional<std::string> out;
+  bool quiet = false;
+  std::vector<std::string> command;
+};
+
+absl::StatusOr<RunOptions> ParseRunOptions(const std::vector<std::string>& args, bool* help) {
+  RunOptions options;
+  ArgCursor cursor(args);
+  while (cursor.AtOption()) {
+    const ParsedOption option = cursor.TakeOption();
+    if (option.name == "-h" || option.name == "--help") {
+      *help = true;
+      return options;
+    } else if (option.name == "--out" || option.name == "-o") {
+      absl::StatusOr<std::string> value = cursor.TakeValue(option);
+      if (!value.ok()) return UsageError("run", std::string(value.status().message()));
+      options.out = *value;
+    } else if (option.name == "--quiet" || option.name == "-q") {
+      options.quiet = true;
+    } else {
+      return UsageError("run", absl::StrFormat("unknown option '%s'", option.name));
+    }
+  }
+  if (cursor.AtSeparator()) cursor.Take();
+  options.command = cursor.TakeRest();
+  if (options.command.empty()) return UsageError("run", "no command to profile was given");
+  return options;
+}
+
+// Signals rlscope handles itself (through a signalfd) while COMMAND runs.
+sigset_t HandledSignals() {
+  sigset_t set;
+  sigemptyset(&set);
+  for (int signal_number : {SIGCHLD, SIGINT, SIGTERM, SIGHUP, SIGQUIT}) sigaddset(&set, signal_number);
+  return set;
+}
+
+// Session: one launched command and the streams of its processes.
+class Session {
+ public:
+  Session(pid_t child, Receiver& receiver, int signal_fd) : child_(child), receiver_(receiver), signal_fd_(signal_fd) {}
+
+  // Wait: runs until COMMAND has exited and its streams are closed (or the
+  // drain timeout passed). Returns COMMAND's wait status.
+  int Wait() {
+    int64_t drain_deadline_ns = 0;
+    std::vector<pollfd> fds;
+    for (;;) {
+      if (exited_) {
+        if (receiver_.open_connections() == 0) break;
+        if (drain_deadline_ns == 0) drain_deadline_ns = NowNs(CLOCK_MONOTONIC) + kDrainTimeoutNs;
+        if (NowNs(CLOCK_MONOTONIC) >= drain_deadline_ns) {
+          still_open_ = receiver_.open_connections();
+          receiver_.CloseAll();
+          break;
+        }
+      }
+      fds.clear();
+      fds.push_back({signal_fd_, POLLIN, 0});
+      receiver_.AppendPollFds(fds);
+      const int ready = poll(fds.data(), fds.size(), 100);
+      if (ready < 0 && errno != EINTR) break;
+      if (ready <= 0) continue;
+      if (fds[0].revents & POLLIN) HandleSignals();
+      receiver_.OnPollResult(fds.data() + 1, fds.size() - 1);
+    }
+    return wait_status_;
+  }
+  size_t still_open() const { return still_open_; }
+  int64_t exit_ns() const { return exit_ns_; }
+
+ private:
+  void HandleSignals() {
+    signalfd_siginfo info{};
+    while (read(signal_fd_, &info, sizeof(info)) == sizeof(info)) {
+      if (info.ssi_signo == SIGCHLD) {
+        Reap();
+      } else if (!exited_ && (info.ssi_code == SI_USER || info.ssi_code == SI_QUEUE)) {
+        // Sent to rlscope by a program (kill, a job scheduler): pass it on.
+        // A terminal's Ctrl-C (SI_KERNEL) already reached COMMAND, which
+        // shares our process group; forwarding it would deliver it twice.
+        kill(child_, static_cast<int>(info.ssi_signo));
+      }
+    }
+  }
+  void Reap() {
+    int status = 0;
+    while (!exited_) {
+      const pid_t pid = waitpid(child_, &status, WNOHANG);
+      if (pid == child_) {
+        exited_ = true;
+        wait_status_ = status;
+        exit_ns_ = NowNs(CLOCK_MONOTONIC);
+      }
+      if (pid <= 0) break;
+    }
+  }
+
+  pid_t child_;
+  Receiver& receiver_;
+  int signal_fd_;
+  bool exited_ = false;
+  int wait_status_ = 0;
+  int64_t exit_ns_ = 0;
+  size_t still_open_ = 0;
+};
+
+void RemoveSocket(const std::string& socket_path) {
+  unlink(socket_path.c_str());
+  rmdir(std::filesystem::path(socket_path).parent_path().c_str());
+}
+
+}  // namespace
+
+int RunCommandMain(const std::vector<std::string>& args) {
+  bool help = false;
+  absl::StatusOr<RunOptions> options = ParseRunOptions(args, &help);
+  if (help) {
+    std::cout << kRunUsage;
+    return 0;
+  }
+  if (!options.ok()) {
+    std::cerr << options.status().message() << "\n";
+    return 2;
+  }
+  absl::StatusOr<std::string> preload = FindPreload();
+  if (!preload.ok()) {
+    std::cerr << "rlscope run: " << preload.status().message() << "\n";
+    return 1;
+  }
+  absl::StatusOr<std::string> run_dir = PrepareRunDirectory(options->out, options->command);
+  if (!run_dir.ok()) {
+    std::cerr << "rlscope run: " << run_dir.status().message() << "\n";
+    return 1;
+  }
+  absl::StatusOr<std::string> socket_path = MakeSocketPath();
+  if (!socket_path.ok()) {
+    std::cerr << "rlscope run: " << socket_path.status().message() << "\n";
+    return 1;
+  }
+  absl::StatusOr<std::unique_ptr<Receiver>> receiver =
+      Receiver::Listen(*socket_path, (std::filesystem::path(*run_dir) / "trace").string());
+  if (!receiver.ok()) {
+    std::cerr << "rlscope run: " << receiver.status().message() << "\n";
+    RemoveSocket(*socket_path);
+    return 1;
+  }
+
+  // Block the handled signals (read through a signalfd) and SIGPIPE (a
+  // closed stdout must not kill us before we report). Launch() gives the
+  // command a clean mask.
+  sigset_t blocked = HandledSignals();
+  sigaddset(&blocked, SIGPIPE);
+  sigprocmask(SIG_BLOCK, &blocked, nullptr);
+  const sigset_t handled = HandledSignals();
+  const int signal_fd = signalfd(-1, &handled, SFD_CLOEXEC | SFD_NONBLOCK);
+
+  std::vector<std::string> warnings;
+  const std::vector<std::string> environment =
+      BuildChildEnvironment(CurrentEnvironment(), {*preload, *socket_path}, &warnings);
+  for (const std::string& warning : warnings) std::cerr << "rlscope run: warning: " << warning << "\n";
+
+  report::RunMetadata metadata;
+  metadata.command = options->command;
+  metadata.rlscope_version = RLSCOPE_VERSION;
+  metadata.start_unix_ns = NowNs(CLOCK_REALTIME);
+  const int64_t start_ns = NowNs(CLOCK_MONOTONIC);
+  absl::StatusOr<pid_t> child = Launch(options->command, environment);
+  if (!child.ok()) {
+    std::cerr << "rlscope run: " << child.status().message() << "\n";
+    receiver->reset();
+    RemoveSocket(*socket_path);
+    return 127;
+  }
+  Session session(*child, **receiver, signal_fd);
+  const int wait_status = session.Wait();
+  metadata.exit_code = ExitCodeOf(wait_status);
+  metadata.wall_ns = session.exit_ns() - start_ns;
+  metadata.collector_problems = (*receiver)->problems();
+  if (session.still_open() > 0) {
+    metadata.collector_problems.push_back(absl::StrFormat(
+        "%d process(es) were still running %d s after the command exited; their traces end there",
+        session.still_open(), kDrainTimeoutNs / 1'000'000'000));
+  }
+  receiver->reset();
+  RemoveSocket(*socket_path);
+  close(signal_fd);
+
+  const std::string meta_path = (std::filesystem::path(*run_dir) / "meta.json").string();
+  if (absl::Status written = report::WriteRunMetadata(meta_path, metadata); !written.ok()) {
+    std::cerr << "rlscope run: " << written.message() << "\n";
+  }
+  ReportOutcome outcome = WriteReport(*run_dir);
+  if (!outcome.status.ok()) {
+    std::cerr << "rlscope run: " << outcome.status.message() << "\n";
+  } else if (!options->quiet) {
+    std::cerr << "\n" << outcome.text << "\nrlscope: results in " << *run_dir << "/\n";
+  }
+  return metadata.exit_code;
+}
+
+}  // namespace rlscope::collector

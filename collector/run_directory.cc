@@ -1,0 +1,105 @@
+#include "run_directory.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+
+#include "absl/strings/str_format.h"
+
+namespace rlscope::collector {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+bool HoldsRun(const fs::path& dir) {
+  std::error_code error;
+  return fs::exists(dir / "trace", error) || fs::exists(dir / "meta.json", error);
+}
+
+// Keeps the name readable in a listing: letters, digits, '-', '_', '.'.
+std::string SafeName(const std::string& text) {
+  std::string safe;
+  for (char c : text) safe += (isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.') ? c : '_';
+  return safe.empty() ? "run" : safe.substr(0, 40);
+}
+
+}  // namespace
+
+std::string DefaultRunDirectory(const std::vector<std::string>& command) {
+  const time_t now = time(nullptr);
+  tm local{};
+  localtime_r(&now, &local);
+  char stamp[32];
+  strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &local);
+  // "python3 train.py" is better named by the script than the interpreter.
+  std::string name = command.empty() ? "run" : fs::path(command[0]).filename().string();
+  if (command.size() > 1 && name.rfind("python", 0) == 0 && command[1].size() > 0 && command[1][0] != '-') {
+    name = fs::path(command[1]).stem().string();
+  }
+  return (fs::path("rlscope-out") / absl::StrFormat("%s-%s", stamp, SafeName(name))).string();
+}
+
+absl::StatusOr<std::string> PrepareRunDirectory(const std::optional<std::string>& requested,
+                                                const std::vector<std::string>& command) {
+  fs::path dir;
+  if (requested) {
+    dir = *requested;
+    if (dir.empty()) return absl::InvalidArgumentError("--out needs a directory name");
+    if (HoldsRun(dir)) {
+      return absl::AlreadyExistsError(absl::StrFormat(
+          "%s already holds an rlscope run; choose another --out or remove it first", dir.string()));
+    }
+  } else {
+    const fs::path base = DefaultRunDirectory(command);
+    dir = base;
+    for (int suffix = 2; HoldsRun(dir); ++suffix) dir = base.string() + absl::StrFormat("-%d", suffix);
+  }
+  std::error_code error;
+  fs::create_directories(dir / "trace", error);
+  if (error) {
+    return absl::PermissionDeniedError(
+        absl::StrFormat("cannot create the output directory %s: %s", (dir / "trace").string(), error.message()));
+  }
+  if (access((dir / "trace").c_str(), W_OK) != 0) {
+    return absl::PermissionDeniedError(
+        absl::StrFormat("cannot write into %s: %s", (dir / "trace").string(), strerror(errno)));
+  }
+  return dir.string();
+}
+
+absl::StatusOr<std::string> FindPreload() {
+  if (const char* override_path = getenv("RLSCOPE_PRELOAD"); override_path != nullptr && *override_path) {
+    if (access(override_path, R_OK) != 0) {
+      return absl::NotFoundError(absl::StrFormat("RLSCOPE_PRELOAD=%s: %s", override_path, strerror(errno)));
+    }
+    return fs::absolute(override_path).string();
+  }
+  std::error_code error;
+  const fs::path self = fs::read_symlink("/proc/self/exe", error);
+  if (error) return absl::InternalError(absl::StrFormat("cannot locate the rlscope executable: %s", error.message()));
+  const fs::path preload = self.parent_path().parent_path() / "lib" / "librlscope_preload.so";
+  if (access(preload.c_str(), R_OK) != 0) {
+    return absl::NotFoundError(absl::StrFormat(
+        "cannot find the preload library at %s (rlscope expects it in ../lib next to its executable; "
+        "set RLSCOPE_PRELOAD to override)",
+        preload.string()));
+  }
+  return preload.string();
+}
+
+absl::StatusOr<std::string> MakeSocketPath() {
+  std::string base = "/tmp";
+  if (const char* tmpdir = getenv("TMPDIR"); tmpdir != nullptr && *tmpdir && strlen(tmpdir) < 60) base = tmpdir;
+  std::string pattern = base + "/rlscope-XXXXXX";
+  if (mkdtemp(pattern.data()) == nullptr) {
+    return absl::InternalError(absl::StrFormat("cannot create a socket directory in %s: %s", base, strerror(errno)));
+  }
+  return pattern + "/collector.sock";
+}
+
+}  // namespace rlscope::collector

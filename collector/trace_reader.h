@@ -1,0 +1,44 @@
+// TraceReader: reads one trace file (trace/<pid>.rlt: the verbatim stream
+// of wire_format.h) frame by frame, checking each frame with the FlatBuffers
+// verifier. Reading stops at the first bad frame; every frame before it is
+// delivered, and the problem is reported with the file and byte offset.
+#ifndef RLSCOPE_COLLECTOR_TRACE_READER_H_
+#define RLSCOPE_COLLECTOR_TRACE_READER_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "wire_format.h"
+
+namespace rlscope::collector {
+
+// VerifyFrame: the frame at `data` (starting with its length prefix; `size`
+// includes the prefix), or an error
+// saying what is wrong with it. Checks the identifier, the FlatBuffers
+// structure, and that the Hello's protocol version is one we read.
+absl::StatusOr<const wire::Frame*> VerifyFrame(const uint8_t* data, size_t size);
+
+// Called for each valid frame with its byte offset in the file.
+using FrameVisitor = std::function<void(const wire::Frame& frame, uint64_t offset)>;
+
+struct TraceReadResult {
+  uint64_t frames = 0;
+  uint64_t bytes = 0;
+  // Set when the file is damaged: "<path>: <what> at byte offset N ...".
+  // The frames before the damage were delivered.
+  std::optional<std::string> damage;
+};
+
+// ReadTraceFile: returns an error only when the file cannot be read at all
+// or is not a trace (no valid Hello first); damage later in the file is
+// reported in the result.
+absl::StatusOr<TraceReadResult> ReadTraceFile(const std::string& path, const FrameVisitor& visit);
+
+}  // namespace rlscope::collector
+
+#endif  // RLSCOPE_COLLECTOR_TRACE_READER_H_

@@ -1,0 +1,99 @@
+#include "batch_encoder.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <ctime>
+
+namespace rlscope::preload {
+
+namespace {
+
+std::string ReadWholeFile(const char* path) {
+  std::string content;
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return content;
+  char chunk[4096];
+  ssize_t n;
+  while ((n = read(fd, chunk, sizeof(chunk))) > 0) content.append(chunk, static_cast<size_t>(n));
+  close(fd);
+  return content;
+}
+
+}  // namespace
+
+ProcessIdentity ProcessIdentity::ReadCurrent(int64_t start_ns, int forked_from) {
+  ProcessIdentity id;
+  id.pid = getpid();
+  id.ppid = getppid();
+  id.forked_from = forked_from;
+  id.start_ns = start_ns;
+  timespec real{};
+  clock_gettime(CLOCK_REALTIME, &real);
+  id.start_unix_ns = int64_t{real.tv_sec} * 1000000000 + real.tv_nsec;
+  char path[4096];
+  ssize_t length = readlink("/proc/self/exe", path, sizeof(path) - 1);
+  if (length > 0) id.executable.assign(path, static_cast<size_t>(length));
+  const std::string cmdline = ReadWholeFile("/proc/self/cmdline");
+  size_t begin = 0;
+  while (begin < cmdline.size()) {
+    size_t end = cmdline.find('\0', begin);
+    if (end == std::string::npos) end = cmdline.size();
+    id.argv.emplace_back(cmdline, begin, end - begin);
+    begin = end + 1;
+  }
+  char host[256] = {};
+  if (gethostname(host, sizeof(host) - 1) == 0) id.hostname = host;
+  return id;
+}
+
+BatchEncoder::Frame BatchEncoder::Finish(wire::Message type, flatbuffers::Offset<void> message) {
+  auto frame = wire::CreateFrame(builder_, type, message);
+  builder_.FinishSizePrefixed(frame, wire::FrameIdentifier());
+  return {builder_.GetBufferPointer(), builder_.GetSize()};
+}
+
+BatchEncoder::Frame BatchEncoder::EncodeHello(const ProcessIdentity& identity, const char* clock_source) {
+  builder_.Clear();
+  std::vector<flatbuffers::Offset<flatbuffers::String>> argv;
+  argv.reserve(identity.argv.size());
+  for (const std::string& arg : identity.argv) argv.push_back(builder_.CreateString(arg));
+  auto hello = wire::CreateHello(builder_, wire::kProtocolVersion, identity.pid, identity.ppid, identity.start_ns,
+                                 identity.start_unix_ns, builder_.CreateString(identity.executable),
+                                 builder_.CreateVector(argv), builder_.CreateString(identity.hostname),
+                                 builder_.CreateString(clock_source), identity.forked_from);
+  return Finish(wire::Message::Hello, hello.Union());
+}
+
+BatchEncoder::Frame BatchEncoder::EncodeGoodbye(int64_t end_ns, uint64_t recorded, uint64_t dropped,
+                                                std::string_view reason) {
+  builder_.Clear();
+  auto text = builder_.CreateString(reason.data(), reason.size());
+  auto goodbye = wire::CreateGoodbye(builder_, end_ns, recorded, dropped, text);
+  return Finish(wire::Message::Goodbye, goodbye.Union());
+}
+
+void BatchEncoder::BeginBatch(uint64_t sequence) {
+  builder_.Clear();
+  sequence_ = sequence;
+  batch_events_ = 0;
+  strings_.clear();
+  infos_.clear();
+  threads_.clear();
+}
+
+void BatchEncoder::AddString(uint32_t id, std::string_view text) {
+  strings_.push_back(wire::CreateStringDef(builder_, id, builder_.CreateString(text.data(), text.size())));
+}
+
+void BatchEncoder::AddThreadInfo(uint32_t tid, std::string_view name) {
+  infos_.push_back(wire::CreateThreadInfo(builder_, tid, builder_.CreateString(name.data(), name.size())));
+}
+
+BatchEncoder::Frame BatchEncoder::FinishBatch() {
+  auto batch = wire::CreateBatch(builder_, sequence_, builder_.CreateVector(strings_),
+                                 builder_.CreateVector(infos_), builder_.CreateVector(threads_));
+  return Finish(wire::Message::Batch, batch.Union());
+}
+
+}  // namespace rlscope::preload

@@ -1,0 +1,70 @@
+// BatchEncoder: turns process identity, interned strings and drained event
+// records into size-prefixed FlatBuffers frames (wire_format.h). Runs on the
+// flusher thread only; this is where allocation is allowed.
+#ifndef RLSCOPE_PRELOAD_BATCH_ENCODER_H_
+#define RLSCOPE_PRELOAD_BATCH_ENCODER_H_
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "flatbuffers/flatbuffers.h"
+#include "wire_format.h"
+
+namespace rlscope::preload {
+
+struct ProcessIdentity {
+  int pid = 0;
+  int ppid = 0;
+  int forked_from = 0;  // Parent pid when this process is a fork() child.
+  int64_t start_ns = 0;
+  int64_t start_unix_ns = 0;
+  std::string executable;
+  std::vector<std::string> argv;
+  std::string hostname;
+
+  // ReadCurrent fills the identity of the calling process from /proc.
+  static ProcessIdentity ReadCurrent(int64_t start_ns, int forked_from);
+};
+
+class BatchEncoder {
+ public:
+  using Frame = std::span<const uint8_t>;
+
+  Frame EncodeHello(const ProcessIdentity& identity, const char* clock_source);
+  Frame EncodeGoodbye(int64_t end_ns, uint64_t recorded, uint64_t dropped, std::string_view reason);
+
+  // A batch is built in steps: Begin, any number of Add*, Finish.
+  void BeginBatch(uint64_t sequence);
+  void AddString(uint32_t id, std::string_view text);
+  void AddThreadInfo(uint32_t tid, std::string_view name);
+  // AddThreadEvents adds `count` events of thread `tid`, written in place
+  // by fill(wire::Event* slots) (no intermediate copy).
+  template <typename FillFn>
+  void AddThreadEvents(uint32_t tid, uint32_t count, uint64_t dropped, FillFn fill) {
+    wire::Event* slots = nullptr;
+    auto events = builder_.CreateUninitializedVectorOfStructs<wire::Event>(count, &slots);
+    fill(slots);  // Before the next builder call: growing the builder moves its bytes.
+    threads_.push_back(wire::CreateThreadEvents(builder_, tid, events, dropped));
+    batch_events_ += count;
+  }
+  size_t batch_events() const { return batch_events_; }
+  bool batch_empty() const { return strings_.empty() && infos_.empty() && threads_.empty(); }
+  Frame FinishBatch();
+
+ private:
+  Frame Finish(wire::Message type, flatbuffers::Offset<void> message);
+
+  flatbuffers::FlatBufferBuilder builder_{1 << 16};
+  uint64_t sequence_ = 0;
+  size_t batch_events_ = 0;
+  std::vector<flatbuffers::Offset<wire::StringDef>> strings_;
+  std::vector<flatbuffers::Offset<wire::ThreadInfo>> infos_;
+  std::vector<flatbuffers::Offset<wire::ThreadEvents>> threads_;
+};
+
+}  // namespace rlscope::preload
+
+#endif  // RLSCOPE_PRELOAD_BATCH_ENCODER_H_

@@ -1,0 +1,79 @@
+#include "cuda_runtime_hooks.h"
+
+#include <atomic>
+#include <cstdint>
+
+#include "cuda_runtime_api_list.h"
+#include "raw_log.h"
+#include "real_symbol.h"
+#include "recorder.h"
+#include "string_table.h"
+
+namespace rlscope::preload {
+
+namespace {
+
+enum CudaApi : int {
+#define RLSCOPE_API_ENUM(name, params, args) kApi_##name,
+  RLSCOPE_CUDA_RUNTIME_APIS(RLSCOPE_API_ENUM)
+#undef RLSCOPE_API_ENUM
+  kCudaApiCount
+};
+
+constexpr const char* kApiNames[kCudaApiCount] = {
+#define RLSCOPE_API_NAME(name, params, args) #name,
+    RLSCOPE_CUDA_RUNTIME_APIS(RLSCOPE_API_NAME)
+#undef RLSCOPE_API_NAME
+};
+
+// Our definitions are unversioned, which satisfies the versioned references
+// (name@libcudart.so.13) programs link against; the next definition is
+// looked up with that version.
+constexpr const char* kCudartVersion = "libcudart.so.13";
+constexpr const char* kCudartLibraryHint = "libcudart.so";
+
+uint32_t g_api_name_ids[kCudaApiCount];
+std::atomic<void*> g_real_functions[kCudaApiCount];
+
+void* ResolveRealCudaFunction(CudaApi api) {
+  void* real = ResolveNextSymbol(kApiNames[api], kCudartVersion, kCudartLibraryHint);
+  if (real == nullptr) {
+    RawLog("%s: no libcudart.so.13 definition is loaded; returning cudaErrorInitializationError",
+           kApiNames[api]);
+    return nullptr;
+  }
+  g_real_functions[api].store(real, std::memory_order_release);
+  return real;
+}
+
+inline void* RealCudaFunction(CudaApi api) {
+  void* real = g_real_functions[api].load(std::memory_order_acquire);
+  return real != nullptr ? real : ResolveRealCudaFunction(api);
+}
+
+}  // namespace
+
+void InternCudaApiNames() {
+  for (int api = 0; api < kCudaApiCount; ++api) g_api_name_ids[api] = StringTable::Intern(kApiNames[api]);
+}
+
+}  // namespace rlscope::preload
+
+// The wrappers. Only the outermost hook of a thread records (a runtime call
+// made from inside another is part of it).
+#define RLSCOPE_DEFINE_CUDA_HOOK(name, params, args)                                                      \
+  extern "C" __attribute__((visibility("default"))) cudaError_t name params {                              \
+    using namespace rlscope::preload;                                                                      \
+    using RealFunction = cudaError_t(*) params;                                                            \
+    auto real = reinterpret_cast<RealFunction>(RealCudaFunction(kApi_##name));                             \
+    if (__builtin_expect(real == nullptr, 0)) return cudaErrorInitializationError;                         \
+    HookScope scope;                                                                                       \
+    if (!scope.recording()) return real args;                                                              \
+    const uint64_t begin = NowTicks();                                                                     \
+    const cudaError_t result = real args;                                                                  \
+    Record(::rlscope::wire::EventKind::kCudaApi, g_api_name_ids[kApi_##name], begin, NowTicks(),              \
+           static_cast<uint64_t>(result));                                                                 \
+    return result;                                                                                         \
+  }
+RLSCOPE_CUDA_RUNTIME_APIS(RLSCOPE_DEFINE_CUDA_HOOK)
+#undef RLSCOPE_DEFINE_CUDA_HOOK

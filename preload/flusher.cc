@@ -1,0 +1,209 @@
+#include "flusher.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <ctime>
+
+#include "raw_log.h"
+#include "recorder.h"
+#include "string_table.h"
+#include "thread_buffer.h"
+
+namespace rlscope::preload {
+
+Flusher::Flusher(const char* socket_path, ClockSyncPoint origin, int forked_from)
+    : connection_(socket_path), forked_from_(forked_from) {
+  clock_.Reset(origin);
+}
+
+bool Flusher::Start() {
+  wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  // The flusher must never receive the program's signals: block them all
+  // while creating it so the new thread inherits a full mask.
+  sigset_t all, previous;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &previous);
+  started_ = CreateUntracedThread(&thread_, &Flusher::ThreadMain, this) == 0;
+  pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+  if (!started_) RawLog("could not start the flusher thread; events will be sent at exit only");
+  return started_;
+}
+
+void* Flusher::ThreadMain(void* self) {
+  MarkThreadUntraced();
+  pthread_setname_np(pthread_self(), "rlscope-flush");
+  static_cast<Flusher*>(self)->Run();
+  return nullptr;
+}
+
+void Flusher::Run() {
+  while (!stop_requested_.load(std::memory_order_acquire)) {
+    pollfd waiter{wake_fd_, POLLIN, 0};
+    poll(&waiter, wake_fd_ >= 0 ? 1 : 0, kFlushIntervalMs);
+    uint64_t ignored;
+    if (wake_fd_ >= 0) (void)!read(wake_fd_, &ignored, sizeof(ignored));
+    FlushOnce();
+  }
+  FlushOnce();  // Catch what arrived between the last flush and Stop.
+  if (!gave_up_ && connection_.connected()) {
+    BatchEncoder goodbye;
+    SendFrame(goodbye.EncodeGoodbye(MonotonicNs(), events_sent_ + events_dropped_, events_dropped_, stop_reason_),
+              deadline_ns_);
+  }
+  finished_.store(true, std::memory_order_release);
+}
+
+void Flusher::Stop(std::string_view reason) {
+  stop_reason_ = reason;
+  deadline_ns_ = MonotonicNs() + kExitTimeoutNs;
+  stop_requested_.store(true, std::memory_order_release);
+  if (!started_) {
+    Run();  // No thread: do the final flush here.
+  } else {
+    uint64_t one = 1;
+    if (wake_fd_ >= 0) (void)!write(wake_fd_, &one, sizeof(one));
+    // Wait slightly longer than the flusher's own send deadline.
+    timespec until{};
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += kExitTimeoutNs / 1'000'000'000 + 1;
+    if (pthread_timedjoin_np(thread_, nullptr, &until) != 0) {
+      RawLog("the final flush did not finish in time; the last events of this process are lost");
+      return;
+    }
+  }
+  // An unreachable collector was announced when it happened (one line);
+  // drops with a live collector (full buffers) are announced here.
+  if (events_dropped_ > 0 && !gave_up_) {
+    RawLog("%llu of %llu events were dropped because event buffers were full",
+           static_cast<unsigned long long>(events_dropped_),
+           static_cast<unsigned long long>(events_sent_ + events_dropped_));
+  }
+}
+
+bool Flusher::EnsureConnected() {
+  if (gave_up_) return false;
+  if (connection_.connected()) return true;
+  if (!connection_.Connect()) {
+    RawLog("cannot reach the collector (%s); the program continues unprofiled", strerror(errno));
+    gave_up_ = true;
+    return false;
+  }
+  BatchEncoder hello;
+  const ProcessIdentity identity = ProcessIdentity::ReadCurrent(clock_.origin_ns(), forked_from_);
+  BatchEncoder::Frame frame = hello.EncodeHello(identity, TickClock::SourceName());
+  if (!connection_.SendAll(frame.data(), frame.size(), MonotonicNs() + kSendTimeoutNs)) {
+    RawLog("lost the collector (%s); the program continues unprofiled", strerror(errno));
+    gave_up_ = true;
+    return false;
+  }
+  return true;
+}
+
+void Flusher::SendFrame(BatchEncoder::Frame frame, int64_t deadline_ns) {
+  if (!EnsureConnected()) return;
+  if (!connection_.SendAll(frame.data(), frame.size(), deadline_ns)) {
+    RawLog("lost the collector (%s); the program continues unprofiled", strerror(errno));
+    gave_up_ = true;
+  }
+}
+
+void Flusher::AddPendingStrings() {
+  const uint32_t size = StringTable::Size();
+  while (strings_sent_ < size && StringTable::Ready(strings_sent_)) {
+    encoder_.AddString(strings_sent_, StringTable::Text(strings_sent_));
+    ++strings_sent_;
+  }
+}
+
+void Flusher::AddThreadName(uint32_t tid) {
+  char path[64];
+  snprintf(path, sizeof(path), "/proc/self/task/%u/comm", tid);
+  char name[64] = {};
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return;
+  ssize_t n = read(fd, name, sizeof(name) - 1);
+  close(fd);
+  while (n > 0 && (name[n - 1] == '\n' || name[n - 1] == '\0')) --n;
+  if (n > 0) encoder_.AddThreadInfo(tid, std::string_view(name, static_cast<size_t>(n)));
+}
+
+void Flusher::FlushOnce() {
+  const bool final_flush = stop_requested_.load(std::memory_order_acquire);
+  clock_.Update(TickClock::SamplePoint());
+  if (!clock_.RateKnown()) {
+    if (!final_flush) return;  // A later flush will know the tick rate.
+    // Exit of a process younger than kMinRateSpanNs: wait out the rest.
+    while (!clock_.RateKnown()) {
+      timespec pause{0, 200000};
+      nanosleep(&pause, nullptr);
+      clock_.Update(TickClock::SamplePoint());
+    }
+  }
+  const int64_t deadline_ns = final_flush ? deadline_ns_ : MonotonicNs() + kSendTimeoutNs;
+
+  // Collect every pending string and record; frames are cut at
+  // kMaxEventsPerFrame. Read indices advance as records are encoded: a
+  // frame that then fails to send is counted as dropped, not retried.
+  auto begin_batch = [&] {
+    encoder_.BeginBatch(++sequence_);
+    if (!gave_up_) AddPendingStrings();
+  };
+  auto send_batch = [&] {
+    const size_t events = encoder_.batch_events();
+    if (!encoder_.batch_empty()) SendFrame(encoder_.FinishBatch(), deadline_ns);
+    if (gave_up_) {
+      events_dropped_ += events;
+    } else {
+      events_sent_ += events;
+    }
+  };
+  begin_batch();
+  for (ThreadBuffer* buffer = ThreadRegistry::Head(); buffer != nullptr; buffer = buffer->next()) {
+    const ThreadBuffer::State state = buffer->state();
+    if (state == ThreadBuffer::kFree) continue;
+    const uint32_t tid = buffer->tid();
+    uint64_t read = buffer->ReadIndex();
+    const uint64_t write = buffer->WriteIndex();
+    uint64_t dropped = buffer->TakeDropped();
+    events_dropped_ += dropped;
+    if (!buffer->name_sent && !gave_up_) {
+      AddThreadName(tid);
+      buffer->name_sent = true;
+    }
+    while (read < write || dropped > 0) {
+      const uint64_t room = kMaxEventsPerFrame - std::min<uint64_t>(encoder_.batch_events(), kMaxEventsPerFrame);
+      const uint32_t count = static_cast<uint32_t>(std::min<uint64_t>(write - read, room));
+      if (gave_up_) {
+        events_dropped_ += write - read;
+        buffer->Consume(write - read);
+        break;
+      }
+      const uint64_t first = read;
+      encoder_.AddThreadEvents(tid, count, dropped, [&](wire::Event* out) {
+        for (uint32_t i = 0; i < count; ++i) {
+          const EventRecord& r = buffer->At(first + i);
+          out[i] = wire::Event(clock_.ToNs(r.begin_ticks), clock_.ToNs(r.end_ticks), r.name_id,
+                               static_cast<uint16_t>(r.kind), r.flags, r.payload);
+        }
+      });
+      buffer->Consume(count);
+      read += count;
+      dropped = 0;
+      if (encoder_.batch_events() >= kMaxEventsPerFrame) {
+        send_batch();
+        begin_batch();
+      }
+    }
+    ThreadRegistry::ReleaseIfDrained(buffer);
+  }
+  send_batch();
+}
+
+}  // namespace rlscope::preload

@@ -1,0 +1,75 @@
+// Flusher: the preload's background thread. Every kFlushIntervalMs it drains
+// every thread's ring, converts ticks to nanoseconds, encodes a batch and
+// sends it to the collector. At exit it drains once more and says Goodbye.
+//
+// If the collector cannot be reached or goes away, the flusher keeps
+// draining and counts everything as dropped, so threads never block and
+// memory never grows. One line goes to stderr when that happens.
+#ifndef RLSCOPE_PRELOAD_FLUSHER_H_
+#define RLSCOPE_PRELOAD_FLUSHER_H_
+
+#include <pthread.h>
+
+#include <atomic>
+#include <cstdint>
+#include <string_view>
+
+#include "batch_encoder.h"
+#include "collector_connection.h"
+#include "tick_clock.h"
+
+namespace rlscope::preload {
+
+class Flusher {
+ public:
+  static constexpr int kFlushIntervalMs = 20;
+  // Events per frame: 32 K x 32 B = 1 MiB frames.
+  static constexpr uint32_t kMaxEventsPerFrame = 32768;
+  // A live collector that cannot take a frame for this long is given up on.
+  static constexpr int64_t kSendTimeoutNs = 10'000'000'000;
+  // Longest the program's exit waits for the last flush.
+  static constexpr int64_t kExitTimeoutNs = 3'000'000'000;
+
+  Flusher(const char* socket_path, ClockSyncPoint origin, int forked_from);
+
+  // Start: spawns the thread with all signals blocked. False if it could not.
+  bool Start();
+  // Stop: final drain + Goodbye, waiting at most kExitTimeoutNs.
+  void Stop(std::string_view reason);
+  // CloseInheritedConnection: in a fork() child, release the parent's socket
+  // held by this (abandoned) instance without writing to it.
+  void CloseInheritedConnection() { connection_.Close(); }
+
+ private:
+  static void* ThreadMain(void* self);
+  void Run();
+  // FlushOnce: drains everything pending into frames and sends them.
+  void FlushOnce();
+  void SendFrame(BatchEncoder::Frame frame, int64_t deadline_ns);
+  bool EnsureConnected();
+  void AddPendingStrings();
+  void AddThreadName(uint32_t tid);
+
+  CollectorConnection connection_;
+  BatchEncoder encoder_;
+  TickClock clock_;
+  int forked_from_;
+  int wake_fd_ = -1;
+  pthread_t thread_{};
+  bool started_ = false;
+  std::atomic<bool> stop_requested_{false};
+  std::atomic<bool> finished_{false};
+  std::string_view stop_reason_ = "exit";
+
+  // Flusher-thread state.
+  bool gave_up_ = false;         // Collector unreachable or gone: drop all.
+  uint32_t strings_sent_ = 0;
+  uint64_t sequence_ = 0;
+  uint64_t events_sent_ = 0;
+  uint64_t events_dropped_ = 0;
+  int64_t deadline_ns_ = 0;
+};
+
+}  // namespace rlscope::preload
+
+#endif  // RLSCOPE_PRELOAD_FLUSHER_H_

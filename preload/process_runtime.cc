@@ -1,0 +1,169 @@
+// Process life cycle of the preload: start-up (constructor), thread
+// registration and exit, fork() children, and the final flush at exit.
+//
+// Start-up reads RLSCOPE_SOCKET once. Without it (the library was loaded
+// outside `rlscope run`) every hook stays a pass-through and no thread is
+// started.
+#include <pthread.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+#include "flusher.h"
+#include "raw_log.h"
+#include "real_symbol.h"
+#include "recorder.h"
+#include "string_table.h"
+#include "thread_buffer.h"
+#include "tick_clock.h"
+#if RLSCOPE_WITH_CUDA
+#include "cuda_runtime_hooks.h"
+#endif
+
+namespace rlscope::preload {
+
+__thread ThreadState t_state __attribute__((tls_model("initial-exec")));
+bool g_recording = false;
+
+namespace {
+
+char g_socket_path[108];
+pthread_key_t g_thread_key;
+Flusher* g_flusher = nullptr;
+
+uint32_t CurrentTid() { return static_cast<uint32_t>(syscall(SYS_gettid)); }
+
+// Runs at thread exit (pthread key destructor) for threads that recorded.
+void OnThreadExit(void* value) {
+  auto* buffer = static_cast<ThreadBuffer*>(value);
+  if (t_state.buffer == buffer) {
+    RecordInstant(wire::EventKind::kThreadEnd, 0);
+    t_state.buffer = nullptr;
+  }
+  t_state.untraced = true;  // Hooks in later destructors of this thread: not recorded.
+  ThreadRegistry::Retire(buffer);
+}
+
+void OnForkChild() {
+  if (!g_recording) return;
+  // The parent's flusher thread does not exist here and its object may be
+  // mid-update: abandon it (a small leak per fork) after letting go of the
+  // parent's socket, and start afresh.
+  if (g_flusher != nullptr) g_flusher->CloseInheritedConnection();
+  const ClockSyncPoint origin = TickClock::SamplePoint();
+  ThreadBuffer* survivor = t_state.buffer;
+  ThreadRegistry::ResetAfterFork(survivor, CurrentTid());
+  if (survivor != nullptr) {
+    survivor->Append(EventRecord{origin.ticks, origin.ticks, 0, wire::EventKind::kThreadBegin, 0, 0});
+  } else {
+    t_state.born_ticks = origin.ticks;
+  }
+  g_flusher = new Flusher(g_socket_path, origin, static_cast<int>(getppid()));
+  g_flusher->Start();
+}
+
+__attribute__((constructor)) void StartPreload() {
+  TickClock::Init();
+  const char* socket_path = getenv("RLSCOPE_SOCKET");
+  if (socket_path == nullptr || socket_path[0] == '\0') return;  // Not under `rlscope run`.
+  if (strlen(socket_path) >= sizeof(g_socket_path)) {
+    RawLog("RLSCOPE_SOCKET is longer than a Unix socket path can be; profiling disabled");
+    return;
+  }
+  strcpy(g_socket_path, socket_path);
+  if (!StringTable::Init()) {
+    RawLog("cannot map the string table; profiling disabled");
+    return;
+  }
+  if (pthread_key_create(&g_thread_key, &OnThreadExit) != 0) {
+    RawLog("no pthread key left; profiling disabled");
+    return;
+  }
+#if RLSCOPE_WITH_CUDA
+  InternCudaApiNames();
+#endif
+  pthread_atfork(nullptr, nullptr, &OnForkChild);
+  const ClockSyncPoint origin = TickClock::SamplePoint();
+  t_state.born_ticks = origin.ticks;  // The main thread is born with the process.
+  g_recording = true;
+  RegisterCurrentThread();
+  g_flusher = new Flusher(g_socket_path, origin, 0);
+  g_flusher->Start();
+}
+
+// A destructor of the preload runs after the program's atexit handlers and
+// after the destructors of libraries loaded later, so it sees their events.
+__attribute__((destructor)) void StopPreload() {
+  if (!g_recording || g_flusher == nullptr) return;
+  g_flusher->Stop("exit");
+  g_recording = false;  // Anything later could not be sent anyway.
+}
+
+}  // namespace
+
+ThreadBuffer* RegisterCurrentThread() {
+  if (!g_recording || t_state.untraced) return nullptr;
+  ThreadBuffer* buffer = ThreadRegistry::Claim(CurrentTid());
+  if (buffer == nullptr) {
+    t_state.untraced = true;  // Out of memory for buffers: this thread stays untraced.
+    return nullptr;
+  }
+  t_state.buffer = buffer;
+  pthread_setspecific(g_thread_key, buffer);
+  const uint64_t born = t_state.born_ticks != 0 ? t_state.born_ticks : NowTicks();
+  buffer->Append(EventRecord{born, born, 0, wire::EventKind::kThreadBegin, 0, 0});
+  return buffer;
+}
+
+void MarkThreadUntraced() { t_state.untraced = true; }
+
+namespace {
+
+using PthreadCreateFunction = int (*)(pthread_t*, const pthread_attr_t*, void* (*)(void*), void*);
+
+PthreadCreateFunction RealPthreadCreate() {
+  static PthreadCreateFunction real =
+      reinterpret_cast<PthreadCreateFunction>(ResolveNextSymbol("pthread_create", nullptr, nullptr));
+  return real;
+}
+
+struct ThreadStart {
+  void* (*routine)(void*);
+  void* argument;
+};
+
+void* StartTracedThread(void* raw) {
+  // The thread's traced lifetime starts here, even if it records later.
+  t_state.born_ticks = NowTicks();
+  ThreadStart start = *static_cast<ThreadStart*>(raw);
+  free(raw);
+  return start.routine(start.argument);
+}
+
+}  // namespace
+
+int CreateUntracedThread(pthread_t* thread, void* (*start)(void*), void* arg) {
+  PthreadCreateFunction real = RealPthreadCreate();
+  return real != nullptr ? real(thread, nullptr, start, arg) : EAGAIN;
+}
+
+}  // namespace rlscope::preload
+
+// pthread_create wrapper: only records when the thread was born, so a thread
+// that records later has an exact lifetime.
+extern "C" __attribute__((visibility("default"))) int pthread_create(pthread_t* thread, const pthread_attr_t* attr,
+                                                                     void* (*routine)(void*), void* argument) {
+  using namespace rlscope::preload;
+  PthreadCreateFunction real = RealPthreadCreate();
+  if (real == nullptr) return EAGAIN;
+  if (!g_recording) return real(thread, attr, routine, argument);
+  auto* start = static_cast<ThreadStart*>(malloc(sizeof(ThreadStart)));
+  if (start == nullptr) return real(thread, attr, routine, argument);
+  *start = ThreadStart{routine, argument};
+  const int result = real(thread, attr, &StartTracedThread, start);
+  if (result != 0) free(start);
+  return result;
+}

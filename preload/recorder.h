@@ -1,0 +1,71 @@
+// Recorder: the hot path. Hooks call Record*() to append one EventRecord to
+// the calling thread's ring; nothing else happens here (no locks, no
+// allocation after the thread's first event, no formatting, no getenv).
+#ifndef RLSCOPE_PRELOAD_RECORDER_H_
+#define RLSCOPE_PRELOAD_RECORDER_H_
+
+#include <pthread.h>
+
+#include <cstdint>
+
+#include "event_record.h"
+#include "thread_buffer.h"
+#include "tick_clock.h"
+
+namespace rlscope::preload {
+
+// Per-thread state. `__thread` on a POD (not C++ thread_local) so access is
+// one %fs-relative load with no TLS wrapper call; initial-exec because the
+// preload is loaded at start-up.
+struct ThreadState {
+  ThreadBuffer* buffer;   // Claimed lazily by the thread's first event.
+  uint64_t born_ticks;    // Set by the pthread_create wrapper; 0 if unknown.
+  int hook_depth;         // Re-entry guard: only the outermost hook records.
+  bool untraced;          // Flusher thread, or a thread past its exit.
+};
+extern __thread ThreadState t_state __attribute__((tls_model("initial-exec")));
+
+// True once the preload was configured by `rlscope run` (RLSCOPE_SOCKET set).
+// Without it every hook is a plain pass-through.
+extern bool g_recording;
+
+// RegisterCurrentThread: slow path of the thread's first event.
+ThreadBuffer* RegisterCurrentThread();
+
+inline void Record(wire::EventKind kind, uint32_t name_id, uint64_t begin_ticks, uint64_t end_ticks,
+                   uint64_t payload = 0, uint16_t flags = 0) {
+  ThreadBuffer* buffer = t_state.buffer;
+  if (__builtin_expect(buffer == nullptr, 0)) {
+    buffer = RegisterCurrentThread();
+    if (buffer == nullptr) return;
+  }
+  buffer->Append(EventRecord{begin_ticks, end_ticks, name_id, kind, flags, payload});
+}
+
+inline void RecordInstant(wire::EventKind kind, uint32_t name_id, uint64_t payload = 0, uint16_t flags = 0) {
+  const uint64_t now = NowTicks();
+  Record(kind, name_id, now, now, payload, flags);
+}
+
+// HookScope: the re-entry guard. A hook records only when it is the
+// outermost hook on its thread and recording is on.
+class HookScope {
+ public:
+  HookScope() : outermost_(t_state.hook_depth++ == 0 && g_recording && !t_state.untraced) {}
+  ~HookScope() { --t_state.hook_depth; }
+  HookScope(const HookScope&) = delete;
+  HookScope& operator=(const HookScope&) = delete;
+  bool recording() const { return outermost_; }
+
+ private:
+  bool outermost_;
+};
+
+// For the preload's own threads: never traced, never counted.
+void MarkThreadUntraced();
+// pthread_create without going through our own interposed wrapper.
+int CreateUntracedThread(pthread_t* thread, void* (*start)(void*), void* arg);
+
+}  // namespace rlscope::preload
+
+#endif  // RLSCOPE_PRELOAD_RECORDER_H_

@@ -1,0 +1,64 @@
+// Wire format: how the preload's event stream is framed and what each event
+// kind means. Compiled by both preload/ (writer) and collector/ (reader).
+//
+// Stream (one per traced process, over a Unix stream socket; the collector
+// stores it verbatim as trace/<pid>.rlt):
+//
+//   frame := uint32 little-endian byte length N, then N bytes of a FlatBuffers
+//            `rlscope.wire.Frame` (schema: rlscope_trace.fbs, identifier RLST)
+//   stream := Hello Batch* Goodbye?
+//
+// A stream without Goodbye belongs to a process that died or lost its
+// connection; every complete frame before that point is valid. Readers accept
+// protocol versions <= kProtocolVersion and refuse newer ones.
+#ifndef RLSCOPE_PRELOAD_SCHEMA_WIRE_FORMAT_H_
+#define RLSCOPE_PRELOAD_SCHEMA_WIRE_FORMAT_H_
+
+#include <cstdint>
+
+#include "rlscope_trace_generated.h"
+
+namespace rlscope::wire {
+
+inline constexpr uint16_t kProtocolVersion = 1;
+
+// Frames larger than this are refused by the reader: a length prefix beyond
+// it means corruption, not a real frame. The writer stays far below it.
+inline constexpr uint32_t kMaxFrameBytes = 64u << 20;
+
+// What an Event is. Intervals have begin_ns <= end_ns; instants have
+// begin_ns == end_ns. Values are frozen: append, never renumber.
+enum class EventKind : uint16_t {
+  kInvalid = 0,
+  // CPU time inside an intercepted CUDA runtime call. name_id: the API
+  // function; payload: its cudaError_t result.
+  kCudaApi = 1,
+  // Instant: an operation (NVTX push range, later Python annotations) begins
+  // on this thread. name_id: operation name; flags: OperationSource.
+  kOperationPush = 2,
+  // Instant: the innermost open operation of this thread ends.
+  kOperationPop = 3,
+  // Instant: a start/end range begins (may end on another thread).
+  // name_id: operation name; payload: range id (unique within the process).
+  kRangeStart = 4,
+  // Instant: the range with id `payload` ends.
+  kRangeEnd = 5,
+  // Instant: the thread was created (or the process started, for its first
+  // thread). Recorded once, when the thread first records anything.
+  kThreadBegin = 6,
+  // Instant: the thread exited.
+  kThreadEnd = 7,
+};
+
+// Where an operation boundary came from (Event.flags of kOperationPush and
+// kRangeStart).
+enum class OperationSource : uint16_t {
+  kNvtx = 1,
+};
+
+static_assert(sizeof(Event) == 32, "wire::Event is a frozen 32-byte struct");
+static_assert(alignof(Event) == 8, "wire::Event must stay 8-byte aligned");
+
+}  // namespace rlscope::wire
+
+#endif  // RLSCOPE_PRELOAD_SCHEMA_WIRE_FORMAT_H_

@@ -1,0 +1,64 @@
+#include "thread_buffer.h"
+
+#include <sys/mman.h>
+
+#include <new>
+
+namespace rlscope::preload {
+
+std::atomic<ThreadBuffer*> ThreadRegistry::head_{nullptr};
+
+ThreadBuffer* ThreadRegistry::Claim(uint32_t tid) {
+  for (ThreadBuffer* b = Head(); b != nullptr; b = b->next_) {
+    ThreadBuffer::State expected = ThreadBuffer::kFree;
+    if (b->state_.load(std::memory_order_relaxed) == ThreadBuffer::kFree &&
+        b->state_.compare_exchange_strong(expected, ThreadBuffer::kOwned, std::memory_order_acq_rel)) {
+      b->name_sent = false;
+      b->tid_.store(tid, std::memory_order_release);
+      return b;
+    }
+  }
+  // mmap, not malloc: this runs inside hooks, possibly inside malloc itself.
+  void* memory = mmap(nullptr, sizeof(ThreadBuffer), PROT_READ | PROT_WRITE,
+                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (memory == MAP_FAILED) return nullptr;
+  auto* buffer = new (memory) ThreadBuffer();
+  buffer->tid_.store(tid, std::memory_order_relaxed);
+  buffer->state_.store(ThreadBuffer::kOwned, std::memory_order_relaxed);
+  ThreadBuffer* old_head = head_.load(std::memory_order_relaxed);
+  do {
+    buffer->next_ = old_head;
+  } while (!head_.compare_exchange_weak(old_head, buffer, std::memory_order_release,
+                                        std::memory_order_relaxed));
+  return buffer;
+}
+
+void ThreadRegistry::Retire(ThreadBuffer* buffer) {
+  buffer->state_.store(ThreadBuffer::kRetired, std::memory_order_release);
+}
+
+bool ThreadRegistry::ReleaseIfDrained(ThreadBuffer* buffer) {
+  if (buffer->state() != ThreadBuffer::kRetired) return false;
+  if (buffer->ReadIndex() != buffer->WriteIndex()) return false;
+  buffer->state_.store(ThreadBuffer::kFree, std::memory_order_release);
+  return true;
+}
+
+void ThreadRegistry::ResetAfterFork(ThreadBuffer* survivor, uint32_t child_tid) {
+  for (ThreadBuffer* b = Head(); b != nullptr; b = b->next_) {
+    // Forget the parent's pending records and drop counts.
+    b->read_index_.store(b->write_index_.load(std::memory_order_relaxed), std::memory_order_relaxed);
+    b->dropped_reported_ = b->dropped_.load(std::memory_order_relaxed);
+    b->name_sent = false;
+    if (b != survivor) b->state_.store(ThreadBuffer::kFree, std::memory_order_relaxed);
+  }
+  if (survivor != nullptr) survivor->tid_.store(child_tid, std::memory_order_relaxed);
+}
+
+size_t ThreadRegistry::MappedCount() {
+  size_t count = 0;
+  for (ThreadBuffer* b = Head(); b != nullptr; b = b->next_) ++count;
+  return count;
+}
+
+}  // namespace rlscope::preload

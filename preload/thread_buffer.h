@@ -1,0 +1,100 @@
+// ThreadBuffer: one thread's event ring, written by that thread alone and
+// drained by the flusher alone (single producer, single consumer, no locks).
+//
+// Life cycle (state_):
+//   kFree --claim by a new thread--> kOwned --thread exits--> kRetired
+//   kRetired --flusher drains the rest--> kFree (reused by the next thread)
+// Buffers are never unmapped, so the flusher can always read them; reuse
+// bounds memory by the peak number of live traced threads, not by churn.
+#ifndef RLSCOPE_PRELOAD_THREAD_BUFFER_H_
+#define RLSCOPE_PRELOAD_THREAD_BUFFER_H_
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+#include "event_record.h"
+
+namespace rlscope::preload {
+
+class ThreadBuffer {
+ public:
+  enum State : uint32_t { kFree = 0, kOwned = 1, kRetired = 2 };
+
+  // 8192 records x 32 bytes = 256 KiB per thread: 20 ms of flush interval at
+  // 400k events/s per thread before anything is dropped.
+  static constexpr uint32_t kCapacity = 8192;
+  static_assert((kCapacity & (kCapacity - 1)) == 0, "capacity must be a power of two");
+
+  // Append: producer side. Never blocks: a full ring drops and counts.
+  inline void Append(const EventRecord& record) {
+    const uint64_t write = write_index_.load(std::memory_order_relaxed);
+    if (write - read_index_.load(std::memory_order_acquire) >= kCapacity) {
+      dropped_.store(dropped_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+      return;
+    }
+    records_[write & (kCapacity - 1)] = record;
+    write_index_.store(write + 1, std::memory_order_release);
+  }
+
+  // Consumer side: records [read, write) are readable until Consume(n).
+  uint64_t ReadIndex() const { return read_index_.load(std::memory_order_relaxed); }
+  uint64_t WriteIndex() const { return write_index_.load(std::memory_order_acquire); }
+  const EventRecord& At(uint64_t index) const { return records_[index & (kCapacity - 1)]; }
+  void Consume(uint64_t count) {
+    read_index_.store(read_index_.load(std::memory_order_relaxed) + count, std::memory_order_release);
+  }
+  // TakeDropped: drops since the last call (consumer side).
+  uint64_t TakeDropped() {
+    const uint64_t total = dropped_.load(std::memory_order_relaxed);
+    const uint64_t fresh = total - dropped_reported_;
+    dropped_reported_ = total;
+    return fresh;
+  }
+
+  uint32_t tid() const { return tid_.load(std::memory_order_acquire); }
+  State state() const { return state_.load(std::memory_order_acquire); }
+  ThreadBuffer* next() const { return next_; }
+  // Set by the flusher once it has sent this thread's name.
+  bool name_sent = false;
+
+ private:
+  friend class ThreadRegistry;
+
+  std::atomic<uint64_t> write_index_{0};
+  alignas(64) std::atomic<uint64_t> read_index_{0};
+  std::atomic<uint64_t> dropped_{0};
+  uint64_t dropped_reported_ = 0;  // Consumer-owned.
+  std::atomic<uint32_t> tid_{0};
+  std::atomic<State> state_{kFree};
+  ThreadBuffer* next_ = nullptr;   // Immutable once published in the registry.
+  alignas(64) EventRecord records_[kCapacity];
+};
+
+// ThreadRegistry: every ThreadBuffer ever mapped, as a lock-free push-only
+// list. Claim reuses a free buffer before mapping a new one.
+class ThreadRegistry {
+ public:
+  // Claim: a buffer owned by the calling thread `tid`, or nullptr when no
+  // memory could be mapped (the caller then records nothing).
+  static ThreadBuffer* Claim(uint32_t tid);
+  // Retire: the owning thread is gone; the flusher frees it once drained.
+  static void Retire(ThreadBuffer* buffer);
+  // ReleaseIfDrained: flusher side, turns a drained retired buffer free.
+  static bool ReleaseIfDrained(ThreadBuffer* buffer);
+  static ThreadBuffer* Head() { return head_.load(std::memory_order_acquire); }
+  // ResetAfterFork: in a fork() child, every buffer except the forking
+  // thread's belongs to a thread that no longer exists; all pending records
+  // belong to the parent, which sends them itself. The survivor (may be
+  // null) now belongs to the child's only thread, `child_tid`.
+  static void ResetAfterFork(ThreadBuffer* survivor, uint32_t child_tid);
+  // Count of buffers ever mapped (for the memory bound in the README).
+  static size_t MappedCount();
+
+ private:
+  static std::atomic<ThreadBuffer*> head_;
+};
+
+}  // namespace rlscope::preload
+
+#endif  // RLSCOPE_PRELOAD_THREAD_BUFFER_H_

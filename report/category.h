@@ -1,0 +1,30 @@
+// Categories: the stack levels time is attributed to, and resources (which
+// of CPU/GPU is busy). Names are the report.json contract: never rename.
+#ifndef RLSCOPE_REPORT_CATEGORY_H_
+#define RLSCOPE_REPORT_CATEGORY_H_
+
+#include <cstdint>
+#include <string_view>
+
+namespace rlscope::report {
+
+// CPU categories, innermost level wins when they nest. The numeric order is
+// display order, not nesting order.
+enum class Category : int32_t {
+  kPython = 0,     // Interpreter time outside native calls.
+  kBackend = 1,    // ML backend native code (torch, jaxlib, ...).
+  kSimulator = 2,  // Simulator native code.
+  kNative = 3,     // Other native code; a non-Python thread's remaining time.
+  kCudaApi = 4,    // Inside a CUDA runtime/driver API call.
+  kProfiler = 5,   // rlscope's own overhead (uncorrected views only).
+  kCount
+};
+
+enum class Resource : int32_t { kCpu = 0, kGpu = 1, kCpuGpu = 2, kCount };
+
+std::string_view CategoryName(Category category);
+std::string_view ResourceName(Resource resource);
+
+}  // namespace rlscope::report
+
+#endif  // RLSCOPE_REPORT_CATEGORY_H_

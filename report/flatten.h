@@ -1,0 +1,22 @@
+// FlattenInnermost: turns possibly nested or overlapping labelled intervals
+// into disjoint ones where, at every instant, the innermost interval wins.
+// "Innermost" is the active interval that started last; among those that
+// started together, the one that ends first (RL-Scope's EventFlattener rule).
+// Identical spans (same begin and end): the one later in the input wins.
+// Used for operations (nested NVTX ranges) and for CPU categories (a CUDA
+// call inside a backend call is CUDA API time).
+#ifndef RLSCOPE_REPORT_FLATTEN_H_
+#define RLSCOPE_REPORT_FLATTEN_H_
+
+#include "interval.h"
+
+namespace rlscope::report {
+
+// Input: any order, any overlap; zero-length intervals are ignored.
+// Output: sorted by begin, pairwise disjoint, adjacent pieces with the same
+// label merged. Total covered time equals the union of the input.
+IntervalList FlattenInnermost(IntervalList intervals);
+
+}  // namespace rlscope::report
+
+#endif  // RLSCOPE_REPORT_FLATTEN_H_

@@ -1,0 +1,70 @@
+// ProcessTimeline: what one traced process did, per thread, decoded from
+// its trace stream(s) and ready for analysis. Names are resolved: labels of
+// operations index the run-wide NameTable.
+#ifndef RLSCOPE_REPORT_PROCESS_TIMELINE_H_
+#define RLSCOPE_REPORT_PROCESS_TIMELINE_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "interval.h"
+
+namespace rlscope::report {
+
+// NameTable: run-wide interning of operation names (and other names) to
+// dense labels, so analysis compares integers.
+class NameTable {
+ public:
+  int32_t Intern(std::string_view name);
+  const std::string& Name(int32_t label) const { return names_[static_cast<size_t>(label)]; }
+  size_t size() const { return names_.size(); }
+
+ private:
+  std::vector<std::string> names_;
+  absl::flat_hash_map<std::string, int32_t> labels_;
+};
+
+struct ThreadTimeline {
+  uint32_t tid = 0;
+  std::string name;
+  // Traced lifetime: from the thread's creation (the process start for its
+  // first thread) to its exit or the end of the process.
+  int64_t begin_ns = 0;
+  int64_t end_ns = 0;
+  // Operation intervals as recorded (may nest); label: NameTable label.
+  IntervalList operations;
+  // CPU category intervals as recorded (may nest); label: Category.
+  IntervalList cpu_events;
+  uint64_t events = 0;
+  uint64_t dropped = 0;
+  uint64_t cuda_api_calls = 0;
+};
+
+struct ProcessTimeline {
+  int pid = 0;
+  int ppid = 0;
+  int forked_from = 0;  // Non-zero for a fork() child without exec.
+  std::string executable;
+  std::vector<std::string> argv;
+  int64_t begin_ns = 0;
+  int64_t end_ns = 0;
+  bool ended_cleanly = false;  // A Goodbye frame closed the (last) stream.
+  uint64_t recorded_events = 0;
+  uint64_t dropped_events = 0;
+  std::map<uint32_t, ThreadTimeline> threads;
+  // Things the user should know about this process's data: damaged
+  // frames, unbalanced operation pops, operations left open, ...
+  std::vector<std::string> problems;
+};
+
+// MergeExecChain: streams with the same pid come from one process that
+// exec()'d; merge `later` into `earlier` (threads by tid, the later image's
+// command line wins, problems and counts add up).
+void MergeExecChain(ProcessTimeline& earlier, ProcessTimeline&& later);
+
+}  // namespace rlscope::report
+
+#endif  // RLSCOPE_REPORT_PROCESS_TIMELINE_H_

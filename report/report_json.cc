@@ -1,0 +1,73 @@
+#include "report_json.h"
+
+#include "nlohmann/json.hpp"
+
+namespace rlscope::report {
+
+namespace {
+
+nlohmann::ordered_json RowJson(const BreakdownRow& row, bool with_process) {
+  nlohmann::ordered_json json = nlohmann::ordered_json::object();
+  if (with_process) json["process"] = row.pid;
+  json["operation"] = row.operation;
+  json["resource"] = ResourceName(row.resource);
+  json["category"] = CategoryName(row.category);
+  json["ns"] = row.ns;
+  return json;
+}
+
+nlohmann::ordered_json ThreadJson(const ThreadReport& thread) {
+  nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+  for (const BreakdownRow& row : thread.rows) rows.push_back(RowJson(row, false));
+  return {{"tid", thread.tid},
+          {"name", thread.name},
+          {"begin_ns", thread.begin_ns},
+          {"end_ns", thread.end_ns},
+          {"events", thread.events},
+          {"dropped_events", thread.dropped_events},
+          {"cuda_api_calls", thread.cuda_api_calls},
+          {"rows", rows}};
+}
+
+nlohmann::ordered_json ProcessJson(const ProcessReport& process) {
+  nlohmann::ordered_json threads = nlohmann::ordered_json::array();
+  for (const ThreadReport& thread : process.threads) threads.push_back(ThreadJson(thread));
+  return {{"pid", process.pid},
+          {"ppid", process.ppid},
+          {"forked_from", process.forked_from},
+          {"executable", process.executable},
+          {"argv", process.argv},
+          {"begin_ns", process.begin_ns},
+          {"end_ns", process.end_ns},
+          {"traced_thread_ns", process.traced_thread_ns},
+          {"ended_cleanly", process.ended_cleanly},
+          {"events", process.events},
+          {"dropped_events", process.dropped_events},
+          {"problems", process.problems},
+          {"threads", threads}};
+}
+
+}  // namespace
+
+std::string FormatReportJson(const RunReport& report) {
+  nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+  for (const BreakdownRow& row : report.rows) rows.push_back(RowJson(row, true));
+  nlohmann::ordered_json processes = nlohmann::ordered_json::array();
+  for (const ProcessReport& process : report.processes) processes.push_back(ProcessJson(process));
+  nlohmann::ordered_json json = {
+      {"schema", kReportSchema},
+      {"command", report.metadata.command},
+      {"exit_code", report.metadata.exit_code},
+      {"wall_ns", report.metadata.wall_ns},
+      {"corrected", report.corrected},
+      {"rows", rows},
+      {"processes", processes},
+      {"problems", report.problems},
+      {"rlscope_version", report.metadata.rlscope_version},
+  };
+  // ordered_json keeps "schema" first for people reading the file; readers
+  // must look fields up by key, not by position.
+  return json.dump(1) + "\n";
+}
+
+}  // namespace rlscope::report

@@ -1,0 +1,26 @@
+// report.json: the machine-readable report. Other tools read it, so its
+// shape is a contract: extend it, never break it.
+//
+//   {"schema": "rlscope.report/1", "command": [...], "exit_code": N,
+//    "wall_ns": N, "corrected": false,
+//    "rows": [{"process": PID, "operation": "...", "resource": "CPU",
+//              "category": "CUDA API", "ns": N}, ...],
+//    "processes": [{"pid", "ppid", "argv", "threads": [{"tid", "rows", ...}],
+//                   "problems", ...}],
+//    "problems": [...]}
+#ifndef RLSCOPE_REPORT_REPORT_JSON_H_
+#define RLSCOPE_REPORT_REPORT_JSON_H_
+
+#include <string>
+
+#include "run_report.h"
+
+namespace rlscope::report {
+
+inline constexpr const char* kReportSchema = "rlscope.report/1";
+
+std::string FormatReportJson(const RunReport& report);
+
+}  // namespace rlscope::report
+
+#endif  // RLSCOPE_REPORT_REPORT_JSON_H_

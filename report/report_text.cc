@@ -1,0 +1,122 @@
+#include "report_text.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+
+namespace rlscope::report {
+
+namespace {
+
+std::string Percent(int64_t part, int64_t whole) {
+  if (whole <= 0) return "-";
+  return absl::StrFormat("%.1f%%", 100.0 * static_cast<double>(part) / static_cast<double>(whole));
+}
+
+// Table: left-aligned first column, right-aligned others.
+std::string FormatTable(const std::vector<std::vector<std::string>>& rows) {
+  std::vector<size_t> widths;
+  for (const auto& row : rows) {
+    widths.resize(std::max(widths.size(), row.size()), 0);
+    for (size_t i = 0; i < row.size(); ++i) widths[i] = std::max(widths[i], row[i].size());
+  }
+  std::string out;
+  for (const auto& row : rows) {
+    std::string line = "  ";
+    for (size_t i = 0; i < row.size(); ++i) {
+      const std::string pad(widths[i] - row[i].size(), ' ');
+      line += i == 0 ? row[i] + pad : "  " + pad + row[i];
+    }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    out += line + "\n";
+  }
+  return out;
+}
+
+std::string ProcessTable(const ProcessReport& process, const std::vector<BreakdownRow>& rows) {
+  // operation -> category -> ns, operations ordered by total time.
+  std::map<std::string, std::map<std::string, int64_t>> cells;
+  std::map<std::string, int64_t> operation_totals;
+  std::set<std::string> column_set;
+  for (const BreakdownRow& row : rows) {
+    const std::string column = absl::StrFormat("%s %s", ResourceName(row.resource), CategoryName(row.category));
+    cells[row.operation][column] += row.ns;
+    operation_totals[row.operation] += row.ns;
+    column_set.insert(column);
+  }
+  std::vector<std::string> operations;
+  for (const auto& [operation, ns] : operation_totals) operations.push_back(operation);
+  std::stable_sort(operations.begin(), operations.end(), [&](const std::string& a, const std::string& b) {
+    return operation_totals[a] > operation_totals[b];
+  });
+  const std::vector<std::string> columns(column_set.begin(), column_set.end());
+  std::vector<std::vector<std::string>> table;
+  std::vector<std::string> header = {"operation", "time", "share"};
+  header.insert(header.end(), columns.begin(), columns.end());
+  table.push_back(header);
+  const int64_t whole = process.traced_thread_ns;
+  std::map<std::string, int64_t> column_totals;
+  for (const std::string& operation : operations) {
+    std::vector<std::string> line = {operation, FormatDuration(operation_totals[operation]),
+                                     Percent(operation_totals[operation], whole)};
+    for (const std::string& column : columns) {
+      const auto it = cells[operation].find(column);
+      const int64_t ns = it == cells[operation].end() ? 0 : it->second;
+      column_totals[column] += ns;
+      line.push_back(ns > 0 ? absl::StrFormat("%s %s", FormatDuration(ns), Percent(ns, whole)) : "-");
+    }
+    table.push_back(line);
+  }
+  std::vector<std::string> total_line = {"(all)", FormatDuration(whole), Percent(whole, whole)};
+  for (const std::string& column : columns) {
+    total_line.push_back(absl::StrFormat("%s %s", FormatDuration(column_totals[column]),
+                                         Percent(column_totals[column], whole)));
+  }
+  table.push_back(total_line);
+  return FormatTable(table);
+}
+
+}  // namespace
+
+std::string FormatDuration(int64_t ns) {
+  const double value = static_cast<double>(ns);
+  if (ns >= 1'000'000'000) return absl::StrFormat("%.3f s", value / 1e9);
+  if (ns >= 1'000'000) return absl::StrFormat("%.2f ms", value / 1e6);
+  if (ns >= 1'000) return absl::StrFormat("%.1f us", value / 1e3);
+  return absl::StrFormat("%d ns", ns);
+}
+
+std::string FormatReportText(const RunReport& report) {
+  std::string out;
+  const RunMetadata& meta = report.metadata;
+  out += absl::StrFormat("rlscope report: %s\n",
+                         meta.command.empty() ? "(unknown command)" : absl::StrJoin(meta.command, " "));
+  out += absl::StrFormat("  exit status %d, wall time %s, %d process(es); %s\n", meta.exit_code,
+                         FormatDuration(meta.wall_ns), report.processes.size(),
+                         report.corrected ? "corrected for profiling overhead"
+                                          : "NOT corrected for profiling overhead");
+  for (const ProcessReport& process : report.processes) {
+    std::vector<BreakdownRow> rows;
+    for (const BreakdownRow& row : report.rows) {
+      if (row.pid == process.pid) rows.push_back(row);
+    }
+    out += absl::StrFormat("\nprocess %d%s: %s\n", process.pid,
+                           process.forked_from != 0 ? absl::StrFormat(" (fork of %d)", process.forked_from) : "",
+                           absl::StrJoin(process.argv, " "));
+    out += absl::StrFormat("  %d traced thread(s), %s of thread time over %s of process lifetime, %d events\n",
+                           process.threads.size(), FormatDuration(process.traced_thread_ns),
+                           FormatDuration(process.end_ns - process.begin_ns), process.events);
+    out += ProcessTable(process, rows);
+    for (const std::string& problem : process.problems) out += "  ! " + problem + "\n";
+  }
+  if (!report.problems.empty()) {
+    out += "\nproblems with this run's data:\n";
+    for (const std::string& problem : report.problems) out += "  ! " + problem + "\n";
+  }
+  return out;
+}
+
+}  // namespace rlscope::report

@@ -1,0 +1,30 @@
+// RunMetadata: what `rlscope run` knows about the run beyond the traces
+// (the command, how it ended, how long it took), stored as DIR/meta.json so
+// `rlscope report DIR` can rebuild the same report later.
+#ifndef RLSCOPE_REPORT_RUN_METADATA_H_
+#define RLSCOPE_REPORT_RUN_METADATA_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace rlscope::report {
+
+struct RunMetadata {
+  std::vector<std::string> command;
+  int exit_code = 0;
+  int64_t wall_ns = 0;        // From launching the command to its exit.
+  int64_t start_unix_ns = 0;  // Wall-clock start, for display.
+  std::string rlscope_version;
+  // Problems the collector saw while receiving (also shown in the report).
+  std::vector<std::string> collector_problems;
+};
+
+absl::Status WriteRunMetadata(const std::string& path, const RunMetadata& metadata);
+absl::StatusOr<RunMetadata> ReadRunMetadata(const std::string& path);
+
+}  // namespace rlscope::report
+
+#endif  // RLSCOPE_REPORT_RUN_METADATA_H_

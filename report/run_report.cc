@@ -1,0 +1,165 @@
+#include "run_report.h"
+
+#include <algorithm>
+#include <filesystem>
+
+#include "absl/strings/str_format.h"
+#include "timeline_builder.h"
+#include "trace_reader.h"
+
+namespace rlscope::report {
+
+namespace {
+
+std::vector<BreakdownRow> ToRows(int pid, const Breakdown& breakdown, const NameTable& names) {
+  std::vector<BreakdownRow> rows;
+  rows.reserve(breakdown.size());
+  for (const auto& [key, ns] : breakdown) {
+    if (ns <= 0) continue;
+    rows.push_back({pid, names.Name(key.operation), key.resource, key.category, ns});
+  }
+  return rows;
+}
+
+// AnalyseProcess: the process's report; its summed breakdown goes to `total`.
+// Consumes the timeline's event lists (see ComputeThreadBreakdown).
+ProcessReport AnalyseProcess(ProcessTimeline& process, NameTable& names, Breakdown& total) {
+  const int32_t none = names.Intern("(none)");
+  ProcessReport report;
+  report.pid = process.pid;
+  report.ppid = process.ppid;
+  report.forked_from = process.forked_from;
+  report.executable = process.executable;
+  report.argv = process.argv;
+  report.begin_ns = process.begin_ns;
+  report.end_ns = process.end_ns;
+  report.ended_cleanly = process.ended_cleanly;
+  report.problems = process.problems;
+  uint64_t thread_dropped = 0;
+  for (auto& [tid, thread] : process.threads) {
+    ThreadReport thread_report;
+    thread_report.tid = tid;
+    thread_report.name = thread.name;
+    thread_report.begin_ns = thread.begin_ns;
+    thread_report.end_ns = thread.end_ns;
+    thread_report.events = thread.events;
+    thread_report.dropped_events = thread.dropped;
+    thread_report.cuda_api_calls = thread.cuda_api_calls;
+    report.events += thread.events;
+    thread_dropped += thread.dropped;
+    // Last use of `thread`: its event lists are consumed.
+    const Breakdown breakdown = ComputeThreadBreakdown(std::move(thread), none, Category::kNative);
+    AddInto(total, breakdown);
+    thread_report.rows = ToRows(process.pid, breakdown, names);
+    report.threads.push_back(std::move(thread_report));
+  }
+  // The Goodbye's count also covers events lost on the way; without one,
+  // the per-thread counts are all we know.
+  report.dropped_events = std::max(process.dropped_events, thread_dropped);
+  for (const auto& [key, ns] : total) report.traced_thread_ns += ns;
+  if (report.dropped_events > 0) {
+    report.problems.push_back(absl::StrFormat(
+        "%d event(s) were dropped by the preload (buffers full or collector unreachable); "
+        "the breakdown undercounts what they covered",
+        report.dropped_events));
+  }
+  if (!process.ended_cleanly) {
+    report.problems.push_back("the process did not end cleanly (killed, crashed or exec'd without flushing): "
+                              "its trace stops at its last delivered batch");
+  }
+  return report;
+}
+
+// MergeExecChains: streams of one pid are one process that exec()'d; merge
+// them in the order they started.
+std::vector<ProcessTimeline> MergeExecChains(std::vector<ProcessTimeline> streams) {
+  std::stable_sort(streams.begin(), streams.end(), [](const ProcessTimeline& a, const ProcessTimeline& b) {
+    return std::tie(a.pid, a.begin_ns) < std::tie(b.pid, b.begin_ns);
+  });
+  std::vector<ProcessTimeline> processes;
+  for (ProcessTimeline& stream : streams) {
+    if (!processes.empty() && processes.back().pid == stream.pid) {
+      MergeExecChain(processes.back(), std::move(stream));
+    } else {
+      processes.push_back(std::move(stream));
+    }
+  }
+  return processes;
+}
+
+}  // namespace
+
+RunReport BuildRunReport(RunMetadata metadata, std::vector<ProcessTimeline> processes, NameTable& names,
+                         std::vector<std::string> problems) {
+  RunReport report;
+  report.metadata = std::move(metadata);
+  report.problems = std::move(problems);
+  std::sort(processes.begin(), processes.end(), [](const ProcessTimeline& a, const ProcessTimeline& b) {
+    return std::tie(a.begin_ns, a.pid) < std::tie(b.begin_ns, b.pid);
+  });
+  for (ProcessTimeline& process : processes) {
+    Breakdown process_total;
+    ProcessReport process_report = AnalyseProcess(process, names, process_total);
+    for (BreakdownRow& row : ToRows(process.pid, process_total, names)) report.rows.push_back(std::move(row));
+    report.processes.push_back(std::move(process_report));
+  }
+  return report;
+}
+
+absl::StatusOr<RunReport> LoadRunReport(const std::string& run_dir) {
+  namespace fs = std::filesystem;
+  std::error_code error;
+  if (!fs::is_directory(run_dir, error)) {
+    return absl::NotFoundError(absl::StrFormat("%s: no such directory", run_dir));
+  }
+  const fs::path trace_dir = fs::path(run_dir) / "trace";
+  if (!fs::is_directory(trace_dir, error)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s is not an rlscope run directory (it has no trace/ subdirectory; `rlscope run --out DIR` makes one)",
+        run_dir));
+  }
+  std::vector<std::string> problems;
+  bool data_damaged = false;
+  RunMetadata metadata;
+  absl::StatusOr<RunMetadata> loaded = ReadRunMetadata((fs::path(run_dir) / "meta.json").string());
+  if (loaded.ok()) {
+    metadata = *std::move(loaded);
+  } else {
+    problems.push_back(absl::StrFormat("%s; command, exit code and wall time are unknown",
+                                       loaded.status().message()));
+  }
+  for (const std::string& problem : metadata.collector_problems) problems.push_back(problem);
+
+  std::vector<fs::path> files;
+  for (const fs::directory_entry& entry : fs::directory_iterator(trace_dir, error)) {
+    if (entry.path().extension() == ".rlt") files.push_back(entry.path());
+  }
+  std::sort(files.begin(), files.end());
+  NameTable names;
+  names.Intern("(none)");
+  std::vector<ProcessTimeline> processes;
+  for (const fs::path& file : files) {
+    TimelineBuilder builder(names);
+    absl::StatusOr<collector::TraceReadResult> read =
+        collector::ReadTraceFile(file.string(), [&](const wire::Frame& frame, uint64_t) { builder.AddFrame(frame); });
+    if (!read.ok()) {
+      problems.push_back(std::string(read.status().message()));
+      data_damaged = true;
+      continue;
+    }
+    ProcessTimeline process = builder.Finish();
+    if (read->damage) {
+      data_damaged = true;
+      problems.push_back(*read->damage);
+      process.problems.push_back(*read->damage);
+    }
+    processes.push_back(std::move(process));
+  }
+  if (files.empty()) problems.push_back("no trace files: no process reported to the collector");
+  RunReport report =
+      BuildRunReport(std::move(metadata), MergeExecChains(std::move(processes)), names, std::move(problems));
+  report.data_damaged = data_damaged;
+  return report;
+}
+
+}  // namespace rlscope::report

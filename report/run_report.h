@@ -1,0 +1,83 @@
+// RunReport: the analysed run — the breakdown rows per process and per
+// thread plus everything the user should know about the data's quality.
+// Renderers (report_json, report_text) only format it.
+//
+// What the rows partition: for each process, the sum over its traced
+// threads of each thread's traced lifetime. A thread is traced once it
+// records an event (a process's first thread always is); its lifetime runs
+// from its creation to its exit (or the process's end). So one process's
+// rows add up to thread-seconds, which equals the process's traced wall time
+// when it has one traced thread.
+#ifndef RLSCOPE_REPORT_RUN_REPORT_H_
+#define RLSCOPE_REPORT_RUN_REPORT_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "breakdown.h"
+#include "process_timeline.h"
+#include "run_metadata.h"
+
+namespace rlscope::report {
+
+struct BreakdownRow {
+  int pid = 0;
+  std::string operation;
+  Resource resource = Resource::kCpu;
+  Category category = Category::kNative;
+  int64_t ns = 0;
+};
+
+struct ThreadReport {
+  uint32_t tid = 0;
+  std::string name;
+  int64_t begin_ns = 0;
+  int64_t end_ns = 0;
+  uint64_t events = 0;
+  uint64_t dropped_events = 0;
+  uint64_t cuda_api_calls = 0;
+  std::vector<BreakdownRow> rows;
+};
+
+struct ProcessReport {
+  int pid = 0;
+  int ppid = 0;
+  int forked_from = 0;
+  std::string executable;
+  std::vector<std::string> argv;
+  int64_t begin_ns = 0;
+  int64_t end_ns = 0;
+  int64_t traced_thread_ns = 0;  // Sum of the rows.
+  bool ended_cleanly = false;
+  uint64_t events = 0;
+  uint64_t dropped_events = 0;
+  std::vector<ThreadReport> threads;
+  std::vector<std::string> problems;
+};
+
+struct RunReport {
+  RunMetadata metadata;
+  bool corrected = false;
+  std::vector<BreakdownRow> rows;  // All processes, process-level.
+  std::vector<ProcessReport> processes;
+  // Problems with the run's data as a whole (damaged trace files, ...).
+  std::vector<std::string> problems;
+  // True when some trace file was unreadable or damaged: the report then
+  // covers only what could be read.
+  bool data_damaged = false;
+};
+
+// BuildRunReport: analyses decoded processes (ordered by start time).
+RunReport BuildRunReport(RunMetadata metadata, std::vector<ProcessTimeline> processes, NameTable& names,
+                         std::vector<std::string> problems);
+
+// LoadRunReport: reads DIR/meta.json and every DIR/trace/*.rlt and analyses
+// them. Fails when DIR is not a run directory; damaged trace files are
+// analysed up to the damage and listed in `problems`.
+absl::StatusOr<RunReport> LoadRunReport(const std::string& run_dir);
+
+}  // namespace rlscope::report
+
+#endif  // RLSCOPE_REPORT_RUN_REPORT_H_

@@ -1,0 +1,174 @@
+#include "timeline_builder.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_format.h"
+#include "category.h"
+
+namespace rlscope::report {
+
+void TimelineBuilder::AddFrame(const wire::Frame& frame) {
+  switch (frame.message_type()) {
+    case wire::Message::Hello:
+      AddHello(*frame.message_as_Hello());
+      break;
+    case wire::Message::Batch:
+      AddBatch(*frame.message_as_Batch());
+      break;
+    case wire::Message::Goodbye: {
+      const wire::Goodbye& goodbye = *frame.message_as_Goodbye();
+      goodbye_ns_ = goodbye.end_ns();
+      process_.ended_cleanly = true;
+      process_.recorded_events = goodbye.recorded_events();
+      process_.dropped_events = goodbye.dropped_events();
+      break;
+    }
+    default:
+      break;
+  }
+}
+
+void TimelineBuilder::AddHello(const wire::Hello& hello) {
+  saw_hello_ = true;
+  process_.pid = hello.pid();
+  process_.ppid = hello.ppid();
+  process_.forked_from = hello.forked_from();
+  process_.begin_ns = hello.start_ns();
+  if (hello.executable() != nullptr) process_.executable = hello.executable()->str();
+  if (hello.argv() != nullptr) {
+    for (const auto* arg : *hello.argv()) process_.argv.push_back(arg->str());
+  }
+}
+
+void TimelineBuilder::AddBatch(const wire::Batch& batch) {
+  if (batch.strings() != nullptr) {
+    for (const wire::StringDef* def : *batch.strings()) {
+      strings_[def->id()] = def->text() != nullptr ? def->text()->str() : std::string();
+    }
+  }
+  if (batch.thread_infos() != nullptr) {
+    for (const wire::ThreadInfo* info : *batch.thread_infos()) {
+      if (info->name() != nullptr) Thread(info->tid()).name = info->name()->str();
+    }
+  }
+  if (batch.threads() != nullptr) {
+    for (const wire::ThreadEvents* events : *batch.threads()) AddEvents(*events);
+  }
+}
+
+ThreadTimeline& TimelineBuilder::Thread(uint32_t tid) {
+  auto [it, inserted] = process_.threads.try_emplace(tid);
+  if (inserted) it->second.tid = tid;
+  return it->second;
+}
+
+void TimelineBuilder::AddEvents(const wire::ThreadEvents& events) {
+  const uint32_t tid = events.tid();
+  ThreadTimeline& thread = Thread(tid);
+  ThreadState& state = thread_states_[tid];
+  thread.dropped += events.dropped();
+  if (events.events() == nullptr) return;
+  thread.events += events.events()->size();
+  for (const wire::Event* event : *events.events()) {
+    const int64_t begin = event->begin_ns();
+    const int64_t end = std::max(event->end_ns(), begin);  // Never trust a reversed interval.
+    state.first_ns = std::min(state.first_ns, begin);
+    state.last_ns = std::max(state.last_ns, end);
+    switch (static_cast<wire::EventKind>(event->kind())) {
+      case wire::EventKind::kCudaApi:
+        thread.cpu_events.push_back({begin, end, static_cast<int32_t>(Category::kCudaApi)});
+        ++thread.cuda_api_calls;
+        break;
+      case wire::EventKind::kOperationPush:
+        state.open.push_back({begin, event->name_id()});
+        break;
+      case wire::EventKind::kOperationPop:
+        if (state.open.empty()) {
+          ++unbalanced_pops_;
+        } else {
+          thread.operations.push_back({state.open.back().begin_ns, begin,
+                                       static_cast<int32_t>(state.open.back().name_id)});
+          state.open.pop_back();
+        }
+        break;
+      case wire::EventKind::kRangeStart:
+        open_ranges_[event->payload()] = {tid, begin, event->name_id()};
+        break;
+      case wire::EventKind::kRangeEnd: {
+        auto it = open_ranges_.find(event->payload());
+        if (it == open_ranges_.end()) {
+          ++unmatched_range_ends_;
+        } else {
+          // A range belongs to the thread that started it.
+          Thread(it->second.tid).operations.push_back(
+              {it->second.begin_ns, begin, static_cast<int32_t>(it->second.name_id)});
+          open_ranges_.erase(it);
+        }
+        break;
+      }
+      case wire::EventKind::kThreadBegin:
+        state.saw_begin = true;
+        thread.begin_ns = begin;
+        break;
+      case wire::EventKind::kThreadEnd:
+        state.saw_end = true;
+        thread.end_ns = begin;
+        break;
+      default:
+        ++unknown_events_;  // From a newer minor version: skipped, not fatal.
+        break;
+    }
+  }
+  last_event_ns_ = std::max(last_event_ns_, state.last_ns);
+}
+
+int32_t TimelineBuilder::OperationLabel(uint32_t name_id) {
+  auto it = strings_.find(name_id);
+  if (it == strings_.end()) return names_.Intern(absl::StrFormat("(unnamed operation #%d)", name_id));
+  return names_.Intern(it->second);
+}
+
+ProcessTimeline TimelineBuilder::Finish() {
+  // The process ends at its Goodbye, or at its last event if it died.
+  process_.end_ns = goodbye_ns_ != 0 ? goodbye_ns_ : std::max(last_event_ns_, process_.begin_ns);
+  uint64_t unclosed = 0;
+  for (auto& [tid, thread] : process_.threads) {
+    ThreadState& state = thread_states_[tid];
+    if (!state.saw_begin) thread.begin_ns = state.first_ns != INT64_MAX ? state.first_ns : process_.begin_ns;
+    if (!state.saw_end) thread.end_ns = process_.end_ns;
+    thread.end_ns = std::max(thread.end_ns, std::max(thread.begin_ns, state.last_ns));
+    for (const OpenOperation& open : state.open) {
+      thread.operations.push_back({open.begin_ns, thread.end_ns, static_cast<int32_t>(open.name_id)});
+      ++unclosed;
+    }
+  }
+  for (const auto& [id, range] : open_ranges_) {
+    ThreadTimeline& thread = Thread(range.tid);
+    thread.operations.push_back({range.begin_ns, thread.end_ns, static_cast<int32_t>(range.name_id)});
+    ++unclosed;
+  }
+  for (auto& [tid, thread] : process_.threads) {
+    for (Interval& op : thread.operations) op.label = OperationLabel(static_cast<uint32_t>(op.label));
+  }
+  if (unbalanced_pops_ > 0) {
+    process_.problems.push_back(absl::StrFormat("%d operation pop(s) without a matching push were ignored",
+                                                unbalanced_pops_));
+  }
+  if (unclosed > 0) {
+    process_.problems.push_back(
+        absl::StrFormat("%d operation(s) were still open when their thread or process ended; closed there",
+                        unclosed));
+  }
+  if (unmatched_range_ends_ > 0) {
+    process_.problems.push_back(
+        absl::StrFormat("%d range end(s) without a matching start were ignored", unmatched_range_ends_));
+  }
+  if (unknown_events_ > 0) {
+    process_.problems.push_back(
+        absl::StrFormat("%d event(s) of kinds this rlscope does not know were skipped", unknown_events_));
+  }
+  if (!saw_hello_) process_.problems.push_back("stream without a Hello frame");
+  return std::move(process_);
+}
+
+}  // namespace rlscope::report

@@ -1,0 +1,66 @@
+// TimelineBuilder: decodes one trace stream (frame by frame, as
+// ReadTraceFile delivers them) into a ProcessTimeline. Pairs operation
+// push/pop and range start/end, and resolves names once the whole stream is
+// read (a string may be defined after the events that use it).
+#ifndef RLSCOPE_REPORT_TIMELINE_BUILDER_H_
+#define RLSCOPE_REPORT_TIMELINE_BUILDER_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "process_timeline.h"
+#include "wire_format.h"
+
+namespace rlscope::report {
+
+class TimelineBuilder {
+ public:
+  explicit TimelineBuilder(NameTable& names) : names_(names) {}
+
+  void AddFrame(const wire::Frame& frame);
+  // Finish: closes what was left open at the end of the stream and returns
+  // the timeline. The builder is spent afterwards.
+  ProcessTimeline Finish();
+
+ private:
+  struct OpenOperation {
+    int64_t begin_ns;
+    uint32_t name_id;
+  };
+  struct OpenRange {
+    uint32_t tid;
+    int64_t begin_ns;
+    uint32_t name_id;
+  };
+  struct ThreadState {
+    std::vector<OpenOperation> open;
+    bool saw_begin = false;
+    bool saw_end = false;
+    int64_t first_ns = INT64_MAX;
+    int64_t last_ns = INT64_MIN;
+  };
+
+  void AddHello(const wire::Hello& hello);
+  void AddBatch(const wire::Batch& batch);
+  void AddEvents(const wire::ThreadEvents& events);
+  ThreadTimeline& Thread(uint32_t tid);
+  int32_t OperationLabel(uint32_t name_id);
+
+  NameTable& names_;
+  ProcessTimeline process_;
+  bool saw_hello_ = false;
+  int64_t goodbye_ns_ = 0;
+  int64_t last_event_ns_ = INT64_MIN;
+  absl::flat_hash_map<uint32_t, std::string> strings_;
+  absl::flat_hash_map<uint32_t, ThreadState> thread_states_;
+  absl::flat_hash_map<uint64_t, OpenRange> open_ranges_;
+  uint64_t unbalanced_pops_ = 0;
+  uint64_t unmatched_range_ends_ = 0;
+  uint64_t unknown_events_ = 0;
+};
+
+}  // namespace rlscope::report
+
+#endif  // RLSCOPE_REPORT_TIMELINE_BUILDER_H_

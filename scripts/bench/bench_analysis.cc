@@ -1,0 +1,90 @@
+// bench_analysis: analysis throughput and trace size. Writes a synthetic run
+// directory (one process, 4 threads, NVTX-style operations around CUDA API
+// calls, as a training loop produces them), then times LoadRunReport, which
+// reads, verifies, decodes and analyses it on one core.
+//
+//   bench_analysis [EVENTS] [DIR]     (defaults: 20000000, /tmp/rlscope-bench-analysis)
+//
+// Prints: events, trace bytes per event, analysis seconds, events/s.
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "batch_encoder.h"
+#include "run_metadata.h"
+#include "run_report.h"
+
+namespace {
+
+using rlscope::preload::BatchEncoder;
+namespace wire = rlscope::wire;
+
+constexpr int kThreads = 4;
+constexpr uint32_t kEventsPerFrame = 32768;
+
+void Write(std::ofstream& out, BatchEncoder::Frame frame) {
+  out.write(reinterpret_cast<const char*>(frame.data()), static_cast<std::streamsize>(frame.size()));
+}
+
+// Event i of a thread: a repeating step of push, 6 CUDA calls, pop.
+wire::Event SyntheticEvent(uint64_t i) {
+  const uint64_t step = i / 8, slot = i % 8;
+  const int64_t t0 = static_cast<int64_t>(step) * 20000;
+  const auto kind = [](wire::EventKind k) { return static_cast<uint16_t>(k); };
+  if (slot == 0) return wire::Event(t0, t0, 10 + step % 3, kind(wire::EventKind::kOperationPush), 1, 0);
+  if (slot == 7) return wire::Event(t0 + 19000, t0 + 19000, 0, kind(wire::EventKind::kOperationPop), 0, 0);
+  const int64_t begin = t0 + static_cast<int64_t>(slot) * 2500;
+  return wire::Event(begin, begin + 2000, 1, kind(wire::EventKind::kCudaApi), 0, 0);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const uint64_t total_events = argc > 1 ? strtoull(argv[1], nullptr, 10) : 20'000'000;
+  const std::filesystem::path dir = argc > 2 ? argv[2] : "/tmp/rlscope-bench-analysis";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir / "trace");
+  rlscope::report::RunMetadata metadata;
+  metadata.command = {"synthetic"};
+  if (!rlscope::report::WriteRunMetadata((dir / "meta.json").string(), metadata).ok()) return 1;
+  const std::string trace = (dir / "trace" / "1000.rlt").string();
+  {
+    std::ofstream out(trace, std::ios::binary);
+    BatchEncoder encoder;
+    rlscope::preload::ProcessIdentity identity;
+    identity.pid = 1000;
+    Write(out, encoder.EncodeHello(identity, "tsc"));
+    const uint64_t per_thread = total_events / kThreads;
+    uint64_t sequence = 0;
+    for (uint64_t first = 0; first < per_thread; first += kEventsPerFrame / kThreads) {
+      const uint32_t count = static_cast<uint32_t>(std::min<uint64_t>(kEventsPerFrame / kThreads, per_thread - first));
+      encoder.BeginBatch(++sequence);
+      if (sequence == 1) {
+        encoder.AddString(1, "cudaLaunchKernel");
+        for (int op = 0; op < 3; ++op) encoder.AddString(10 + op, "operation-" + std::to_string(op));
+      }
+      for (int t = 0; t < kThreads; ++t) {
+        encoder.AddThreadEvents(1000 + t, count, 0, [&](wire::Event* out_events) {
+          for (uint32_t i = 0; i < count; ++i) out_events[i] = SyntheticEvent(first + i);
+        });
+      }
+      Write(out, encoder.FinishBatch());
+    }
+  }
+  const auto bytes = std::filesystem::file_size(trace);
+  const auto start = std::chrono::steady_clock::now();
+  auto report = rlscope::report::LoadRunReport(dir.string());
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (!report.ok() || report->processes.size() != 1) {
+    fprintf(stderr, "analysis failed\n");
+    return 1;
+  }
+  const double events = static_cast<double>(report->processes[0].events);
+  printf("events %.0f\nbytes_per_event %.2f\nseconds %.3f\nevents_per_second %.0f\n", events,
+         static_cast<double>(bytes) / events, seconds, events / seconds);
+  std::filesystem::remove_all(dir);
+  return 0;
+}

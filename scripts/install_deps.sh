@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Installs, through apt, every Debian package rlscope needs to build and test.
+# Only packages that are missing are installed, so a second run is a no-op.
+# The CUDA toolkit is not a Debian package: when /usr/local/cuda is absent the
+# build still works and the CUDA-specific parts are skipped (CMake says so).
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build pkg-config
+  libabsl-dev libflatbuffers-dev flatbuffers-compiler
+  catch2 libunwind-dev nlohmann-json3-dev
+  python3
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if ((${#missing[@]} == 0)); then
+  echo "rlscope: all build dependencies are installed"
+  exit 0
+fi
+
+echo "rlscope: installing ${missing[*]}"
+sudo_cmd=()
+if [[ $(id -u) -ne 0 ]]; then
+  if command -v sudo >/dev/null; then sudo_cmd=(sudo); else
+    echo "rlscope: need root (or sudo) to install: ${missing[*]}" >&2; exit 1
+  fi
+fi
+export DEBIAN_FRONTEND=noninteractive
+"${sudo_cmd[@]}" apt-get update -qq
+"${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"

@@ -1,0 +1,149 @@
+// A stand-in for a GPU training program, for tests and the demo without a
+// GPU: NVTX ranges mark its operations, CUDA runtime calls go to whatever
+// libcudart.so.13 it is run with (the fake one in tests).
+//
+//   nvtx_client [--steps N] [--threads K] [--fork] [--exit-code N]
+//               [--raise SIGNAL_NUMBER]
+//
+// Each step: "inference" (3 launches + 1 copy), "backprop" (2 launches, a
+// nested "optimizer" range with a memset and 2 launches, then a sync),
+// "simulation" (100 us of CPU work, no CUDA), and a start/end "replay" range
+// with one copy. Every 10th step allocates and frees outside any range.
+#include <nvtx3/nvToolsExt.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <cuda_runtime_api.h>
+
+// Provided by the fake libcudart.so.13 so it can account per operation; a
+// weak reference so the client also runs against NVIDIA's real library.
+extern "C" void rlscope_fake_set_operation(const char* operation) __attribute__((weak));
+
+namespace {
+
+void SetOperation(const char* operation) {
+  if (rlscope_fake_set_operation != nullptr) rlscope_fake_set_operation(operation);
+}
+
+// An operation: an NVTX push/pop range, mirrored to the fake's accounting.
+class Operation {
+ public:
+  Operation(const char* name, const char* outer) : outer_(outer) {
+    nvtxRangePushA(name);
+    SetOperation(name);
+  }
+  ~Operation() {
+    nvtxRangePop();
+    SetOperation(outer_);
+  }
+
+ private:
+  const char* outer_;
+};
+
+void SpinCpu(int64_t ns) {
+  timespec start, now;
+  clock_gettime(CLOCK_MONOTONIC, &start);
+  do {
+    clock_gettime(CLOCK_MONOTONIC, &now);
+  } while ((now.tv_sec - start.tv_sec) * 1000000000LL + (now.tv_nsec - start.tv_nsec) < ns);
+}
+
+void Launch() {
+  static int kernel_stub;
+  cudaLaunchKernel(&kernel_stub, dim3(1), dim3(32), nullptr, 0, nullptr);
+}
+
+void TrainingStep(int step, void* device, void* host) {
+  {
+    Operation op("inference", "(none)");
+    for (int i = 0; i < 3; ++i) Launch();
+    cudaMemcpy(host, device, 64, cudaMemcpyDeviceToHost);
+  }
+  {
+    Operation op("backprop", "(none)");
+    Launch();
+    Launch();
+    {
+      Operation inner("optimizer", "backprop");
+      cudaMemsetAsync(device, 0, 64, nullptr);
+      Launch();
+      Launch();
+    }
+    cudaStreamSynchronize(nullptr);
+  }
+  {
+    Operation op("simulation", "(none)");
+    SpinCpu(100000);
+  }
+  nvtxRangeId_t replay = nvtxRangeStartA("replay");
+  SetOperation("replay");
+  cudaMemcpy(device, host, 64, cudaMemcpyHostToDevice);
+  nvtxRangeEnd(replay);
+  SetOperation("(none)");
+  if (step % 10 == 0) {
+    void* scratch = nullptr;
+    cudaMalloc(&scratch, 1 << 20);
+    cudaFree(scratch);
+  }
+}
+
+void Worker(int launches) {
+  Operation op("worker", "(none)");
+  for (int i = 0; i < launches; ++i) Launch();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int steps = 100, threads = 0, exit_code = 0, raise_signal = 0;
+  bool fork_child = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    auto value = [&] { return i + 1 < argc ? atoi(argv[++i]) : 0; };
+    if (arg == "--steps") steps = value();
+    else if (arg == "--threads") threads = value();
+    else if (arg == "--exit-code") exit_code = value();
+    else if (arg == "--raise") raise_signal = value();
+    else if (arg == "--fork") fork_child = true;
+    else {
+      fprintf(stderr, "nvtx_client: unknown argument %s\n", arg.c_str());
+      return 2;
+    }
+  }
+  void* device = nullptr;
+  cudaMalloc(&device, 1 << 20);
+  char host[64] = {};
+
+  pid_t child = -1;
+  if (fork_child) {
+    child = fork();
+    if (child == 0) {
+      for (int step = 0; step < steps / 2; ++step) {
+        Operation op("child_step", "(none)");
+        Launch();
+        cudaMemcpy(host, device, 64, cudaMemcpyDeviceToHost);
+      }
+      exit(0);  // exit(), not _exit(): the child's profile must be flushed.
+    }
+  }
+  std::vector<std::thread> workers;
+  for (int t = 0; t < threads; ++t) workers.emplace_back(Worker, 50);
+  for (int step = 0; step < steps; ++step) TrainingStep(step, device, host);
+  for (std::thread& worker : workers) worker.join();
+  if (child > 0) waitpid(child, nullptr, 0);
+  cudaFree(device);
+  printf("nvtx_client: %d steps done\n", steps);
+  fflush(stdout);
+  if (raise_signal != 0) raise(raise_signal);
+  return exit_code;
+}

@@ -1,0 +1,55 @@
+#include "string_table.h"
+
+#include <catch2/catch.hpp>
+
+#include <string>
+#include <thread>
+#include <vector>
+
+using rlscope::preload::StringTable;
+
+TEST_CASE("StringTable gives one id per distinct text", "[string_table]") {
+  REQUIRE(StringTable::Init());
+  const uint32_t a = StringTable::Intern("inference");
+  const uint32_t b = StringTable::Intern("backprop");
+  CHECK(a != b);
+  CHECK(a != StringTable::kOverflowId);
+  CHECK(StringTable::Intern("inference") == a);
+  CHECK(StringTable::Text(a) == "inference");
+  CHECK(StringTable::Ready(b));
+  CHECK(StringTable::Size() > b);
+}
+
+TEST_CASE("StringTable truncates overlong text instead of failing", "[string_table]") {
+  REQUIRE(StringTable::Init());
+  const std::string long_text(StringTable::kMaxTextBytes + 100, 'x');
+  const uint32_t id = StringTable::Intern(long_text);
+  CHECK(StringTable::Text(id).size() == StringTable::kMaxTextBytes);
+}
+
+TEST_CASE("StringTable interning from many threads agrees on every text", "[string_table][concurrency]") {
+  REQUIRE(StringTable::Init());
+  constexpr int kThreads = 8;
+  constexpr int kNames = 500;
+  std::vector<std::vector<uint32_t>> ids(kThreads, std::vector<uint32_t>(kNames));
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      // Every thread interns the same names, each starting at another one.
+      for (int i = 0; i < kNames; ++i) {
+        const int name = (i + t * 61) % kNames;
+        ids[t][name] = StringTable::Intern("concurrent-name-" + std::to_string(name));
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  for (int name = 0; name < kNames; ++name) {
+    // A lost race may leave a duplicate id, but every id must carry the
+    // right text and a later lookup must be stable.
+    const uint32_t settled = StringTable::Intern("concurrent-name-" + std::to_string(name));
+    CHECK(StringTable::Text(settled) == "concurrent-name-" + std::to_string(name));
+    for (int t = 0; t < kThreads; ++t) {
+      CHECK(StringTable::Text(ids[t][name]) == "concurrent-name-" + std::to_string(name));
+    }
+  }
+}

@@ -1,0 +1,118 @@
+#include "thread_buffer.h"
+
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <thread>
+#include <vector>
+
+using rlscope::preload::EventRecord;
+using rlscope::preload::ThreadBuffer;
+using rlscope::preload::ThreadRegistry;
+using rlscope::wire::EventKind;
+
+namespace {
+
+EventRecord Numbered(uint64_t writer, uint64_t sequence) {
+  return EventRecord{sequence, sequence, static_cast<uint32_t>(writer), EventKind::kCudaApi, 0, writer};
+}
+
+}  // namespace
+
+TEST_CASE("ThreadBuffer drops and counts when full, never overwrites", "[thread_buffer]") {
+  ThreadBuffer* buffer = ThreadRegistry::Claim(1);
+  REQUIRE(buffer != nullptr);
+  const uint64_t start = buffer->WriteIndex();
+  for (uint64_t i = 0; i < ThreadBuffer::kCapacity + 10; ++i) buffer->Append(Numbered(1, i));
+  CHECK(buffer->WriteIndex() - buffer->ReadIndex() == ThreadBuffer::kCapacity);
+  CHECK(buffer->TakeDropped() == 10);
+  CHECK(buffer->TakeDropped() == 0);  // Counted once.
+  // The oldest records are intact.
+  CHECK(buffer->At(start).begin_ticks == 0);
+  CHECK(buffer->At(start + ThreadBuffer::kCapacity - 1).begin_ticks == ThreadBuffer::kCapacity - 1);
+  buffer->Consume(buffer->WriteIndex() - buffer->ReadIndex());
+  ThreadRegistry::Retire(buffer);
+  CHECK(ThreadRegistry::ReleaseIfDrained(buffer));
+}
+
+TEST_CASE("Retired buffers are reused only once drained", "[thread_buffer]") {
+  ThreadBuffer* buffer = ThreadRegistry::Claim(2);
+  buffer->Append(Numbered(2, 0));
+  ThreadRegistry::Retire(buffer);
+  CHECK_FALSE(ThreadRegistry::ReleaseIfDrained(buffer));  // One record still unread.
+  buffer->Consume(1);
+  CHECK(ThreadRegistry::ReleaseIfDrained(buffer));
+  const size_t mapped = ThreadRegistry::MappedCount();
+  ThreadBuffer* reused = ThreadRegistry::Claim(3);
+  CHECK(ThreadRegistry::MappedCount() == mapped);
+  CHECK(reused->tid() == 3);
+  ThreadRegistry::Retire(reused);
+  ThreadRegistry::ReleaseIfDrained(reused);
+}
+
+TEST_CASE("Concurrent writers and one draining reader lose nothing", "[thread_buffer][concurrency]") {
+  constexpr int kWriters = 8;
+  constexpr uint64_t kPerWriter = 200000;
+  std::vector<ThreadBuffer*> buffers(kWriters, nullptr);
+  std::atomic<int> ready{0};
+  std::atomic<bool> writers_done{false};
+  std::vector<std::thread> writers;
+  for (int w = 0; w < kWriters; ++w) {
+    writers.emplace_back([&, w] {
+      buffers[w] = ThreadRegistry::Claim(100 + w);
+      ready.fetch_add(1);
+      // Keep offering until accepted: the reader frees space as it drains.
+      for (uint64_t i = 0; i < kPerWriter;) {
+        if (buffers[w]->WriteIndex() - buffers[w]->ReadIndex() < ThreadBuffer::kCapacity) {
+          buffers[w]->Append(Numbered(w, i));
+          ++i;
+        }
+      }
+      ThreadRegistry::Retire(buffers[w]);
+    });
+  }
+  while (ready.load() < kWriters) std::this_thread::yield();
+  std::vector<uint64_t> next_expected(kWriters, 0);
+  uint64_t out_of_order = 0;
+  std::thread reader([&] {
+    for (;;) {
+      bool all_retired_and_empty = true;
+      for (int w = 0; w < kWriters; ++w) {
+        ThreadBuffer* buffer = buffers[w];
+        const uint64_t read = buffer->ReadIndex();
+        const uint64_t write = buffer->WriteIndex();
+        for (uint64_t i = read; i < write; ++i) {
+          if (buffer->At(i).begin_ticks != next_expected[w]) ++out_of_order;
+          ++next_expected[w];
+        }
+        buffer->Consume(write - read);
+        if (buffer->state() != ThreadBuffer::kRetired || buffer->ReadIndex() != buffer->WriteIndex()) {
+          all_retired_and_empty = false;
+        }
+      }
+      if (all_retired_and_empty) break;
+    }
+  });
+  for (std::thread& writer : writers) writer.join();
+  reader.join();
+  CHECK(out_of_order == 0);
+  for (int w = 0; w < kWriters; ++w) {
+    CHECK(next_expected[w] == kPerWriter);
+    CHECK(buffers[w]->TakeDropped() == 0);
+    ThreadRegistry::ReleaseIfDrained(buffers[w]);
+  }
+}
+
+TEST_CASE("ResetAfterFork forgets the parent's records and other threads", "[thread_buffer]") {
+  ThreadBuffer* survivor = ThreadRegistry::Claim(7);
+  ThreadBuffer* other = ThreadRegistry::Claim(8);
+  survivor->Append(Numbered(7, 1));
+  other->Append(Numbered(8, 1));
+  ThreadRegistry::ResetAfterFork(survivor, 9);
+  CHECK(survivor->ReadIndex() == survivor->WriteIndex());
+  CHECK(survivor->tid() == 9);
+  CHECK(survivor->state() == ThreadBuffer::kOwned);
+  CHECK(other->state() == ThreadBuffer::kFree);
+  ThreadRegistry::Retire(survivor);
+  ThreadRegistry::ReleaseIfDrained(survivor);
+}

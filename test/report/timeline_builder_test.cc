@@ -1,0 +1,134 @@
+#include "timeline_builder.h"
+
+#include <catch2/catch.hpp>
+
+#include <vector>
+
+#include "batch_encoder.h"
+#include "category.h"
+#include "trace_reader.h"
+
+using namespace rlscope::report;
+using rlscope::preload::BatchEncoder;
+namespace wire = rlscope::wire;
+
+namespace {
+
+wire::Event Ev(int64_t begin, int64_t end, wire::EventKind kind, uint32_t name = 0, uint64_t payload = 0) {
+  return wire::Event(begin, end, name, static_cast<uint16_t>(kind), 0, payload);
+}
+
+// Feeds one encoded frame to the builder, through the verifier like real data.
+void Feed(TimelineBuilder& builder, BatchEncoder::Frame frame) {
+  std::vector<uint8_t> bytes(frame.begin(), frame.end());
+  auto verified = rlscope::collector::VerifyFrame(bytes.data(), bytes.size());
+  REQUIRE(verified.ok());
+  builder.AddFrame(**verified);
+}
+
+void FeedEvents(TimelineBuilder& builder, uint32_t tid, std::vector<wire::Event> events,
+                std::vector<std::pair<uint32_t, std::string>> strings = {}) {
+  BatchEncoder encoder;
+  encoder.BeginBatch(1);
+  for (const auto& [id, text] : strings) encoder.AddString(id, text);
+  encoder.AddThreadEvents(tid, static_cast<uint32_t>(events.size()), 0, [&](wire::Event* out) {
+    for (size_t i = 0; i < events.size(); ++i) out[i] = events[i];
+  });
+  Feed(builder, encoder.FinishBatch());
+}
+
+void FeedHello(TimelineBuilder& builder, int pid, int64_t start_ns) {
+  BatchEncoder encoder;
+  rlscope::preload::ProcessIdentity identity;
+  identity.pid = pid;
+  identity.start_ns = start_ns;
+  Feed(builder, encoder.EncodeHello(identity, "tsc"));
+}
+
+}  // namespace
+
+TEST_CASE("Push/pop pairs become operations named once the strings arrive", "[timeline]") {
+  NameTable names;
+  TimelineBuilder builder(names);
+  FeedHello(builder, 10, 0);
+  FeedEvents(builder, 10,
+             {Ev(0, 0, wire::EventKind::kThreadBegin), Ev(10, 10, wire::EventKind::kOperationPush, 5),
+              Ev(12, 20, wire::EventKind::kCudaApi, 1), Ev(30, 30, wire::EventKind::kOperationPop)});
+  // The operation's name comes in a later batch: names resolve at Finish.
+  FeedEvents(builder, 10, {}, {{5, "inference"}});
+  BatchEncoder encoder;
+  Feed(builder, encoder.EncodeGoodbye(100, 4, 0, "exit"));
+  const ProcessTimeline process = builder.Finish();
+  REQUIRE(process.threads.count(10) == 1);
+  const ThreadTimeline& thread = process.threads.at(10);
+  CHECK(thread.begin_ns == 0);
+  CHECK(thread.end_ns == 100);  // No ThreadEnd: ends with the process.
+  REQUIRE(thread.operations.size() == 1);
+  CHECK(names.Name(thread.operations[0].label) == "inference");
+  CHECK(thread.operations[0].begin_ns == 10);
+  CHECK(thread.operations[0].end_ns == 30);
+  REQUIRE(thread.cpu_events.size() == 1);
+  CHECK(thread.cpu_events[0].label == static_cast<int32_t>(Category::kCudaApi));
+  CHECK(process.ended_cleanly);
+  CHECK(process.problems.empty());
+}
+
+TEST_CASE("A start/end range belongs to the thread that started it", "[timeline]") {
+  NameTable names;
+  TimelineBuilder builder(names);
+  FeedHello(builder, 10, 0);
+  FeedEvents(builder, 10, {Ev(5, 5, wire::EventKind::kRangeStart, 7, 99)}, {{7, "replay"}});
+  FeedEvents(builder, 11, {Ev(40, 40, wire::EventKind::kRangeEnd, 0, 99)});
+  const ProcessTimeline process = builder.Finish();
+  REQUIRE(process.threads.at(10).operations.size() == 1);
+  CHECK(process.threads.at(10).operations[0].end_ns == 40);
+  CHECK(process.threads.at(11).operations.empty());
+}
+
+TEST_CASE("Unbalanced pops and unclosed operations are reported, not fatal", "[timeline]") {
+  NameTable names;
+  TimelineBuilder builder(names);
+  FeedHello(builder, 10, 0);
+  FeedEvents(builder, 10,
+             {Ev(1, 1, wire::EventKind::kOperationPop), Ev(2, 2, wire::EventKind::kOperationPush, 3),
+              Ev(9, 9, wire::EventKind::kThreadEnd)},
+             {{3, "left-open"}});
+  const ProcessTimeline process = builder.Finish();
+  const ThreadTimeline& thread = process.threads.at(10);
+  REQUIRE(thread.operations.size() == 1);
+  CHECK(thread.operations[0].end_ns == 9);  // Closed at the thread's end.
+  CHECK_FALSE(process.ended_cleanly);
+  REQUIRE(process.problems.size() == 2);
+  CHECK(process.problems[0].find("without a matching push") != std::string::npos);
+  CHECK(process.problems[1].find("still open") != std::string::npos);
+}
+
+TEST_CASE("Events of unknown kinds are skipped and counted", "[timeline]") {
+  NameTable names;
+  TimelineBuilder builder(names);
+  FeedHello(builder, 10, 0);
+  FeedEvents(builder, 10, {wire::Event(1, 2, 0, 999, 0, 0)});
+  const ProcessTimeline process = builder.Finish();
+  REQUIRE(process.problems.size() == 1);
+  CHECK(process.problems[0].find("kinds this rlscope does not know") != std::string::npos);
+}
+
+TEST_CASE("Exec chains merge threads by tid and keep the later command", "[timeline]") {
+  ProcessTimeline before;
+  before.pid = 5;
+  before.argv = {"sh", "-c", "exec python3"};
+  before.begin_ns = 0;
+  before.end_ns = 50;
+  before.threads[5] = ThreadTimeline{5, "sh", 0, 50, {}, {}, 1, 0, 0};
+  ProcessTimeline after;
+  after.pid = 5;
+  after.argv = {"python3"};
+  after.begin_ns = 50;
+  after.end_ns = 200;
+  after.threads[5] = ThreadTimeline{5, "python3", 50, 200, {}, {}, 2, 0, 0};
+  MergeExecChain(before, std::move(after));
+  CHECK(before.argv == std::vector<std::string>{"python3"});
+  CHECK(before.threads.at(5).begin_ns == 0);
+  CHECK(before.threads.at(5).end_ns == 200);
+  CHECK(before.threads.at(5).events == 3);
+}
