@@ -73,9 +73,10 @@ BatchEncoder::Frame BatchEncoder::EncodeGoodbye(int64_t end_ns, uint64_t recorde
   return Finish(wire::Message::Goodbye, goodbye.Union());
 }
 
-void BatchEncoder::BeginBatch(uint64_t sequence) {
+void BatchEncoder::BeginBatch(uint64_t sequence, int64_t flushed_ns) {
   builder_.Clear();
   sequence_ = sequence;
+  flushed_ns_ = flushed_ns;
   batch_events_ = 0;
   strings_.clear();
   infos_.clear();
@@ -92,7 +93,7 @@ void BatchEncoder::AddThreadInfo(uint32_t tid, std::string_view name) {
 
 BatchEncoder::Frame BatchEncoder::FinishBatch() {
   auto batch = wire::CreateBatch(builder_, sequence_, builder_.CreateVector(strings_),
-                                 builder_.CreateVector(infos_), builder_.CreateVector(threads_));
+                                 builder_.CreateVector(infos_), builder_.CreateVector(threads_), flushed_ns_);
   return Finish(wire::Message::Batch, batch.Union());
 }
 

@@ -37,7 +37,8 @@ class BatchEncoder {
   Frame EncodeGoodbye(int64_t end_ns, uint64_t recorded, uint64_t dropped, std::string_view reason);
 
   // A batch is built in steps: Begin, any number of Add*, Finish.
-  void BeginBatch(uint64_t sequence);
+  // `flushed_ns`: when the batch was cut (CLOCK_MONOTONIC).
+  void BeginBatch(uint64_t sequence, int64_t flushed_ns);
   void AddString(uint32_t id, std::string_view text);
   void AddThreadInfo(uint32_t tid, std::string_view name);
   // AddThreadEvents adds `count` events of thread `tid`, written in place
@@ -59,6 +60,7 @@ class BatchEncoder {
 
   flatbuffers::FlatBufferBuilder builder_{1 << 16};
   uint64_t sequence_ = 0;
+  int64_t flushed_ns_ = 0;
   size_t batch_events_ = 0;
   std::vector<flatbuffers::Offset<wire::StringDef>> strings_;
   std::vector<flatbuffers::Offset<wire::ThreadInfo>> infos_;

@@ -136,14 +136,16 @@ void Flusher::AddThreadName(uint32_t tid) {
 
 void Flusher::FlushOnce() {
   const bool final_flush = stop_requested_.load(std::memory_order_acquire);
-  clock_.Update(TickClock::SamplePoint());
+  ClockSyncPoint now = TickClock::SamplePoint();
+  clock_.Update(now);
   if (!clock_.RateKnown()) {
     if (!final_flush) return;  // A later flush will know the tick rate.
     // Exit of a process younger than kMinRateSpanNs: wait out the rest.
     while (!clock_.RateKnown()) {
       timespec pause{0, 200000};
       nanosleep(&pause, nullptr);
-      clock_.Update(TickClock::SamplePoint());
+      now = TickClock::SamplePoint();
+      clock_.Update(now);
     }
   }
   const int64_t deadline_ns = final_flush ? deadline_ns_ : MonotonicNs() + kSendTimeoutNs;
@@ -152,7 +154,7 @@ void Flusher::FlushOnce() {
   // kMaxEventsPerFrame. Read indices advance as records are encoded: a
   // frame that then fails to send is counted as dropped, not retried.
   auto begin_batch = [&] {
-    encoder_.BeginBatch(++sequence_);
+    encoder_.BeginBatch(++sequence_, now.monotonic_ns);
     if (!gave_up_) AddPendingStrings();
   };
   auto send_batch = [&] {

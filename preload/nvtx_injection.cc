@@ -6,8 +6,10 @@
 //
 // Push/pop ranges become kOperationPush/kOperationPop on the calling
 // thread; start/end ranges become kRangeStart/kRangeEnd with a process-wide
-// id, so they may end on another thread. Domains are accepted and ignored:
-// an operation is named by its message alone.
+// id, so they may end on another thread. An operation is named by its
+// message; a push also records its domain (payload: domain name id + 1, 0
+// for the default domain) so the analysis can tell a user's ranges from a
+// library's (XLA marks its compiler passes with NVTX).
 #define NVTX_NO_IMPL
 #include <nvtx3/nvToolsExt.h>
 
@@ -26,8 +28,10 @@ constexpr uint16_t kNvtxSource = static_cast<uint16_t>(wire::OperationSource::kN
 
 __thread int t_nvtx_depth __attribute__((tls_model("initial-exec")));
 std::atomic<uint64_t> g_next_range_id{0};
-// Domain handles only need to be distinct and non-null.
-std::atomic<uintptr_t> g_next_domain{0};
+
+// Our domain handles are (interned domain name id + 1); the default domain
+// (no handle) is 0. Registered-string handles are (id + 1) as well.
+uint64_t DomainId(nvtxDomainHandle_t domain) { return reinterpret_cast<uintptr_t>(domain); }
 
 inline bool NvtxRecording() { return g_recording && !t_state.untraced; }
 
@@ -58,8 +62,8 @@ uint32_t MessageId(const nvtxEventAttributes_t* attributes) {
   }
 }
 
-int PushRange(uint32_t name_id) {
-  RecordInstant(wire::EventKind::kOperationPush, name_id, 0, kNvtxSource);
+int PushRange(uint32_t name_id, uint64_t domain = 0) {
+  RecordInstant(wire::EventKind::kOperationPush, name_id, domain, kNvtxSource);
   return t_nvtx_depth++;
 }
 
@@ -69,6 +73,8 @@ int PopRange() {
   return --t_nvtx_depth;
 }
 
+// Start/end ranges carry their range id as payload, so (unlike pushes) they
+// do not record a domain.
 nvtxRangeId_t StartRange(uint32_t name_id) {
   const uint64_t id = g_next_range_id.fetch_add(1, std::memory_order_relaxed) + 1;
   RecordInstant(wire::EventKind::kRangeStart, name_id, id, kNvtxSource);
@@ -96,7 +102,9 @@ void NVTX_API RangeEnd(nvtxRangeId_t id) {
 }
 
 // --- Core2 module (domain variants) ---
-int NVTX_API DomainRangePushEx(nvtxDomainHandle_t, const nvtxEventAttributes_t* a) { return RangePushEx(a); }
+int NVTX_API DomainRangePushEx(nvtxDomainHandle_t domain, const nvtxEventAttributes_t* a) {
+  return NvtxRecording() ? PushRange(MessageId(a), DomainId(domain)) : 0;
+}
 int NVTX_API DomainRangePop(nvtxDomainHandle_t) { return RangePop(); }
 nvtxRangeId_t NVTX_API DomainRangeStartEx(nvtxDomainHandle_t, const nvtxEventAttributes_t* a) {
   return RangeStartEx(a);
@@ -108,11 +116,12 @@ nvtxStringHandle_t NVTX_API DomainRegisterStringA(nvtxDomainHandle_t, const char
 nvtxStringHandle_t NVTX_API DomainRegisterStringW(nvtxDomainHandle_t, const wchar_t* text) {
   return reinterpret_cast<nvtxStringHandle_t>(uintptr_t{InternWide(text)} + 1);
 }
-nvtxDomainHandle_t NVTX_API DomainCreate() {
-  return reinterpret_cast<nvtxDomainHandle_t>(g_next_domain.fetch_add(1, std::memory_order_relaxed) + 1);
+nvtxDomainHandle_t NVTX_API DomainCreateA(const char* name) {
+  return reinterpret_cast<nvtxDomainHandle_t>(uintptr_t{InternAscii(name)} + 1);
 }
-nvtxDomainHandle_t NVTX_API DomainCreateA(const char*) { return DomainCreate(); }
-nvtxDomainHandle_t NVTX_API DomainCreateW(const wchar_t*) { return DomainCreate(); }
+nvtxDomainHandle_t NVTX_API DomainCreateW(const wchar_t* name) {
+  return reinterpret_cast<nvtxDomainHandle_t>(uintptr_t{InternWide(name)} + 1);
+}
 void NVTX_API DomainDestroy(nvtxDomainHandle_t) {}
 
 template <typename Function>

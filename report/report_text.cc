@@ -11,6 +11,8 @@ namespace rlscope::report {
 
 namespace {
 
+constexpr size_t kMaxOperationsShown = 15;
+
 std::string Percent(int64_t part, int64_t whole) {
   if (whole <= 0) return "-";
   return absl::StrFormat("%.1f%%", 100.0 * static_cast<double>(part) / static_cast<double>(whole));
@@ -52,6 +54,17 @@ std::string ProcessTable(const ProcessReport& process, const std::vector<Breakdo
   std::stable_sort(operations.begin(), operations.end(), [&](const std::string& a, const std::string& b) {
     return operation_totals[a] > operation_totals[b];
   });
+  // Libraries can open thousands of distinct ranges (XLA names one per
+  // compiler pass): the table shows the largest, report.json has them all.
+  if (operations.size() > kMaxOperationsShown) {
+    const std::string folded = absl::StrFormat("(%d more operations)", operations.size() - kMaxOperationsShown);
+    for (size_t i = kMaxOperationsShown; i < operations.size(); ++i) {
+      for (const auto& [column, ns] : cells[operations[i]]) cells[folded][column] += ns;
+      operation_totals[folded] += operation_totals[operations[i]];
+    }
+    operations.resize(kMaxOperationsShown);
+    operations.push_back(folded);
+  }
   const std::vector<std::string> columns(column_set.begin(), column_set.end());
   std::vector<std::vector<std::string>> table;
   std::vector<std::string> header = {"operation", "time", "share"};
@@ -79,6 +92,20 @@ std::string ProcessTable(const ProcessReport& process, const std::vector<Breakdo
   return FormatTable(table);
 }
 
+std::string BaseName(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+// IsQuiet: no operation and no category other than the thread's base level.
+bool IsQuiet(const ProcessReport& process, const std::vector<BreakdownRow>& rows) {
+  if (!process.problems.empty()) return false;
+  for (const BreakdownRow& row : rows) {
+    if (row.operation != "(none)" || row.category != Category::kNative) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 std::string FormatDuration(int64_t ns) {
@@ -98,10 +125,19 @@ std::string FormatReportText(const RunReport& report) {
                          FormatDuration(meta.wall_ns), report.processes.size(),
                          report.corrected ? "corrected for profiling overhead"
                                           : "NOT corrected for profiling overhead");
+  // Processes where nothing was intercepted (compilers, shells a program
+  // spawns) get one summary line instead of a table each.
+  std::map<std::string, int> quiet_commands;
+  int64_t quiet_ns = 0;
   for (const ProcessReport& process : report.processes) {
     std::vector<BreakdownRow> rows;
     for (const BreakdownRow& row : report.rows) {
       if (row.pid == process.pid) rows.push_back(row);
+    }
+    if (IsQuiet(process, rows)) {
+      ++quiet_commands[process.argv.empty() ? "?" : BaseName(process.argv[0])];
+      quiet_ns += process.traced_thread_ns;
+      continue;
     }
     out += absl::StrFormat("\nprocess %d%s: %s\n", process.pid,
                            process.forked_from != 0 ? absl::StrFormat(" (fork of %d)", process.forked_from) : "",
@@ -111,6 +147,16 @@ std::string FormatReportText(const RunReport& report) {
                            FormatDuration(process.end_ns - process.begin_ns), process.events);
     out += ProcessTable(process, rows);
     for (const std::string& problem : process.problems) out += "  ! " + problem + "\n";
+  }
+  if (!quiet_commands.empty()) {
+    std::vector<std::string> parts;
+    int count = 0;
+    for (const auto& [command, n] : quiet_commands) {
+      parts.push_back(n > 1 ? absl::StrFormat("%s x%d", command, n) : command);
+      count += n;
+    }
+    out += absl::StrFormat("\n%d more process(es) with nothing intercepted (%s of thread time): %s\n", count,
+                           FormatDuration(quiet_ns), absl::StrJoin(parts, ", "));
   }
   if (!report.problems.empty()) {
     out += "\nproblems with this run's data:\n";

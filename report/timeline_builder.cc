@@ -41,6 +41,7 @@ void TimelineBuilder::AddHello(const wire::Hello& hello) {
 }
 
 void TimelineBuilder::AddBatch(const wire::Batch& batch) {
+  last_flush_ns_ = std::max(last_flush_ns_, batch.flushed_ns());
   if (batch.strings() != nullptr) {
     for (const wire::StringDef* def : *batch.strings()) {
       strings_[def->id()] = def->text() != nullptr ? def->text()->str() : std::string();
@@ -129,8 +130,11 @@ int32_t TimelineBuilder::OperationLabel(uint32_t name_id) {
 }
 
 ProcessTimeline TimelineBuilder::Finish() {
-  // The process ends at its Goodbye, or at its last event if it died.
-  process_.end_ns = goodbye_ns_ != 0 ? goodbye_ns_ : std::max(last_event_ns_, process_.begin_ns);
+  // The process ends at its Goodbye; without one (it died, or exec'd or
+  // _exit'ed without flushing) at the last sign of life: its last event or
+  // the moment its last batch was cut.
+  process_.end_ns = goodbye_ns_ != 0 ? goodbye_ns_
+                                     : std::max({last_event_ns_, last_flush_ns_, process_.begin_ns});
   uint64_t unclosed = 0;
   for (auto& [tid, thread] : process_.threads) {
     ThreadState& state = thread_states_[tid];

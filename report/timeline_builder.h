@@ -53,6 +53,7 @@ class TimelineBuilder {
   bool saw_hello_ = false;
   int64_t goodbye_ns_ = 0;
   int64_t last_event_ns_ = INT64_MIN;
+  int64_t last_flush_ns_ = INT64_MIN;
   absl::flat_hash_map<uint32_t, std::string> strings_;
   absl::flat_hash_map<uint32_t, ThreadState> thread_states_;
   absl::flat_hash_map<uint64_t, OpenRange> open_ranges_;

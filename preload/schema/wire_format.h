@@ -34,7 +34,8 @@ enum class EventKind : uint16_t {
   // function; payload: its cudaError_t result.
   kCudaApi = 1,
   // Instant: an operation (NVTX push range, later Python annotations) begins
-  // on this thread. name_id: operation name; flags: OperationSource.
+  // on this thread. name_id: operation name; flags: OperationSource;
+  // payload: for NVTX, the domain's name id + 1 (0: the default domain).
   kOperationPush = 2,
   // Instant: the innermost open operation of this thread ends.
   kOperationPop = 3,

@@ -61,7 +61,7 @@ int main(int argc, char** argv) {
     uint64_t sequence = 0;
     for (uint64_t first = 0; first < per_thread; first += kEventsPerFrame / kThreads) {
       const uint32_t count = static_cast<uint32_t>(std::min<uint64_t>(kEventsPerFrame / kThreads, per_thread - first));
-      encoder.BeginBatch(++sequence);
+      encoder.BeginBatch(++sequence, 0);
       if (sequence == 1) {
         encoder.AddString(1, "cudaLaunchKernel");
         for (int op = 0; op < 3; ++op) encoder.AddString(10 + op, "operation-" + std::to_string(op));

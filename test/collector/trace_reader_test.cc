@@ -41,7 +41,7 @@ std::vector<uint8_t> SampleStream() {
   identity.argv = {"python3", "train.py"};
   identity.executable = "/usr/bin/python3";
   Append(stream, encoder.EncodeHello(identity, "tsc"));
-  encoder.BeginBatch(1);
+  encoder.BeginBatch(1, 0);
   encoder.AddString(0, "cudaLaunchKernel");
   encoder.AddString(1, "inference");
   encoder.AddThreadInfo(11, "main");

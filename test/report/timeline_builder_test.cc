@@ -27,9 +27,9 @@ void Feed(TimelineBuilder& builder, BatchEncoder::Frame frame) {
 }
 
 void FeedEvents(TimelineBuilder& builder, uint32_t tid, std::vector<wire::Event> events,
-                std::vector<std::pair<uint32_t, std::string>> strings = {}) {
+                std::vector<std::pair<uint32_t, std::string>> strings = {}, int64_t flushed_ns = 0) {
   BatchEncoder encoder;
-  encoder.BeginBatch(1);
+  encoder.BeginBatch(1, flushed_ns);
   for (const auto& [id, text] : strings) encoder.AddString(id, text);
   encoder.AddThreadEvents(tid, static_cast<uint32_t>(events.size()), 0, [&](wire::Event* out) {
     for (size_t i = 0; i < events.size(); ++i) out[i] = events[i];
@@ -131,4 +131,15 @@ TEST_CASE("Exec chains merge threads by tid and keep the later command", "[timel
   CHECK(before.threads.at(5).begin_ns == 0);
   CHECK(before.threads.at(5).end_ns == 200);
   CHECK(before.threads.at(5).events == 3);
+}
+
+TEST_CASE("A process that died ends at its last batch, not at its last event", "[timeline]") {
+  NameTable names;
+  TimelineBuilder builder(names);
+  FeedHello(builder, 10, 0);
+  FeedEvents(builder, 10, {Ev(0, 0, wire::EventKind::kThreadBegin)}, {}, /*flushed_ns=*/500);
+  const ProcessTimeline process = builder.Finish();
+  CHECK_FALSE(process.ended_cleanly);
+  CHECK(process.end_ns == 500);
+  CHECK(process.threads.at(10).end_ns == 500);
 }

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Packs what a device (GPU machine) run needs into ./.device/ (git-ignored),
+# for the device tool's `carry`: the built rlscope, its preload, the test
+# client, and the shared libraries the GPU machine lacks (Abseil: it has no
+# package registry). Run here, after scripts/build.sh.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+build="${RLSCOPE_BUILD_DIR:-$root/build}"
+bundle="$root/.device"
+rm -rf "$bundle"
+mkdir -p "$bundle/bin" "$bundle/lib" "$bundle/deps" "$bundle/test"
+cp "$build/bin/rlscope" "$bundle/bin/"
+cp "$build/lib/librlscope_preload.so" "$bundle/lib/"
+cp "$build/test/fake_cuda/nvtx_client" "$bundle/test/"
+[[ -x "$build/bin/bench_cuda_call" ]] && cp "$build/bin/bench_cuda_call" "$bundle/test/"
+# Libraries of ours that a stock Ubuntu 24.04 does not have.
+for binary in "$bundle/bin/rlscope" "$bundle/lib/librlscope_preload.so"; do
+  ldd "$binary" | awk '/=> \// {print $3}' | { grep -E 'libabsl|libflatbuffers|libunwind' || true; } | while read -r lib; do
+    cp -L "$lib" "$bundle/deps/"
+  done
+done
+du -sh "$bundle"
