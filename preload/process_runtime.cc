@@ -13,6 +13,7 @@
 #include <cstring>
 
 #include "flusher.h"
+#include "process_runtime.h"
 #include "raw_log.h"
 #include "real_symbol.h"
 #include "recorder.h"
@@ -33,6 +34,16 @@ namespace {
 char g_socket_path[108];
 pthread_key_t g_thread_key;
 Flusher* g_flusher = nullptr;
+// The pid the current flusher belongs to. A vfork() child (posix_spawn)
+// runs our hooks with the parent's memory but its own pid: it must not
+// touch the parent's flusher.
+pid_t g_traced_pid = 0;
+
+void StartFlusher(ClockSyncPoint origin, int forked_from) {
+  g_traced_pid = getpid();
+  g_flusher = new Flusher(g_socket_path, origin, forked_from);
+  g_flusher->Start();
+}
 
 uint32_t CurrentTid() { return static_cast<uint32_t>(syscall(SYS_gettid)); }
 
@@ -61,8 +72,7 @@ void OnForkChild() {
   } else {
     t_state.born_ticks = origin.ticks;
   }
-  g_flusher = new Flusher(g_socket_path, origin, static_cast<int>(getppid()));
-  g_flusher->Start();
+  StartFlusher(origin, static_cast<int>(getppid()));
 }
 
 __attribute__((constructor)) void StartPreload() {
@@ -90,19 +100,26 @@ __attribute__((constructor)) void StartPreload() {
   t_state.born_ticks = origin.ticks;  // The main thread is born with the process.
   g_recording = true;
   RegisterCurrentThread();
-  g_flusher = new Flusher(g_socket_path, origin, 0);
-  g_flusher->Start();
+  StartFlusher(origin, 0);
 }
 
 // A destructor of the preload runs after the program's atexit handlers and
 // after the destructors of libraries loaded later, so it sees their events.
-__attribute__((destructor)) void StopPreload() {
-  if (!g_recording || g_flusher == nullptr) return;
-  g_flusher->Stop("exit");
+__attribute__((destructor)) void StopPreload() { FinishImage("exit"); }
+
+}  // namespace
+
+void FinishImage(const char* reason) {
+  if (!g_recording || g_flusher == nullptr || getpid() != g_traced_pid) return;
+  g_flusher->Stop(reason);
   g_recording = false;  // Anything later could not be sent anyway.
 }
 
-}  // namespace
+void ResumeAfterFailedExec() {
+  if (g_recording || g_flusher == nullptr || getpid() != g_traced_pid) return;
+  g_recording = true;
+  StartFlusher(TickClock::SamplePoint(), 0);
+}
 
 ThreadBuffer* RegisterCurrentThread() {
   if (!g_recording || t_state.untraced) return nullptr;

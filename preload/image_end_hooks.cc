@@ -1,0 +1,115 @@
+// Hooks for the ways a process image ends without running destructors:
+// _exit/_Exit (Python's os._exit, multiprocessing workers) and the exec
+// family. Each first sends what the process recorded (FinishImage), so its
+// last events are not lost. glibc's exit() reaches _exit internally, not
+// through these symbols, and is covered by the preload's destructor.
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdarg>
+#include <cstdlib>
+#include <vector>
+
+#include "process_runtime.h"
+#include "real_symbol.h"
+
+namespace rlscope::preload {
+namespace {
+
+template <typename Function>
+Function Real(const char* name) {
+  return reinterpret_cast<Function>(ResolveNextSymbol(name, nullptr, nullptr));
+}
+
+// Collects execl-style variadic arguments (up to the null) into a vector.
+std::vector<char*> CollectArgs(const char* first, va_list& args) {
+  std::vector<char*> argv{const_cast<char*>(first)};
+  while (char* arg = va_arg(args, char*)) argv.push_back(arg);
+  argv.push_back(nullptr);
+  return argv;
+}
+
+// Runs an exec attempt; it only returns if exec failed.
+template <typename Exec>
+int AroundExec(Exec exec) {
+  FinishImage("exec");
+  const int result = exec();
+  const int saved = errno;
+  ResumeAfterFailedExec();
+  errno = saved;
+  return result;
+}
+
+using ExitFunction = void (*)(int);
+using ExecveFunction = int (*)(const char*, char* const[], char* const[]);
+using ExecvFunction = int (*)(const char*, char* const[]);
+
+}  // namespace
+}  // namespace rlscope::preload
+
+#define RLSCOPE_EXPORT extern "C" __attribute__((visibility("default")))
+
+RLSCOPE_EXPORT __attribute__((noreturn)) void _exit(int status) {
+  using namespace rlscope::preload;
+  static const ExitFunction real = Real<ExitFunction>("_exit");
+  FinishImage("_exit");
+  real(status);
+  __builtin_unreachable();
+}
+
+RLSCOPE_EXPORT __attribute__((noreturn)) void _Exit(int status) {
+  using namespace rlscope::preload;
+  static const ExitFunction real = Real<ExitFunction>("_Exit");
+  FinishImage("_exit");
+  real(status);
+  __builtin_unreachable();
+}
+
+RLSCOPE_EXPORT int execve(const char* path, char* const argv[], char* const envp[]) {
+  using namespace rlscope::preload;
+  static const ExecveFunction real = Real<ExecveFunction>("execve");
+  return AroundExec([&] { return real(path, argv, envp); });
+}
+
+RLSCOPE_EXPORT int execv(const char* path, char* const argv[]) {
+  using namespace rlscope::preload;
+  static const ExecvFunction real = Real<ExecvFunction>("execv");
+  return AroundExec([&] { return real(path, argv); });
+}
+
+RLSCOPE_EXPORT int execvp(const char* file, char* const argv[]) {
+  using namespace rlscope::preload;
+  static const ExecvFunction real = Real<ExecvFunction>("execvp");
+  return AroundExec([&] { return real(file, argv); });
+}
+
+RLSCOPE_EXPORT int execvpe(const char* file, char* const argv[], char* const envp[]) {
+  using namespace rlscope::preload;
+  static const ExecveFunction real = Real<ExecveFunction>("execvpe");
+  return AroundExec([&] { return real(file, argv, envp); });
+}
+
+RLSCOPE_EXPORT int execl(const char* path, const char* arg, ...) {
+  va_list args;
+  va_start(args, arg);
+  std::vector<char*> argv = rlscope::preload::CollectArgs(arg, args);
+  va_end(args);
+  return execv(path, argv.data());
+}
+
+RLSCOPE_EXPORT int execlp(const char* file, const char* arg, ...) {
+  va_list args;
+  va_start(args, arg);
+  std::vector<char*> argv = rlscope::preload::CollectArgs(arg, args);
+  va_end(args);
+  return execvp(file, argv.data());
+}
+
+RLSCOPE_EXPORT int execle(const char* path, const char* arg, ...) {
+  va_list args;
+  va_start(args, arg);
+  std::vector<char*> argv = rlscope::preload::CollectArgs(arg, args);
+  char* const* envp = va_arg(args, char* const*);
+  va_end(args);
+  return execve(path, argv.data(), envp);
+}

@@ -1,0 +1,168 @@
+#!/usr/bin/env python3
+"""End-to-end tests of the rlscope CLI that need no CUDA: exit statuses,
+signals, processes and exec chains, bad input.
+
+  cli_e2e_test.py --rlscope BIN [unittest args]
+"""
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from e2e_support import ARGS, ProfiledRun, main, run_rlscope, scratch_dir  # noqa: E402
+
+PYTHON = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
+
+
+class ExitStatus(unittest.TestCase):
+    def test_exit_code_is_the_commands(self):
+        run = ProfiledRun(self, ["sh", "-c", "exit 7"], expect_exit=7)
+        self.assertEqual(run.report["exit_code"], 7)
+
+    def test_death_by_signal_exits_128_plus_signal(self):
+        run = ProfiledRun(self, ["sh", "-c", "kill -KILL $$"], expect_exit=128 + int(signal.SIGKILL))
+        self.assertEqual(run.report["exit_code"], 128 + int(signal.SIGKILL))
+
+    def test_sigterm_sent_to_rlscope_reaches_the_command(self):
+        out = os.path.join(scratch_dir(self), "run")
+        proc = subprocess.Popen([ARGS.rlscope, "run", "--out", out, "--", "sleep", "30"],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        threading.Timer(1.0, proc.send_signal, [signal.SIGTERM]).start()
+        _, stderr = proc.communicate(timeout=30)
+        self.assertEqual(proc.returncode, 128 + int(signal.SIGTERM), stderr)
+        self.assertTrue(os.path.exists(os.path.join(out, "report.json")))
+
+    def test_stdout_is_the_commands_alone(self):
+        run = ProfiledRun(self, ["sh", "-c", "echo hello"])
+        self.assertEqual(run.result.stdout, "hello\n")
+        self.assertIn("rlscope report:", run.result.stderr)
+
+    def test_quiet_prints_no_report(self):
+        out = os.path.join(scratch_dir(self), "run")
+        result = run_rlscope("run", "--quiet", "--out", out, "--", "true")
+        self.assertEqual(result.returncode, 0)
+        self.assertEqual(result.stderr, "")
+        self.assertTrue(os.path.exists(os.path.join(out, "report.txt")))
+
+
+class Processes(unittest.TestCase):
+    def test_every_process_of_the_command_is_traced(self):
+        run = ProfiledRun(self, ["sh", "-c", "sleep 0.05; /bin/true; exit 0"])
+        commands = sorted(p["argv"][0] for p in run.report["processes"])
+        self.assertEqual(commands, ["/bin/true", "sh", "sleep"])
+        for process in run.report["processes"]:
+            self.assertTrue(process["ended_cleanly"], process)
+
+    def test_exec_keeps_one_process_with_the_new_command(self):
+        run = ProfiledRun(self, ["sh", "-c", "exec sleep 0.05"])
+        (process,) = run.report["processes"]
+        self.assertEqual(process["argv"], ["sleep", "0.05"])
+        self.assertTrue(process["ended_cleanly"])
+
+    def test_python_fork_with_os_exit_and_threads(self):
+        script = ("import os, threading, time\n"
+                  "t = threading.Thread(target=time.sleep, args=(0.05,)); t.start(); t.join()\n"
+                  "pid = os.fork()\n"
+                  "if pid == 0:\n"
+                  "    time.sleep(0.05); os._exit(3)\n"
+                  "_, status = os.waitpid(pid, 0)\n"
+                  "print(os.waitstatus_to_exitcode(status))\n")
+        run = ProfiledRun(self, [PYTHON, "-c", script])
+        self.assertEqual(run.result.stdout, "3\n")
+        processes = run.report["processes"]
+        self.assertEqual(len(processes), 2)
+        child = next(p for p in processes if p["forked_from"] != 0)
+        parent = next(p for p in processes if p["forked_from"] == 0)
+        self.assertEqual(child["forked_from"], parent["pid"])
+        self.assertTrue(child["ended_cleanly"], "os._exit must flush the child's events")
+        self.assertGreaterEqual(child["end_ns"] - child["begin_ns"], 50_000_000)
+
+    def test_rows_partition_the_traced_thread_time(self):
+        run = ProfiledRun(self, ["sh", "-c", "sleep 0.05"])
+        for process in run.report["processes"]:
+            total = sum(r["ns"] for r in run.report["rows"] if r["process"] == process["pid"])
+            self.assertEqual(total, process["traced_thread_ns"])
+            self.assertEqual(total, sum(t["end_ns"] - t["begin_ns"] for t in process["threads"]))
+
+
+class ReportCommand(unittest.TestCase):
+    def test_report_reproduces_the_run_report(self):
+        run = ProfiledRun(self, ["sh", "-c", "sleep 0.02"])
+        again = run_rlscope("report", run.out)
+        self.assertEqual(again.returncode, 0, again.stderr)
+        with open(os.path.join(run.out, "report.txt")) as f:
+            self.assertEqual(again.stdout, f.read())
+        with open(os.path.join(run.out, "report.json")) as f:
+            self.assertEqual(json.load(f)["rows"], run.report["rows"])
+
+    def test_corrupt_trace_is_analysed_up_to_the_damage(self):
+        run = ProfiledRun(self, ["sh", "-c", "sleep 0.05"])
+        # sh execs sleep: two streams of one pid; damage the first.
+        trace = sorted(os.listdir(os.path.join(run.out, "trace")))[0]
+        path = os.path.join(run.out, "trace", trace)
+        with open(path, "r+b") as f:
+            data = bytearray(f.read())
+            data[-10:] = b"\xff" * 10  # Garbage inside the last frame.
+            f.seek(0)
+            f.write(data)
+        result = run_rlscope("report", run.out)
+        self.assertEqual(result.returncode, 3, result.stderr)
+        self.assertIn(path, result.stdout)
+        self.assertIn("byte offset", result.stdout)
+
+
+class BadInput(unittest.TestCase):
+    def check(self, args, code, needle):
+        result = run_rlscope(*args)
+        self.assertEqual(result.returncode, code, result.stderr)
+        self.assertIn(needle, result.stderr)
+        self.assertNotIn("terminate called", result.stderr)
+
+    def test_usage_errors(self):
+        self.check(["run", "--bogus", "--", "true"], 2, "unknown option '--bogus'")
+        self.check(["run"], 2, "no command to profile")
+        self.check(["run", "--out"], 2, "needs a value")
+        self.check(["frobnicate"], 2, "unknown command 'frobnicate'")
+        self.check([], 2, "usage:")
+        self.check(["report"], 2, "no run directory given")
+        self.check(["report", "a", "b"], 2, "exactly one run directory")
+        self.check(["dump"], 2, "exactly one trace file")
+
+    def test_help_explains_every_command(self):
+        for command in (["--help"], ["run", "--help"], ["report", "--help"], ["dump", "--help"]):
+            result = run_rlscope(*command)
+            self.assertEqual(result.returncode, 0)
+            self.assertIn("usage: rlscope", result.stdout)
+
+    def test_unwritable_out_directory(self):
+        blocker = tempfile.NamedTemporaryFile(prefix="rlscope-e2e-")
+        self.check(["run", "--out", os.path.join(blocker.name, "sub"), "--", "true"], 1,
+                   "cannot create the output directory")
+
+    def test_out_directory_holding_a_run_is_refused(self):
+        run = ProfiledRun(self, ["true"])
+        self.check(["run", "--out", run.out, "--", "true"], 1, "already holds an rlscope run")
+
+    def test_missing_command(self):
+        out = os.path.join(scratch_dir(self), "r")
+        self.check(["run", "--out", out, "--", "/no/such/program"], 127, "cannot run '/no/such/program'")
+
+    def test_report_of_a_directory_that_is_not_a_run(self):
+        empty = scratch_dir(self)
+        self.check(["report", empty], 1, "is not an rlscope run directory")
+        self.check(["report", os.path.join(empty, "missing")], 1, "no such directory")
+
+    def test_dump_of_garbage(self):
+        path = os.path.join(scratch_dir(self), "x.rlt")
+        with open(path, "wb") as f:
+            f.write(b"\x10\x00\x00\x00not a trace at all")
+        self.check(["dump", path], 1, "not a readable rlscope trace")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,48 @@
+"""Shared helpers of the end-to-end tests: paths of the built binaries (from
+the command line ctest gives) and one `rlscope run` in a scratch directory."""
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+ARGS = argparse.Namespace()
+
+
+def run_rlscope(*args, env=None, timeout=120):
+    return subprocess.run([ARGS.rlscope, *args], capture_output=True, text=True, env=env, timeout=timeout)
+
+
+def scratch_dir(test):
+    path = tempfile.mkdtemp(prefix="rlscope-e2e-")
+    test.addCleanup(shutil.rmtree, path, True)
+    return path
+
+
+class ProfiledRun:
+    """One `rlscope run -- COMMAND` in a fresh directory; checks the exit code
+    and loads report.json."""
+
+    def __init__(self, test, command, expect_exit=0, env=None):
+        self.dir = scratch_dir(test)
+        self.out = os.path.join(self.dir, "run")
+        self.result = run_rlscope("run", "--out", self.out, "--", *command, env=env)
+        test.assertEqual(self.result.returncode, expect_exit, self.result.stderr)
+        with open(os.path.join(self.out, "report.json")) as f:
+            self.report = json.load(f)
+
+    def process_by_command(self, needle):
+        return [p for p in self.report["processes"] if any(needle in arg for arg in p["argv"])]
+
+
+def main(extra_arguments=()):
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--rlscope", required=True)
+    for name in extra_arguments:
+        parser.add_argument(name, required=True)
+    known, rest = parser.parse_known_args()
+    vars(ARGS).update(vars(known))
+    unittest.main(argv=[sys.argv[0], *rest], verbosity=2)
