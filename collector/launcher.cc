@@ -68,7 +68,17 @@ std::vector<std::string> BuildChildEnvironment(const std::vector<std::string>& b
   return environment;
 }
 
-absl::StatusOr<pid_t> Launch(const std::vector<std::string>& argv, const std::vector<std::string>& environment) {
+int ControllingTerminal() {
+  if (!isatty(STDIN_FILENO)) return -1;
+  return tcgetpgrp(STDIN_FILENO) == getpgrp() ? STDIN_FILENO : -1;
+}
+
+void GiveTerminalTo(int terminal_fd, pid_t process_group) {
+  if (terminal_fd >= 0) tcsetpgrp(terminal_fd, process_group);
+}
+
+absl::StatusOr<pid_t> Launch(const std::vector<std::string>& argv, const std::vector<std::string>& environment,
+                             int terminal_fd) {
   if (argv.empty()) return absl::InvalidArgumentError("no command given");
   std::vector<char*> argv_pointers;
   for (const std::string& arg : argv) argv_pointers.push_back(const_cast<char*>(arg.c_str()));
@@ -89,6 +99,11 @@ absl::StatusOr<pid_t> Launch(const std::vector<std::string>& argv, const std::ve
   }
   if (pid == 0) {
     close(error_pipe[0]);
+    // Both sides set the group and the terminal, so neither order of the
+    // parent and child running first leaves a window (as shells do). The
+    // collector's mask blocks SIGTTOU, which tcsetpgrp needs here.
+    setpgid(0, 0);
+    GiveTerminalTo(terminal_fd, getpid());
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, nullptr);  // The collector blocks signals; the command must not.
@@ -99,6 +114,8 @@ absl::StatusOr<pid_t> Launch(const std::vector<std::string>& argv, const std::ve
     _exit(127);
   }
   close(error_pipe[1]);
+  setpgid(pid, pid);  // EACCES once the child has exec'd: it already did it.
+  GiveTerminalTo(terminal_fd, pid);
   int exec_errno = 0;
   ssize_t n;
   do {
@@ -107,6 +124,7 @@ absl::StatusOr<pid_t> Launch(const std::vector<std::string>& argv, const std::ve
   close(error_pipe[0]);
   if (n == sizeof(exec_errno)) {
     waitpid(pid, nullptr, 0);
+    GiveTerminalTo(terminal_fd, getpgrp());
     return absl::NotFoundError(absl::StrFormat("cannot run '%s': %s", argv[0], strerror(exec_errno)));
   }
   return pid;

@@ -27,10 +27,23 @@ std::vector<std::string> BuildChildEnvironment(const std::vector<std::string>& b
                                                const InjectionEnvironment& injection,
                                                std::vector<std::string>* warnings);
 
-// Launch: fork/execvp `argv` with `environment` and the default signal mask.
+// Launch: fork/execvp `argv` with `environment` and the default signal mask,
+// as the leader of a new process group (so a signal rlscope forwards
+// reaches it once, not also through rlscope's own group). With a
+// `terminal_fd` (>= 0), that group becomes the terminal's foreground group,
+// as a shell would make it: Ctrl-C and Ctrl-Z go to the command directly.
 // Fails (with the reason, e.g. "no such file or directory") when the
 // command cannot be executed; the child never runs in that case.
-absl::StatusOr<pid_t> Launch(const std::vector<std::string>& argv, const std::vector<std::string>& environment);
+absl::StatusOr<pid_t> Launch(const std::vector<std::string>& argv, const std::vector<std::string>& environment,
+                             int terminal_fd);
+
+// ControllingTerminal: stdin's fd when it is a terminal whose foreground
+// group is ours (an interactive run), else -1.
+int ControllingTerminal();
+
+// GiveTerminalTo: makes `process_group` the terminal's foreground group.
+// The caller must have SIGTTOU blocked (it may be in the background).
+void GiveTerminalTo(int terminal_fd, pid_t process_group);
 
 // ExitCodeOf: a wait status as a shell reports it: the exit status, or
 // 128 + N when killed by signal N.

@@ -55,9 +55,11 @@ exit status: COMMAND's own (128+N if it died of signal N); 127 if COMMAND
 cannot be run; 2 for a usage error; 1 if rlscope itself failed before
 starting COMMAND.
 
-signals: SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to rlscope are passed on
-to COMMAND; rlscope then waits for it to finish and still writes the
-report. (A Ctrl-C at the terminal reaches COMMAND directly.)
+signals: COMMAND runs in its own process group, which owns the terminal
+(Ctrl-C and Ctrl-Z reach it directly, as from a shell). SIGINT, SIGTERM,
+SIGHUP and SIGQUIT sent to rlscope (or to its process group) are passed on
+to COMMAND's group once; rlscope then waits for COMMAND to finish and still
+writes the report. After COMMAND exits, Ctrl-C stops the report.
 )USAGE";
 
 // After COMMAND exits, its descendants may still be flushing; wait this
@@ -111,7 +113,8 @@ sigset_t HandledSignals() {
 // Session: one launched command and the streams of its processes.
 class Session {
  public:
-  Session(pid_t child, Receiver& receiver, int signal_fd) : child_(child), receiver_(receiver), signal_fd_(signal_fd) {}
+  Session(pid_t child, Receiver& receiver, int signal_fd, int terminal_fd)
+      : child_(child), receiver_(receiver), signal_fd_(signal_fd), terminal_fd_(terminal_fd) {}
 
   // Wait: runs until COMMAND has exited and its streams are closed (or the
   // drain timeout passed). Returns COMMAND's wait status.
@@ -148,30 +151,42 @@ class Session {
     while (read(signal_fd_, &info, sizeof(info)) == sizeof(info)) {
       if (info.ssi_signo == SIGCHLD) {
         Reap();
-      } else if (!exited_ && (info.ssi_code == SI_USER || info.ssi_code == SI_QUEUE)) {
-        // Sent to rlscope by a program (kill, a job scheduler): pass it on.
-        // A terminal's Ctrl-C (SI_KERNEL) already reached COMMAND, which
-        // shares our process group; forwarding it would deliver it twice.
-        kill(child_, static_cast<int>(info.ssi_signo));
+      } else if (!exited_) {
+        // COMMAND leads its own process group, so whatever reached rlscope
+        // (kill, a kill of our group, a scheduler) has not reached it yet.
+        kill(-child_, static_cast<int>(info.ssi_signo));
       }
     }
   }
   void Reap() {
     int status = 0;
     while (!exited_) {
-      const pid_t pid = waitpid(child_, &status, WNOHANG);
-      if (pid == child_) {
-        exited_ = true;
-        wait_status_ = status;
-        exit_ns_ = NowNs(CLOCK_MONOTONIC);
-      }
+      const pid_t pid = waitpid(child_, &status, WNOHANG | WUNTRACED);
       if (pid <= 0) break;
+      if (WIFSTOPPED(status)) {
+        SuspendWithCommand();
+        continue;
+      }
+      exited_ = true;
+      wait_status_ = status;
+      exit_ns_ = NowNs(CLOCK_MONOTONIC);
     }
+  }
+  // Ctrl-Z stopped COMMAND: stop rlscope too, so the shell sees its job
+  // stopped and gets the terminal back; on `fg`/`bg` (SIGCONT to us), hand
+  // the terminal back to COMMAND and continue it.
+  void SuspendWithCommand() {
+    if (terminal_fd_ < 0) return;  // Not interactive: a debugger's stop, say.
+    GiveTerminalTo(terminal_fd_, getpgrp());
+    kill(getpid(), SIGSTOP);
+    GiveTerminalTo(terminal_fd_, child_);
+    kill(-child_, SIGCONT);
   }
 
   pid_t child_;
   Receiver& receiver_;
   int signal_fd_;
+  int terminal_fd_;
   bool exited_ = false;
   int wait_status_ = 0;
   int64_t exit_ns_ = 0;
@@ -219,12 +234,15 @@ int RunCommandMain(const std::vector<std::string>& args) {
     return 1;
   }
 
-  // Block the handled signals (read through a signalfd) and SIGPIPE (a
-  // closed stdout must not kill us before we report). Launch() gives the
-  // command a clean mask.
+  // Block the handled signals (read through a signalfd), SIGPIPE (a closed
+  // stdout must not kill us before we report) and SIGTTOU (we move the
+  // terminal between process groups). Launch() gives the command a clean
+  // mask; the original one returns once the command has exited.
   sigset_t blocked = HandledSignals();
   sigaddset(&blocked, SIGPIPE);
-  sigprocmask(SIG_BLOCK, &blocked, nullptr);
+  sigaddset(&blocked, SIGTTOU);
+  sigset_t original_mask;
+  sigprocmask(SIG_BLOCK, &blocked, &original_mask);
   const sigset_t handled = HandledSignals();
   const int signal_fd = signalfd(-1, &handled, SFD_CLOEXEC | SFD_NONBLOCK);
 
@@ -238,15 +256,20 @@ int RunCommandMain(const std::vector<std::string>& args) {
   metadata.rlscope_version = RLSCOPE_VERSION;
   metadata.start_unix_ns = NowNs(CLOCK_REALTIME);
   const int64_t start_ns = NowNs(CLOCK_MONOTONIC);
-  absl::StatusOr<pid_t> child = Launch(options->command, environment);
+  const int terminal_fd = ControllingTerminal();
+  absl::StatusOr<pid_t> child = Launch(options->command, environment, terminal_fd);
   if (!child.ok()) {
     std::cerr << "rlscope run: " << child.status().message() << "\n";
     receiver->reset();
     RemoveSocket(*socket_path);
     return 127;
   }
-  Session session(*child, **receiver, signal_fd);
+  Session session(*child, **receiver, signal_fd, terminal_fd);
   const int wait_status = session.Wait();
+  GiveTerminalTo(terminal_fd, getpgrp());
+  // From here on a Ctrl-C (or SIGTERM) ends rlscope: only the report is left.
+  close(signal_fd);
+  sigprocmask(SIG_SETMASK, &original_mask, nullptr);
   metadata.exit_code = ExitCodeOf(wait_status);
   metadata.wall_ns = session.exit_ns() - start_ns;
   metadata.collector_problems = (*receiver)->problems();
@@ -257,7 +280,6 @@ int RunCommandMain(const std::vector<std::string>& args) {
   }
   receiver->reset();
   RemoveSocket(*socket_path);
-  close(signal_fd);
 
   const std::string meta_path = (std::filesystem::path(*run_dir) / "meta.json").string();
   if (absl::Status written = report::WriteRunMetadata(meta_path, metadata); !written.ok()) {

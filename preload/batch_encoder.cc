@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <ctime>
 
 namespace rlscope::preload {
@@ -42,6 +43,18 @@ ProcessIdentity ProcessIdentity::ReadCurrent(int64_t start_ns, int forked_from) 
     id.argv.emplace_back(cmdline, begin, end - begin);
     begin = end + 1;
   }
+  // starttime is field 22 of /proc/self/stat, counted after the ")" that
+  // ends the (arbitrary) command name: fields 3.. follow it.
+  const std::string stat = ReadWholeFile("/proc/self/stat");
+  const size_t paren = stat.rfind(')');
+  if (paren != std::string::npos) {
+    size_t position = paren + 2;
+    for (int field = 3; field < 22 && position != std::string::npos; ++field) {
+      position = stat.find(' ', position);
+      if (position != std::string::npos) ++position;
+    }
+    if (position != std::string::npos) id.proc_start_ticks = strtoull(stat.c_str() + position, nullptr, 10);
+  }
   char host[256] = {};
   if (gethostname(host, sizeof(host) - 1) == 0) id.hostname = host;
   return id;
@@ -61,7 +74,8 @@ BatchEncoder::Frame BatchEncoder::EncodeHello(const ProcessIdentity& identity, c
   auto hello = wire::CreateHello(builder_, wire::kProtocolVersion, identity.pid, identity.ppid, identity.start_ns,
                                  identity.start_unix_ns, builder_.CreateString(identity.executable),
                                  builder_.CreateVector(argv), builder_.CreateString(identity.hostname),
-                                 builder_.CreateString(clock_source), identity.forked_from);
+                                 builder_.CreateString(clock_source), identity.forked_from,
+                                 identity.proc_start_ticks);
   return Finish(wire::Message::Hello, hello.Union());
 }
 
@@ -87,8 +101,9 @@ void BatchEncoder::AddString(uint32_t id, std::string_view text) {
   strings_.push_back(wire::CreateStringDef(builder_, id, builder_.CreateString(text.data(), text.size())));
 }
 
-void BatchEncoder::AddThreadInfo(uint32_t tid, std::string_view name) {
-  infos_.push_back(wire::CreateThreadInfo(builder_, tid, builder_.CreateString(name.data(), name.size())));
+void BatchEncoder::AddThreadInfo(uint32_t tid, uint64_t instance, std::string_view name) {
+  infos_.push_back(
+      wire::CreateThreadInfo(builder_, tid, builder_.CreateString(name.data(), name.size()), instance));
 }
 
 BatchEncoder::Frame BatchEncoder::FinishBatch() {

@@ -21,6 +21,7 @@ struct ProcessIdentity {
   int forked_from = 0;  // Parent pid when this process is a fork() child.
   int64_t start_ns = 0;
   int64_t start_unix_ns = 0;
+  uint64_t proc_start_ticks = 0;  // /proc/self/stat starttime.
   std::string executable;
   std::vector<std::string> argv;
   std::string hostname;
@@ -40,15 +41,15 @@ class BatchEncoder {
   // `flushed_ns`: when the batch was cut (CLOCK_MONOTONIC).
   void BeginBatch(uint64_t sequence, int64_t flushed_ns);
   void AddString(uint32_t id, std::string_view text);
-  void AddThreadInfo(uint32_t tid, std::string_view name);
-  // AddThreadEvents adds `count` events of thread `tid`, written in place
-  // by fill(wire::Event* slots) (no intermediate copy).
+  void AddThreadInfo(uint32_t tid, uint64_t instance, std::string_view name);
+  // AddThreadEvents adds `count` events of thread (`tid`, `instance`),
+  // written in place by fill(wire::Event* slots) (no intermediate copy).
   template <typename FillFn>
-  void AddThreadEvents(uint32_t tid, uint32_t count, uint64_t dropped, FillFn fill) {
+  void AddThreadEvents(uint32_t tid, uint64_t instance, uint32_t count, uint64_t dropped, FillFn fill) {
     wire::Event* slots = nullptr;
     auto events = builder_.CreateUninitializedVectorOfStructs<wire::Event>(count, &slots);
     fill(slots);  // Before the next builder call: growing the builder moves its bytes.
-    threads_.push_back(wire::CreateThreadEvents(builder_, tid, events, dropped));
+    threads_.push_back(wire::CreateThreadEvents(builder_, tid, events, dropped, instance));
     batch_events_ += count;
   }
   size_t batch_events() const { return batch_events_; }

@@ -3,15 +3,27 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <ctime>
 
 #include "tick_clock.h"
 
 namespace rlscope::preload {
+
+namespace {
+
+// Programs hand out low fd numbers first; ours lives far above them.
+constexpr int kHighFdFloor = 900;
+// Longest single wait inside SendAll, so a lowered deadline cap is noticed.
+constexpr int kPollSliceMs = 50;
+
+}  // namespace
 
 CollectorConnection::CollectorConnection(const char* socket_path) {
   path_[0] = '\0';
@@ -30,28 +42,54 @@ bool CollectorConnection::Connect() {
     return false;
   }
   // CLOEXEC: an exec'd image must not inherit (and write to) this stream.
-  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  // NONBLOCK before connect: a collector with a full backlog must not block.
+  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (fd < 0) return false;
   sockaddr_un address{};
   address.sun_family = AF_UNIX;
-  memcpy(address.sun_path, path_, sizeof(path_) < sizeof(address.sun_path) ? sizeof(path_) : sizeof(address.sun_path));
-  if (connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0) {
+  memcpy(address.sun_path, path_, std::min(sizeof(path_), sizeof(address.sun_path)));
+  // EAGAIN: the collector's backlog is full (many processes starting at
+  // once); it drains within milliseconds, so retry for up to a second.
+  int result;
+  for (int attempt = 0; (result = connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address))) != 0 &&
+                        errno == EAGAIN && attempt < 50;
+       ++attempt) {
+    timespec pause{0, 20'000'000};
+    nanosleep(&pause, nullptr);
+  }
+  if (result != 0) {
     const int saved = errno;
     close(fd);
     errno = saved;
     return false;
   }
-  fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+  const int high = fcntl(fd, F_DUPFD_CLOEXEC, kHighFdFloor);
+  if (high >= 0) {
+    close(fd);
+    fd = high;
+  }
+  struct stat info{};
+  fstat(fd, &info);
+  device_ = info.st_dev;
+  inode_ = info.st_ino;
   fd_ = fd;
   return true;
 }
 
-bool CollectorConnection::SendAll(const uint8_t* data, size_t size, int64_t deadline_ns) {
+bool CollectorConnection::StillOurs() const {
+  struct stat info{};
+  return fd_ >= 0 && fstat(fd_, &info) == 0 && S_ISSOCK(info.st_mode) && info.st_dev == device_ &&
+         info.st_ino == inode_;
+}
+
+bool CollectorConnection::SendAll(const uint8_t* data, size_t size, int64_t deadline_ns,
+                                  const std::atomic<int64_t>* deadline_cap_ns) {
+  if (!StillOurs()) {
+    fd_ = -1;  // Not ours any more: forget it, never close it.
+    errno = EBADF;
+    return false;
+  }
   while (size > 0) {
-    if (fd_ < 0) {
-      errno = ENOTCONN;
-      return false;
-    }
     // MSG_NOSIGNAL: a vanished collector must not SIGPIPE the program.
     ssize_t sent = send(fd_, data, size, MSG_NOSIGNAL);
     if (sent > 0) {
@@ -61,14 +99,15 @@ bool CollectorConnection::SendAll(const uint8_t* data, size_t size, int64_t dead
     }
     if (sent < 0 && errno == EINTR) continue;
     if (sent < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-      const int64_t left_ns = deadline_ns - MonotonicNs();
+      const int64_t cap = deadline_cap_ns != nullptr ? deadline_cap_ns->load(std::memory_order_acquire) : INT64_MAX;
+      const int64_t left_ns = std::min(deadline_ns, cap) - MonotonicNs();
       if (left_ns <= 0) {
         Close();
         errno = ETIMEDOUT;
         return false;
       }
       pollfd waiter{fd_, POLLOUT, 0};
-      poll(&waiter, 1, static_cast<int>(left_ns / 1000000 + 1));
+      poll(&waiter, 1, static_cast<int>(std::min<int64_t>(left_ns / 1000000 + 1, kPollSliceMs)));
       continue;
     }
     const int saved = errno;
@@ -80,10 +119,8 @@ bool CollectorConnection::SendAll(const uint8_t* data, size_t size, int64_t dead
 }
 
 void CollectorConnection::Close() {
-  if (fd_ >= 0) {
-    close(fd_);
-    fd_ = -1;
-  }
+  if (StillOurs()) close(fd_);
+  fd_ = -1;
 }
 
 }  // namespace rlscope::preload

@@ -1,10 +1,19 @@
 // CollectorConnection: the preload's end of the Unix stream socket to the
 // collector. Used by the flusher thread only. Sends whole frames with a
 // deadline so a stuck collector can delay the flusher, never the program,
-// and never the program's exit by more than the deadline.
+// and the program's exit only by the flusher's exit bound.
+//
+// The program owns the fd table: it may close our socket (daemons and
+// subprocess children close every fd) and the number may then name one of
+// its own files. So the socket sits at a high fd number, and its identity
+// (device, inode) is checked before every use: a socket that is no longer
+// ours is never written to or closed.
 #ifndef RLSCOPE_PRELOAD_COLLECTOR_CONNECTION_H_
 #define RLSCOPE_PRELOAD_COLLECTOR_CONNECTION_H_
 
+#include <sys/types.h>
+
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 
@@ -20,17 +29,24 @@ class CollectorConnection {
   // Connect: returns false (with errno) when the collector is unreachable.
   bool Connect();
   bool connected() const { return fd_ >= 0; }
-  // SendAll: writes all `size` bytes before `deadline_ns` (CLOCK_MONOTONIC).
-  // On failure the connection is closed (a half-written frame would corrupt
-  // the stream) and errno says why (ETIMEDOUT for the deadline).
-  bool SendAll(const uint8_t* data, size_t size, int64_t deadline_ns);
+  // SendAll: writes all `size` bytes before `deadline_ns` or before
+  // `*deadline_cap_ns` (CLOCK_MONOTONIC; re-read while waiting, so another
+  // thread can cut the wait short). On failure the connection is dropped (a
+  // half-written frame would corrupt the stream) and errno says why:
+  // ETIMEDOUT for a deadline, EBADF when the program closed our socket.
+  bool SendAll(const uint8_t* data, size_t size, int64_t deadline_ns, const std::atomic<int64_t>* deadline_cap_ns);
   // Close: also used in a fork() child, where the inherited socket carries
   // the parent's stream and must be let go without writing to it.
   void Close();
 
  private:
+  // StillOurs: the fd still refers to the socket we connected.
+  bool StillOurs() const;
+
   char path_[108];
   int fd_ = -1;
+  dev_t device_ = 0;
+  ino_t inode_ = 0;
 };
 
 }  // namespace rlscope::preload

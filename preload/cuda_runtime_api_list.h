@@ -49,7 +49,15 @@
     (void* dst, size_t dpitch, const void* src, size_t spitch, size_t width, size_t height,                  \
      cudaMemcpyKind kind),                                                                                   \
     (dst, dpitch, src, spitch, width, height, kind))                                                         \
+  X(cudaMemcpy2D_ptds,                                                                                       \
+    (void* dst, size_t dpitch, const void* src, size_t spitch, size_t width, size_t height,                  \
+     cudaMemcpyKind kind),                                                                                   \
+    (dst, dpitch, src, spitch, width, height, kind))                                                         \
   X(cudaMemcpy2DAsync,                                                                                       \
+    (void* dst, size_t dpitch, const void* src, size_t spitch, size_t width, size_t height,                  \
+     cudaMemcpyKind kind, cudaStream_t stream),                                                              \
+    (dst, dpitch, src, spitch, width, height, kind, stream))                                                 \
+  X(cudaMemcpy2DAsync_ptsz,                                                                                  \
     (void* dst, size_t dpitch, const void* src, size_t spitch, size_t width, size_t height,                  \
      cudaMemcpyKind kind, cudaStream_t stream),                                                              \
     (dst, dpitch, src, spitch, width, height, kind, stream))                                                 \
@@ -60,13 +68,26 @@
     (dst, dst_device, src, src_device, count, stream))                                                       \
   X(cudaMemcpyToSymbol, (const void* symbol, const void* src, size_t count, size_t offset, cudaMemcpyKind kind), \
     (symbol, src, count, offset, kind))                                                                      \
+  X(cudaMemcpyToSymbol_ptds,                                                                                 \
+    (const void* symbol, const void* src, size_t count, size_t offset, cudaMemcpyKind kind),                 \
+    (symbol, src, count, offset, kind))                                                                      \
   X(cudaMemcpyFromSymbol, (void* dst, const void* symbol, size_t count, size_t offset, cudaMemcpyKind kind), \
+    (dst, symbol, count, offset, kind))                                                                      \
+  X(cudaMemcpyFromSymbol_ptds,                                                                               \
+    (void* dst, const void* symbol, size_t count, size_t offset, cudaMemcpyKind kind),                       \
     (dst, symbol, count, offset, kind))                                                                      \
   X(cudaMemcpyToSymbolAsync,                                                                                 \
     (const void* symbol, const void* src, size_t count, size_t offset, cudaMemcpyKind kind,                  \
      cudaStream_t stream),                                                                                   \
     (symbol, src, count, offset, kind, stream))                                                              \
+  X(cudaMemcpyToSymbolAsync_ptsz,                                                                            \
+    (const void* symbol, const void* src, size_t count, size_t offset, cudaMemcpyKind kind,                  \
+     cudaStream_t stream),                                                                                   \
+    (symbol, src, count, offset, kind, stream))                                                              \
   X(cudaMemcpyFromSymbolAsync,                                                                               \
+    (void* dst, const void* symbol, size_t count, size_t offset, cudaMemcpyKind kind, cudaStream_t stream),  \
+    (dst, symbol, count, offset, kind, stream))                                                              \
+  X(cudaMemcpyFromSymbolAsync_ptsz,                                                                          \
     (void* dst, const void* symbol, size_t count, size_t offset, cudaMemcpyKind kind, cudaStream_t stream),  \
     (dst, symbol, count, offset, kind, stream))                                                              \
   /* Memsets */                                                                                             \
@@ -77,7 +98,12 @@
     (ptr, value, count, stream))                                                                             \
   X(cudaMemset2D, (void* ptr, size_t pitch, int value, size_t width, size_t height),                         \
     (ptr, pitch, value, width, height))                                                                      \
+  X(cudaMemset2D_ptds, (void* ptr, size_t pitch, int value, size_t width, size_t height),                    \
+    (ptr, pitch, value, width, height))                                                                      \
   X(cudaMemset2DAsync, (void* ptr, size_t pitch, int value, size_t width, size_t height, cudaStream_t stream), \
+    (ptr, pitch, value, width, height, stream))                                                              \
+  X(cudaMemset2DAsync_ptsz,                                                                                  \
+    (void* ptr, size_t pitch, int value, size_t width, size_t height, cudaStream_t stream),                  \
     (ptr, pitch, value, width, height, stream))                                                              \
   /* Memory management */                                                                                   \
   X(cudaMalloc, (void** ptr, size_t size), (ptr, size))                                                      \

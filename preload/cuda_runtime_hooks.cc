@@ -26,20 +26,27 @@ constexpr const char* kApiNames[kCudaApiCount] = {
 #undef RLSCOPE_API_NAME
 };
 
-// Our definitions are unversioned, which satisfies the versioned references
-// (name@libcudart.so.13) programs link against; the next definition is
-// looked up with that version.
+// Our definitions carry the version libcudart.so.13 (preload.map), so they
+// bind exactly the references to CUDA 13's runtime (name@libcudart.so.13)
+// and leave a CUDA 12 runtime loaded alongside alone; the next definition
+// is looked up with that version.
 constexpr const char* kCudartVersion = "libcudart.so.13";
 constexpr const char* kCudartLibraryHint = "libcudart.so";
 
 uint32_t g_api_name_ids[kCudaApiCount];
 std::atomic<void*> g_real_functions[kCudaApiCount];
+// An API whose real definition was not found, remembered so the search and
+// its warning happen once, not on every call.
+std::atomic<bool> g_unresolvable[kCudaApiCount];
 
 void* ResolveRealCudaFunction(CudaApi api) {
+  if (g_unresolvable[api].load(std::memory_order_relaxed)) return nullptr;
   void* real = ResolveNextSymbol(kApiNames[api], kCudartVersion, kCudartLibraryHint);
   if (real == nullptr) {
-    RawLog("%s: no libcudart.so.13 definition is loaded; returning cudaErrorInitializationError",
-           kApiNames[api]);
+    if (!g_unresolvable[api].exchange(true)) {
+      RawLog("%s: no libcudart.so.13 definition is loaded; returning cudaErrorInitializationError",
+             kApiNames[api]);
+    }
     return nullptr;
   }
   g_real_functions[api].store(real, std::memory_order_release);

@@ -1,8 +1,8 @@
 #include "flusher.h"
 
 #include <fcntl.h>
-#include <poll.h>
-#include <sys/eventfd.h>
+#include <linux/futex.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -24,7 +24,6 @@ Flusher::Flusher(const char* socket_path, ClockSyncPoint origin, int forked_from
 }
 
 bool Flusher::Start() {
-  wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   // The flusher must never receive the program's signals: block them all
   // while creating it so the new thread inherits a full mask.
   sigset_t all, previous;
@@ -43,33 +42,34 @@ void* Flusher::ThreadMain(void* self) {
   return nullptr;
 }
 
+void Flusher::SleepUntilNextFlush() {
+  timespec timeout{0, kFlushIntervalMs * 1'000'000L};
+  // Returns early when Stop changes the word (or on a spurious wake-up).
+  syscall(SYS_futex, reinterpret_cast<uint32_t*>(&wake_word_), FUTEX_WAIT_PRIVATE, 0, &timeout, nullptr, 0);
+}
+
 void Flusher::Run() {
   while (!stop_requested_.load(std::memory_order_acquire)) {
-    pollfd waiter{wake_fd_, POLLIN, 0};
-    poll(&waiter, wake_fd_ >= 0 ? 1 : 0, kFlushIntervalMs);
-    uint64_t ignored;
-    if (wake_fd_ >= 0) (void)!read(wake_fd_, &ignored, sizeof(ignored));
+    SleepUntilNextFlush();
     FlushOnce();
   }
   FlushOnce();  // Catch what arrived between the last flush and Stop.
   if (!gave_up_ && connection_.connected()) {
     BatchEncoder goodbye;
-    SendFrame(goodbye.EncodeGoodbye(MonotonicNs(), events_sent_ + events_dropped_, events_dropped_, stop_reason_),
-              deadline_ns_);
+    SendFrame(goodbye.EncodeGoodbye(MonotonicNs(), events_sent_ + events_dropped_, events_dropped_, stop_reason_));
   }
-  finished_.store(true, std::memory_order_release);
 }
 
 void Flusher::Stop(std::string_view reason) {
   stop_reason_ = reason;
-  deadline_ns_ = MonotonicNs() + kExitTimeoutNs;
+  exit_deadline_ns_.store(MonotonicNs() + kExitTimeoutNs, std::memory_order_release);
   stop_requested_.store(true, std::memory_order_release);
   if (!started_) {
     Run();  // No thread: do the final flush here.
   } else {
-    uint64_t one = 1;
-    if (wake_fd_ >= 0) (void)!write(wake_fd_, &one, sizeof(one));
-    // Wait slightly longer than the flusher's own send deadline.
+    wake_word_.store(1, std::memory_order_release);
+    syscall(SYS_futex, reinterpret_cast<uint32_t*>(&wake_word_), FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr, 0);
+    // Sends in flight observe the lowered deadline, so this wait is bounded.
     timespec until{};
     clock_gettime(CLOCK_REALTIME, &until);
     until.tv_sec += kExitTimeoutNs / 1'000'000'000 + 1;
@@ -98,7 +98,7 @@ bool Flusher::EnsureConnected() {
   BatchEncoder hello;
   const ProcessIdentity identity = ProcessIdentity::ReadCurrent(clock_.origin_ns(), forked_from_);
   BatchEncoder::Frame frame = hello.EncodeHello(identity, TickClock::SourceName());
-  if (!connection_.SendAll(frame.data(), frame.size(), MonotonicNs() + kSendTimeoutNs)) {
+  if (!connection_.SendAll(frame.data(), frame.size(), MonotonicNs() + kSendTimeoutNs, &exit_deadline_ns_)) {
     RawLog("lost the collector (%s); the program continues unprofiled", strerror(errno));
     gave_up_ = true;
     return false;
@@ -106,9 +106,9 @@ bool Flusher::EnsureConnected() {
   return true;
 }
 
-void Flusher::SendFrame(BatchEncoder::Frame frame, int64_t deadline_ns) {
+void Flusher::SendFrame(BatchEncoder::Frame frame) {
   if (!EnsureConnected()) return;
-  if (!connection_.SendAll(frame.data(), frame.size(), deadline_ns)) {
+  if (!connection_.SendAll(frame.data(), frame.size(), MonotonicNs() + kSendTimeoutNs, &exit_deadline_ns_)) {
     RawLog("lost the collector (%s); the program continues unprofiled", strerror(errno));
     gave_up_ = true;
   }
@@ -122,7 +122,7 @@ void Flusher::AddPendingStrings() {
   }
 }
 
-void Flusher::AddThreadName(uint32_t tid) {
+void Flusher::AddThreadName(uint32_t tid, uint64_t instance) {
   char path[64];
   snprintf(path, sizeof(path), "/proc/self/task/%u/comm", tid);
   char name[64] = {};
@@ -131,7 +131,7 @@ void Flusher::AddThreadName(uint32_t tid) {
   ssize_t n = read(fd, name, sizeof(name) - 1);
   close(fd);
   while (n > 0 && (name[n - 1] == '\n' || name[n - 1] == '\0')) --n;
-  if (n > 0) encoder_.AddThreadInfo(tid, std::string_view(name, static_cast<size_t>(n)));
+  if (n > 0) encoder_.AddThreadInfo(tid, instance, std::string_view(name, static_cast<size_t>(n)));
 }
 
 void Flusher::FlushOnce() {
@@ -148,18 +148,15 @@ void Flusher::FlushOnce() {
       clock_.Update(now);
     }
   }
-  const int64_t deadline_ns = final_flush ? deadline_ns_ : MonotonicNs() + kSendTimeoutNs;
-
-  // Collect every pending string and record; frames are cut at
-  // kMaxEventsPerFrame. Read indices advance as records are encoded: a
-  // frame that then fails to send is counted as dropped, not retried.
-  auto begin_batch = [&] {
-    encoder_.BeginBatch(++sequence_, now.monotonic_ns);
-    if (!gave_up_) AddPendingStrings();
-  };
+  // Collect every pending record; frames are cut at kMaxEventsPerFrame.
+  // Read indices advance as records are encoded: a frame that then fails to
+  // send is counted as dropped, not retried. Strings go in last, so every
+  // id the frame's events use is defined by this frame or an earlier one.
+  auto begin_batch = [&] { encoder_.BeginBatch(++sequence_, now.monotonic_ns); };
   auto send_batch = [&] {
     const size_t events = encoder_.batch_events();
-    if (!encoder_.batch_empty()) SendFrame(encoder_.FinishBatch(), deadline_ns);
+    if (!gave_up_) AddPendingStrings();
+    if (!encoder_.batch_empty()) SendFrame(encoder_.FinishBatch());
     if (gave_up_) {
       events_dropped_ += events;
     } else {
@@ -169,15 +166,16 @@ void Flusher::FlushOnce() {
   begin_batch();
   for (ThreadBuffer* buffer = ThreadRegistry::Head(); buffer != nullptr; buffer = buffer->next()) {
     const ThreadBuffer::State state = buffer->state();
-    if (state == ThreadBuffer::kFree) continue;
+    if (state == ThreadBuffer::kFree || state == ThreadBuffer::kClaiming) continue;
     const uint32_t tid = buffer->tid();
     uint64_t read = buffer->ReadIndex();
     const uint64_t write = buffer->WriteIndex();
     uint64_t dropped = buffer->TakeDropped();
     events_dropped_ += dropped;
-    if (!buffer->name_sent && !gave_up_) {
-      AddThreadName(tid);
-      buffer->name_sent = true;
+    const uint64_t instance = buffer->instance();
+    if (buffer->name_sent_instance != instance && !gave_up_) {
+      AddThreadName(tid, instance);
+      buffer->name_sent_instance = instance;
     }
     while (read < write || dropped > 0) {
       const uint64_t room = kMaxEventsPerFrame - std::min<uint64_t>(encoder_.batch_events(), kMaxEventsPerFrame);
@@ -188,7 +186,7 @@ void Flusher::FlushOnce() {
         break;
       }
       const uint64_t first = read;
-      encoder_.AddThreadEvents(tid, count, dropped, [&](wire::Event* out) {
+      encoder_.AddThreadEvents(tid, instance, count, dropped, [&](wire::Event* out) {
         for (uint32_t i = 0; i < count; ++i) {
           const EventRecord& r = buffer->At(first + i);
           out[i] = wire::Event(clock_.ToNs(r.begin_ticks), clock_.ToNs(r.end_ticks), r.name_id,

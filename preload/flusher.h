@@ -27,7 +27,8 @@ class Flusher {
   static constexpr uint32_t kMaxEventsPerFrame = 32768;
   // A live collector that cannot take a frame for this long is given up on.
   static constexpr int64_t kSendTimeoutNs = 10'000'000'000;
-  // Longest the program's exit waits for the last flush.
+  // Longest the last flush may take at the program's exit (sends in flight
+  // are cut short too); the exit waits at most this plus one second.
   static constexpr int64_t kExitTimeoutNs = 3'000'000'000;
 
   Flusher(const char* socket_path, ClockSyncPoint origin, int forked_from);
@@ -45,20 +46,24 @@ class Flusher {
   void Run();
   // FlushOnce: drains everything pending into frames and sends them.
   void FlushOnce();
-  void SendFrame(BatchEncoder::Frame frame, int64_t deadline_ns);
+  void SendFrame(BatchEncoder::Frame frame);
   bool EnsureConnected();
   void AddPendingStrings();
-  void AddThreadName(uint32_t tid);
+  void AddThreadName(uint32_t tid, uint64_t instance);
+  void SleepUntilNextFlush();
 
   CollectorConnection connection_;
   BatchEncoder encoder_;
   TickClock clock_;
   int forked_from_;
-  int wake_fd_ = -1;
   pthread_t thread_{};
   bool started_ = false;
   std::atomic<bool> stop_requested_{false};
-  std::atomic<bool> finished_{false};
+  // Futex word the flusher sleeps on between flushes; Stop wakes it. (No
+  // file descriptor: the program may close or reuse any fd number.)
+  std::atomic<uint32_t> wake_word_{0};
+  // Sends give up at this time; lowered by Stop to bound the exit.
+  std::atomic<int64_t> exit_deadline_ns_{INT64_MAX};
   std::string_view stop_reason_ = "exit";
 
   // Flusher-thread state.
@@ -67,7 +72,6 @@ class Flusher {
   uint64_t sequence_ = 0;
   uint64_t events_sent_ = 0;
   uint64_t events_dropped_ = 0;
-  int64_t deadline_ns_ = 0;
 };
 
 }  // namespace rlscope::preload

@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <cwchar>
 
+#include "nvtx_injection.h"
 #include "recorder.h"
 #include "string_table.h"
 
@@ -26,7 +27,16 @@ namespace {
 
 constexpr uint16_t kNvtxSource = static_cast<uint16_t>(wire::OperationSource::kNvtx);
 
-__thread int t_nvtx_depth __attribute__((tls_model("initial-exec")));
+// The calling thread's open push ranges (innermost last). Kept so that a
+// fork() child, which inherits them, can reopen them on its own stream;
+// deeper nesting than kMaxTrackedDepth still works, only unreplayed.
+constexpr int kMaxTrackedDepth = 64;
+struct OpenRanges {
+  int depth;
+  uint32_t names[kMaxTrackedDepth];
+  uint64_t domains[kMaxTrackedDepth];
+};
+__thread OpenRanges t_open __attribute__((tls_model("initial-exec")));
 std::atomic<uint64_t> g_next_range_id{0};
 
 // Our domain handles are (interned domain name id + 1); the default domain
@@ -64,13 +74,17 @@ uint32_t MessageId(const nvtxEventAttributes_t* attributes) {
 
 int PushRange(uint32_t name_id, uint64_t domain = 0) {
   RecordInstant(wire::EventKind::kOperationPush, name_id, domain, kNvtxSource);
-  return t_nvtx_depth++;
+  if (t_open.depth < kMaxTrackedDepth) {
+    t_open.names[t_open.depth] = name_id;
+    t_open.domains[t_open.depth] = domain;
+  }
+  return t_open.depth++;
 }
 
 int PopRange() {
-  if (t_nvtx_depth == 0) return -1;  // Unbalanced pop: NVTX's documented error value.
+  if (t_open.depth == 0) return -1;  // Unbalanced pop: NVTX's documented error value.
   RecordInstant(wire::EventKind::kOperationPop, 0);
-  return --t_nvtx_depth;
+  return --t_open.depth;
 }
 
 // Start/end ranges carry their range id as payload, so (unlike pushes) they
@@ -132,6 +146,13 @@ void Install(NvtxFunctionTable table, unsigned int size, unsigned int slot, Func
 }
 
 }  // namespace
+
+void ReopenNvtxRangesAfterFork(uint64_t ticks) {
+  const int tracked = t_open.depth < kMaxTrackedDepth ? t_open.depth : kMaxTrackedDepth;
+  for (int level = 0; level < tracked; ++level) {
+    Record(wire::EventKind::kOperationPush, t_open.names[level], ticks, ticks, t_open.domains[level], kNvtxSource);
+  }
+}
 
 }  // namespace rlscope::preload
 

@@ -22,6 +22,7 @@
 #include "tick_clock.h"
 #if RLSCOPE_WITH_CUDA
 #include "cuda_runtime_hooks.h"
+#include "nvtx_injection.h"
 #endif
 
 namespace rlscope::preload {
@@ -65,6 +66,7 @@ void OnForkChild() {
   // parent's socket, and start afresh.
   if (g_flusher != nullptr) g_flusher->CloseInheritedConnection();
   const ClockSyncPoint origin = TickClock::SamplePoint();
+  StringTable::RepairAfterFork();
   ThreadBuffer* survivor = t_state.buffer;
   ThreadRegistry::ResetAfterFork(survivor, CurrentTid());
   if (survivor != nullptr) {
@@ -72,6 +74,9 @@ void OnForkChild() {
   } else {
     t_state.born_ticks = origin.ticks;
   }
+#if RLSCOPE_WITH_CUDA
+  ReopenNvtxRangesAfterFork(origin.ticks);
+#endif
   StartFlusher(origin, static_cast<int>(getppid()));
 }
 

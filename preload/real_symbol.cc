@@ -9,11 +9,18 @@ namespace rlscope::preload {
 
 namespace {
 
+// The preload's own load address, to skip our own definitions.
+void* PreloadBase() {
+  static void* base = [] {
+    Dl_info self{};
+    return dladdr(reinterpret_cast<void*>(&PreloadBase), &self) != 0 ? self.dli_fbase : nullptr;
+  }();
+  return base;
+}
+
 bool IsInsidePreload(void* address) {
-  Dl_info self{}, other{};
-  if (dladdr(reinterpret_cast<void*>(&IsInsidePreload), &self) == 0) return false;
-  if (dladdr(address, &other) == 0) return false;
-  return self.dli_fbase == other.dli_fbase;
+  Dl_info other{};
+  return dladdr(address, &other) != 0 && other.dli_fbase == PreloadBase();
 }
 
 void* LookUp(void* handle, const char* name, const char* version) {
@@ -22,37 +29,44 @@ void* LookUp(void* handle, const char* name, const char* version) {
   return symbol;
 }
 
-struct LoadedSearch {
-  const char* name;
-  const char* version;
-  const char* library_hint;
-  void* found;
+// Paths of loaded objects whose name contains a hint. Filled inside
+// dl_iterate_phdr's callback, which holds the loader's lock: the callback
+// only copies names, and every dlopen/dlsym happens after it returns
+// (calling them inside deadlocks against a concurrent dlopen).
+struct Candidates {
+  static constexpr int kMax = 8;
+  const char* hint;
+  char paths[kMax][512];
+  int count = 0;
 };
 
-int VisitLoadedObject(dl_phdr_info* info, size_t, void* data) {
-  auto* search = static_cast<LoadedSearch*>(data);
-  if (info->dlpi_name == nullptr || strstr(info->dlpi_name, search->library_hint) == nullptr) return 0;
-  // RTLD_NOLOAD: only a handle to what is already there; never loads.
-  void* handle = dlopen(info->dlpi_name, RTLD_LAZY | RTLD_NOLOAD);
-  if (handle == nullptr) return 0;
-  void* symbol = LookUp(handle, search->name, search->version);
-  dlclose(handle);  // Drops only the reference NOLOAD took.
-  if (symbol != nullptr && !IsInsidePreload(symbol)) {
-    search->found = symbol;
-    return 1;
-  }
-  return 0;
+int CollectCandidate(dl_phdr_info* info, size_t, void* data) {
+  auto* candidates = static_cast<Candidates*>(data);
+  if (info->dlpi_name == nullptr || strstr(info->dlpi_name, candidates->hint) == nullptr) return 0;
+  if (strlen(info->dlpi_name) >= sizeof(candidates->paths[0])) return 0;
+  strcpy(candidates->paths[candidates->count++], info->dlpi_name);
+  return candidates->count == Candidates::kMax ? 1 : 0;
 }
 
 }  // namespace
 
 void* ResolveNextSymbol(const char* name, const char* version, const char* library_hint) {
+  PreloadBase();  // Computed before any search, outside loader callbacks.
   void* symbol = LookUp(RTLD_NEXT, name, version);
   if (symbol != nullptr && !IsInsidePreload(symbol)) return symbol;
   if (library_hint == nullptr) return nullptr;
-  LoadedSearch search{name, version, library_hint, nullptr};
-  dl_iterate_phdr(&VisitLoadedObject, &search);
-  return search.found;
+  Candidates candidates;
+  candidates.hint = library_hint;
+  dl_iterate_phdr(&CollectCandidate, &candidates);
+  for (int i = 0; i < candidates.count; ++i) {
+    // RTLD_NOLOAD: only a handle to what is already there; never loads.
+    void* handle = dlopen(candidates.paths[i], RTLD_LAZY | RTLD_NOLOAD);
+    if (handle == nullptr) continue;
+    symbol = LookUp(handle, name, version);
+    dlclose(handle);  // Drops only the reference NOLOAD took.
+    if (symbol != nullptr && !IsInsidePreload(symbol)) return symbol;
+  }
+  return nullptr;
 }
 
 }  // namespace rlscope::preload

@@ -53,7 +53,12 @@ bool StringTable::Init() {
 
 uint32_t StringTable::Intern(std::string_view text) {
   if (slots_ == nullptr) return kOverflowId;
-  if (text.size() > kMaxTextBytes) text = text.substr(0, kMaxTextBytes);
+  if (text.size() > kMaxTextBytes) {
+    // Cut at a UTF-8 character boundary: never leave half a character.
+    size_t cut = kMaxTextBytes;
+    while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
+    text = text.substr(0, cut);
+  }
   const uint64_t hash_bits = (HashText(text) | (uint64_t{1} << 63)) & ~kIdMask;
 
   uint32_t my_id = UINT32_MAX;  // Taken lazily, the first time a free slot is seen.
@@ -90,6 +95,17 @@ uint32_t StringTable::Intern(std::string_view text) {
     }
   }
   return kOverflowId;
+}
+
+void StringTable::RepairAfterFork() {
+  if (slots_ == nullptr) return;
+  const uint32_t size = Size();
+  for (uint32_t id = 0; id < size; ++id) {
+    if (entries_[id].ready.load(std::memory_order_relaxed) != 0) continue;
+    entries_[id].offset = entries_[kOverflowId].offset;
+    entries_[id].length = entries_[kOverflowId].length;
+    entries_[id].ready.store(1, std::memory_order_release);
+  }
 }
 
 uint32_t StringTable::Size() {

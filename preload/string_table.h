@@ -33,6 +33,11 @@ class StringTable {
   static uint32_t Size();
   // Text: the text of `id` if it is ready to be sent; empty view otherwise.
   static bool Ready(uint32_t id);
+  // RepairAfterFork: in a fork() child, ids another (now vanished) thread
+  // had taken but not yet filled would never become ready and would stall
+  // the flusher's in-order sending: give them the overflow text. Call with
+  // one thread alive (the fork child handler).
+  static void RepairAfterFork();
   static std::string_view Text(uint32_t id);
 
  private:

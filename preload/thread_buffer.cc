@@ -8,13 +8,19 @@ namespace rlscope::preload {
 
 std::atomic<ThreadBuffer*> ThreadRegistry::head_{nullptr};
 
+uint64_t ThreadRegistry::NextInstance() {
+  static std::atomic<uint64_t> next{0};
+  return next.fetch_add(1, std::memory_order_relaxed) + 1;
+}
+
 ThreadBuffer* ThreadRegistry::Claim(uint32_t tid) {
   for (ThreadBuffer* b = Head(); b != nullptr; b = b->next_) {
     ThreadBuffer::State expected = ThreadBuffer::kFree;
     if (b->state_.load(std::memory_order_relaxed) == ThreadBuffer::kFree &&
-        b->state_.compare_exchange_strong(expected, ThreadBuffer::kOwned, std::memory_order_acq_rel)) {
-      b->name_sent = false;
-      b->tid_.store(tid, std::memory_order_release);
+        b->state_.compare_exchange_strong(expected, ThreadBuffer::kClaiming, std::memory_order_acq_rel)) {
+      b->tid_.store(tid, std::memory_order_relaxed);
+      b->instance_.store(NextInstance(), std::memory_order_relaxed);
+      b->state_.store(ThreadBuffer::kOwned, std::memory_order_release);  // Publishes tid and instance.
       return b;
     }
   }
@@ -24,7 +30,8 @@ ThreadBuffer* ThreadRegistry::Claim(uint32_t tid) {
   if (memory == MAP_FAILED) return nullptr;
   auto* buffer = new (memory) ThreadBuffer();
   buffer->tid_.store(tid, std::memory_order_relaxed);
-  buffer->state_.store(ThreadBuffer::kOwned, std::memory_order_relaxed);
+  buffer->instance_.store(NextInstance(), std::memory_order_relaxed);
+  buffer->state_.store(ThreadBuffer::kOwned, std::memory_order_relaxed);  // Published by the list push.
   ThreadBuffer* old_head = head_.load(std::memory_order_relaxed);
   do {
     buffer->next_ = old_head;
@@ -49,10 +56,14 @@ void ThreadRegistry::ResetAfterFork(ThreadBuffer* survivor, uint32_t child_tid) 
     // Forget the parent's pending records and drop counts.
     b->read_index_.store(b->write_index_.load(std::memory_order_relaxed), std::memory_order_relaxed);
     b->dropped_reported_ = b->dropped_.load(std::memory_order_relaxed);
-    b->name_sent = false;
+    b->name_sent_instance = 0;  // The child's flusher sends every name anew.
+    // A buffer caught mid-claim by the fork belongs to a thread that is gone.
     if (b != survivor) b->state_.store(ThreadBuffer::kFree, std::memory_order_relaxed);
   }
-  if (survivor != nullptr) survivor->tid_.store(child_tid, std::memory_order_relaxed);
+  if (survivor != nullptr) {
+    survivor->tid_.store(child_tid, std::memory_order_relaxed);
+    survivor->instance_.store(NextInstance(), std::memory_order_relaxed);
+  }
 }
 
 size_t ThreadRegistry::MappedCount() {

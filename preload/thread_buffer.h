@@ -2,8 +2,10 @@
 // drained by the flusher alone (single producer, single consumer, no locks).
 //
 // Life cycle (state_):
-//   kFree --claim by a new thread--> kOwned --thread exits--> kRetired
-//   kRetired --flusher drains the rest--> kFree (reused by the next thread)
+//   kFree --a new thread claims--> kClaiming --tid, instance set--> kOwned
+//   kOwned --thread exits--> kRetired --flusher drains the rest--> kFree
+// The flusher skips kFree and kClaiming buffers, so it never sees a
+// half-claimed buffer with the previous owner's tid.
 // Buffers are never unmapped, so the flusher can always read them; reuse
 // bounds memory by the peak number of live traced threads, not by churn.
 #ifndef RLSCOPE_PRELOAD_THREAD_BUFFER_H_
@@ -19,7 +21,7 @@ namespace rlscope::preload {
 
 class ThreadBuffer {
  public:
-  enum State : uint32_t { kFree = 0, kOwned = 1, kRetired = 2 };
+  enum State : uint32_t { kFree = 0, kOwned = 1, kRetired = 2, kClaiming = 3 };
 
   // 8192 records x 32 bytes = 256 KiB per thread: 20 ms of flush interval at
   // 400k events/s per thread before anything is dropped.
@@ -54,9 +56,13 @@ class ThreadBuffer {
 
   uint32_t tid() const { return tid_.load(std::memory_order_acquire); }
   State state() const { return state_.load(std::memory_order_acquire); }
+  // Instance: process-unique serial of the owning thread, new with every
+  // claim. Identifies the thread on the wire (tids get reused) and tells
+  // the flusher a new owner, whose name it has not sent yet, from the old.
+  uint64_t instance() const { return instance_.load(std::memory_order_acquire); }
   ThreadBuffer* next() const { return next_; }
-  // Set by the flusher once it has sent this thread's name.
-  bool name_sent = false;
+  // Flusher-owned: the instance whose thread name was sent.
+  uint64_t name_sent_instance = 0;
 
  private:
   friend class ThreadRegistry;
@@ -66,6 +72,7 @@ class ThreadBuffer {
   std::atomic<uint64_t> dropped_{0};
   uint64_t dropped_reported_ = 0;  // Consumer-owned.
   std::atomic<uint32_t> tid_{0};
+  std::atomic<uint64_t> instance_{0};
   std::atomic<State> state_{kFree};
   ThreadBuffer* next_ = nullptr;   // Immutable once published in the registry.
   alignas(64) EventRecord records_[kCapacity];
@@ -86,12 +93,14 @@ class ThreadRegistry {
   // ResetAfterFork: in a fork() child, every buffer except the forking
   // thread's belongs to a thread that no longer exists; all pending records
   // belong to the parent, which sends them itself. The survivor (may be
-  // null) now belongs to the child's only thread, `child_tid`.
+  // null) now belongs to the child's only thread, `child_tid`, as a new
+  // thread instance.
   static void ResetAfterFork(ThreadBuffer* survivor, uint32_t child_tid);
   // Count of buffers ever mapped (for the memory bound in the README).
   static size_t MappedCount();
 
  private:
+  static uint64_t NextInstance();
   static std::atomic<ThreadBuffer*> head_;
 };
 

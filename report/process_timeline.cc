@@ -13,6 +13,12 @@ int32_t NameTable::Intern(std::string_view name) {
   return label;
 }
 
+bool SameProcess(const ProcessTimeline& a, const ProcessTimeline& b) {
+  // Streams without a start time (older preloads) can only match by pid.
+  const bool start_known = a.proc_start_ticks != 0 && b.proc_start_ticks != 0;
+  return a.pid == b.pid && (!start_known || a.proc_start_ticks == b.proc_start_ticks);
+}
+
 void MergeExecChain(ProcessTimeline& earlier, ProcessTimeline&& later) {
   earlier.executable = std::move(later.executable);
   earlier.argv = std::move(later.argv);
@@ -21,11 +27,16 @@ void MergeExecChain(ProcessTimeline& earlier, ProcessTimeline&& later) {
   earlier.ended_cleanly = later.ended_cleanly;
   earlier.recorded_events += later.recorded_events;
   earlier.dropped_events += later.dropped_events;
-  for (auto& [tid, thread] : later.threads) {
-    auto [it, inserted] = earlier.threads.try_emplace(tid, std::move(thread));
-    if (inserted) continue;
-    ThreadTimeline& into = it->second;
-    into.begin_ns = std::min(into.begin_ns, thread.begin_ns);
+  for (ThreadTimeline& thread : later.threads) {
+    // exec runs on in the calling thread, which becomes the pid's thread.
+    auto continued = std::find_if(earlier.threads.begin(), earlier.threads.end(), [&](const ThreadTimeline& t) {
+      return t.tid == thread.tid && thread.tid == static_cast<uint32_t>(later.pid) && t.end_ns <= thread.begin_ns;
+    });
+    if (continued == earlier.threads.end()) {
+      earlier.threads.push_back(std::move(thread));
+      continue;
+    }
+    ThreadTimeline& into = *continued;
     into.end_ns = std::max(into.end_ns, thread.end_ns);
     if (!thread.name.empty()) into.name = thread.name;
     into.operations.insert(into.operations.end(), thread.operations.begin(), thread.operations.end());

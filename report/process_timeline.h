@@ -5,7 +5,6 @@
 #define RLSCOPE_REPORT_PROCESS_TIMELINE_H_
 
 #include <cstdint>
-#include <map>
 #include <string>
 #include <vector>
 
@@ -29,6 +28,7 @@ class NameTable {
 
 struct ThreadTimeline {
   uint32_t tid = 0;
+  uint64_t instance = 0;  // Process-unique thread serial (tids get reused).
   std::string name;
   // Traced lifetime: from the thread's creation (the process start for its
   // first thread) to its exit or the end of the process.
@@ -49,20 +49,28 @@ struct ProcessTimeline {
   int forked_from = 0;  // Non-zero for a fork() child without exec.
   std::string executable;
   std::vector<std::string> argv;
+  uint64_t proc_start_ticks = 0;  // Kernel start time: same across exec.
   int64_t begin_ns = 0;
   int64_t end_ns = 0;
   bool ended_cleanly = false;  // A Goodbye frame closed the (last) stream.
   uint64_t recorded_events = 0;
   uint64_t dropped_events = 0;
-  std::map<uint32_t, ThreadTimeline> threads;
+  // In order of first appearance; one entry per thread instance, so a
+  // reused tid appears twice.
+  std::vector<ThreadTimeline> threads;
   // Things the user should know about this process's data: damaged
   // frames, unbalanced operation pops, operations left open, ...
   std::vector<std::string> problems;
 };
 
-// MergeExecChain: streams with the same pid come from one process that
-// exec()'d; merge `later` into `earlier` (threads by tid, the later image's
-// command line wins, problems and counts add up).
+// SameProcess: whether two streams come from one process (the same pid and
+// kernel start time: an exec chain), not a reused pid.
+bool SameProcess(const ProcessTimeline& a, const ProcessTimeline& b);
+
+// MergeExecChain: merge the stream of an exec()'d image (`later`) into its
+// predecessor's: the thread that called exec continues as the new image's
+// first thread (same tid); the later image's command line wins; problems
+// and counts add up.
 void MergeExecChain(ProcessTimeline& earlier, ProcessTimeline&& later);
 
 }  // namespace rlscope::report

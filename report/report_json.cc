@@ -67,7 +67,9 @@ std::string FormatReportJson(const RunReport& report) {
   };
   // ordered_json keeps "schema" first for people reading the file; readers
   // must look fields up by key, not by position.
-  return json.dump(1) + "\n";
+  // Names come from programs and the kernel (thread names cut at 15 bytes):
+  // invalid UTF-8 is replaced, never a reason to fail.
+  return json.dump(1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
 }
 
 }  // namespace rlscope::report

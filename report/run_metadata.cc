@@ -22,7 +22,8 @@ absl::Status WriteRunMetadata(const std::string& path, const RunMetadata& metada
       {"collector_problems", metadata.collector_problems},
   };
   std::ofstream out(path);
-  out << json.dump(2) << "\n";
+  // argv may hold any bytes: invalid UTF-8 is replaced, never fatal.
+  out << json.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   out.close();
   if (!out) return absl::InternalError(absl::StrFormat("cannot write %s", path));
   return absl::OkStatus();

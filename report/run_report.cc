@@ -36,9 +36,9 @@ ProcessReport AnalyseProcess(ProcessTimeline& process, NameTable& names, Breakdo
   report.ended_cleanly = process.ended_cleanly;
   report.problems = process.problems;
   uint64_t thread_dropped = 0;
-  for (auto& [tid, thread] : process.threads) {
+  for (ThreadTimeline& thread : process.threads) {
     ThreadReport thread_report;
-    thread_report.tid = tid;
+    thread_report.tid = thread.tid;
     thread_report.name = thread.name;
     thread_report.begin_ns = thread.begin_ns;
     thread_report.end_ns = thread.end_ns;
@@ -70,15 +70,16 @@ ProcessReport AnalyseProcess(ProcessTimeline& process, NameTable& names, Breakdo
   return report;
 }
 
-// MergeExecChains: streams of one pid are one process that exec()'d; merge
-// them in the order they started.
+// MergeExecChains: streams of one process (same pid and kernel start time)
+// come from exec()s; merge them in the order they started. A reused pid
+// stays a separate process.
 std::vector<ProcessTimeline> MergeExecChains(std::vector<ProcessTimeline> streams) {
   std::stable_sort(streams.begin(), streams.end(), [](const ProcessTimeline& a, const ProcessTimeline& b) {
-    return std::tie(a.pid, a.begin_ns) < std::tie(b.pid, b.begin_ns);
+    return std::tie(a.pid, a.proc_start_ticks, a.begin_ns) < std::tie(b.pid, b.proc_start_ticks, b.begin_ns);
   });
   std::vector<ProcessTimeline> processes;
   for (ProcessTimeline& stream : streams) {
-    if (!processes.empty() && processes.back().pid == stream.pid) {
+    if (!processes.empty() && SameProcess(processes.back(), stream)) {
       MergeExecChain(processes.back(), std::move(stream));
     } else {
       processes.push_back(std::move(stream));

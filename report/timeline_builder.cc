@@ -34,6 +34,7 @@ void TimelineBuilder::AddHello(const wire::Hello& hello) {
   process_.ppid = hello.ppid();
   process_.forked_from = hello.forked_from();
   process_.begin_ns = hello.start_ns();
+  process_.proc_start_ticks = hello.proc_start_ticks();
   if (hello.executable() != nullptr) process_.executable = hello.executable()->str();
   if (hello.argv() != nullptr) {
     for (const auto* arg : *hello.argv()) process_.argv.push_back(arg->str());
@@ -49,7 +50,7 @@ void TimelineBuilder::AddBatch(const wire::Batch& batch) {
   }
   if (batch.thread_infos() != nullptr) {
     for (const wire::ThreadInfo* info : *batch.thread_infos()) {
-      if (info->name() != nullptr) Thread(info->tid()).name = info->name()->str();
+      if (info->name() != nullptr) process_.threads[Thread(info->tid(), info->instance())].name = info->name()->str();
     }
   }
   if (batch.threads() != nullptr) {
@@ -57,16 +58,23 @@ void TimelineBuilder::AddBatch(const wire::Batch& batch) {
   }
 }
 
-ThreadTimeline& TimelineBuilder::Thread(uint32_t tid) {
-  auto [it, inserted] = process_.threads.try_emplace(tid);
-  if (inserted) it->second.tid = tid;
+size_t TimelineBuilder::Thread(uint32_t tid, uint64_t instance) {
+  // Streams without instances (instance 0) can only tell threads by tid.
+  const uint64_t key = instance != 0 ? instance : (uint64_t{1} << 63) | tid;
+  auto [it, inserted] = thread_index_.try_emplace(key, process_.threads.size());
+  if (inserted) {
+    process_.threads.push_back({});
+    process_.threads.back().tid = tid;
+    process_.threads.back().instance = instance;
+    thread_states_.emplace_back();
+  }
   return it->second;
 }
 
 void TimelineBuilder::AddEvents(const wire::ThreadEvents& events) {
-  const uint32_t tid = events.tid();
-  ThreadTimeline& thread = Thread(tid);
-  ThreadState& state = thread_states_[tid];
+  const size_t index = Thread(events.tid(), events.instance());
+  ThreadTimeline& thread = process_.threads[index];
+  ThreadState& state = thread_states_[index];
   thread.dropped += events.dropped();
   if (events.events() == nullptr) return;
   thread.events += events.events()->size();
@@ -93,7 +101,7 @@ void TimelineBuilder::AddEvents(const wire::ThreadEvents& events) {
         }
         break;
       case wire::EventKind::kRangeStart:
-        open_ranges_[event->payload()] = {tid, begin, event->name_id()};
+        open_ranges_[event->payload()] = {index, begin, event->name_id()};
         break;
       case wire::EventKind::kRangeEnd: {
         auto it = open_ranges_.find(event->payload());
@@ -101,7 +109,7 @@ void TimelineBuilder::AddEvents(const wire::ThreadEvents& events) {
           ++unmatched_range_ends_;
         } else {
           // A range belongs to the thread that started it.
-          Thread(it->second.tid).operations.push_back(
+          process_.threads[it->second.thread].operations.push_back(
               {it->second.begin_ns, begin, static_cast<int32_t>(it->second.name_id)});
           open_ranges_.erase(it);
         }
@@ -136,8 +144,9 @@ ProcessTimeline TimelineBuilder::Finish() {
   process_.end_ns = goodbye_ns_ != 0 ? goodbye_ns_
                                      : std::max({last_event_ns_, last_flush_ns_, process_.begin_ns});
   uint64_t unclosed = 0;
-  for (auto& [tid, thread] : process_.threads) {
-    ThreadState& state = thread_states_[tid];
+  for (size_t index = 0; index < process_.threads.size(); ++index) {
+    ThreadTimeline& thread = process_.threads[index];
+    ThreadState& state = thread_states_[index];
     if (!state.saw_begin) thread.begin_ns = state.first_ns != INT64_MAX ? state.first_ns : process_.begin_ns;
     if (!state.saw_end) thread.end_ns = process_.end_ns;
     thread.end_ns = std::max(thread.end_ns, std::max(thread.begin_ns, state.last_ns));
@@ -147,11 +156,11 @@ ProcessTimeline TimelineBuilder::Finish() {
     }
   }
   for (const auto& [id, range] : open_ranges_) {
-    ThreadTimeline& thread = Thread(range.tid);
+    ThreadTimeline& thread = process_.threads[range.thread];
     thread.operations.push_back({range.begin_ns, thread.end_ns, static_cast<int32_t>(range.name_id)});
     ++unclosed;
   }
-  for (auto& [tid, thread] : process_.threads) {
+  for (ThreadTimeline& thread : process_.threads) {
     for (Interval& op : thread.operations) op.label = OperationLabel(static_cast<uint32_t>(op.label));
   }
   if (unbalanced_pops_ > 0) {

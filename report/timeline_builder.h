@@ -30,7 +30,7 @@ class TimelineBuilder {
     uint32_t name_id;
   };
   struct OpenRange {
-    uint32_t tid;
+    size_t thread;  // Index of the starting thread.
     int64_t begin_ns;
     uint32_t name_id;
   };
@@ -45,7 +45,9 @@ class TimelineBuilder {
   void AddHello(const wire::Hello& hello);
   void AddBatch(const wire::Batch& batch);
   void AddEvents(const wire::ThreadEvents& events);
-  ThreadTimeline& Thread(uint32_t tid);
+  // Thread: the record of one thread instance (created on first sight).
+  // Returns its index into process_.threads and thread_states_.
+  size_t Thread(uint32_t tid, uint64_t instance);
   int32_t OperationLabel(uint32_t name_id);
 
   NameTable& names_;
@@ -55,7 +57,8 @@ class TimelineBuilder {
   int64_t last_event_ns_ = INT64_MIN;
   int64_t last_flush_ns_ = INT64_MIN;
   absl::flat_hash_map<uint32_t, std::string> strings_;
-  absl::flat_hash_map<uint32_t, ThreadState> thread_states_;
+  std::vector<ThreadState> thread_states_;  // Parallel to process_.threads.
+  absl::flat_hash_map<uint64_t, size_t> thread_index_;
   absl::flat_hash_map<uint64_t, OpenRange> open_ranges_;
   uint64_t unbalanced_pops_ = 0;
   uint64_t unmatched_range_ends_ = 0;

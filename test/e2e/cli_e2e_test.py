@@ -37,6 +37,29 @@ class ExitStatus(unittest.TestCase):
         self.assertEqual(proc.returncode, 128 + int(signal.SIGTERM), stderr)
         self.assertTrue(os.path.exists(os.path.join(out, "report.json")))
 
+    def test_a_signal_to_rlscopes_process_group_reaches_the_command_once(self):
+        # Slurm, `kill -TERM -PGID` and shells' `kill %1` signal the whole
+        # group: COMMAND must not get it both directly and forwarded.
+        script = ("import signal, time\n"
+                  "count = 0\n"
+                  "def on_term(*_):\n"
+                  "    global count\n"
+                  "    count += 1\n"
+                  "signal.signal(signal.SIGTERM, on_term)\n"
+                  "print('ready', flush=True)\n"
+                  "deadline = time.time() + 1.5\n"
+                  "while time.time() < deadline:\n"
+                  "    time.sleep(0.01)\n"
+                  "print(count)\n")
+        out = os.path.join(scratch_dir(self), "run")
+        proc = subprocess.Popen([ARGS.rlscope, "run", "--quiet", "--out", out, "--", PYTHON, "-c", script],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+        self.assertEqual(proc.stdout.readline(), "ready\n")
+        os.killpg(proc.pid, signal.SIGTERM)
+        stdout, stderr = proc.communicate(timeout=30)
+        self.assertEqual(proc.returncode, 0, stderr)
+        self.assertEqual(stdout, "1\n")
+
     def test_stdout_is_the_commands_alone(self):
         run = ProfiledRun(self, ["sh", "-c", "echo hello"])
         self.assertEqual(run.result.stdout, "hello\n")
@@ -88,6 +111,37 @@ class Processes(unittest.TestCase):
             total = sum(r["ns"] for r in run.report["rows"] if r["process"] == process["pid"])
             self.assertEqual(total, process["traced_thread_ns"])
             self.assertEqual(total, sum(t["end_ns"] - t["begin_ns"] for t in process["threads"]))
+
+
+class ProgramIsUnharmed(unittest.TestCase):
+    def test_a_program_that_closes_every_fd_keeps_its_own_io(self):
+        # Daemons and subprocess children close all fds and reopen: the
+        # numbers rlscope used then name the program's files and sockets,
+        # which rlscope must neither read nor write.
+        script = ("import os, socket, time\n"
+                  "time.sleep(0.05)\n"
+                  "os.closerange(3, 65536)\n"
+                  "path = '/proc/self/exe'\n"
+                  "size = os.path.getsize(path)\n"
+                  "fd = os.open(path, os.O_RDONLY)\n"
+                  "mine, peer = socket.socketpair()\n"
+                  "time.sleep(0.2)\n"
+                  "data = b''\n"
+                  "while chunk := os.read(fd, 1 << 16):\n"
+                  "    data += chunk\n"
+                  "peer.setblocking(False)\n"
+                  "try:\n"
+                  "    stray = len(peer.recv(4096))\n"
+                  "except BlockingIOError:\n"
+                  "    stray = 0\n"
+                  "print(len(data) == size, stray)\n")
+        run = ProfiledRun(self, [PYTHON, "-c", script])
+        self.assertEqual(run.result.stdout, "True 0\n")
+
+    def test_names_that_are_not_utf8_do_not_break_the_report(self):
+        run = ProfiledRun(self, ["/bin/echo", b"caf\xe9"])  # Latin-1, invalid as UTF-8.
+        self.assertEqual(run.report["command"][1], "caf\ufffd")
+        self.assertTrue(run.report["processes"])
 
 
 class ReportCommand(unittest.TestCase):

@@ -13,7 +13,8 @@ ARGS = argparse.Namespace()
 
 
 def run_rlscope(*args, env=None, timeout=120):
-    return subprocess.run([ARGS.rlscope, *args], capture_output=True, text=True, env=env, timeout=timeout)
+    return subprocess.run([ARGS.rlscope, *args], capture_output=True, text=True, errors="replace", env=env,
+                          timeout=timeout)
 
 
 def scratch_dir(test):

@@ -136,9 +136,13 @@ int main(int argc, char** argv) {
       exit(0);  // exit(), not _exit(): the child's profile must be flushed.
     }
   }
+  for (int step = 0; step < steps; ++step) TrainingStep(step, device, host);
+  // Workers run after the loop, while the main thread waits: the fake
+  // busy-waits, and busy threads outnumbering cores would let preemption
+  // land between rlscope's timestamps and the fake's own (skewing the
+  // tests' ground truth, not rlscope).
   std::vector<std::thread> workers;
   for (int t = 0; t < threads; ++t) workers.emplace_back(Worker, 50);
-  for (int step = 0; step < steps; ++step) TrainingStep(step, device, host);
   for (std::thread& worker : workers) worker.join();
   if (child > 0) waitpid(child, nullptr, 0);
   cudaFree(device);

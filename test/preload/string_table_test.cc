@@ -27,6 +27,16 @@ TEST_CASE("StringTable truncates overlong text instead of failing", "[string_tab
   CHECK(StringTable::Text(id).size() == StringTable::kMaxTextBytes);
 }
 
+TEST_CASE("StringTable truncation never splits a UTF-8 character", "[string_table]") {
+  REQUIRE(StringTable::Init());
+  // 'a' then two-byte characters: byte kMaxTextBytes falls inside one.
+  std::string text = "a";
+  while (text.size() < StringTable::kMaxTextBytes + 10) text += "\xc3\xa9";
+  const std::string_view stored = StringTable::Text(StringTable::Intern(text));
+  CHECK(stored.size() == StringTable::kMaxTextBytes - 1);
+  CHECK((static_cast<unsigned char>(stored.back()) & 0xC0) == 0x80);  // Ends with a complete character.
+}
+
 TEST_CASE("StringTable interning from many threads agrees on every text", "[string_table][concurrency]") {
   REQUIRE(StringTable::Init());
   constexpr int kThreads = 8;

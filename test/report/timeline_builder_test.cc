@@ -26,12 +26,15 @@ void Feed(TimelineBuilder& builder, BatchEncoder::Frame frame) {
   builder.AddFrame(**verified);
 }
 
+// Events of thread `tid` (instance `instance`, by default the tid itself).
 void FeedEvents(TimelineBuilder& builder, uint32_t tid, std::vector<wire::Event> events,
-                std::vector<std::pair<uint32_t, std::string>> strings = {}, int64_t flushed_ns = 0) {
+                std::vector<std::pair<uint32_t, std::string>> strings = {}, int64_t flushed_ns = 0,
+                uint64_t instance = 0) {
   BatchEncoder encoder;
   encoder.BeginBatch(1, flushed_ns);
   for (const auto& [id, text] : strings) encoder.AddString(id, text);
-  encoder.AddThreadEvents(tid, static_cast<uint32_t>(events.size()), 0, [&](wire::Event* out) {
+  encoder.AddThreadEvents(tid, instance != 0 ? instance : tid, static_cast<uint32_t>(events.size()), 0,
+                          [&](wire::Event* out) {
     for (size_t i = 0; i < events.size(); ++i) out[i] = events[i];
   });
   Feed(builder, encoder.FinishBatch());
@@ -43,6 +46,18 @@ void FeedHello(TimelineBuilder& builder, int pid, int64_t start_ns) {
   identity.pid = pid;
   identity.start_ns = start_ns;
   Feed(builder, encoder.EncodeHello(identity, "tsc"));
+}
+
+const ThreadTimeline& OnlyThread(const ProcessTimeline& process, uint32_t tid) {
+  const ThreadTimeline* found = nullptr;
+  for (const ThreadTimeline& thread : process.threads) {
+    if (thread.tid == tid) {
+      REQUIRE(found == nullptr);
+      found = &thread;
+    }
+  }
+  REQUIRE(found != nullptr);
+  return *found;
 }
 
 }  // namespace
@@ -59,8 +74,7 @@ TEST_CASE("Push/pop pairs become operations named once the strings arrive", "[ti
   BatchEncoder encoder;
   Feed(builder, encoder.EncodeGoodbye(100, 4, 0, "exit"));
   const ProcessTimeline process = builder.Finish();
-  REQUIRE(process.threads.count(10) == 1);
-  const ThreadTimeline& thread = process.threads.at(10);
+  const ThreadTimeline& thread = OnlyThread(process, 10);
   CHECK(thread.begin_ns == 0);
   CHECK(thread.end_ns == 100);  // No ThreadEnd: ends with the process.
   REQUIRE(thread.operations.size() == 1);
@@ -80,9 +94,9 @@ TEST_CASE("A start/end range belongs to the thread that started it", "[timeline]
   FeedEvents(builder, 10, {Ev(5, 5, wire::EventKind::kRangeStart, 7, 99)}, {{7, "replay"}});
   FeedEvents(builder, 11, {Ev(40, 40, wire::EventKind::kRangeEnd, 0, 99)});
   const ProcessTimeline process = builder.Finish();
-  REQUIRE(process.threads.at(10).operations.size() == 1);
-  CHECK(process.threads.at(10).operations[0].end_ns == 40);
-  CHECK(process.threads.at(11).operations.empty());
+  REQUIRE(OnlyThread(process, 10).operations.size() == 1);
+  CHECK(OnlyThread(process, 10).operations[0].end_ns == 40);
+  CHECK(OnlyThread(process, 11).operations.empty());
 }
 
 TEST_CASE("Unbalanced pops and unclosed operations are reported, not fatal", "[timeline]") {
@@ -94,7 +108,7 @@ TEST_CASE("Unbalanced pops and unclosed operations are reported, not fatal", "[t
               Ev(9, 9, wire::EventKind::kThreadEnd)},
              {{3, "left-open"}});
   const ProcessTimeline process = builder.Finish();
-  const ThreadTimeline& thread = process.threads.at(10);
+  const ThreadTimeline& thread = OnlyThread(process, 10);
   REQUIRE(thread.operations.size() == 1);
   CHECK(thread.operations[0].end_ns == 9);  // Closed at the thread's end.
   CHECK_FALSE(process.ended_cleanly);
@@ -113,24 +127,56 @@ TEST_CASE("Events of unknown kinds are skipped and counted", "[timeline]") {
   CHECK(process.problems[0].find("kinds this rlscope does not know") != std::string::npos);
 }
 
-TEST_CASE("Exec chains merge threads by tid and keep the later command", "[timeline]") {
+TEST_CASE("Exec chains continue the calling thread and keep the later command", "[timeline]") {
   ProcessTimeline before;
   before.pid = 5;
+  before.proc_start_ticks = 77;
   before.argv = {"sh", "-c", "exec python3"};
   before.begin_ns = 0;
   before.end_ns = 50;
-  before.threads[5] = ThreadTimeline{5, "sh", 0, 50, {}, {}, 1, 0, 0};
+  before.threads.push_back(ThreadTimeline{5, 1, "sh", 0, 50, {}, {}, 1, 0, 0});
   ProcessTimeline after;
   after.pid = 5;
+  after.proc_start_ticks = 77;
   after.argv = {"python3"};
   after.begin_ns = 50;
   after.end_ns = 200;
-  after.threads[5] = ThreadTimeline{5, "python3", 50, 200, {}, {}, 2, 0, 0};
+  after.threads.push_back(ThreadTimeline{5, 1, "python3", 50, 200, {}, {}, 2, 0, 0});
+  after.threads.push_back(ThreadTimeline{6, 2, "worker", 60, 190, {}, {}, 4, 0, 0});
+  REQUIRE(SameProcess(before, after));
   MergeExecChain(before, std::move(after));
   CHECK(before.argv == std::vector<std::string>{"python3"});
-  CHECK(before.threads.at(5).begin_ns == 0);
-  CHECK(before.threads.at(5).end_ns == 200);
-  CHECK(before.threads.at(5).events == 3);
+  REQUIRE(before.threads.size() == 2);
+  CHECK(before.threads[0].begin_ns == 0);
+  CHECK(before.threads[0].end_ns == 200);
+  CHECK(before.threads[0].events == 3);
+  CHECK(before.threads[1].name == "worker");
+}
+
+TEST_CASE("A reused pid is not an exec chain", "[timeline]") {
+  ProcessTimeline first, second;
+  first.pid = second.pid = 5;
+  first.proc_start_ticks = 77;
+  second.proc_start_ticks = 91;
+  CHECK_FALSE(SameProcess(first, second));
+}
+
+TEST_CASE("A reused tid starts a new thread record", "[timeline]") {
+  NameTable names;
+  TimelineBuilder builder(names);
+  FeedHello(builder, 10, 0);
+  // The second thread's events arrive first: order of arrival must not matter.
+  FeedEvents(builder, 12, {Ev(50, 50, wire::EventKind::kThreadBegin), Ev(60, 70, wire::EventKind::kCudaApi, 1)}, {},
+             0, /*instance=*/3);
+  FeedEvents(builder, 12, {Ev(10, 10, wire::EventKind::kThreadBegin), Ev(20, 25, wire::EventKind::kCudaApi, 1),
+                           Ev(40, 40, wire::EventKind::kThreadEnd)}, {}, 0, /*instance=*/2);
+  const ProcessTimeline process = builder.Finish();
+  REQUIRE(process.threads.size() == 2);
+  CHECK(process.threads[0].instance == 3);
+  CHECK(process.threads[0].begin_ns == 50);
+  CHECK(process.threads[1].instance == 2);
+  CHECK(process.threads[1].end_ns == 40);
+  CHECK(process.threads[1].cpu_events.size() == 1);
 }
 
 TEST_CASE("A process that died ends at its last batch, not at its last event", "[timeline]") {
@@ -141,5 +187,5 @@ TEST_CASE("A process that died ends at its last batch, not at its last event", "
   const ProcessTimeline process = builder.Finish();
   CHECK_FALSE(process.ended_cleanly);
   CHECK(process.end_ns == 500);
-  CHECK(process.threads.at(10).end_ns == 500);
+  CHECK(OnlyThread(process, 10).end_ns == 500);
 }
