@@ -10,6 +10,11 @@ packages=(
   libabsl-dev libflatbuffers-dev flatbuffers-compiler
   catch2 libunwind-dev nlohmann-json3-dev
   python3
+  # Bundled RL workloads (scripts/workloads/): PyTorch (CPU) under
+  # /usr/bin/python3, MuJoCo's C library driven through ctypes, and a
+  # threaded BLAS (without it torch falls back to a reference BLAS, ~8x
+  # slower on a 256-wide MLP). libtorch-dev: the native C++ workload.
+  python3-numpy python3-torch libopenblas0-pthread libmujoco-dev libtorch-dev
 )
 
 missing=()

@@ -49,12 +49,28 @@ enum class EventKind : uint16_t {
   kThreadBegin = 6,
   // Instant: the thread exited.
   kThreadEnd = 7,
+  // CPU time inside a hooked native library entry point (simulator
+  // trampolines: mj_step, dWorldStep, ...). name_id: the symbol's name;
+  // payload: the function's address.
+  kSimulatorCall = 8,
+  // A Python -> native transition: CPU time from a C_CALL to its
+  // C_RETURN/C_EXCEPTION. payload: address of the C function called (the
+  // collector classifies it by the module that holds it); name_id: the
+  // calling Python code object ("qualname (file:firstline)"); flags: the
+  // calling line (clamped to 65535).
+  kPythonCall = 9,
+  // Instant: the thread runs Python under rlscope's profile hook from here
+  // on; its time outside native calls is Python time.
+  kPythonThread = 10,
 };
 
 // Where an operation boundary came from (Event.flags of kOperationPush and
-// kRangeStart).
+// kRangeStart). Explicit sources (NVTX, the rlscope.operation API) take
+// precedence over inferred ones in the analysis.
 enum class OperationSource : uint16_t {
   kNvtx = 1,
+  kPythonApi = 2,   // `with rlscope.operation("name"):`
+  kInferred = 3,    // Python stack rules (scripts/rules, --rules FILE).
 };
 
 static_assert(sizeof(Event) == 32, "wire::Event is a frozen 32-byte struct");
