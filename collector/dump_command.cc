@@ -25,14 +25,20 @@ const char* KindName(uint16_t kind) {
     case wire::EventKind::kRangeEnd: return "range_end";
     case wire::EventKind::kThreadBegin: return "thread_begin";
     case wire::EventKind::kThreadEnd: return "thread_end";
+    case wire::EventKind::kSimulatorCall: return "simulator";
+    case wire::EventKind::kPythonCall: return "python_call";
+    case wire::EventKind::kPythonThread: return "python_thread";
+    case wire::EventKind::kPythonFrame: return "python_frame";
     default: return "unknown";
   }
 }
 
 void PrintFrame(const wire::Frame& frame, uint64_t offset) {
   if (const wire::Hello* hello = frame.message_as_Hello()) {
-    std::cout << absl::StrFormat("@%d hello pid=%d ppid=%d forked_from=%d start_ns=%d protocol=%d clock=%s exe=%s\n",
+    std::cout << absl::StrFormat("@%d hello pid=%d ppid=%d forked_from=%d start_ns=%d proc_start=%d protocol=%d "
+                                 "clock=%s exe=%s\n",
                                  offset, hello->pid(), hello->ppid(), hello->forked_from(), hello->start_ns(),
+                                 hello->proc_start_ticks(),
                                  hello->protocol_version(), hello->clock_source() ? hello->clock_source()->str() : "",
                                  hello->executable() ? hello->executable()->str() : "");
   } else if (const wire::Batch* batch = frame.message_as_Batch()) {
@@ -42,14 +48,20 @@ void PrintFrame(const wire::Frame& frame, uint64_t offset) {
         std::cout << absl::StrFormat("  string %d = %s\n", s->id(), s->text() ? s->text()->str() : "");
       }
     }
+    if (batch->modules()) {
+      for (const auto* m : *batch->modules()) {
+        std::cout << absl::StrFormat("  module [%#x, %#x) %s\n", m->begin(), m->end(), m->path() ? m->path()->str() : "");
+      }
+    }
     if (batch->thread_infos()) {
       for (const auto* t : *batch->thread_infos()) {
-        std::cout << absl::StrFormat("  thread %d name=%s\n", t->tid(), t->name() ? t->name()->str() : "");
+        std::cout << absl::StrFormat("  thread %d instance=%d name=%s\n", t->tid(), t->instance(),
+                                     t->name() ? t->name()->str() : "");
       }
     }
     if (batch->threads()) {
       for (const auto* t : *batch->threads()) {
-        std::cout << absl::StrFormat("  events tid=%d count=%d dropped=%d\n", t->tid(),
+        std::cout << absl::StrFormat("  events tid=%d instance=%d count=%d dropped=%d\n", t->tid(), t->instance(),
                                      t->events() ? t->events()->size() : 0, t->dropped());
         if (!t->events()) continue;
         for (const wire::Event* e : *t->events()) {

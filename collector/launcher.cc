@@ -56,6 +56,12 @@ std::vector<std::string> BuildChildEnvironment(const std::vector<std::string>& b
   SetVariable(environment, "LD_PRELOAD",
               preload.empty() ? injection.preload_path : injection.preload_path + ":" + preload);
   SetVariable(environment, "RLSCOPE_SOCKET", injection.socket_path);
+  // sitecustomize.py must come first on the path; it chains any other one.
+  const std::string python_path = GetVariable(environment, "PYTHONPATH");
+  SetVariable(environment, "PYTHONPATH",
+              python_path.empty() ? injection.python_dir : injection.python_dir + ":" + python_path);
+  SetVariable(environment, "RLSCOPE_RULES", injection.rules);
+  if (!injection.simulator_patterns.empty()) SetVariable(environment, "RLSCOPE_SIM", injection.simulator_patterns);
   const std::string nvtx = GetVariable(environment, "NVTX_INJECTION64_PATH");
   if (nvtx.empty() || nvtx == injection.preload_path) {
     SetVariable(environment, "NVTX_INJECTION64_PATH", injection.preload_path);

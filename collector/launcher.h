@@ -17,12 +17,15 @@ namespace rlscope::collector {
 struct InjectionEnvironment {
   std::string preload_path;  // librlscope_preload.so
   std::string socket_path;   // the collector's socket
+  std::string python_dir;    // holds sitecustomize.py and the rlscope module
+  std::string rules;         // ':'-separated rule files (RLSCOPE_RULES)
+  std::string simulator_patterns;  // ','-separated LIB:PATTERN (RLSCOPE_SIM)
 };
 
-// BuildChildEnvironment: `base` (NAME=VALUE entries) with LD_PRELOAD
-// prepended, RLSCOPE_SOCKET set and NVTX_INJECTION64_PATH pointed at the
-// preload (unless the user set it: then theirs wins and `warnings` says
-// NVTX ranges will not be captured).
+// BuildChildEnvironment: `base` (NAME=VALUE entries) with LD_PRELOAD and
+// PYTHONPATH prepended, RLSCOPE_SOCKET/RLSCOPE_RULES/RLSCOPE_SIM set and
+// NVTX_INJECTION64_PATH pointed at the preload (unless the user set it: then
+// theirs wins and `warnings` says NVTX ranges will not be captured).
 std::vector<std::string> BuildChildEnvironment(const std::vector<std::string>& base,
                                                const InjectionEnvironment& injection,
                                                std::vector<std::string>* warnings);

@@ -25,24 +25,32 @@
 #include "receiver.h"
 #include "report_command.h"
 #include "run_directory.h"
+#include "rule_file.h"
 #include "run_metadata.h"
 
 namespace rlscope::collector {
 
 namespace {
 
-constexpr const char* kRunUsage = R"USAGE(usage: rlscope run [--out DIR] [--quiet] [--] COMMAND [ARGS...]
+constexpr const char* kRunUsage = R"USAGE(usage: rlscope run [OPTIONS] [--] COMMAND [ARGS...]
 
-Profile COMMAND and print where its time went: per operation (NVTX ranges;
-"(none)" outside any) and per level of the stack (CUDA API, Native, ...).
+Profile COMMAND and print where its time went: per operation (inferred from
+the Python functions running - simulation, inference, backprop, replay - or
+given by NVTX ranges and rlscope.operation(); "(none)" outside any) and per
+level of the stack (Python, Backend, Simulator, Native, CUDA API).
 COMMAND runs unchanged, with the rlscope preload injected into it and into
 every process it starts; nothing in it needs editing.
 
 options:
-  --out DIR   write the run into DIR (created; must not hold a run already).
-              default: ./rlscope-out/<date>-<time>-<command name>
-  --quiet     do not print the report at the end (it is still written)
-  -h, --help  show this help
+  --out DIR            write the run into DIR (created; must not hold a run
+                       already). default: ./rlscope-out/<date>-<time>-<name>
+  --rules FILE         more operation/library rules (format: the comments
+                       of share/rlscope/rules/default.rules); repeatable
+  --sim LIB:PATTERN    also time calls to functions matching the glob
+                       PATTERN in libraries matching LIB as Simulator time,
+                       e.g. --sim '*libmysim*:sim_step*'; repeatable
+  --quiet              do not print the report at the end (still written)
+  -h, --help           show this help
 
 results (in DIR):
   trace/<pid>.rlt  the raw event stream of each traced process
@@ -75,6 +83,8 @@ int64_t NowNs(clockid_t clock) {
 struct RunOptions {
   std::optional<std::string> out;
   bool quiet = false;
+  std::vector<std::string> rule_files;
+  std::vector<std::string> simulator_patterns;
   std::vector<std::string> command;
 };
 
@@ -92,6 +102,23 @@ absl::StatusOr<RunOptions> ParseRunOptions(const std::vector<std::string>& args,
       options.out = *value;
     } else if (option.name == "--quiet" || option.name == "-q") {
       options.quiet = true;
+    } else if (option.name == "--rules") {
+      absl::StatusOr<std::string> value = cursor.TakeValue(option);
+      if (!value.ok()) return UsageError("run", std::string(value.status().message()));
+      // Checked now, so a typo fails before the (possibly long) run.
+      RuleSet rules;
+      std::string error;
+      if (!LoadRuleFiles(*value, rules, &error)) return UsageError("run", error);
+      options.rule_files.push_back(std::filesystem::absolute(*value).string());
+    } else if (option.name == "--sim") {
+      absl::StatusOr<std::string> value = cursor.TakeValue(option);
+      if (!value.ok()) return UsageError("run", std::string(value.status().message()));
+      const size_t colon = value->find(':');
+      if (colon == 0 || colon == std::string::npos || colon + 1 == value->size() ||
+          value->find(',') != std::string::npos) {
+        return UsageError("run", absl::StrFormat("--sim wants LIB:PATTERN (two globs), not '%s'", *value));
+      }
+      options.simulator_patterns.push_back(*value);
     } else {
       return UsageError("run", absl::StrFormat("unknown option '%s'", option.name));
     }
@@ -211,11 +238,13 @@ int RunCommandMain(const std::vector<std::string>& args) {
     std::cerr << options.status().message() << "\n";
     return 2;
   }
-  absl::StatusOr<std::string> preload = FindPreload();
-  if (!preload.ok()) {
-    std::cerr << "rlscope run: " << preload.status().message() << "\n";
+  absl::StatusOr<Installation> installation = FindInstallation();
+  if (!installation.ok()) {
+    std::cerr << "rlscope run: " << installation.status().message() << "\n";
     return 1;
   }
+  std::vector<std::string> rule_files = {installation->default_rules};
+  rule_files.insert(rule_files.end(), options->rule_files.begin(), options->rule_files.end());
   absl::StatusOr<std::string> run_dir = PrepareRunDirectory(options->out, options->command);
   if (!run_dir.ok()) {
     std::cerr << "rlscope run: " << run_dir.status().message() << "\n";
@@ -248,7 +277,10 @@ int RunCommandMain(const std::vector<std::string>& args) {
 
   std::vector<std::string> warnings;
   const std::vector<std::string> environment =
-      BuildChildEnvironment(CurrentEnvironment(), {*preload, *socket_path}, &warnings);
+      BuildChildEnvironment(CurrentEnvironment(),
+                            {installation->preload, *socket_path, installation->python_dir,
+                             absl::StrJoin(rule_files, ":"), absl::StrJoin(options->simulator_patterns, ",")},
+                            &warnings);
   for (const std::string& warning : warnings) std::cerr << "rlscope run: warning: " << warning << "\n";
 
   report::RunMetadata metadata;
@@ -281,6 +313,9 @@ int RunCommandMain(const std::vector<std::string>& args) {
   receiver->reset();
   RemoveSocket(*socket_path);
 
+  if (absl::Status copied = CopyRules(*run_dir, rule_files); !copied.ok()) {
+    std::cerr << "rlscope run: " << copied.message() << "\n";
+  }
   const std::string meta_path = (std::filesystem::path(*run_dir) / "meta.json").string();
   if (absl::Status written = report::WriteRunMetadata(meta_path, metadata); !written.ok()) {
     std::cerr << "rlscope run: " << written.message() << "\n";

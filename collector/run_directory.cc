@@ -72,24 +72,39 @@ absl::StatusOr<std::string> PrepareRunDirectory(const std::optional<std::string>
   return dir.string();
 }
 
-absl::StatusOr<std::string> FindPreload() {
-  if (const char* override_path = getenv("RLSCOPE_PRELOAD"); override_path != nullptr && *override_path) {
-    if (access(override_path, R_OK) != 0) {
-      return absl::NotFoundError(absl::StrFormat("RLSCOPE_PRELOAD=%s: %s", override_path, strerror(errno)));
-    }
-    return fs::absolute(override_path).string();
-  }
+absl::StatusOr<Installation> FindInstallation() {
   std::error_code error;
   const fs::path self = fs::read_symlink("/proc/self/exe", error);
   if (error) return absl::InternalError(absl::StrFormat("cannot locate the rlscope executable: %s", error.message()));
-  const fs::path preload = self.parent_path().parent_path() / "lib" / "librlscope_preload.so";
-  if (access(preload.c_str(), R_OK) != 0) {
-    return absl::NotFoundError(absl::StrFormat(
-        "cannot find the preload library at %s (rlscope expects it in ../lib next to its executable; "
-        "set RLSCOPE_PRELOAD to override)",
-        preload.string()));
+  const fs::path prefix = self.parent_path().parent_path();
+  Installation installation;
+  installation.preload = (prefix / "lib" / "librlscope_preload.so").string();
+  if (const char* override_path = getenv("RLSCOPE_PRELOAD"); override_path != nullptr && *override_path) {
+    installation.preload = fs::absolute(override_path).string();
   }
-  return preload.string();
+  installation.python_dir = (prefix / "share" / "rlscope" / "python").string();
+  installation.default_rules = (prefix / "share" / "rlscope" / "rules" / "default.rules").string();
+  for (const std::string& path : {installation.preload, installation.python_dir, installation.default_rules}) {
+    if (access(path.c_str(), R_OK) != 0) {
+      return absl::NotFoundError(absl::StrFormat(
+          "cannot find %s: %s (rlscope expects bin/, lib/ and share/rlscope/ side by side, as the build "
+          "and `cmake --install` lay them out; RLSCOPE_PRELOAD overrides the preload)",
+          path, strerror(errno)));
+    }
+  }
+  return installation;
+}
+
+absl::Status CopyRules(const std::string& run_dir, const std::vector<std::string>& rule_files) {
+  const fs::path dir = fs::path(run_dir) / "rules";
+  std::error_code error;
+  fs::create_directories(dir, error);
+  for (size_t i = 0; i < rule_files.size() && !error; ++i) {
+    const std::string name = absl::StrFormat("%02d-%s", i, fs::path(rule_files[i]).filename().string());
+    fs::copy_file(rule_files[i], dir / name, fs::copy_options::overwrite_existing, error);
+  }
+  if (error) return absl::InternalError(absl::StrFormat("cannot copy rules into %s: %s", dir.string(), error.message()));
+  return absl::OkStatus();
 }
 
 absl::StatusOr<std::string> MakeSocketPath() {

@@ -24,9 +24,18 @@ std::string DefaultRunDirectory(const std::vector<std::string>& command);
 absl::StatusOr<std::string> PrepareRunDirectory(const std::optional<std::string>& requested,
                                                 const std::vector<std::string>& command);
 
-// FindPreload: $RLSCOPE_PRELOAD, else ../lib/librlscope_preload.so next to
-// this executable (the build and install trees share that layout).
-absl::StatusOr<std::string> FindPreload();
+// Installation: what rlscope injects, found next to this executable (the
+// build and install trees share the layout bin/, lib/, share/rlscope/).
+struct Installation {
+  std::string preload;      // lib/librlscope_preload.so ($RLSCOPE_PRELOAD)
+  std::string python_dir;   // share/rlscope/python: sitecustomize.py, rlscope/
+  std::string default_rules;  // share/rlscope/rules/default.rules
+};
+absl::StatusOr<Installation> FindInstallation();
+
+// CopyRules: copies the rule files a run uses into DIR/rules/ (numbered, in
+// order), so `rlscope report DIR` classifies exactly as the run did.
+absl::Status CopyRules(const std::string& run_dir, const std::vector<std::string>& rule_files);
 
 // MakeSocketPath: a fresh private directory under $TMPDIR (or /tmp) with a
 // socket path inside it; Unix socket paths must stay under 108 bytes.

@@ -95,6 +95,11 @@ void BatchEncoder::BeginBatch(uint64_t sequence, int64_t flushed_ns) {
   strings_.clear();
   infos_.clear();
   threads_.clear();
+  modules_.clear();
+}
+
+void BatchEncoder::AddModule(std::string_view path, uint64_t begin, uint64_t end) {
+  modules_.push_back(wire::CreateModule(builder_, builder_.CreateString(path.data(), path.size()), begin, end));
 }
 
 void BatchEncoder::AddString(uint32_t id, std::string_view text) {
@@ -108,7 +113,10 @@ void BatchEncoder::AddThreadInfo(uint32_t tid, uint64_t instance, std::string_vi
 
 BatchEncoder::Frame BatchEncoder::FinishBatch() {
   auto batch = wire::CreateBatch(builder_, sequence_, builder_.CreateVector(strings_),
-                                 builder_.CreateVector(infos_), builder_.CreateVector(threads_), flushed_ns_);
+                                 builder_.CreateVector(infos_), builder_.CreateVector(threads_), flushed_ns_,
+                                 modules_.empty() ? flatbuffers::Offset<flatbuffers::Vector<
+                                                        flatbuffers::Offset<wire::Module>>>()
+                                                  : builder_.CreateVector(modules_));
   return Finish(wire::Message::Batch, batch.Union());
 }
 

@@ -42,6 +42,7 @@ class BatchEncoder {
   void BeginBatch(uint64_t sequence, int64_t flushed_ns);
   void AddString(uint32_t id, std::string_view text);
   void AddThreadInfo(uint32_t tid, uint64_t instance, std::string_view name);
+  void AddModule(std::string_view path, uint64_t begin, uint64_t end);
   // AddThreadEvents adds `count` events of thread (`tid`, `instance`),
   // written in place by fill(wire::Event* slots) (no intermediate copy).
   template <typename FillFn>
@@ -53,7 +54,7 @@ class BatchEncoder {
     batch_events_ += count;
   }
   size_t batch_events() const { return batch_events_; }
-  bool batch_empty() const { return strings_.empty() && infos_.empty() && threads_.empty(); }
+  bool batch_empty() const { return strings_.empty() && infos_.empty() && threads_.empty() && modules_.empty(); }
   Frame FinishBatch();
 
  private:
@@ -66,6 +67,7 @@ class BatchEncoder {
   std::vector<flatbuffers::Offset<wire::StringDef>> strings_;
   std::vector<flatbuffers::Offset<wire::ThreadInfo>> infos_;
   std::vector<flatbuffers::Offset<wire::ThreadEvents>> threads_;
+  std::vector<flatbuffers::Offset<wire::Module>> modules_;
 };
 
 }  // namespace rlscope::preload

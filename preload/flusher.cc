@@ -1,8 +1,6 @@
 #include "flusher.h"
 
 #include <fcntl.h>
-#include <linux/futex.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -11,6 +9,7 @@
 #include <cstring>
 #include <ctime>
 
+#include "flush_signal.h"
 #include "raw_log.h"
 #include "recorder.h"
 #include "string_table.h"
@@ -42,15 +41,9 @@ void* Flusher::ThreadMain(void* self) {
   return nullptr;
 }
 
-void Flusher::SleepUntilNextFlush() {
-  timespec timeout{0, kFlushIntervalMs * 1'000'000L};
-  // Returns early when Stop changes the word (or on a spurious wake-up).
-  syscall(SYS_futex, reinterpret_cast<uint32_t*>(&wake_word_), FUTEX_WAIT_PRIVATE, 0, &timeout, nullptr, 0);
-}
-
 void Flusher::Run() {
   while (!stop_requested_.load(std::memory_order_acquire)) {
-    SleepUntilNextFlush();
+    FlushSignal::WaitFor(kFlushIntervalMs);
     FlushOnce();
   }
   FlushOnce();  // Catch what arrived between the last flush and Stop.
@@ -67,8 +60,7 @@ void Flusher::Stop(std::string_view reason) {
   if (!started_) {
     Run();  // No thread: do the final flush here.
   } else {
-    wake_word_.store(1, std::memory_order_release);
-    syscall(SYS_futex, reinterpret_cast<uint32_t*>(&wake_word_), FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr, 0);
+    FlushSignal::Request();
     // Sends in flight observe the lowered deadline, so this wait is bounded.
     timespec until{};
     clock_gettime(CLOCK_REALTIME, &until);
@@ -153,6 +145,10 @@ void Flusher::FlushOnce() {
   // send is counted as dropped, not retried. Strings go in last, so every
   // id the frame's events use is defined by this frame or an earlier one.
   auto begin_batch = [&] { encoder_.BeginBatch(++sequence_, now.monotonic_ns); };
+  // Module ranges before the events whose addresses they resolve; checked
+  // after reading the rings would be too late for a just-loaded library,
+  // so the first batch of this flush carries any change.
+  const bool modules_changed = !gave_up_ && modules_.ChangedSinceLastSnapshot();
   auto send_batch = [&] {
     const size_t events = encoder_.batch_events();
     if (!gave_up_) AddPendingStrings();
@@ -164,6 +160,9 @@ void Flusher::FlushOnce() {
     }
   };
   begin_batch();
+  if (modules_changed) {
+    for (const ModuleRange& range : modules_.Snapshot()) encoder_.AddModule(range.path, range.begin, range.end);
+  }
   for (ThreadBuffer* buffer = ThreadRegistry::Head(); buffer != nullptr; buffer = buffer->next()) {
     const ThreadBuffer::State state = buffer->state();
     if (state == ThreadBuffer::kFree || state == ThreadBuffer::kClaiming) continue;

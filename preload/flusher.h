@@ -1,4 +1,6 @@
-// Flusher: the preload's background thread. Every kFlushIntervalMs it drains
+// Flusher: the preload's background thread. Every kFlushIntervalMs (sooner
+// when a ring is half full: FlushSignal; it sleeps on a futex, never on a
+// file descriptor the program could close or reuse) it drains
 // every thread's ring, converts ticks to nanoseconds, encodes a batch and
 // sends it to the collector. At exit it drains once more and says Goodbye.
 //
@@ -16,6 +18,7 @@
 
 #include "batch_encoder.h"
 #include "collector_connection.h"
+#include "module_tracker.h"
 #include "tick_clock.h"
 
 namespace rlscope::preload {
@@ -50,18 +53,15 @@ class Flusher {
   bool EnsureConnected();
   void AddPendingStrings();
   void AddThreadName(uint32_t tid, uint64_t instance);
-  void SleepUntilNextFlush();
 
   CollectorConnection connection_;
   BatchEncoder encoder_;
+  ModuleTracker modules_;
   TickClock clock_;
   int forked_from_;
   pthread_t thread_{};
   bool started_ = false;
   std::atomic<bool> stop_requested_{false};
-  // Futex word the flusher sleeps on between flushes; Stop wakes it. (No
-  // file descriptor: the program may close or reuse any fd number.)
-  std::atomic<uint32_t> wake_word_{0};
   // Sends give up at this time; lowered by Stop to bound the exit.
   std::atomic<int64_t> exit_deadline_ns_{INT64_MAX};
   std::string_view stop_reason_ = "exit";

@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "flush_signal.h"
 #include "flusher.h"
 #include "process_runtime.h"
 #include "raw_log.h"
@@ -66,6 +67,7 @@ void OnForkChild() {
   // parent's socket, and start afresh.
   if (g_flusher != nullptr) g_flusher->CloseInheritedConnection();
   const ClockSyncPoint origin = TickClock::SamplePoint();
+  FlushSignal::Reset();
   StringTable::RepairAfterFork();
   ThreadBuffer* survivor = t_state.buffer;
   ThreadRegistry::ResetAfterFork(survivor, CurrentTid());

@@ -16,6 +16,7 @@
 #include <cstdint>
 
 #include "event_record.h"
+#include "flush_signal.h"
 
 namespace rlscope::preload {
 
@@ -31,12 +32,15 @@ class ThreadBuffer {
   // Append: producer side. Never blocks: a full ring drops and counts.
   inline void Append(const EventRecord& record) {
     const uint64_t write = write_index_.load(std::memory_order_relaxed);
-    if (write - read_index_.load(std::memory_order_acquire) >= kCapacity) {
+    const uint64_t used = write - read_index_.load(std::memory_order_acquire);
+    if (used >= kCapacity) {
       dropped_.store(dropped_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
       return;
     }
     records_[write & (kCapacity - 1)] = record;
     write_index_.store(write + 1, std::memory_order_release);
+    // Half full: wake the flusher now rather than at its next tick.
+    if (__builtin_expect(used + 1 == kCapacity / 2, 0)) FlushSignal::Request();
   }
 
   // Consumer side: records [read, write) are readable until Consume(n).

@@ -9,25 +9,26 @@
 
 namespace rlscope::report {
 
-Breakdown ComputeThreadBreakdown(ThreadTimeline thread, int32_t none_operation, Category base_category) {
+Breakdown ComputeThreadBreakdown(int64_t begin_ns, int64_t end_ns, IntervalList operations, IntervalList cpu_events,
+                                 int32_t none_operation, Category base_category) {
   Breakdown totals;
-  if (thread.end_ns <= thread.begin_ns) return totals;
+  if (end_ns <= begin_ns) return totals;
   const std::array<IntervalList, 3> streams = {
-      IntervalList{{thread.begin_ns, thread.end_ns, 0}},
-      FlattenInnermost(std::move(thread.operations)),
-      FlattenInnermost(std::move(thread.cpu_events)),
+      IntervalList{{begin_ns, end_ns, 0}},
+      std::move(operations),
+      FlattenInnermost(std::move(cpu_events)),
   };
   // Accumulate per segment into a dense (operation x category) table: a map
   // lookup per segment was the analysis's hottest spot.
   constexpr size_t kCategories = static_cast<size_t>(Category::kCount);
   std::vector<int64_t> cpu_ns;
-  SweepStreams(streams, [&](int64_t begin_ns, int64_t end_ns, std::span<const int32_t> labels) {
+  SweepStreams(streams, [&](int64_t segment_begin_ns, int64_t segment_end_ns, std::span<const int32_t> labels) {
     if (labels[0] == kNoLabel) return;  // Outside the thread's lifetime.
     const int32_t operation = labels[1] == kNoLabel ? none_operation : labels[1];
     const int32_t category = labels[2] == kNoLabel ? static_cast<int32_t>(base_category) : labels[2];
     const size_t cell = static_cast<size_t>(operation) * kCategories + static_cast<size_t>(category);
     if (cell >= cpu_ns.size()) cpu_ns.resize((static_cast<size_t>(operation) + 1) * kCategories, 0);
-    cpu_ns[cell] += end_ns - begin_ns;
+    cpu_ns[cell] += segment_end_ns - segment_begin_ns;
   });
   for (size_t cell = 0; cell < cpu_ns.size(); ++cell) {
     if (cpu_ns[cell] == 0) continue;

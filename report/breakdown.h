@@ -1,7 +1,7 @@
 // Breakdown: RL-Scope's overlap model applied to one thread. The thread's
 // traced lifetime is partitioned into disjoint pieces, each labelled with
 // (operation, resource, category):
-//   operation: the innermost open operation, or "(none)";
+//   operation: the operation timeline's (operation_timeline.h), or "(none)";
 //   category:  the innermost CPU category, or the thread's base category
 //              (Native, or Python for a Python thread) when no event covers it;
 //   resource:  CPU (GPU resources arrive with GPU capture).
@@ -31,11 +31,13 @@ struct BreakdownKey {
 
 using Breakdown = std::map<BreakdownKey, int64_t>;
 
-// ComputeThreadBreakdown: see the file comment. `none_operation` is the
-// NameTable label of "(none)". Takes the thread by value: callers that are
-// done with a timeline move it in, and its (large) event lists are then
-// flattened in place instead of copied.
-Breakdown ComputeThreadBreakdown(ThreadTimeline thread, int32_t none_operation, Category base_category);
+// ComputeThreadBreakdown: see the file comment. The thread lived over
+// [begin_ns, end_ns); `operations` is its operation timeline (disjoint:
+// OperationTimeline), `cpu_events` its category intervals as recorded (may
+// nest; flattened here, in place: callers move their lists in).
+// `none_operation` is the NameTable label of "(none)".
+Breakdown ComputeThreadBreakdown(int64_t begin_ns, int64_t end_ns, IntervalList operations, IntervalList cpu_events,
+                                 int32_t none_operation, Category base_category);
 
 // AddInto: sums `part` into `total` (threads into their process).
 void AddInto(Breakdown& total, const Breakdown& part);

@@ -39,8 +39,12 @@ void MergeExecChain(ProcessTimeline& earlier, ProcessTimeline&& later) {
     ThreadTimeline& into = *continued;
     into.end_ns = std::max(into.end_ns, thread.end_ns);
     if (!thread.name.empty()) into.name = thread.name;
+    into.python = into.python || thread.python;
     into.operations.insert(into.operations.end(), thread.operations.begin(), thread.operations.end());
+    into.inferred_operations.insert(into.inferred_operations.end(), thread.inferred_operations.begin(),
+                                    thread.inferred_operations.end());
     into.cpu_events.insert(into.cpu_events.end(), thread.cpu_events.begin(), thread.cpu_events.end());
+    into.native_calls.insert(into.native_calls.end(), thread.native_calls.begin(), thread.native_calls.end());
     into.events += thread.events;
     into.dropped += thread.dropped;
     into.cuda_api_calls += thread.cuda_api_calls;

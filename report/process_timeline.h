@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "category.h"
 #include "interval.h"
 
 namespace rlscope::report {
@@ -26,6 +27,16 @@ class NameTable {
   absl::flat_hash_map<std::string, int32_t> labels_;
 };
 
+// A Python -> native transition, classified: what it called into and which
+// Python line called it.
+struct NativeCall {
+  int64_t begin_ns = 0;
+  int64_t end_ns = 0;
+  Category category = Category::kNative;
+  int32_t location = 0;  // NameTable label of "qualname (file:firstline)".
+  uint32_t line = 0;
+};
+
 struct ThreadTimeline {
   uint32_t tid = 0;
   uint64_t instance = 0;  // Process-unique thread serial (tids get reused).
@@ -34,10 +45,15 @@ struct ThreadTimeline {
   // first thread) to its exit or the end of the process.
   int64_t begin_ns = 0;
   int64_t end_ns = 0;
+  // The thread ran Python under the hook: its base level is Python.
+  bool python = false;
   // Operation intervals as recorded (may nest); label: NameTable label.
+  // Explicit ones (NVTX, rlscope.operation) take precedence over inferred.
   IntervalList operations;
+  IntervalList inferred_operations;
   // CPU category intervals as recorded (may nest); label: Category.
   IntervalList cpu_events;
+  std::vector<NativeCall> native_calls;
   uint64_t events = 0;
   uint64_t dropped = 0;
   uint64_t cuda_api_calls = 0;

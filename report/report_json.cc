@@ -32,6 +32,22 @@ nlohmann::ordered_json ThreadJson(const ThreadReport& thread) {
 nlohmann::ordered_json ProcessJson(const ProcessReport& process) {
   nlohmann::ordered_json threads = nlohmann::ordered_json::array();
   for (const ThreadReport& thread : process.threads) threads.push_back(ThreadJson(thread));
+  nlohmann::ordered_json transitions = nlohmann::ordered_json::array();
+  for (const TransitionRow& row : process.transitions) {
+    transitions.push_back({{"operation", row.operation},
+                           {"from", CategoryName(row.from)},
+                           {"to", CategoryName(row.to)},
+                           {"count", row.count},
+                           {"operation_instances", row.operation_instances}});
+  }
+  nlohmann::ordered_json lines = nlohmann::ordered_json::array();
+  for (const LineRow& row : process.python_lines) {
+    lines.push_back({{"operation", row.operation},
+                     {"code", row.location},
+                     {"line", row.line},
+                     {"ns", row.ns},
+                     {"calls", row.calls}});
+  }
   return {{"pid", process.pid},
           {"ppid", process.ppid},
           {"forked_from", process.forked_from},
@@ -44,7 +60,9 @@ nlohmann::ordered_json ProcessJson(const ProcessReport& process) {
           {"events", process.events},
           {"dropped_events", process.dropped_events},
           {"problems", process.problems},
-          {"threads", threads}};
+          {"threads", threads},
+          {"transitions", transitions},
+          {"python_lines", lines}};
 }
 
 }  // namespace

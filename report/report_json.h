@@ -6,6 +6,10 @@
 //    "rows": [{"process": PID, "operation": "...", "resource": "CPU",
 //              "category": "CUDA API", "ns": N}, ...],
 //    "processes": [{"pid", "ppid", "argv", "threads": [{"tid", "rows", ...}],
+//                   "transitions": [{"operation", "from", "to", "count",
+//                                    "operation_instances"}],
+//                   "python_lines": [{"operation", "code", "line", "ns",
+//                                     "calls"}],
 //                   "problems", ...}],
 //    "problems": [...]}
 #ifndef RLSCOPE_REPORT_REPORT_JSON_H_

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 
 namespace rlscope::report {
@@ -13,13 +14,16 @@ namespace {
 
 constexpr size_t kMaxOperationsShown = 15;
 
+std::string BaseName(const std::string& path);
+
 std::string Percent(int64_t part, int64_t whole) {
   if (whole <= 0) return "-";
   return absl::StrFormat("%.1f%%", 100.0 * static_cast<double>(part) / static_cast<double>(whole));
 }
 
-// Table: left-aligned first column, right-aligned others.
-std::string FormatTable(const std::vector<std::vector<std::string>>& rows) {
+// Table: left-aligned first column (and last, when `left_last`), the
+// others right-aligned.
+std::string FormatTable(const std::vector<std::vector<std::string>>& rows, bool left_last = false) {
   std::vector<size_t> widths;
   for (const auto& row : rows) {
     widths.resize(std::max(widths.size(), row.size()), 0);
@@ -30,7 +34,8 @@ std::string FormatTable(const std::vector<std::vector<std::string>>& rows) {
     std::string line = "  ";
     for (size_t i = 0; i < row.size(); ++i) {
       const std::string pad(widths[i] - row[i].size(), ' ');
-      line += i == 0 ? row[i] + pad : "  " + pad + row[i];
+      const bool left = i == 0 || (left_last && i + 1 == row.size());
+      line += i == 0 ? row[i] + pad : (left ? "  " + row[i] + pad : "  " + pad + row[i]);
     }
     while (!line.empty() && line.back() == ' ') line.pop_back();
     out += line + "\n";
@@ -106,6 +111,60 @@ bool IsQuiet(const ProcessReport& process, const std::vector<BreakdownRow>& rows
   return true;
 }
 
+// TransitionTable: per operation, how many times per instance it crossed
+// between levels (RL-Scope's "language transitions" per iteration).
+std::string TransitionTable(const ProcessReport& process) {
+  if (process.transitions.empty()) return "";
+  std::map<std::string, std::map<std::string, double>> per_instance;
+  std::map<std::string, uint64_t> instances;
+  std::set<std::string> column_set;
+  for (const TransitionRow& row : process.transitions) {
+    const std::string column = absl::StrFormat("%s->%s", CategoryName(row.from), CategoryName(row.to));
+    const uint64_t divisor = row.operation_instances > 0 ? row.operation_instances : 1;
+    per_instance[row.operation][column] += static_cast<double>(row.count) / static_cast<double>(divisor);
+    instances[row.operation] = row.operation_instances;
+    column_set.insert(column);
+  }
+  const std::vector<std::string> columns(column_set.begin(), column_set.end());
+  std::vector<std::vector<std::string>> table;
+  std::vector<std::string> header = {"operation", "instances"};
+  header.insert(header.end(), columns.begin(), columns.end());
+  table.push_back(header);
+  size_t shown = 0;
+  for (const auto& [operation, cells] : per_instance) {
+    if (++shown > kMaxOperationsShown) break;
+    std::vector<std::string> line = {operation, instances[operation] > 0 ? absl::StrCat(instances[operation]) : "-"};
+    for (const std::string& column : columns) {
+      const auto it = cells.find(column);
+      line.push_back(it == cells.end() ? "-" : absl::StrFormat("%.1f", it->second));
+    }
+    table.push_back(line);
+  }
+  return "  transitions per operation instance:\n" + FormatTable(table);
+}
+
+// SourceLine: "file.py:LINE  qualname" from "qualname (/path/file.py:FIRST)".
+std::string SourceLine(const std::string& location, uint32_t line) {
+  const size_t open = location.rfind(" (");
+  const size_t colon = location.rfind(':');
+  if (open == std::string::npos || colon == std::string::npos || colon < open) return location;
+  const std::string file = location.substr(open + 2, colon - open - 2);
+  return absl::StrFormat("%s:%d  %s", BaseName(file), line, location.substr(0, open));
+}
+
+// LineTable: the Python lines whose native calls took the most time.
+std::string LineTable(const ProcessReport& process) {
+  if (process.python_lines.empty()) return "";
+  std::vector<LineRow> lines = process.python_lines;
+  std::sort(lines.begin(), lines.end(), [](const LineRow& a, const LineRow& b) { return a.ns > b.ns; });
+  std::vector<std::vector<std::string>> table = {{"operation", "native time", "calls", "where"}};
+  for (size_t i = 0; i < lines.size() && i < 8; ++i) {
+    table.push_back({lines[i].operation, FormatDuration(lines[i].ns), absl::StrCat(lines[i].calls),
+                     SourceLine(lines[i].location, lines[i].line)});
+  }
+  return "  Python lines by the native time they caused:\n" + FormatTable(table, /*left_last=*/true);
+}
+
 }  // namespace
 
 std::string FormatDuration(int64_t ns) {
@@ -146,6 +205,8 @@ std::string FormatReportText(const RunReport& report) {
                            process.threads.size(), FormatDuration(process.traced_thread_ns),
                            FormatDuration(process.end_ns - process.begin_ns), process.events);
     out += ProcessTable(process, rows);
+    out += TransitionTable(process);
+    out += LineTable(process);
     for (const std::string& problem : process.problems) out += "  ! " + problem + "\n";
   }
   if (!quiet_commands.empty()) {

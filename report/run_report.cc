@@ -4,6 +4,8 @@
 #include <filesystem>
 
 #include "absl/strings/str_format.h"
+#include "library_classifier.h"
+#include "rule_file.h"
 #include "timeline_builder.h"
 #include "trace_reader.h"
 
@@ -21,8 +23,35 @@ std::vector<BreakdownRow> ToRows(int pid, const Breakdown& breakdown, const Name
   return rows;
 }
 
+constexpr size_t kLinesPerOperation = 10;
+
+std::vector<TransitionRow> ToTransitionRows(const ThreadAnalysis& analysis, const NameTable& names) {
+  std::vector<TransitionRow> rows;
+  for (const auto& [key, count] : analysis.transitions) {
+    const auto instances = analysis.instances.find(key.operation);
+    rows.push_back({names.Name(key.operation), key.from, key.to, count,
+                    instances != analysis.instances.end() ? instances->second : 0});
+  }
+  return rows;
+}
+
+std::vector<LineRow> ToLineRows(const ThreadAnalysis& analysis, const NameTable& names) {
+  std::map<int32_t, std::vector<LineRow>> by_operation;
+  for (const auto& [key, cost] : analysis.lines) {
+    by_operation[key.operation].push_back(
+        {names.Name(key.operation), names.Name(key.location), key.line, cost.ns, cost.calls});
+  }
+  std::vector<LineRow> rows;
+  for (auto& [operation, lines] : by_operation) {
+    std::sort(lines.begin(), lines.end(), [](const LineRow& a, const LineRow& b) { return a.ns > b.ns; });
+    if (lines.size() > kLinesPerOperation) lines.resize(kLinesPerOperation);
+    rows.insert(rows.end(), lines.begin(), lines.end());
+  }
+  return rows;
+}
+
 // AnalyseProcess: the process's report; its summed breakdown goes to `total`.
-// Consumes the timeline's event lists (see ComputeThreadBreakdown).
+// Consumes the timeline's event lists (see AnalyseThread).
 ProcessReport AnalyseProcess(ProcessTimeline& process, NameTable& names, Breakdown& total) {
   const int32_t none = names.Intern("(none)");
   ProcessReport report;
@@ -36,6 +65,7 @@ ProcessReport AnalyseProcess(ProcessTimeline& process, NameTable& names, Breakdo
   report.ended_cleanly = process.ended_cleanly;
   report.problems = process.problems;
   uint64_t thread_dropped = 0;
+  ThreadAnalysis process_analysis;
   for (ThreadTimeline& thread : process.threads) {
     ThreadReport thread_report;
     thread_report.tid = thread.tid;
@@ -48,11 +78,14 @@ ProcessReport AnalyseProcess(ProcessTimeline& process, NameTable& names, Breakdo
     report.events += thread.events;
     thread_dropped += thread.dropped;
     // Last use of `thread`: its event lists are consumed.
-    const Breakdown breakdown = ComputeThreadBreakdown(std::move(thread), none, Category::kNative);
-    AddInto(total, breakdown);
-    thread_report.rows = ToRows(process.pid, breakdown, names);
+    const ThreadAnalysis analysis = AnalyseThread(std::move(thread), none);
+    AddInto(process_analysis, analysis);
+    thread_report.rows = ToRows(process.pid, analysis.breakdown, names);
     report.threads.push_back(std::move(thread_report));
   }
+  total = process_analysis.breakdown;
+  report.transitions = ToTransitionRows(process_analysis, names);
+  report.python_lines = ToLineRows(process_analysis, names);
   // The Goodbye's count also covers events lost on the way; without one,
   // the per-thread counts are all we know.
   report.dropped_events = std::max(process.dropped_events, thread_dropped);
@@ -131,6 +164,19 @@ absl::StatusOr<RunReport> LoadRunReport(const std::string& run_dir) {
   }
   for (const std::string& problem : metadata.collector_problems) problems.push_back(problem);
 
+  // The rules the run used (copied into DIR/rules/ by `rlscope run`).
+  RuleSet rules;
+  std::vector<fs::path> rule_files;
+  for (const fs::directory_entry& entry : fs::directory_iterator(fs::path(run_dir) / "rules", error)) {
+    if (entry.path().extension() == ".rules") rule_files.push_back(entry.path());
+  }
+  std::sort(rule_files.begin(), rule_files.end());
+  for (const fs::path& file : rule_files) {
+    std::string rules_error;
+    if (!LoadRuleFiles(file.string(), rules, &rules_error)) problems.push_back(rules_error);
+  }
+  LibraryClassifier classifier(rules.libraries);
+
   std::vector<fs::path> files;
   for (const fs::directory_entry& entry : fs::directory_iterator(trace_dir, error)) {
     if (entry.path().extension() == ".rlt") files.push_back(entry.path());
@@ -140,7 +186,7 @@ absl::StatusOr<RunReport> LoadRunReport(const std::string& run_dir) {
   names.Intern("(none)");
   std::vector<ProcessTimeline> processes;
   for (const fs::path& file : files) {
-    TimelineBuilder builder(names);
+    TimelineBuilder builder(names, &classifier);
     absl::StatusOr<collector::TraceReadResult> read =
         collector::ReadTraceFile(file.string(), [&](const wire::Frame& frame, uint64_t) { builder.AddFrame(frame); });
     if (!read.ok()) {

@@ -17,6 +17,7 @@
 
 #include "absl/status/statusor.h"
 #include "breakdown.h"
+#include "thread_analysis.h"
 #include "process_timeline.h"
 #include "run_metadata.h"
 
@@ -41,6 +42,26 @@ struct ThreadReport {
   std::vector<BreakdownRow> rows;
 };
 
+// How often an operation crossed from one stack level into another, and
+// how many times the operation was entered (transitions per iteration =
+// count / operation_instances).
+struct TransitionRow {
+  std::string operation;
+  Category from = Category::kPython;
+  Category to = Category::kNative;
+  uint64_t count = 0;
+  uint64_t operation_instances = 0;
+};
+
+// A Python source line and the native time its calls took (inclusive).
+struct LineRow {
+  std::string operation;
+  std::string location;  // "qualname (file:firstline)" of the calling code.
+  uint32_t line = 0;
+  int64_t ns = 0;
+  uint64_t calls = 0;
+};
+
 struct ProcessReport {
   int pid = 0;
   int ppid = 0;
@@ -54,6 +75,8 @@ struct ProcessReport {
   uint64_t events = 0;
   uint64_t dropped_events = 0;
   std::vector<ThreadReport> threads;
+  std::vector<TransitionRow> transitions;
+  std::vector<LineRow> python_lines;  // Top lines per operation, by time.
   std::vector<std::string> problems;
 };
 

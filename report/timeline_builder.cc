@@ -48,6 +48,11 @@ void TimelineBuilder::AddBatch(const wire::Batch& batch) {
       strings_[def->id()] = def->text() != nullptr ? def->text()->str() : std::string();
     }
   }
+  if (batch.modules() != nullptr) {
+    for (const wire::Module* module : *batch.modules()) {
+      modules_.Add(module->path() != nullptr ? module->path()->str() : "?", module->begin(), module->end());
+    }
+  }
   if (batch.thread_infos() != nullptr) {
     for (const wire::ThreadInfo* info : *batch.thread_infos()) {
       if (info->name() != nullptr) process_.threads[Thread(info->tid(), info->instance())].name = info->name()->str();
@@ -89,16 +94,30 @@ void TimelineBuilder::AddEvents(const wire::ThreadEvents& events) {
         ++thread.cuda_api_calls;
         break;
       case wire::EventKind::kOperationPush:
-        state.open.push_back({begin, event->name_id()});
+        state.open.push_back({begin, event->name_id(),
+                              event->flags() == static_cast<uint16_t>(wire::OperationSource::kInferred)});
         break;
       case wire::EventKind::kOperationPop:
         if (state.open.empty()) {
           ++unbalanced_pops_;
         } else {
-          thread.operations.push_back({state.open.back().begin_ns, begin,
-                                       static_cast<int32_t>(state.open.back().name_id)});
+          const OpenOperation& open = state.open.back();
+          (open.inferred ? thread.inferred_operations : thread.operations)
+              .push_back({open.begin_ns, begin, static_cast<int32_t>(open.name_id)});
           state.open.pop_back();
         }
+        break;
+      case wire::EventKind::kPythonCall:
+        state.native_calls.push_back({begin, end, event->payload(), event->name_id(), event->flags()});
+        break;
+      case wire::EventKind::kPythonFrame:
+        thread.cpu_events.push_back({begin, end, static_cast<int32_t>(Category::kPython)});
+        break;
+      case wire::EventKind::kPythonThread:
+        thread.python = true;
+        break;
+      case wire::EventKind::kSimulatorCall:
+        thread.cpu_events.push_back({begin, end, static_cast<int32_t>(Category::kSimulator)});
         break;
       case wire::EventKind::kRangeStart:
         open_ranges_[event->payload()] = {index, begin, event->name_id()};
@@ -137,6 +156,24 @@ int32_t TimelineBuilder::OperationLabel(uint32_t name_id) {
   return names_.Intern(it->second);
 }
 
+std::string TimelineBuilder::StringOf(uint32_t id) const {
+  auto it = strings_.find(id);
+  return it != strings_.end() ? it->second : absl::StrFormat("(unknown #%d)", id);
+}
+
+void TimelineBuilder::ClassifyNativeCalls(ThreadTimeline& thread, ThreadState& state) {
+  thread.native_calls.reserve(state.native_calls.size());
+  for (const RawNativeCall& raw : state.native_calls) {
+    Category category = Category::kNative;
+    if (classifier_ != nullptr) {
+      if (const std::string* path = modules_.PathOf(raw.address)) category = classifier_->Classify(*path);
+    }
+    thread.cpu_events.push_back({raw.begin_ns, raw.end_ns, static_cast<int32_t>(category)});
+    thread.native_calls.push_back({raw.begin_ns, raw.end_ns, category, names_.Intern(StringOf(raw.code_id)), raw.line});
+  }
+  state.native_calls.clear();
+}
+
 ProcessTimeline TimelineBuilder::Finish() {
   // The process ends at its Goodbye; without one (it died, or exec'd or
   // _exit'ed without flushing) at the last sign of life: its last event or
@@ -151,9 +188,13 @@ ProcessTimeline TimelineBuilder::Finish() {
     if (!state.saw_end) thread.end_ns = process_.end_ns;
     thread.end_ns = std::max(thread.end_ns, std::max(thread.begin_ns, state.last_ns));
     for (const OpenOperation& open : state.open) {
-      thread.operations.push_back({open.begin_ns, thread.end_ns, static_cast<int32_t>(open.name_id)});
-      ++unclosed;
+      (open.inferred ? thread.inferred_operations : thread.operations)
+          .push_back({open.begin_ns, thread.end_ns, static_cast<int32_t>(open.name_id)});
+      // Inferred operations open at the end are the program's outer
+      // functions (its main loop): expected, not a problem to report.
+      if (!open.inferred) ++unclosed;
     }
+    ClassifyNativeCalls(thread, state);
   }
   for (const auto& [id, range] : open_ranges_) {
     ThreadTimeline& thread = process_.threads[range.thread];
@@ -162,6 +203,7 @@ ProcessTimeline TimelineBuilder::Finish() {
   }
   for (ThreadTimeline& thread : process_.threads) {
     for (Interval& op : thread.operations) op.label = OperationLabel(static_cast<uint32_t>(op.label));
+    for (Interval& op : thread.inferred_operations) op.label = OperationLabel(static_cast<uint32_t>(op.label));
   }
   if (unbalanced_pops_ > 0) {
     process_.problems.push_back(absl::StrFormat("%d operation pop(s) without a matching push were ignored",

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "library_classifier.h"
 #include "process_timeline.h"
 #include "wire_format.h"
 
@@ -17,7 +18,10 @@ namespace rlscope::report {
 
 class TimelineBuilder {
  public:
-  explicit TimelineBuilder(NameTable& names) : names_(names) {}
+  // `classifier` decides the level of Python's native callees (may be
+  // null: they are then all Native).
+  TimelineBuilder(NameTable& names, LibraryClassifier* classifier = nullptr)
+      : names_(names), classifier_(classifier) {}
 
   void AddFrame(const wire::Frame& frame);
   // Finish: closes what was left open at the end of the stream and returns
@@ -28,6 +32,14 @@ class TimelineBuilder {
   struct OpenOperation {
     int64_t begin_ns;
     uint32_t name_id;
+    bool inferred;
+  };
+  struct RawNativeCall {
+    int64_t begin_ns;
+    int64_t end_ns;
+    uint64_t address;
+    uint32_t code_id;
+    uint16_t line;
   };
   struct OpenRange {
     size_t thread;  // Index of the starting thread.
@@ -36,6 +48,7 @@ class TimelineBuilder {
   };
   struct ThreadState {
     std::vector<OpenOperation> open;
+    std::vector<RawNativeCall> native_calls;  // Classified at Finish.
     bool saw_begin = false;
     bool saw_end = false;
     int64_t first_ns = INT64_MAX;
@@ -49,8 +62,12 @@ class TimelineBuilder {
   // Returns its index into process_.threads and thread_states_.
   size_t Thread(uint32_t tid, uint64_t instance);
   int32_t OperationLabel(uint32_t name_id);
+  std::string StringOf(uint32_t id) const;
+  void ClassifyNativeCalls(ThreadTimeline& thread, ThreadState& state);
 
   NameTable& names_;
+  LibraryClassifier* classifier_;
+  ModuleMap modules_;
   ProcessTimeline process_;
   bool saw_hello_ = false;
   int64_t goodbye_ns_ = 0;

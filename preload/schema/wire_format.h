@@ -62,6 +62,10 @@ enum class EventKind : uint16_t {
   // Instant: the thread runs Python under rlscope's profile hook from here
   // on; its time outside native calls is Python time.
   kPythonThread = 10,
+  // Python code running inside a native call (a callback from C into
+  // Python: sorted(key=...), torch hooks, jax tracing): Python time again,
+  // innermost-wins over the enclosing kPythonCall.
+  kPythonFrame = 11,
 };
 
 // Where an operation boundary came from (Event.flags of kOperationPush and

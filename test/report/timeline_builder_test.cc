@@ -60,6 +60,18 @@ const ThreadTimeline& OnlyThread(const ProcessTimeline& process, uint32_t tid) {
   return *found;
 }
 
+ThreadTimeline MakeThread(uint32_t tid, uint64_t instance, std::string name, int64_t begin, int64_t end,
+                          uint64_t events) {
+  ThreadTimeline thread;
+  thread.tid = tid;
+  thread.instance = instance;
+  thread.name = std::move(name);
+  thread.begin_ns = begin;
+  thread.end_ns = end;
+  thread.events = events;
+  return thread;
+}
+
 }  // namespace
 
 TEST_CASE("Push/pop pairs become operations named once the strings arrive", "[timeline]") {
@@ -134,15 +146,15 @@ TEST_CASE("Exec chains continue the calling thread and keep the later command", 
   before.argv = {"sh", "-c", "exec python3"};
   before.begin_ns = 0;
   before.end_ns = 50;
-  before.threads.push_back(ThreadTimeline{5, 1, "sh", 0, 50, {}, {}, 1, 0, 0});
+  before.threads.push_back(MakeThread(5, 1, "sh", 0, 50, 1));
   ProcessTimeline after;
   after.pid = 5;
   after.proc_start_ticks = 77;
   after.argv = {"python3"};
   after.begin_ns = 50;
   after.end_ns = 200;
-  after.threads.push_back(ThreadTimeline{5, 1, "python3", 50, 200, {}, {}, 2, 0, 0});
-  after.threads.push_back(ThreadTimeline{6, 2, "worker", 60, 190, {}, {}, 4, 0, 0});
+  after.threads.push_back(MakeThread(5, 1, "python3", 50, 200, 2));
+  after.threads.push_back(MakeThread(6, 2, "worker", 60, 190, 4));
   REQUIRE(SameProcess(before, after));
   MergeExecChain(before, std::move(after));
   CHECK(before.argv == std::vector<std::string>{"python3"});

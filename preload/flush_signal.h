@@ -1,0 +1,32 @@
+// FlushSignal: how producers wake the flusher early. The flusher sleeps on
+// a futex word between flushes; a thread whose ring reaches half full (or
+// Stop) sets the word and wakes it, so bursts are drained before they drop.
+// Only the first requester of a round pays for the wake-up syscall.
+#ifndef RLSCOPE_PRELOAD_FLUSH_SIGNAL_H_
+#define RLSCOPE_PRELOAD_FLUSH_SIGNAL_H_
+
+#include <atomic>
+#include <cstdint>
+
+namespace rlscope::preload {
+
+class FlushSignal {
+ public:
+  // Request: wake the flusher (cheap when a wake-up is already pending).
+  static inline void Request() {
+    if (word_.load(std::memory_order_relaxed) == 0 && word_.exchange(1, std::memory_order_acq_rel) == 0) Wake();
+  }
+  // WaitFor: sleeps up to `timeout_ms` unless a request is pending, then
+  // clears it. Flusher thread only.
+  static void WaitFor(int timeout_ms);
+  // Reset: a fork() child starts with no request pending.
+  static void Reset() { word_.store(0, std::memory_order_relaxed); }
+
+ private:
+  static void Wake();
+  static std::atomic<uint32_t> word_;
+};
+
+}  // namespace rlscope::preload
+
+#endif  // RLSCOPE_PRELOAD_FLUSH_SIGNAL_H_

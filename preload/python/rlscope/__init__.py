@@ -1,0 +1,54 @@
+"""rlscope's Python API: optional, explicit operation boundaries.
+
+rlscope infers operations (simulation, inference, backprop, replay) from
+your code's function names with no change to it. Where you want other
+names or sharper boundaries:
+
+    import rlscope
+
+    with rlscope.operation("rollout"):
+        ...
+
+    @rlscope.operation("evaluate")
+    def evaluate(policy): ...
+
+Explicit operations take precedence over inferred ones. Outside
+`rlscope run` (the launcher makes this module importable) every call is a
+no-op, so the annotation can stay in the code.
+"""
+import contextlib
+import ctypes
+
+__all__ = ["operation"]
+
+
+def _entry_points():
+    try:
+        process = ctypes.PyDLL(None)
+        push, pop = process.rlscope_operation_push, process.rlscope_operation_pop
+    except (OSError, AttributeError):
+        return None, None
+    push.argtypes, push.restype = [ctypes.c_char_p], None
+    pop.argtypes, pop.restype = [], None
+    return push, pop
+
+
+_push, _pop = _entry_points()
+
+
+class operation(contextlib.ContextDecorator):
+    """Marks the enclosed code (a with-block or a decorated function) as the
+    operation `name` on the calling thread."""
+
+    def __init__(self, name):
+        self._name = str(name).encode("utf-8", "replace")
+
+    def __enter__(self):
+        if _push is not None:
+            _push(self._name)
+        return self
+
+    def __exit__(self, *exception):
+        if _pop is not None:
+            _pop()
+        return False

@@ -1,0 +1,58 @@
+"""rlscope's sitecustomize: attaches rlscope's C-level profile hook to this
+Python process and to the threads it starts, then runs the sitecustomize
+module this one shadows (if any), so nothing of the environment is lost.
+
+`rlscope run` puts this directory first on PYTHONPATH; outside a profiled run
+(no RLSCOPE_SOCKET) it only chains. It never raises: a failure to attach is
+one line on stderr and the program runs unprofiled at the Python level.
+"""
+
+
+def _rlscope_attach():
+    import ctypes
+    import os
+    import threading
+
+    if not os.environ.get("RLSCOPE_SOCKET"):
+        return
+    # PyDLL keeps the GIL held during the call (the hook must be installed
+    # with it); dlopen(NULL) reaches the preload's exports.
+    process = ctypes.PyDLL(None)
+    try:
+        attach = process.rlscope_python_attach
+        attach_thread = process.rlscope_python_attach_thread
+    except AttributeError:
+        return  # The preload is not loaded in this process.
+    if not attach():
+        return
+
+    def _attach_new_thread(frame, event, arg):
+        # First profile event of a threading.Thread: replace this Python
+        # function with the C hook for that thread.
+        attach_thread()
+
+    threading.setprofile(_attach_new_thread)
+
+
+def _chain_shadowed_sitecustomize():
+    import importlib.machinery
+    import importlib.util
+    import os
+    import sys
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    path = [entry for entry in sys.path if os.path.abspath(entry or os.curdir) != here]
+    spec = importlib.machinery.PathFinder.find_spec("sitecustomize", path)
+    if spec is None or spec.loader is None:
+        return
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+
+
+try:
+    _rlscope_attach()
+except Exception as error:  # Never break the program over profiling.
+    import sys
+
+    print(f"rlscope: Python-level capture is off ({error})", file=sys.stderr)
+_chain_shadowed_sitecustomize()

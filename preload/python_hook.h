@@ -1,0 +1,20 @@
+// Python hook (python_hook.cc): Python -> native transitions, callbacks and
+// inferred operations from a C-level CPython profile function.
+#ifndef RLSCOPE_PRELOAD_PYTHON_HOOK_H_
+#define RLSCOPE_PRELOAD_PYTHON_HOOK_H_
+
+namespace rlscope::preload {
+
+// AttachPythonAllThreads: installs the hook on every existing Python thread
+// (3.12: PyEval_SetProfileAllThreads; 3.11: each thread state). Call with
+// the GIL held. Returns 1 when attached, 0 when not (not recording, or the
+// interpreter lacks the API).
+int AttachPythonAllThreads();
+
+// AttachPythonCurrentThread: the same for the calling thread only (threads
+// started after attach, through the threading.setprofile bootstrap).
+int AttachPythonCurrentThread();
+
+}  // namespace rlscope::preload
+
+#endif  // RLSCOPE_PRELOAD_PYTHON_HOOK_H_

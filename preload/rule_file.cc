@@ -1,0 +1,101 @@
+#include "rule_file.h"
+
+#include <fnmatch.h>
+
+#include <fstream>
+#include <sstream>
+
+namespace rlscope {
+
+namespace {
+
+std::vector<std::string> SplitWords(const std::string& line) {
+  std::vector<std::string> words;
+  std::istringstream stream(line);
+  std::string word;
+  while (stream >> word) words.push_back(word);
+  return words;
+}
+
+std::vector<std::string> SplitOn(const std::string& text, char separator) {
+  std::vector<std::string> parts;
+  size_t begin = 0;
+  while (begin <= text.size()) {
+    size_t end = text.find(separator, begin);
+    if (end == std::string::npos) end = text.size();
+    if (end > begin) parts.push_back(text.substr(begin, end - begin));
+    begin = end + 1;
+  }
+  return parts;
+}
+
+bool IsCategory(const std::string& word) { return word == "Backend" || word == "Simulator" || word == "Native"; }
+
+}  // namespace
+
+bool MatchesGlob(std::string_view glob, const char* text) {
+  size_t begin = 0;
+  while (begin <= glob.size()) {
+    size_t end = glob.find('|', begin);
+    if (end == std::string_view::npos) end = glob.size();
+    const std::string alternative(glob.substr(begin, end - begin));
+    if (!alternative.empty() && fnmatch(alternative.c_str(), text, 0) == 0) return true;
+    begin = end + 1;
+  }
+  return false;
+}
+
+bool ParseRules(std::string_view text, const std::string& source, RuleSet& rules, std::string* error) {
+  std::vector<LibraryRule> libraries;
+  std::istringstream lines{std::string(text)};
+  std::string line;
+  for (int number = 1; std::getline(lines, line); ++number) {
+    const size_t hash = line.find('#');
+    if (hash != std::string::npos) line.resize(hash);
+    const std::vector<std::string> words = SplitWords(line);
+    if (words.empty()) continue;
+    auto fail = [&](const std::string& what) {
+      if (error != nullptr) *error = source + ":" + std::to_string(number) + ": " + what;
+      return false;
+    };
+    if (words[0] == "operation") {
+      if (words.size() < 3) return fail("expected 'operation NAME QUALNAME-GLOB [file=GLOB] [unless-inside=OPS]'");
+      OperationRule rule{words[1], words[2], "", {}};
+      for (size_t i = 3; i < words.size(); ++i) {
+        if (words[i].rfind("file=", 0) == 0) {
+          rule.file_glob = words[i].substr(5);
+        } else if (words[i].rfind("unless-inside=", 0) == 0) {
+          rule.unless_inside = SplitOn(words[i].substr(14), ',');
+        } else {
+          return fail("unknown option '" + words[i] + "' (expected file= or unless-inside=)");
+        }
+      }
+      rules.operations.push_back(std::move(rule));
+    } else if (words[0] == "library") {
+      if (words.size() != 3) return fail("expected 'library CATEGORY PATH-GLOB'");
+      if (!IsCategory(words[1])) return fail("unknown category '" + words[1] + "' (Backend, Simulator or Native)");
+      libraries.push_back({words[1], words[2]});
+    } else {
+      return fail("unknown rule '" + words[0] + "' (expected 'operation' or 'library')");
+    }
+  }
+  // A later file's library rules are tried before earlier ones.
+  rules.libraries.insert(rules.libraries.begin(), libraries.begin(), libraries.end());
+  return true;
+}
+
+bool LoadRuleFiles(const std::string& paths, RuleSet& rules, std::string* error) {
+  for (const std::string& path : SplitOn(paths, ':')) {
+    std::ifstream in(path);
+    if (!in) {
+      if (error != nullptr) *error = path + ": cannot read the rules file";
+      return false;
+    }
+    std::stringstream content;
+    content << in.rdbuf();
+    if (!ParseRules(content.str(), path, rules, error)) return false;
+  }
+  return true;
+}
+
+}  // namespace rlscope

@@ -1,0 +1,57 @@
+#include "library_classifier.h"
+
+#include <algorithm>
+
+namespace rlscope::report {
+
+namespace {
+
+Category CategoryNamed(const std::string& name) {
+  if (name == "Backend") return Category::kBackend;
+  if (name == "Simulator") return Category::kSimulator;
+  return Category::kNative;
+}
+
+}  // namespace
+
+Category LibraryClassifier::Classify(const std::string& path) {
+  auto it = cache_.find(path);
+  if (it != cache_.end()) return it->second;
+  Category category = Category::kNative;
+  for (const LibraryRule& rule : rules_) {
+    if (MatchesGlob(rule.path_glob, path.c_str())) {
+      category = CategoryNamed(rule.category);
+      break;
+    }
+  }
+  cache_.emplace(path, category);
+  return category;
+}
+
+void ModuleMap::Add(std::string path, uint64_t begin, uint64_t end) {
+  if (end <= begin) return;
+  ranges_.push_back({begin, end, ranges_.size(), std::move(path)});
+  sorted_ = false;
+}
+
+const std::string* ModuleMap::PathOf(uint64_t address) {
+  if (!sorted_) {
+    // By begin; among ranges with the same begin, the latest first.
+    std::sort(ranges_.begin(), ranges_.end(), [](const Range& a, const Range& b) {
+      return a.begin != b.begin ? a.begin < b.begin : a.order > b.order;
+    });
+    sorted_ = true;
+  }
+  // The last range beginning at or before the address; walk back over
+  // (rare) overlaps to the latest one that contains it.
+  auto it = std::upper_bound(ranges_.begin(), ranges_.end(), address,
+                             [](uint64_t value, const Range& range) { return value < range.begin; });
+  const Range* best = nullptr;
+  for (int steps = 0; it != ranges_.begin() && steps < 8; ++steps) {
+    --it;
+    if (address < it->end && (best == nullptr || it->order > best->order)) best = &*it;
+  }
+  return best != nullptr ? &best->path : nullptr;
+}
+
+}  // namespace rlscope::report

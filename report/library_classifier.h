@@ -1,0 +1,49 @@
+// LibraryClassifier: which stack level native code belongs to, from the
+// `library` rules (rule_file.h) matched against the path of the shared
+// object that holds an address. Unmatched code is Native.
+#ifndef RLSCOPE_REPORT_LIBRARY_CLASSIFIER_H_
+#define RLSCOPE_REPORT_LIBRARY_CLASSIFIER_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "category.h"
+#include "rule_file.h"
+
+namespace rlscope::report {
+
+class LibraryClassifier {
+ public:
+  explicit LibraryClassifier(std::vector<LibraryRule> rules) : rules_(std::move(rules)) {}
+  // Classify: the category of code in the library at `path` (cached).
+  Category Classify(const std::string& path);
+
+ private:
+  std::vector<LibraryRule> rules_;
+  absl::flat_hash_map<std::string, Category> cache_;
+};
+
+// ModuleMap: address ranges of loaded libraries, as a process reported them.
+class ModuleMap {
+ public:
+  // Add: a later range over an overlapping address replaces the earlier.
+  void Add(std::string path, uint64_t begin, uint64_t end);
+  // PathOf: the library holding `address`, or nullptr.
+  const std::string* PathOf(uint64_t address);
+
+ private:
+  struct Range {
+    uint64_t begin;
+    uint64_t end;
+    size_t order;  // Later additions win.
+    std::string path;
+  };
+  std::vector<Range> ranges_;
+  bool sorted_ = true;
+};
+
+}  // namespace rlscope::report
+
+#endif  // RLSCOPE_REPORT_LIBRARY_CLASSIFIER_H_

@@ -1,0 +1,61 @@
+#include "thread_analysis.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "operation_timeline.h"
+
+namespace rlscope::report {
+
+namespace {
+
+// CountTransitions: for every category interval, the level it was entered
+// from (the innermost enclosing interval, or the thread's base level).
+void CountTransitions(IntervalList events, const IntervalList& operations, Category base, int32_t none,
+                      std::map<TransitionKey, uint64_t>& transitions) {
+  // Outer before inner: by begin, then longer first.
+  std::sort(events.begin(), events.end(), [](const Interval& a, const Interval& b) {
+    return a.begin_ns != b.begin_ns ? a.begin_ns < b.begin_ns : a.end_ns > b.end_ns;
+  });
+  std::vector<const Interval*> open;
+  for (const Interval& event : events) {
+    while (!open.empty() && open.back()->end_ns <= event.begin_ns) open.pop_back();
+    const Category from = open.empty() ? base : static_cast<Category>(open.back()->label);
+    const Category to = static_cast<Category>(event.label);
+    if (from != to) ++transitions[{OperationAt(operations, event.begin_ns, none), from, to}];
+    open.push_back(&event);
+  }
+}
+
+}  // namespace
+
+ThreadAnalysis AnalyseThread(ThreadTimeline thread, int32_t none_operation) {
+  ThreadAnalysis analysis;
+  for (const IntervalList* list : {&thread.operations, &thread.inferred_operations}) {
+    for (const Interval& operation : *list) ++analysis.instances[operation.label];
+  }
+  const Category base = thread.python ? Category::kPython : Category::kNative;
+  IntervalList operations =
+      OperationTimeline(std::move(thread.operations), std::move(thread.inferred_operations));
+  CountTransitions(thread.cpu_events, operations, base, none_operation, analysis.transitions);
+  for (const NativeCall& call : thread.native_calls) {
+    LineCost& cost = analysis.lines[{OperationAt(operations, call.begin_ns, none_operation), call.location, call.line}];
+    cost.ns += call.end_ns - call.begin_ns;
+    ++cost.calls;
+  }
+  analysis.breakdown = ComputeThreadBreakdown(thread.begin_ns, thread.end_ns, std::move(operations),
+                                              std::move(thread.cpu_events), none_operation, base);
+  return analysis;
+}
+
+void AddInto(ThreadAnalysis& total, const ThreadAnalysis& part) {
+  AddInto(total.breakdown, part.breakdown);
+  for (const auto& [key, count] : part.transitions) total.transitions[key] += count;
+  for (const auto& [key, count] : part.instances) total.instances[key] += count;
+  for (const auto& [key, cost] : part.lines) {
+    total.lines[key].ns += cost.ns;
+    total.lines[key].calls += cost.calls;
+  }
+}
+
+}  // namespace rlscope::report
