@@ -65,6 +65,7 @@ struct PythonApi {
   PyThreadState* (*thread_next)(PyThreadState*) = nullptr;
   PyObject* (*frame_get_code)(PyFrameObject*) = nullptr;
   int (*frame_get_line_number)(PyFrameObject*) = nullptr;
+  int (*frame_get_lasti)(PyFrameObject*) = nullptr;
   PyObject* (*get_attr_string)(PyObject*, const char*) = nullptr;
   const char* (*unicode_as_utf8)(PyObject*, Py_ssize_t*) = nullptr;
   long (*long_as_long)(PyObject*) = nullptr;
@@ -120,6 +121,50 @@ inline bool InsideInterpreter(uintptr_t address) {
   return address >= g_api.interpreter_begin && address < g_api.interpreter_end;
 }
 
+// Reading a frame's code object. PyFrame_GetCode costs a call and a
+// reference count round trip on every Python call, so the hook reads the
+// pointer directly once it has verified where it lives: PyFrameObject keeps
+// its _PyInterpreterFrame* at offset 24 (3.11, 3.12), which keeps the code
+// at offset 32 (3.11: f_code) or 0 (3.12: f_code, 3.13: f_executable).
+// The first kLayoutChecks calls compare each candidate with the API's answer;
+// a candidate that is right every time is used from then on, and if none is
+// (another layout), the API stays in use.
+constexpr size_t kFrameInterpreterFrameOffset = 24;
+constexpr size_t kCodeOffsetCandidates[] = {32, 0};
+constexpr int kLayoutChecks = 256;
+int g_layout_checks = 0;
+bool g_candidate_ok[2] = {true, true};
+int g_code_offset = -1;  // Verified offset, or -1 (use the API).
+
+inline PyObject* DirectCode(PyFrameObject* frame, size_t offset) {
+  const uintptr_t interpreter_frame = LoadPointer(frame, kFrameInterpreterFrameOffset);
+  return interpreter_frame != 0 ? reinterpret_cast<PyObject*>(LoadPointer(reinterpret_cast<const void*>(
+                                                                  interpreter_frame), offset))
+                                : nullptr;
+}
+
+// CodeOf: the frame's code object, a borrowed reference (valid while the
+// frame runs, which covers the hook's use of it).
+inline PyObject* CodeOf(PyFrameObject* frame) {
+  if (__builtin_expect(g_code_offset >= 0, 1)) return DirectCode(frame, static_cast<size_t>(g_code_offset));
+  PyObject* code = g_api.frame_get_code(frame);  // New reference: give it back.
+  g_api.dec_ref(code);
+  if (g_layout_checks < kLayoutChecks) {
+    for (int i = 0; i < 2; ++i) {
+      if (DirectCode(frame, kCodeOffsetCandidates[i]) != code) g_candidate_ok[i] = false;
+    }
+    if (++g_layout_checks == kLayoutChecks) {
+      for (int i = 0; i < 2; ++i) {
+        if (g_candidate_ok[i]) {
+          g_code_offset = static_cast<int>(kCodeOffsetCandidates[i]);
+          break;
+        }
+      }
+    }
+  }
+  return code;
+}
+
 // --- Operation rules, compiled for the hook ---------------------------------
 
 struct CompiledRule {
@@ -164,17 +209,28 @@ struct WatchedFrame {
 
 struct NativeCall {
   PyFrameObject* frame;
+  PyObject* callable;  // C_RETURN names the same callable: matched by pointer.
   uintptr_t function;
   uint64_t begin_ticks;
   uint32_t code_id;
   uint16_t line;
 };
 
+// Line numbers by (code, instruction offset): PyFrame_GetLineNumber scans
+// the code's line table, far too slow for every native call.
+struct LineEntry {
+  PyObject* code;
+  int lasti;
+  uint16_t line;
+};
+
 constexpr int kCodeCacheSize = 4096;
+constexpr int kLineCacheSize = 4096;
 constexpr int kMaxDepth = 256;
 
 struct PythonThread {
   CodeEntry codes[kCodeCacheSize];
+  LineEntry lines[kLineCacheSize];
   WatchedFrame watched[kMaxDepth];
   int watched_depth;
   NativeCall calls[kMaxDepth];
@@ -222,14 +278,12 @@ long LongAttribute(PyObject* object, const char* name) {
 // LookUpCode: the cache entry of the frame's code object (slow path once
 // per code object per thread: attribute reads, interning, rule matching).
 const CodeEntry& LookUpCode(PythonThread* thread, PyFrameObject* frame) {
-  PyObject* code = g_api.frame_get_code(frame);  // New reference.
+  PyObject* code = CodeOf(frame);
   CodeEntry& entry = thread->codes[(reinterpret_cast<uintptr_t>(code) >> 4) % kCodeCacheSize];
-  if (entry.code == code) {
-    g_api.dec_ref(code);
-    return entry;
-  }
+  if (__builtin_expect(entry.code == code, 1)) return entry;
   if (entry.code != nullptr) g_api.dec_ref(entry.code);
-  entry.code = code;  // Keeps the reference taken above.
+  g_api.inc_ref(code);  // The cache's own reference: the address stays this code's.
+  entry.code = code;
   const std::string qualname = StringAttribute(code, "co_qualname");
   const std::string filename = StringAttribute(code, "co_filename");
   const long first_line = LongAttribute(code, "co_firstlineno");
@@ -281,29 +335,40 @@ void OnReturn(PythonThread* thread, PyFrameObject* frame) {
   --thread->watched_depth;
 }
 
+uint16_t LineOf(PythonThread* thread, PyFrameObject* frame, PyObject* code) {
+  const int lasti = g_api.frame_get_lasti(frame);
+  LineEntry& entry =
+      thread->lines[((reinterpret_cast<uintptr_t>(code) >> 4) ^ static_cast<uintptr_t>(lasti)) % kLineCacheSize];
+  if (entry.code != code || entry.lasti != lasti) {
+    // The code is kept alive by the code cache entry of this call.
+    const int line = g_api.frame_get_line_number(frame);
+    entry = {code, lasti, static_cast<uint16_t>(line < 0 ? 0 : (line > 65535 ? 65535 : line))};
+  }
+  return entry.line;
+}
+
 void OnNativeCall(PythonThread* thread, PyFrameObject* frame, PyObject* callable) {
   const uintptr_t function = NativeFunctionOf(callable);
   if (function == 0 || InsideInterpreter(function)) return;
-  const uint64_t begin = NowTicks();
   if (thread->call_depth < kMaxDepth) {
     const CodeEntry& code = LookUpCode(thread, frame);
-    const int line = g_api.frame_get_line_number(frame);
-    thread->calls[thread->call_depth] = {frame, function, begin, code.code_id,
-                                         static_cast<uint16_t>(line < 0 ? 0 : (line > 65535 ? 65535 : line))};
+    const uint16_t line = LineOf(thread, frame, code.code);
+    thread->calls[thread->call_depth] = {frame, callable, function, NowTicks(), code.code_id, line};
   }
   ++thread->call_depth;
 }
 
 void OnNativeReturn(PythonThread* thread, PyFrameObject* frame, PyObject* callable) {
-  const uintptr_t function = NativeFunctionOf(callable);
-  if (function == 0 || InsideInterpreter(function) || thread->call_depth == 0) return;
+  // A filtered call (a builtin) never pushed: it cannot match the top, so
+  // returns of builtins cost two compares, not a function lookup.
+  if (thread->call_depth == 0) return;
   const int top = thread->call_depth - 1;
   if (top >= kMaxDepth) {
-    --thread->call_depth;
+    if (NativeFunctionOf(callable) != 0 && !InsideInterpreter(NativeFunctionOf(callable))) --thread->call_depth;
     return;
   }
   const NativeCall& call = thread->calls[top];
-  if (call.frame != frame || call.function != function) return;  // Began before attach.
+  if (call.callable != callable || call.frame != frame) return;
   Record(wire::EventKind::kPythonCall, call.code_id, call.begin_ticks, NowTicks(), call.function, call.line);
   --thread->call_depth;
 }
@@ -372,6 +437,7 @@ bool ResolvePythonApi() {
   Resolve(g_api.thread_next, "PyThreadState_Next");
   Resolve(g_api.frame_get_code, "PyFrame_GetCode");
   Resolve(g_api.frame_get_line_number, "PyFrame_GetLineNumber");
+  Resolve(g_api.frame_get_lasti, "PyFrame_GetLasti");
   Resolve(g_api.get_attr_string, "PyObject_GetAttrString");
   Resolve(g_api.unicode_as_utf8, "PyUnicode_AsUTF8AndSize");
   Resolve(g_api.long_as_long, "PyLong_AsLong");
@@ -386,7 +452,8 @@ bool ResolvePythonApi() {
   g_api.interpreter_begin = search.begin;
   g_api.interpreter_end = search.end;
   g_api.ok = g_api.set_profile != nullptr && g_api.frame_get_code != nullptr &&
-             g_api.frame_get_line_number != nullptr && g_api.get_attr_string != nullptr &&
+             g_api.frame_get_line_number != nullptr && g_api.frame_get_lasti != nullptr &&
+             g_api.get_attr_string != nullptr &&
              g_api.unicode_as_utf8 != nullptr && g_api.long_as_long != nullptr && g_api.dec_ref != nullptr &&
              g_api.err_clear != nullptr && g_api.cfunction_type != nullptr &&
              g_api.method_descriptor_type != nullptr && search.end != 0;

@@ -11,18 +11,33 @@ namespace {
 
 // CountTransitions: for every category interval, the level it was entered
 // from (the innermost enclosing interval, or the thread's base level).
-void CountTransitions(IntervalList events, const IntervalList& operations, Category base, int32_t none,
+void CountTransitions(const IntervalList& recorded, const IntervalList& operations, Category base, int32_t none,
                       std::map<TransitionKey, uint64_t>& transitions) {
-  // Outer before inner: by begin, then longer first.
-  std::sort(events.begin(), events.end(), [](const Interval& a, const Interval& b) {
+  // Outer before inner: by begin, then longer first. Events are mostly
+  // recorded in that order already; sort a copy only when they are not.
+  const auto outer_first = [](const Interval& a, const Interval& b) {
     return a.begin_ns != b.begin_ns ? a.begin_ns < b.begin_ns : a.end_ns > b.end_ns;
-  });
+  };
+  IntervalList sorted;
+  const IntervalList* events = &recorded;
+  if (!std::is_sorted(recorded.begin(), recorded.end(), outer_first)) {
+    sorted = recorded;
+    std::sort(sorted.begin(), sorted.end(), outer_first);
+    events = &sorted;
+  }
+  // Per operation-timeline position, found by walking forward (events are
+  // in time order), not by a binary search per event.
+  size_t position = 0;
   std::vector<const Interval*> open;
-  for (const Interval& event : events) {
+  for (const Interval& event : *events) {
     while (!open.empty() && open.back()->end_ns <= event.begin_ns) open.pop_back();
     const Category from = open.empty() ? base : static_cast<Category>(open.back()->label);
     const Category to = static_cast<Category>(event.label);
-    if (from != to) ++transitions[{OperationAt(operations, event.begin_ns, none), from, to}];
+    if (from != to) {
+      while (position < operations.size() && operations[position].end_ns <= event.begin_ns) ++position;
+      const bool inside = position < operations.size() && operations[position].begin_ns <= event.begin_ns;
+      ++transitions[{inside ? operations[position].label : none, from, to}];
+    }
     open.push_back(&event);
   }
 }

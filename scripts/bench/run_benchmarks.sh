@@ -30,6 +30,29 @@ hooked_ns=$(printf '%s\n' "${intercepted[@]}" | median)
 printf 'cuda call, bare:          %s ns (runs: %s)\n' "$bare_ns" "${bare[*]}"
 printf 'cuda call, intercepted:   %s ns (runs: %s)\n' "$hooked_ns" "${intercepted[*]}"
 
+# 1b. Python hook cost: 3 interleaved plain/profiled runs of
+# bench_python_hook.py; per kind, the call's own time (minus the loop's)
+# profiled minus plain, from the minimum over bursts; median of the 3 runs.
+python_costs=$(
+  for i in 1 2 3; do
+    echo "plain $(/usr/bin/python3 "$root/scripts/bench/bench_python_hook.py" | tr '\n' ' ')"
+    echo "profiled $("$rlscope" run --quiet --out "$work/python-$i" -- /usr/bin/python3 \
+      "$root/scripts/bench/bench_python_hook.py" 2>/dev/null | tr '\n' ' ')"
+  done | python3 -c '
+import statistics, sys
+runs = {"plain": [], "profiled": []}
+for line in sys.stdin:
+    words = line.split()
+    runs[words[0]].append({words[i]: float(words[i + 1]) for i in range(1, len(words), 3)})
+for kind in ("extension_c_call", "builtin_c_call", "python_call"):
+    costs = [(p[kind] - p["loop_overhead"]) - (q[kind] - q["loop_overhead"])
+             for p, q in zip(runs["profiled"], runs["plain"])]
+    print(kind, f"{statistics.median(costs):.1f}", " ".join(f"{c:.1f}" for c in costs))
+loop = statistics.median(p["loop_overhead"] - q["loop_overhead"] for p, q in zip(runs["profiled"], runs["plain"]))
+print("python_call_absolute", f"{loop:.1f}")
+')
+echo "$python_costs" | sed 's/^/python hook: /'
+
 # 2. Analysis throughput on a synthetic 20 M-event trace.
 analysis=$("$build/bin/bench_analysis" 20000000 "$work/analysis")
 echo "$analysis" | sed 's/^/analysis: /'
@@ -44,6 +67,9 @@ echo
 echo "| benchmark | result | goal |"
 echo "|---|---|---|"
 awk -v b="$bare_ns" -v h="$hooked_ns" 'BEGIN { printf "| cost per intercepted CUDA call (median of 5 runs) | %.1f ns (bare %.1f, intercepted %.1f) | <= 25 ns |\n", h-b, b, h }'
+echo "$python_costs" | awk '$1 == "extension_c_call" { printf "| Python hook: added cost per recorded Python->native call | %s ns | <= 40 ns |\n", $2 }'
+echo "$python_costs" | awk '$1 == "builtin_c_call" { printf "| Python hook: added cost per call of an interpreter builtin (not recorded) | %s ns | - |\n", $2 }'
+echo "$python_costs" | awk '$1 == "python_call_absolute" { printf "| Python hook: added cost per Python function call (CALL+RETURN) | %s ns | - |\n", $2 }'
 echo "$analysis" | awk '/events_per_second/ { printf "| analysis throughput, one core | %.1f M events/s | >= 20 M events/s |\n", $2/1e6 }'
 echo "$analysis" | awk '/bytes_per_event/ { printf "| trace bytes per event (synthetic) | %s | - |\n", $2 }'
 awk -v b="$bytes" -v e="$events" 'BEGIN { printf "| trace bytes per event (nvtx_client run) | %.1f | - |\n", b/e }'
