@@ -114,18 +114,6 @@ void Flusher::AddPendingStrings() {
   }
 }
 
-void Flusher::AddThreadName(uint32_t tid, uint64_t instance) {
-  char path[64];
-  snprintf(path, sizeof(path), "/proc/self/task/%u/comm", tid);
-  char name[64] = {};
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return;
-  ssize_t n = read(fd, name, sizeof(name) - 1);
-  close(fd);
-  while (n > 0 && (name[n - 1] == '\n' || name[n - 1] == '\0')) --n;
-  if (n > 0) encoder_.AddThreadInfo(tid, instance, std::string_view(name, static_cast<size_t>(n)));
-}
-
 void Flusher::FlushOnce() {
   const bool final_flush = stop_requested_.load(std::memory_order_acquire);
   ClockSyncPoint now = TickClock::SamplePoint();
@@ -172,9 +160,11 @@ void Flusher::FlushOnce() {
     uint64_t dropped = buffer->TakeDropped();
     events_dropped_ += dropped;
     const uint64_t instance = buffer->instance();
-    if (buffer->name_sent_instance != instance && !gave_up_) {
-      AddThreadName(tid, instance);
+    const uint32_t name_id = buffer->name_id();
+    if ((buffer->name_sent_instance != instance || buffer->name_sent_id != name_id) && name_id != 0 && !gave_up_) {
+      encoder_.AddThreadInfo(tid, instance, StringTable::Text(name_id));
       buffer->name_sent_instance = instance;
+      buffer->name_sent_id = name_id;
     }
     while (read < write || dropped > 0) {
       const uint64_t room = kMaxEventsPerFrame - std::min<uint64_t>(encoder_.batch_events(), kMaxEventsPerFrame);

@@ -52,7 +52,6 @@ class Flusher {
   void SendFrame(BatchEncoder::Frame frame);
   bool EnsureConnected();
   void AddPendingStrings();
-  void AddThreadName(uint32_t tid, uint64_t instance);
 
   CollectorConnection connection_;
   BatchEncoder encoder_;

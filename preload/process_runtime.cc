@@ -5,6 +5,7 @@
 // outside `rlscope run`) every hook stays a pass-through and no thread is
 // started.
 #include <pthread.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -49,9 +50,20 @@ void StartFlusher(ClockSyncPoint origin, int forked_from) {
 
 uint32_t CurrentTid() { return static_cast<uint32_t>(syscall(SYS_gettid)); }
 
+// The calling thread's OS name (pthread_setname_np / prctl), interned.
+uint32_t OsThreadNameId() {
+  char name[17] = {};
+  if (prctl(PR_GET_NAME, name) != 0 || name[0] == '\0') return 0;
+  return StringTable::Intern(name);
+}
+
 // Runs at thread exit (pthread key destructor) for threads that recorded.
 void OnThreadExit(void* value) {
   auto* buffer = static_cast<ThreadBuffer*>(value);
+  // A name set after registration counts; a Python name stays.
+  if (buffer->name_id() == 0 || t_state.name_is_os) {
+    if (const uint32_t name = OsThreadNameId()) buffer->SetName(name);
+  }
   if (t_state.buffer == buffer) {
     RecordInstant(wire::EventKind::kThreadEnd, 0);
     t_state.buffer = nullptr;
@@ -136,6 +148,8 @@ ThreadBuffer* RegisterCurrentThread() {
     return nullptr;
   }
   t_state.buffer = buffer;
+  t_state.name_is_os = true;
+  buffer->SetName(OsThreadNameId());
   pthread_setspecific(g_thread_key, buffer);
   const uint64_t born = t_state.born_ticks != 0 ? t_state.born_ticks : NowTicks();
   buffer->Append(EventRecord{born, born, 0, wire::EventKind::kThreadBegin, 0, 0});
@@ -143,6 +157,13 @@ ThreadBuffer* RegisterCurrentThread() {
 }
 
 void MarkThreadUntraced() { t_state.untraced = true; }
+
+void NameCurrentThread(std::string_view name) {
+  ThreadBuffer* buffer = t_state.buffer != nullptr ? t_state.buffer : RegisterCurrentThread();
+  if (buffer == nullptr || name.empty()) return;
+  buffer->SetName(StringTable::Intern(name));
+  t_state.name_is_os = false;
+}
 
 namespace {
 

@@ -483,7 +483,7 @@ void LoadRules() {
 
 }  // namespace
 
-int AttachPythonAllThreads() {
+int AttachPythonAllThreads(const char* name) {
   if (!g_recording || !ResolvePythonApi()) return 0;
   LoadRules();
   if (g_api.set_profile_all_threads != nullptr) {
@@ -498,23 +498,26 @@ int AttachPythonAllThreads() {
     g_api.set_profile(&ProfileHook, nullptr);  // At least the calling thread.
   }
   CurrentPythonThread();  // Marks the attaching thread as a Python thread now.
+  if (name != nullptr) NameCurrentThread(name);
   return 1;
 }
 
-int AttachPythonCurrentThread() {
+int AttachPythonCurrentThread(const char* name) {
   if (!g_recording || !ResolvePythonApi()) return 0;
   g_api.set_profile(&ProfileHook, nullptr);
   CurrentPythonThread();
+  if (name != nullptr) NameCurrentThread(name);
   return 1;
 }
 
 }  // namespace rlscope::preload
 
 // Entry points for sitecustomize.py (called through ctypes.PyDLL, GIL held).
-extern "C" __attribute__((visibility("default"))) int rlscope_python_attach() {
-  return rlscope::preload::AttachPythonAllThreads();
+// `thread_name`: Python's name of the calling thread (threading), or null.
+extern "C" __attribute__((visibility("default"))) int rlscope_python_attach(const char* thread_name) {
+  return rlscope::preload::AttachPythonAllThreads(thread_name);
 }
 
-extern "C" __attribute__((visibility("default"))) int rlscope_python_attach_thread() {
-  return rlscope::preload::AttachPythonCurrentThread();
+extern "C" __attribute__((visibility("default"))) int rlscope_python_attach_thread(const char* thread_name) {
+  return rlscope::preload::AttachPythonCurrentThread(thread_name);
 }

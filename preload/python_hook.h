@@ -8,12 +8,13 @@ namespace rlscope::preload {
 // AttachPythonAllThreads: installs the hook on every existing Python thread
 // (3.12: PyEval_SetProfileAllThreads; 3.11: each thread state). Call with
 // the GIL held. Returns 1 when attached, 0 when not (not recording, or the
-// interpreter lacks the API).
-int AttachPythonAllThreads();
+// interpreter lacks the API). `thread_name`: Python's name for the calling
+// thread (shown in reports), or null.
+int AttachPythonAllThreads(const char* thread_name);
 
 // AttachPythonCurrentThread: the same for the calling thread only (threads
 // started after attach, through the threading.setprofile bootstrap).
-int AttachPythonCurrentThread();
+int AttachPythonCurrentThread(const char* thread_name);
 
 }  // namespace rlscope::preload
 

@@ -7,6 +7,7 @@
 #include <pthread.h>
 
 #include <cstdint>
+#include <string_view>
 
 #include "event_record.h"
 #include "thread_buffer.h"
@@ -22,6 +23,7 @@ struct ThreadState {
   uint64_t born_ticks;    // Set by the pthread_create wrapper; 0 if unknown.
   int hook_depth;         // Re-entry guard: only the outermost hook records.
   bool untraced;          // Flusher thread, or a thread past its exit.
+  bool name_is_os;        // The buffer's name came from the OS (not Python).
 };
 extern __thread ThreadState t_state __attribute__((tls_model("initial-exec")));
 
@@ -63,6 +65,8 @@ class HookScope {
 
 // For the preload's own threads: never traced, never counted.
 void MarkThreadUntraced();
+// NameCurrentThread: a name that beats the OS one (Python's thread name).
+void NameCurrentThread(std::string_view name);
 // pthread_create without going through our own interposed wrapper.
 int CreateUntracedThread(pthread_t* thread, void* (*start)(void*), void* arg);
 

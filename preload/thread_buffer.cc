@@ -20,6 +20,7 @@ ThreadBuffer* ThreadRegistry::Claim(uint32_t tid) {
         b->state_.compare_exchange_strong(expected, ThreadBuffer::kClaiming, std::memory_order_acq_rel)) {
       b->tid_.store(tid, std::memory_order_relaxed);
       b->instance_.store(NextInstance(), std::memory_order_relaxed);
+      b->name_id_.store(0, std::memory_order_relaxed);
       b->state_.store(ThreadBuffer::kOwned, std::memory_order_release);  // Publishes tid and instance.
       return b;
     }
@@ -57,6 +58,7 @@ void ThreadRegistry::ResetAfterFork(ThreadBuffer* survivor, uint32_t child_tid) 
     b->read_index_.store(b->write_index_.load(std::memory_order_relaxed), std::memory_order_relaxed);
     b->dropped_reported_ = b->dropped_.load(std::memory_order_relaxed);
     b->name_sent_instance = 0;  // The child's flusher sends every name anew.
+    b->name_sent_id = 0;
     // A buffer caught mid-claim by the fork belongs to a thread that is gone.
     if (b != survivor) b->state_.store(ThreadBuffer::kFree, std::memory_order_relaxed);
   }

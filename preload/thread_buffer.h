@@ -65,8 +65,14 @@ class ThreadBuffer {
   // the flusher a new owner, whose name it has not sent yet, from the old.
   uint64_t instance() const { return instance_.load(std::memory_order_acquire); }
   ThreadBuffer* next() const { return next_; }
-  // Flusher-owned: the instance whose thread name was sent.
+  // The thread's name as an interned string id (0: none yet). Set by the
+  // owning thread (its OS name at registration and exit, its Python name
+  // when Python attaches); the flusher sends it when it changes.
+  void SetName(uint32_t name_id) { name_id_.store(name_id, std::memory_order_release); }
+  uint32_t name_id() const { return name_id_.load(std::memory_order_acquire); }
+  // Flusher-owned: the (instance, name) last sent.
   uint64_t name_sent_instance = 0;
+  uint32_t name_sent_id = 0;
 
  private:
   friend class ThreadRegistry;
@@ -77,6 +83,7 @@ class ThreadBuffer {
   uint64_t dropped_reported_ = 0;  // Consumer-owned.
   std::atomic<uint32_t> tid_{0};
   std::atomic<uint64_t> instance_{0};
+  std::atomic<uint32_t> name_id_{0};
   std::atomic<State> state_{kFree};
   ThreadBuffer* next_ = nullptr;   // Immutable once published in the registry.
   alignas(64) EventRecord records_[kCapacity];

@@ -23,13 +23,14 @@ def _rlscope_attach():
         attach_thread = process.rlscope_python_attach_thread
     except AttributeError:
         return  # The preload is not loaded in this process.
-    if not attach():
+    attach.argtypes = attach_thread.argtypes = [ctypes.c_char_p]
+    if not attach(threading.current_thread().name.encode("utf-8", "replace")):
         return
 
     def _attach_new_thread(frame, event, arg):
         # First profile event of a threading.Thread: replace this Python
         # function with the C hook for that thread.
-        attach_thread()
+        attach_thread(threading.current_thread().name.encode("utf-8", "replace"))
 
     threading.setprofile(_attach_new_thread)
 

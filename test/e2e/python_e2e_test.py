@@ -1,0 +1,140 @@
+#!/usr/bin/env python3
+"""End-to-end tests of the Python level (no torch needed): the profile hook
+attaches with no change to the script, operations are inferred from the
+code's names, explicit operations win, threads and fork children are
+covered, user rules extend the defaults, and the program's output is
+unchanged.
+
+  python_e2e_test.py --rlscope BIN --python PYTHON --share DIR [unittest args]
+"""
+import json
+import os
+import subprocess
+import sys
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from e2e_support import ARGS, ProfiledRun, main, run_rlscope, scratch_dir  # noqa: E402
+
+LOOP = os.path.join(os.path.dirname(os.path.abspath(__file__)), "python_programs", "rl_loop.py")
+
+
+def time_by(report, pid, key):
+    totals = {}
+    for row in report["rows"]:
+        if row["process"] == pid:
+            totals[row[key]] = totals.get(row[key], 0) + row["ns"]
+    return totals
+
+
+def time_of(report, pid, operation, category=None):
+    return sum(row["ns"] for row in report["rows"] if row["process"] == pid and row["operation"] == operation
+               and (category is None or row["category"] == category))
+
+
+class InferredOperations(unittest.TestCase):
+    def test_operations_and_levels_come_from_the_code_without_annotations(self):
+        run = ProfiledRun(self, [ARGS.python, LOOP, "400"])
+        (process,) = run.report["processes"]
+        pid = process["pid"]
+        operations = time_by(run.report, pid, "operation")
+        for expected in ("simulation", "inference", "replay", "backprop", "(none)"):
+            self.assertIn(expected, operations)
+        categories = time_by(run.report, pid, "category")
+        self.assertGreater(categories.get("Python", 0), 0)
+        self.assertGreater(categories.get("Native", 0), 0)  # numpy
+        self.assertGreater(time_of(run.report, pid, "simulation", "Native"), 0)
+        # Python -> native transitions are counted per operation instance.
+        simulation = [t for t in process["transitions"] if t["operation"] == "simulation"
+                      and t["from"] == "Python" and t["to"] == "Native"]
+        self.assertTrue(simulation)
+        self.assertEqual(simulation[0]["operation_instances"], 401)  # 400 steps + reset.
+        # The Python lines responsible are named: the innermost Python frame
+        # (numpy's own wrappers for np.dot; the script's for np.asarray).
+        lines = process["python_lines"]
+        self.assertTrue(all(line["line"] > 0 for line in lines), lines)
+        self.assertTrue(any(line["operation"] == "replay" and "ReplayBuffer.add" in line["code"]
+                            and "rl_loop.py" in line["code"] for line in lines), lines)
+
+    def test_explicit_operations_take_precedence(self):
+        run = ProfiledRun(self, [ARGS.python, LOOP, "200", "--explicit"])
+        pid = run.report["processes"][0]["pid"]
+        self.assertGreater(time_of(run.report, pid, "custom_step"), 0)
+        # env.step ran only inside the explicit operation: no simulation
+        # time is left apart from reset.
+        self.assertLess(time_of(run.report, pid, "simulation"), time_of(run.report, pid, "custom_step") / 20)
+
+    def test_user_rules_extend_the_defaults(self):
+        rules = os.path.join(scratch_dir(self), "mine.rules")
+        with open(rules, "w") as f:
+            f.write("operation learning  Agent.update\n")
+        out = os.path.join(scratch_dir(self), "run")
+        result = run_rlscope("run", "--quiet", "--rules", rules, "--out", out, "--", ARGS.python, LOOP, "200")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        with open(os.path.join(out, "report.json")) as f:
+            report = json.load(f)
+        operations = time_by(report, report["processes"][0]["pid"], "operation")
+        # Default rules come first: Agent.update is already backprop.
+        self.assertIn("backprop", operations)
+        self.assertTrue(os.path.exists(os.path.join(out, "rules", "01-mine.rules")))
+
+    def test_bad_rules_file_is_refused_before_running(self):
+        rules = os.path.join(scratch_dir(self), "bad.rules")
+        with open(rules, "w") as f:
+            f.write("# fine\noperation only-a-name\n")
+        result = run_rlscope("run", "--rules", rules, "--", ARGS.python, "-c", "print(1)")
+        self.assertEqual(result.returncode, 2)
+        self.assertIn(f"{rules}:2:", result.stderr)
+        self.assertNotIn("1\n", result.stdout)
+
+
+class ThreadsAndProcesses(unittest.TestCase):
+    def test_threads_started_after_attach_are_hooked(self):
+        run = ProfiledRun(self, [ARGS.python, LOOP, "50", "--thread"])
+        (process,) = run.report["processes"]
+        worker = [t for t in process["threads"] if t["name"] == "env-worker"]
+        self.assertEqual(len(worker), 1, process["threads"])
+        worker_ops = {row["operation"] for row in worker[0]["rows"]}
+        self.assertIn("simulation", worker_ops)
+        self.assertIn("Python", {row["category"] for row in worker[0]["rows"]})
+
+    def test_fork_children_keep_the_hook(self):
+        run = ProfiledRun(self, [ARGS.python, LOOP, "50", "--fork"])
+        child = [p for p in run.report["processes"] if p["forked_from"] != 0]
+        self.assertEqual(len(child), 1)
+        self.assertGreater(time_of(run.report, child[0]["pid"], "simulation"), 0)
+
+    def test_python_subprocesses_are_hooked(self):
+        script = ("import subprocess, sys\n"
+                  f"subprocess.run([sys.executable, {LOOP!r}, '30'], check=True)\n")
+        run = ProfiledRun(self, [ARGS.python, "-c", script])
+        loops = [p for p in run.report["processes"] if len(p["argv"]) > 1 and p["argv"][1].endswith("rl_loop.py")]
+        self.assertEqual(len(loops), 1)
+        self.assertGreater(time_of(run.report, loops[0]["pid"], "simulation"), 0)
+
+
+class ProgramIsUnchanged(unittest.TestCase):
+    def test_output_is_identical_with_and_without_rlscope(self):
+        plain = subprocess.run([ARGS.python, LOOP, "300"], capture_output=True, text=True, check=True)
+        run = ProfiledRun(self, [ARGS.python, LOOP, "300"])
+        self.assertEqual(run.result.stdout, plain.stdout)
+
+    def test_an_existing_sitecustomize_still_runs(self):
+        site = scratch_dir(self)
+        with open(os.path.join(site, "sitecustomize.py"), "w") as f:
+            f.write("import builtins\nbuiltins.CHAINED = 'yes'\n")
+        env = dict(os.environ, PYTHONPATH=site)
+        run = ProfiledRun(self, [ARGS.python, "-c", "print(CHAINED)"], env=env)
+        self.assertEqual(run.result.stdout, "yes\n")
+
+    def test_the_rlscope_module_is_a_no_op_outside_rlscope(self):
+        env = dict(os.environ, PYTHONPATH=os.path.join(ARGS.share, "python"))
+        env.pop("RLSCOPE_SOCKET", None)
+        result = subprocess.run([ARGS.python, "-c", "import rlscope\nwith rlscope.operation('x'):\n    print('ok')"],
+                                capture_output=True, text=True, env=env)
+        self.assertEqual(result.stdout, "ok\n", result.stderr)
+        self.assertEqual(result.stderr, "")
+
+
+if __name__ == "__main__":
+    main(extra_arguments=("--python", "--share"))
