@@ -121,3 +121,12 @@ TEST_CASE("Transitions are counted per operation and native time per Python line
   CHECK(line.calls == 2);
   CHECK(analysis.lines.at({kBackprop, 8, 13}).ns == 10);
 }
+
+TEST_CASE("An operation nested in itself is one instance", "[analysis]") {
+  ThreadTimeline thread = Thread(0, 100);
+  thread.python = true;
+  // update() [0,50) containing backward [10,20) and step [30,40), all
+  // backprop; then another update [60,90).
+  thread.inferred_operations = {{0, 50, kBackprop}, {10, 20, kBackprop}, {30, 40, kBackprop}, {60, 90, kBackprop}};
+  CHECK(AnalyseThread(thread, kNone).instances.at(kBackprop) == 2);
+}
