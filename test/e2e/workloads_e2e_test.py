@@ -1,0 +1,72 @@
+#!/usr/bin/env python3
+"""End-to-end tests on the bundled RL workloads (Debian's torch, CPU, small
+step budgets so the suite stays well inside CI's time): the operations RL
+practitioners expect appear with no annotation, the backend is seen where
+the network runs, the program's results are unchanged by profiling, and
+threads and child processes are covered.
+
+  workloads_e2e_test.py --rlscope BIN --python PYTHON --workloads DIR [unittest args]
+"""
+import os
+import re
+import subprocess
+import sys
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from e2e_support import ARGS, ProfiledRun, main  # noqa: E402
+
+
+def time_of(report, pid, operation, category=None):
+    return sum(row["ns"] for row in report["rows"] if row["process"] == pid and row["operation"] == operation
+               and (category is None or row["category"] == category))
+
+
+def final_return(stdout):
+    match = re.search(r"final_return=([-0-9.]+)", stdout)
+    return match.group(1) if match else None
+
+
+class Trainers(unittest.TestCase):
+    def check_trainer(self, script, steps):
+        command = [ARGS.python, os.path.join(ARGS.workloads, script), "--steps", str(steps), "--seed", "3", "--quiet"]
+        plain = subprocess.run(command, capture_output=True, text=True, timeout=300)
+        self.assertEqual(plain.returncode, 0, plain.stderr)
+        run = ProfiledRun(self, command)
+        # Same seed, same result: profiling does not change the program.
+        self.assertIsNotNone(final_return(plain.stdout))
+        self.assertEqual(final_return(run.result.stdout), final_return(plain.stdout))
+        (process,) = run.report["processes"]
+        pid = process["pid"]
+        for operation in ("simulation", "inference", "backprop"):
+            self.assertGreater(time_of(run.report, pid, operation), 0, operation)
+        self.assertGreater(time_of(run.report, pid, "inference", "Backend"), 0)
+        self.assertGreater(time_of(run.report, pid, "backprop", "Backend"), 0)
+        self.assertGreater(time_of(run.report, pid, "simulation", "Python"), 0)
+        return run
+
+    def test_dqn(self):
+        run = self.check_trainer("dqn.py", 1500)
+        pid = run.report["processes"][0]["pid"]
+        self.assertGreater(time_of(run.report, pid, "replay"), 0)
+
+    def test_ppo(self):
+        self.check_trainer("ppo.py", 1500)
+
+
+class ThreadsAndChildren(unittest.TestCase):
+    def test_threaded_rollout_with_a_child_process(self):
+        run = ProfiledRun(self, [ARGS.python, os.path.join(ARGS.workloads, "threaded_rollout.py")])
+        self.assertIn("threaded_rollout: ok", run.result.stdout)
+        processes = run.report["processes"]
+        self.assertEqual(len(processes), 2, [p["argv"] for p in processes])
+        parent = next(p for p in processes if "--child" not in p["argv"])
+        child = next(p for p in processes if "--child" in p["argv"])
+        self.assertEqual(child["ppid"], parent["pid"])
+        python_threads = [t for t in parent["threads"] if any(r["category"] == "Python" for r in t["rows"])]
+        self.assertGreaterEqual(len(python_threads), 3)  # Main and two rollout threads.
+        self.assertGreater(time_of(run.report, child["pid"], "simulation"), 0)
+
+
+if __name__ == "__main__":
+    main(extra_arguments=("--python", "--workloads"))
