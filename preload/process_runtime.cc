@@ -26,6 +26,9 @@
 #include "cuda_runtime_hooks.h"
 #include "nvtx_injection.h"
 #endif
+#if RLSCOPE_WITH_SIM_HOOKS
+#include "simulator_hooks.h"
+#endif
 
 namespace rlscope::preload {
 
@@ -113,6 +116,9 @@ __attribute__((constructor)) void StartPreload() {
   }
 #if RLSCOPE_WITH_CUDA
   InternCudaApiNames();
+#endif
+#if RLSCOPE_WITH_SIM_HOOKS
+  InstallSimulatorHooks();  // Interns symbol names: after StringTable::Init.
 #endif
   pthread_atfork(nullptr, nullptr, &OnForkChild);
   const ClockSyncPoint origin = TickClock::SamplePoint();

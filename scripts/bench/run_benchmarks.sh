@@ -5,6 +5,9 @@
 #      runtime returning at once; CUPTI not involved)
 #   2. analysis throughput (events/s, one core) and trace bytes per event
 #   3. trace bytes per event of a real run (the NVTX client)
+#   4. cost per call through a simulator trampoline over the bare call
+#      (libsimtest's simtest_add through the PLT): recorded outermost calls,
+#      and nested calls (the pass-through path)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 build="${RLSCOPE_BUILD_DIR:-$root/build}"
@@ -63,6 +66,19 @@ bytes=$(cat "$work/client"/trace/*.rlt | wc -c)
 events=$(python3 -c "import json,sys; print(sum(p['events'] for p in json.load(open(sys.argv[1]))['processes']))" "$work/client/report.json")
 echo "nvtx_client trace: $bytes bytes, $events events"
 
+# 4. Simulator trampolines: alternate bare and hooked runs, 5 each.
+sim_bare=(); sim_hooked=()
+for i in 1 2 3 4 5; do
+  sim_bare+=("$("$build/bin/bench_sim_call" 60)")
+  sim_hooked+=("$("$rlscope" run --quiet --out "$work/sim-$i" --sim '*libsimtest*:simtest_*' -- "$build/bin/bench_sim_call" 60)")
+done
+column() { local n=$1; shift; printf '%s\n' "$@" | awk -v n="$n" '{print $n}' | median; }
+sim_bare_ns=$(column 1 "${sim_bare[@]}"); sim_hooked_ns=$(column 1 "${sim_hooked[@]}")
+sim_bare_nested_ns=$(column 2 "${sim_bare[@]}"); sim_nested_ns=$(column 2 "${sim_hooked[@]}")
+printf 'sim call, bare:           %s ns (runs, outer/nested: %s)\n' "$sim_bare_ns" "$(printf '%s ' "${sim_bare[@]/ //}")"
+printf 'sim call, trampoline:     %s ns recorded, %s ns nested (runs: %s)\n' "$sim_hooked_ns" "$sim_nested_ns" \
+  "$(printf '%s ' "${sim_hooked[@]/ //}")"
+
 echo
 echo "| benchmark | result | goal |"
 echo "|---|---|---|"
@@ -73,3 +89,5 @@ echo "$python_costs" | awk '$1 == "python_call_absolute" { printf "| Python hook
 echo "$analysis" | awk '/events_per_second/ { printf "| analysis throughput, one core | %.1f M events/s | >= 20 M events/s |\n", $2/1e6 }'
 echo "$analysis" | awk '/bytes_per_event/ { printf "| trace bytes per event (synthetic) | %s | - |\n", $2 }'
 awk -v b="$bytes" -v e="$events" 'BEGIN { printf "| trace bytes per event (nvtx_client run) | %.1f | - |\n", b/e }'
+awk -v b="$sim_bare_ns" -v h="$sim_hooked_ns" 'BEGIN { printf "| cost per recorded simulator call, trampoline (median of 5 runs) | %.1f ns (bare %.1f, hooked %.1f) | <= 10 ns |\n", h-b, b, h }'
+awk -v b="$sim_bare_nested_ns" -v h="$sim_nested_ns" 'BEGIN { printf "| cost per nested (pass-through) simulator call | %.1f ns (bare %.1f, hooked %.1f) | - |\n", h-b, b, h }'

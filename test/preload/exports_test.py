@@ -3,8 +3,8 @@
 
 - every CUDA runtime hook is exported as NAME@@libcudart.so.13, so it binds
   references to CUDA 13's runtime and nothing else;
-- glibc interposers (pthread_create, _exit, exec*) and NVTX's injection
-  entry are unversioned, so they satisfy references of any version;
+- glibc interposers (pthread_create, _exit, exec*, dlopen/dlsym/dlvsym) and
+  NVTX's injection entry are unversioned, so they satisfy references of any version;
 - nothing else is exported (no libstdc++ or FlatBuffers symbols leak);
 - with NVIDIA's libcudart.so.13 at hand: for every base function hooked,
   each per-thread-stream variant (_ptsz/_ptds) it exports is hooked too.
@@ -17,7 +17,7 @@ import sys
 
 UNVERSIONED = {"pthread_create", "_exit", "_Exit", "execve", "execv", "execvp", "execvpe", "execl", "execlp",
                "execle", "InitializeInjectionNvtx2", "rlscope_python_attach", "rlscope_python_attach_thread",
-               "rlscope_operation_push", "rlscope_operation_pop"}
+               "rlscope_operation_push", "rlscope_operation_pop", "dlopen", "dlsym", "dlvsym"}
 
 
 def defined_symbols(library):

@@ -1,0 +1,264 @@
+#include "simulator_hooks.h"
+
+#include <dlfcn.h>
+#include <link.h>
+#include <pthread.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "elf_image.h"
+#include "got_patcher.h"
+#include "raw_log.h"
+#include "simulator_rules.h"
+#include "trampoline.h"
+
+namespace rlscope::preload {
+
+namespace {
+
+// One loaded object as dl_iterate_phdr showed it. `name` and `phdr` belong
+// to the loader and stay valid while the object is loaded.
+struct LoadedObject {
+  uintptr_t base;
+  const ElfW(Phdr) * phdr;
+  int phnum;
+  const char* name;
+  uintptr_t low, high;  // Span of its PT_LOAD segments.
+  ElfImage Image() const { return ElfImage(base, phdr, phnum, name); }
+  bool Contains(uintptr_t address) const { return address >= low && address < high; }
+};
+
+struct LoaderCounters {
+  unsigned long long adds = 0;
+  unsigned long long subs = 0;
+  bool operator==(const LoaderCounters& other) const { return adds == other.adds && subs == other.subs; }
+};
+
+// An object already scanned; `candidates` == 0 means it imports nothing any
+// rule could match, so it never needs another look.
+struct KnownObject {
+  uintptr_t base;
+  std::string name;
+  int candidates;
+};
+
+SimulatorRules g_rules;  // Immutable once g_installed is set.
+std::atomic<bool> g_installed{false};
+std::atomic<int> g_patched_slots{0};
+std::atomic<bool> g_failure_logged{false};
+
+// Guards everything below. Held only around dl_iterate_phdr (the loader's
+// write lock, never its main lock) and our own memory: dladdr, dlopen and
+// dlsym take the loader's main lock, which a thread running a library
+// constructor holds while it may call our dlsym, so they are never called
+// under this mutex.
+pthread_mutex_t g_mutex = PTHREAD_MUTEX_INITIALIZER;
+bool g_have_counters = false;
+LoaderCounters g_counters;
+// Heap-allocated and never freed: hooks may run during static destruction.
+std::vector<KnownObject>* g_known = nullptr;
+std::vector<uintptr_t>* g_simulator_bases = nullptr;
+
+int ReadCounters(dl_phdr_info* info, size_t size, void* data) {
+  auto* counters = static_cast<LoaderCounters*>(data);
+  if (size >= offsetof(dl_phdr_info, dlpi_subs) + sizeof(info->dlpi_subs)) {
+    counters->adds = info->dlpi_adds;
+    counters->subs = info->dlpi_subs;
+  }
+  return 1;  // The counters are global: the first object is enough.
+}
+
+// Runs under the loader's lock: copies only, no dl* call (see header).
+int CollectObject(dl_phdr_info* info, size_t, void* data) {
+  LoadedObject object{info->dlpi_addr, info->dlpi_phdr, info->dlpi_phnum,
+                      info->dlpi_name != nullptr ? info->dlpi_name : "", UINTPTR_MAX, 0};
+  for (int i = 0; i < object.phnum; ++i) {
+    if (object.phdr[i].p_type != PT_LOAD) continue;
+    const uintptr_t begin = object.base + object.phdr[i].p_vaddr;
+    if (begin < object.low) object.low = begin;
+    if (begin + object.phdr[i].p_memsz > object.high) object.high = begin + object.phdr[i].p_memsz;
+  }
+  static_cast<std::vector<LoadedObject>*>(data)->push_back(object);
+  return 0;
+}
+
+bool StartsWith(const char* text, const char* prefix) { return strncmp(text, prefix, strlen(prefix)) == 0; }
+
+// libc, ld.so and the vDSO never call a simulator; scanning them is waste.
+bool IsSystemObject(const char* path) {
+  const char* slash = strrchr(path, '/');
+  const char* base = slash != nullptr ? slash + 1 : path;
+  return StartsWith(base, "libc.so") || StartsWith(base, "ld-linux") || StartsWith(base, "ld64.so") ||
+         StartsWith(base, "linux-vdso") || StartsWith(base, "linux-gate");
+}
+
+// The policy for one refresh: hook imports that are bound (or, lazily
+// unbound, would bind) to a function some rule names in a simulator library.
+class SimulatorPolicy : public GotPatcher::Policy {
+ public:
+  SimulatorPolicy(const std::vector<LoadedObject>& objects, const std::vector<const LoadedObject*>& simulators)
+      : objects_(objects), simulators_(simulators) {}
+
+  bool Wants(const char* symbol_name) override { return g_rules.SymbolMayMatch(symbol_name); }
+
+  void* Replacement(const ElfImage& image, const ElfImage::Import& import, void* current) override {
+    if (current == nullptr || Trampolines::IsStub(current)) return nullptr;
+    const auto value = reinterpret_cast<uintptr_t>(current);
+    void* real = nullptr;
+    const LoadedObject* owner = Owner(value);
+    if (owner != nullptr && IsSimulator(owner)) {
+      if (g_rules.Matches(owner->name, import.name)) real = current;
+    } else if (image.Contains(value) && !import.defined_here) {
+      // A lazy binding not resolved yet: the slot still points into the
+      // importer's PLT. Bind it the way the loader would, to the first
+      // simulator library (in load order) that defines the symbol.
+      real = reinterpret_cast<void*>(DefinitionInSimulators(import.name));
+    }
+    return real != nullptr ? Trampolines::For(real, import.name) : nullptr;
+  }
+
+ private:
+  const LoadedObject* Owner(uintptr_t address) const {
+    for (const LoadedObject& object : objects_) {
+      if (object.Contains(address)) return &object;
+    }
+    return nullptr;
+  }
+  bool IsSimulator(const LoadedObject* object) const {
+    for (const LoadedObject* simulator : simulators_) {
+      if (simulator == object) return true;
+    }
+    return false;
+  }
+  uintptr_t DefinitionInSimulators(const char* name) const {
+    for (const LoadedObject* simulator : simulators_) {
+      if (!g_rules.Matches(simulator->name, name)) continue;
+      if (const uintptr_t address = simulator->Image().Definition(name)) return address;
+    }
+    return 0;
+  }
+
+  const std::vector<LoadedObject>& objects_;
+  const std::vector<const LoadedObject*>& simulators_;
+};
+
+KnownObject* FindKnown(const LoadedObject& object) {
+  for (KnownObject& known : *g_known) {
+    if (known.base == object.base && known.name == object.name) return &known;
+  }
+  return nullptr;
+}
+
+// The object holding this code: the preload (or, in unit tests, the test
+// program, which is the main program and so still patched).
+bool IsSelf(const LoadedObject& object, size_t index) {
+  return index != 0 && object.Contains(reinterpret_cast<uintptr_t>(&SimulatorHooks::Refresh));
+}
+
+// RefreshLocked: one pass over the loaded objects. g_mutex held.
+void RefreshLocked(const LoaderCounters& counters) {
+  std::vector<LoadedObject> objects;
+  objects.reserve(64);
+  dl_iterate_phdr(&CollectObject, &objects);
+
+  std::vector<const LoadedObject*> simulators;
+  bool new_simulator = false;
+  std::vector<uintptr_t> simulator_bases;
+  for (const LoadedObject& object : objects) {
+    if (!g_rules.LibraryMatches(object.name)) continue;
+    simulators.push_back(&object);
+    simulator_bases.push_back(object.base);
+    bool seen = false;
+    for (uintptr_t base : *g_simulator_bases) seen = seen || base == object.base;
+    new_simulator = new_simulator || !seen;
+  }
+  *g_simulator_bases = simulator_bases;
+  // After an unload, an address may now hold another object or a re-loaded
+  // copy with a fresh GOT: objects with candidates are looked at again.
+  const bool unloaded = !g_have_counters || counters.subs != g_counters.subs;
+
+  SimulatorPolicy policy(objects, simulators);
+  std::vector<KnownObject> still_loaded;
+  for (size_t i = 0; i < objects.size(); ++i) {
+    const LoadedObject& object = objects[i];
+    if (IsSystemObject(object.name) || IsSelf(object, i) || g_rules.LibraryMatches(object.name)) continue;
+    if (i != 0 && object.name[0] == '\0') continue;  // Nameless and not the program: the vDSO.
+    KnownObject* known = FindKnown(object);
+    const bool rescan = known == nullptr || (known->candidates > 0 && (new_simulator || unloaded));
+    int candidates = known != nullptr ? known->candidates : 0;
+    if (rescan && (!simulators.empty() || known == nullptr)) {
+      const GotPatcher::Result result = GotPatcher::Patch(object.Image(), policy);
+      candidates = result.candidates;
+      g_patched_slots.fetch_add(result.patched, std::memory_order_relaxed);
+      if (result.failed > 0 && !g_failure_logged.exchange(true)) {
+        RawLog("simulator hooks: could not write %d GOT slot(s) of %s; those calls are not recorded", result.failed,
+               object.name[0] != '\0' ? object.name : "the program");
+      }
+    }
+    still_loaded.push_back(KnownObject{object.base, object.name, candidates});
+  }
+  *g_known = std::move(still_loaded);
+  g_counters = counters;
+  g_have_counters = true;
+}
+
+// fork() while another thread holds g_mutex would leave the child's copy
+// locked forever: hold it across the fork instead.
+void LockForFork() { pthread_mutex_lock(&g_mutex); }
+void UnlockAfterFork() { pthread_mutex_unlock(&g_mutex); }
+
+}  // namespace
+
+void SimulatorHooks::Install(const char* extra_rules) {
+  pthread_mutex_lock(&g_mutex);
+  const bool first = g_known == nullptr;
+  if (first) {
+    g_known = new std::vector<KnownObject>();
+    g_simulator_bases = new std::vector<uintptr_t>();
+    g_rules.AddDefaults();
+    g_rules.AddList(extra_rules);
+  }
+  pthread_mutex_unlock(&g_mutex);
+  if (!first) return;
+  pthread_atfork(&LockForFork, &UnlockAfterFork, &UnlockAfterFork);
+  g_installed.store(true, std::memory_order_release);
+  Refresh();
+}
+
+bool SimulatorHooks::Installed() { return g_installed.load(std::memory_order_acquire); }
+
+void SimulatorHooks::Refresh() {
+  if (!Installed()) return;
+  LoaderCounters counters;
+  dl_iterate_phdr(&ReadCounters, &counters);
+  pthread_mutex_lock(&g_mutex);
+  if (!g_have_counters || !(counters == g_counters)) RefreshLocked(counters);
+  pthread_mutex_unlock(&g_mutex);
+}
+
+bool SimulatorHooks::NameMayBeHooked(const char* symbol) {
+  return Installed() && symbol != nullptr && g_rules.SymbolMayMatch(symbol);
+}
+
+void* SimulatorHooks::ForLookup(void* address, const char* symbol) {
+  if (address == nullptr || symbol == nullptr || !Installed() || Trampolines::IsStub(address)) return address;
+  Dl_info info{};
+  if (dladdr(address, &info) == 0 || info.dli_fname == nullptr) return address;
+  Dl_info self{};
+  if (dladdr(reinterpret_cast<void*>(&SimulatorHooks::ForLookup), &self) != 0 && self.dli_fbase == info.dli_fbase) {
+    return address;  // One of our own definitions (dlsym(h, "dlsym"), say).
+  }
+  if (!g_rules.Matches(info.dli_fname, symbol)) return address;
+  void* stub = Trampolines::For(address, symbol);
+  return stub != nullptr ? stub : address;
+}
+
+int SimulatorHooks::PatchedSlots() { return g_patched_slots.load(std::memory_order_relaxed); }
+
+void InstallSimulatorHooks() { SimulatorHooks::Install(getenv("RLSCOPE_SIM")); }
+
+}  // namespace rlscope::preload

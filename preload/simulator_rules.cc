@@ -1,0 +1,126 @@
+#include "simulator_rules.h"
+
+#include <fnmatch.h>
+
+#include <cstring>
+
+#include "raw_log.h"
+
+namespace rlscope::preload {
+
+const char* const SimulatorRules::kDefaults[] = {
+    "*libmujoco*:mj_step*",
+    "*libmujoco*:mj_forward",
+    "*libmujoco*:mj_resetData",
+    "*libode*:dWorldStep",
+    "*libode*:dWorldQuickStep",
+    "*libbox2d*:_ZN7b2World4StepE*",  // b2World::Step(float, int, int), mangled.
+    "*libBulletDynamics*:*stepSimulation*",
+};
+const int SimulatorRules::kDefaultCount = sizeof(kDefaults) / sizeof(kDefaults[0]);
+
+namespace {
+
+bool IsGlobSpecial(char c) { return c == '*' || c == '?' || c == '[' || c == ']' || c == '\\'; }
+
+// LongestLiteral: the longest run of non-glob characters of `glob`.
+void LongestLiteral(const char* glob, char* out, size_t out_size) {
+  size_t best_begin = 0, best_length = 0;
+  for (size_t i = 0; glob[i] != '\0';) {
+    if (IsGlobSpecial(glob[i])) {
+      ++i;
+      continue;
+    }
+    size_t j = i;
+    while (glob[j] != '\0' && !IsGlobSpecial(glob[j])) ++j;
+    if (j - i > best_length) best_begin = i, best_length = j - i;
+    i = j;
+  }
+  // A bracket expression's contents are not literal: drop anything inside
+  // one by only trusting runs when the glob has no brackets at all.
+  if (strchr(glob, '[') != nullptr) best_length = 0;
+  if (best_length >= out_size) best_length = out_size - 1;
+  memcpy(out, glob + best_begin, best_length);
+  out[best_length] = '\0';
+}
+
+}  // namespace
+
+void SimulatorRules::AddDefaults() {
+  for (int i = 0; i < kDefaultCount; ++i) Add(kDefaults[i], strlen(kDefaults[i]));
+}
+
+int SimulatorRules::AddList(const char* list) {
+  if (list == nullptr) return 0;
+  int added = 0;
+  const char* entry = list;
+  for (;;) {
+    const char* end = strchr(entry, ',');
+    size_t length = end != nullptr ? static_cast<size_t>(end - entry) : strlen(entry);
+    // "a:b, c:d" is meant as two pairs: spaces around an entry are not part of it.
+    const char* first = entry;
+    while (length > 0 && *first == ' ') ++first, --length;
+    while (length > 0 && first[length - 1] == ' ') --length;
+    if (length > 0 && Add(first, length)) ++added;
+    if (end == nullptr) break;
+    entry = end + 1;
+  }
+  return added;
+}
+
+bool SimulatorRules::Add(const char* entry, size_t length) {
+  const char* colon = static_cast<const char*>(memchr(entry, ':', length));
+  const int shown = static_cast<int>(length > 200 ? 200 : length);
+  if (colon == nullptr || colon == entry || colon == entry + length - 1) {
+    RawLog("RLSCOPE_SIM: '%.*s' is not LIBRARY-GLOB:SYMBOL-GLOB; ignored", shown, entry);
+    return false;
+  }
+  const size_t library_length = static_cast<size_t>(colon - entry);
+  const size_t symbol_length = length - library_length - 1;
+  if (library_length >= kMaxGlobBytes || symbol_length >= kMaxGlobBytes) {
+    RawLog("RLSCOPE_SIM: '%.*s' is longer than %zu bytes a side; ignored", shown, entry, kMaxGlobBytes - 1);
+    return false;
+  }
+  if (count_ == kMaxRules) {
+    RawLog("RLSCOPE_SIM: more than %d simulator rules; '%.*s' ignored", kMaxRules, shown, entry);
+    return false;
+  }
+  Rule& rule = rules_[count_];
+  memcpy(rule.library, entry, library_length);
+  rule.library[library_length] = '\0';
+  memcpy(rule.symbol, colon + 1, symbol_length);
+  rule.symbol[symbol_length] = '\0';
+  LongestLiteral(rule.symbol, rule.symbol_literal, sizeof(rule.symbol_literal));
+  ++count_;
+  return true;
+}
+
+bool SimulatorRules::SymbolMatches(const Rule& rule, const char* symbol) const {
+  if (rule.symbol_literal[0] != '\0' && strstr(symbol, rule.symbol_literal) == nullptr) return false;
+  return fnmatch(rule.symbol, symbol, 0) == 0;
+}
+
+bool SimulatorRules::SymbolMayMatch(const char* symbol) const {
+  for (int i = 0; i < count_; ++i) {
+    if (SymbolMatches(rules_[i], symbol)) return true;
+  }
+  return false;
+}
+
+bool SimulatorRules::LibraryMatches(const char* path) const {
+  if (path == nullptr || path[0] == '\0') return false;  // The main program is never "the simulator".
+  for (int i = 0; i < count_; ++i) {
+    if (fnmatch(rules_[i].library, path, 0) == 0) return true;
+  }
+  return false;
+}
+
+bool SimulatorRules::Matches(const char* path, const char* symbol) const {
+  if (path == nullptr || path[0] == '\0') return false;
+  for (int i = 0; i < count_; ++i) {
+    if (SymbolMatches(rules_[i], symbol) && fnmatch(rules_[i].library, path, 0) == 0) return true;
+  }
+  return false;
+}
+
+}  // namespace rlscope::preload

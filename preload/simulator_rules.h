@@ -1,0 +1,61 @@
+// SimulatorRules: which functions are simulator entry points, as
+// `library-glob:symbol-glob` pairs (fnmatch). The library glob is matched
+// against the loaded object's path, the symbol glob against the (mangled)
+// symbol name. Defaults cover MuJoCo, ODE, Box2D and Bullet; RLSCOPE_SIM
+// (set by `rlscope run --sim LIB:PATTERN`) adds comma-separated pairs.
+//
+// Fixed storage, no allocation: rules are read by the dlsym interposer on
+// any thread once installed, and never change after that.
+#ifndef RLSCOPE_PRELOAD_SIMULATOR_RULES_H_
+#define RLSCOPE_PRELOAD_SIMULATOR_RULES_H_
+
+#include <cstddef>
+
+namespace rlscope::preload {
+
+class SimulatorRules {
+ public:
+  static constexpr int kMaxRules = 32;
+  static constexpr size_t kMaxGlobBytes = 160;
+
+  // The built-in pairs, e.g. "*libmujoco*:mj_step*".
+  static const char* const kDefaults[];
+  static const int kDefaultCount;
+
+  // AddDefaults: appends kDefaults.
+  void AddDefaults();
+  // AddList: appends the pairs of a comma-separated `LIB:PATTERN` list.
+  // A malformed entry (no ':', an empty side, too long, no room left) is
+  // reported with one RawLog line and skipped. Returns the entries added.
+  int AddList(const char* list);
+
+  int size() const { return count_; }
+  const char* library_glob(int i) const { return rules_[i].library; }
+  const char* symbol_glob(int i) const { return rules_[i].symbol; }
+
+  // SymbolMayMatch: whether some rule's symbol glob matches `symbol`, for
+  // whatever library (the cheap first filter of dlsym and the GOT scan).
+  bool SymbolMayMatch(const char* symbol) const;
+  // LibraryMatches: whether `path` is a simulator library of some rule.
+  bool LibraryMatches(const char* path) const;
+  // Matches: whether `symbol` defined by the object at `path` is hooked.
+  bool Matches(const char* path, const char* symbol) const;
+
+ private:
+  struct Rule {
+    char library[kMaxGlobBytes];
+    char symbol[kMaxGlobBytes];
+    // The longest run of plain characters in `symbol`: a name without it
+    // cannot match, and strstr is much cheaper than fnmatch.
+    char symbol_literal[kMaxGlobBytes];
+  };
+  bool Add(const char* entry, size_t length);
+  bool SymbolMatches(const Rule& rule, const char* symbol) const;
+
+  Rule rules_[kMaxRules];
+  int count_ = 0;
+};
+
+}  // namespace rlscope::preload
+
+#endif  // RLSCOPE_PRELOAD_SIMULATOR_RULES_H_
