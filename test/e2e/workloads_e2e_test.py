@@ -5,7 +5,7 @@ practitioners expect appear with no annotation, the backend is seen where
 the network runs, the program's results are unchanged by profiling, and
 threads and child processes are covered.
 
-  workloads_e2e_test.py --rlscope BIN --python PYTHON --workloads DIR [unittest args]
+  workloads_e2e_test.py --rlscope BIN --python PYTHON --workloads DIR --mjtimer LIB [unittest args]
 """
 import os
 import re
@@ -43,6 +43,8 @@ class Trainers(unittest.TestCase):
         self.assertGreater(time_of(run.report, pid, "inference", "Backend"), 0)
         self.assertGreater(time_of(run.report, pid, "backprop", "Backend"), 0)
         self.assertGreater(time_of(run.report, pid, "simulation", "Python"), 0)
+        # ctypes calls into MuJoCo are caught by the simulator trampolines.
+        self.assertGreater(time_of(run.report, pid, "simulation", "Simulator"), 0)
         return run
 
     def test_dqn(self):
@@ -52,6 +54,21 @@ class Trainers(unittest.TestCase):
 
     def test_ppo(self):
         self.check_trainer("ppo.py", 1500)
+
+
+class SimulatorAccuracy(unittest.TestCase):
+    def test_simulator_time_matches_mujocos_own_step_timer_within_10_percent(self):
+        program = os.path.join(os.path.dirname(os.path.abspath(__file__)), "python_programs",
+                               "mujoco_step_timing.py")
+        run = ProfiledRun(self, [ARGS.python, program, ARGS.workloads, ARGS.mjtimer, "20000"])
+        match = re.search(r"mj_step_ns=(\d+) calls=(\d+)", run.result.stdout)
+        self.assertIsNotNone(match, run.result.stdout)
+        truth_ns, calls = int(match.group(1)), int(match.group(2))
+        self.assertEqual(calls, 20000)
+        pid = run.report["processes"][0]["pid"]
+        measured_ns = time_of(run.report, pid, "simulation", "Simulator")
+        self.assertAlmostEqual(measured_ns, truth_ns, delta=0.10 * truth_ns,
+                               msg=f"rlscope Simulator {measured_ns} ns vs MuJoCo's timer {truth_ns} ns")
 
 
 class ThreadsAndChildren(unittest.TestCase):
@@ -69,4 +86,4 @@ class ThreadsAndChildren(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    main(extra_arguments=("--python", "--workloads"))
+    main(extra_arguments=("--python", "--workloads", "--mjtimer"))
