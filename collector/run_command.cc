@@ -49,6 +49,10 @@ options:
   --sim LIB:PATTERN    also time calls to functions matching the glob
                        PATTERN in libraries matching LIB as Simulator time,
                        e.g. --sim '*libmysim*:sim_step*'; repeatable
+  --nvtx-domain GLOB   NVTX ranges of named domains matching GLOB are
+                       operations too (default: only the default domain's;
+                       libraries such as CUB and XLA annotate their
+                       internals in their own domains); repeatable
   --quiet              do not print the report at the end (still written)
   -h, --help           show this help
 
@@ -85,6 +89,7 @@ struct RunOptions {
   bool quiet = false;
   std::vector<std::string> rule_files;
   std::vector<std::string> simulator_patterns;
+  std::vector<std::string> nvtx_domains;
   std::vector<std::string> command;
 };
 
@@ -119,6 +124,13 @@ absl::StatusOr<RunOptions> ParseRunOptions(const std::vector<std::string>& args,
         return UsageError("run", absl::StrFormat("--sim wants LIB:PATTERN (two globs), not '%s'", *value));
       }
       options.simulator_patterns.push_back(*value);
+    } else if (option.name == "--nvtx-domain") {
+      absl::StatusOr<std::string> value = cursor.TakeValue(option);
+      if (!value.ok()) return UsageError("run", std::string(value.status().message()));
+      if (value->empty() || value->find(',') != std::string::npos) {
+        return UsageError("run", absl::StrFormat("--nvtx-domain wants one glob, not '%s'", *value));
+      }
+      options.nvtx_domains.push_back(*value);
     } else {
       return UsageError("run", absl::StrFormat("unknown option '%s'", option.name));
     }
@@ -279,7 +291,8 @@ int RunCommandMain(const std::vector<std::string>& args) {
   const std::vector<std::string> environment =
       BuildChildEnvironment(CurrentEnvironment(),
                             {installation->preload, *socket_path, installation->python_dir,
-                             absl::StrJoin(rule_files, ":"), absl::StrJoin(options->simulator_patterns, ",")},
+                             absl::StrJoin(rule_files, ":"), absl::StrJoin(options->simulator_patterns, ","),
+                             absl::StrJoin(options->nvtx_domains, ",")},
                             &warnings);
   for (const std::string& warning : warnings) std::cerr << "rlscope run: warning: " << warning << "\n";
 

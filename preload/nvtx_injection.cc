@@ -8,17 +8,19 @@
 // thread; start/end ranges become kRangeStart/kRangeEnd with a process-wide
 // id, so they may end on another thread. An operation is named by its
 // message; a push also records its domain (payload: domain name id + 1, 0
-// for the default domain) so the analysis can tell a user's ranges from a
-// library's (XLA marks its compiler passes with NVTX).
+// for the default domain). Named domains are filtered (DomainSelected).
 #define NVTX_NO_IMPL
 #include <nvtx3/nvToolsExt.h>
 
 #include <atomic>
 #include <cstdint>
+#include <cstdlib>
 #include <cwchar>
+#include <string>
 
 #include "nvtx_injection.h"
 #include "recorder.h"
+#include "rule_file.h"
 #include "string_table.h"
 
 namespace rlscope::preload {
@@ -39,9 +41,29 @@ struct OpenRanges {
 __thread OpenRanges t_open __attribute__((tls_model("initial-exec")));
 std::atomic<uint64_t> g_next_range_id{0};
 
-// Our domain handles are (interned domain name id + 1); the default domain
-// (no handle) is 0. Registered-string handles are (id + 1) as well.
-uint64_t DomainId(nvtxDomainHandle_t domain) { return reinterpret_cast<uintptr_t>(domain); }
+// Domains. Libraries annotate their internals in named domains (CUB's
+// "CCCL", XLA's compiler passes): those are not the user's operations. So
+// ranges of the default domain are operations, and ranges of a named
+// domain only when its name matches RLSCOPE_NVTX_DOMAINS (comma-separated
+// globs, from `rlscope run --nvtx-domain`); the others are ignored.
+// Our domain handles are ((interned name id + 1) << 1) | selected.
+// Registered-string handles are (id + 1).
+bool DomainSelected(nvtxDomainHandle_t domain) {
+  return domain == nullptr || (reinterpret_cast<uintptr_t>(domain) & 1) != 0;
+}
+uint64_t DomainId(nvtxDomainHandle_t domain) { return reinterpret_cast<uintptr_t>(domain) >> 1; }
+
+bool DomainNameSelected(const char* name) {
+  static const char* patterns = getenv("RLSCOPE_NVTX_DOMAINS");
+  if (patterns == nullptr || *patterns == '\0' || name == nullptr) return false;
+  std::string globs(patterns);
+  for (char& c : globs) c = c == ',' ? '|' : c;
+  return MatchesGlob(globs, name);
+}
+
+nvtxDomainHandle_t MakeDomain(uint32_t name_id, bool selected) {
+  return reinterpret_cast<nvtxDomainHandle_t>(((uintptr_t{name_id} + 1) << 1) | (selected ? 1 : 0));
+}
 
 inline bool NvtxRecording() { return g_recording && !t_state.untraced; }
 
@@ -117,13 +139,16 @@ void NVTX_API RangeEnd(nvtxRangeId_t id) {
 
 // --- Core2 module (domain variants) ---
 int NVTX_API DomainRangePushEx(nvtxDomainHandle_t domain, const nvtxEventAttributes_t* a) {
+  if (!DomainSelected(domain)) return 0;
   return NvtxRecording() ? PushRange(MessageId(a), DomainId(domain)) : 0;
 }
-int NVTX_API DomainRangePop(nvtxDomainHandle_t) { return RangePop(); }
-nvtxRangeId_t NVTX_API DomainRangeStartEx(nvtxDomainHandle_t, const nvtxEventAttributes_t* a) {
-  return RangeStartEx(a);
+int NVTX_API DomainRangePop(nvtxDomainHandle_t domain) { return DomainSelected(domain) ? RangePop() : 0; }
+nvtxRangeId_t NVTX_API DomainRangeStartEx(nvtxDomainHandle_t domain, const nvtxEventAttributes_t* a) {
+  return DomainSelected(domain) ? RangeStartEx(a) : 0;
 }
-void NVTX_API DomainRangeEnd(nvtxDomainHandle_t, nvtxRangeId_t id) { RangeEnd(id); }
+void NVTX_API DomainRangeEnd(nvtxDomainHandle_t domain, nvtxRangeId_t id) {
+  if (DomainSelected(domain)) RangeEnd(id);
+}
 nvtxStringHandle_t NVTX_API DomainRegisterStringA(nvtxDomainHandle_t, const char* text) {
   return reinterpret_cast<nvtxStringHandle_t>(uintptr_t{InternAscii(text)} + 1);
 }
@@ -131,10 +156,11 @@ nvtxStringHandle_t NVTX_API DomainRegisterStringW(nvtxDomainHandle_t, const wcha
   return reinterpret_cast<nvtxStringHandle_t>(uintptr_t{InternWide(text)} + 1);
 }
 nvtxDomainHandle_t NVTX_API DomainCreateA(const char* name) {
-  return reinterpret_cast<nvtxDomainHandle_t>(uintptr_t{InternAscii(name)} + 1);
+  return MakeDomain(InternAscii(name), DomainNameSelected(name));
 }
 nvtxDomainHandle_t NVTX_API DomainCreateW(const wchar_t* name) {
-  return reinterpret_cast<nvtxDomainHandle_t>(uintptr_t{InternWide(name)} + 1);
+  const uint32_t id = InternWide(name);
+  return MakeDomain(id, DomainNameSelected(std::string(StringTable::Text(id)).c_str()));
 }
 void NVTX_API DomainDestroy(nvtxDomainHandle_t) {}
 

@@ -209,8 +209,8 @@ struct WatchedFrame {
 
 struct NativeCall {
   PyFrameObject* frame;
-  PyObject* callable;  // C_RETURN names the same callable: matched by pointer.
-  uintptr_t function;
+  uintptr_t function;  // C_RETURN is matched by frame and C function: 3.12
+                       // passes a fresh bound-method object to each event.
   uint64_t begin_ticks;
   uint32_t code_id;
   uint16_t line;
@@ -353,22 +353,23 @@ void OnNativeCall(PythonThread* thread, PyFrameObject* frame, PyObject* callable
   if (thread->call_depth < kMaxDepth) {
     const CodeEntry& code = LookUpCode(thread, frame);
     const uint16_t line = LineOf(thread, frame, code.code);
-    thread->calls[thread->call_depth] = {frame, callable, function, NowTicks(), code.code_id, line};
+    thread->calls[thread->call_depth] = {frame, function, NowTicks(), code.code_id, line};
   }
   ++thread->call_depth;
 }
 
 void OnNativeReturn(PythonThread* thread, PyFrameObject* frame, PyObject* callable) {
-  // A filtered call (a builtin) never pushed: it cannot match the top, so
-  // returns of builtins cost two compares, not a function lookup.
+  // Most returns are of filtered builtins with nothing open, or in another
+  // frame than the open call: rejected before resolving the function.
   if (thread->call_depth == 0) return;
   const int top = thread->call_depth - 1;
   if (top >= kMaxDepth) {
-    if (NativeFunctionOf(callable) != 0 && !InsideInterpreter(NativeFunctionOf(callable))) --thread->call_depth;
+    const uintptr_t function = NativeFunctionOf(callable);
+    if (function != 0 && !InsideInterpreter(function)) --thread->call_depth;
     return;
   }
   const NativeCall& call = thread->calls[top];
-  if (call.callable != callable || call.frame != frame) return;
+  if (call.frame != frame || NativeFunctionOf(callable) != call.function) return;
   Record(wire::EventKind::kPythonCall, call.code_id, call.begin_ticks, NowTicks(), call.function, call.line);
   --thread->call_depth;
 }

@@ -66,6 +66,7 @@ ProcessReport AnalyseProcess(ProcessTimeline& process, NameTable& names, Breakdo
   report.problems = process.problems;
   uint64_t thread_dropped = 0;
   ThreadAnalysis process_analysis;
+  const IntervalList inherited = InheritedOperations(process.threads);
   for (ThreadTimeline& thread : process.threads) {
     ThreadReport thread_report;
     thread_report.tid = thread.tid;
@@ -78,7 +79,7 @@ ProcessReport AnalyseProcess(ProcessTimeline& process, NameTable& names, Breakdo
     report.events += thread.events;
     thread_dropped += thread.dropped;
     // Last use of `thread`: its event lists are consumed.
-    const ThreadAnalysis analysis = AnalyseThread(std::move(thread), none);
+    const ThreadAnalysis analysis = AnalyseThread(std::move(thread), none, &inherited);
     AddInto(process_analysis, analysis);
     thread_report.rows = ToRows(process.pid, analysis.breakdown, names);
     report.threads.push_back(std::move(thread_report));

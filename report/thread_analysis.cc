@@ -62,12 +62,34 @@ void CountInstances(const IntervalList& explicit_operations, const IntervalList&
 
 }  // namespace
 
-ThreadAnalysis AnalyseThread(ThreadTimeline thread, int32_t none_operation) {
+IntervalList InheritedOperations(const std::vector<ThreadTimeline>& threads) {
+  const ThreadTimeline* primary = nullptr;
+  int64_t primary_ns = 0;
+  for (const ThreadTimeline& thread : threads) {
+    int64_t ns = 0;
+    for (const IntervalList* list : {&thread.operations, &thread.inferred_operations}) {
+      for (const Interval& operation : *list) ns += operation.duration_ns();
+    }
+    if (ns > primary_ns) {
+      primary = &thread;
+      primary_ns = ns;
+    }
+  }
+  if (primary == nullptr) return {};
+  return OperationTimeline(primary->operations, primary->inferred_operations);
+}
+
+ThreadAnalysis AnalyseThread(ThreadTimeline thread, int32_t none_operation,
+                             const IntervalList* inherited_operations) {
   ThreadAnalysis analysis;
-  CountInstances(thread.operations, thread.inferred_operations, analysis.instances);
   const Category base = thread.python ? Category::kPython : Category::kNative;
-  IntervalList operations =
-      OperationTimeline(std::move(thread.operations), std::move(thread.inferred_operations));
+  IntervalList operations;
+  if (!HasOwnOperations(thread) && inherited_operations != nullptr) {
+    operations = *inherited_operations;
+  } else {
+    CountInstances(thread.operations, thread.inferred_operations, analysis.instances);
+    operations = OperationTimeline(std::move(thread.operations), std::move(thread.inferred_operations));
+  }
   CountTransitions(thread.cpu_events, operations, base, none_operation, analysis.transitions);
   for (const NativeCall& call : thread.native_calls) {
     LineCost& cost = analysis.lines[{OperationAt(operations, call.begin_ns, none_operation), call.location, call.line}];

@@ -52,8 +52,23 @@ struct ThreadAnalysis {
 };
 
 // AnalyseThread: consumes the thread's event lists. `none_operation`: the
-// NameTable label of "(none)".
-ThreadAnalysis AnalyseThread(ThreadTimeline thread, int32_t none_operation);
+// NameTable label of "(none)". `inherited_operations` (may be null): the
+// operation timeline to use when the thread has no operations of its own
+// (see InheritedOperations); inherited operations add no instances.
+ThreadAnalysis AnalyseThread(ThreadTimeline thread, int32_t none_operation,
+                             const IntervalList* inherited_operations = nullptr);
+
+// InheritedOperations: the operation timeline of the process's thread with
+// the most operation time (empty if no thread has any). Threads without
+// operations of their own take it: a framework's worker threads (torch's
+// autograd engine runs CUDA backward passes on one) then count their work
+// under the operation that requested it rather than under "(none)".
+IntervalList InheritedOperations(const std::vector<ThreadTimeline>& threads);
+
+// HasOwnOperations: the thread opened any operation itself.
+inline bool HasOwnOperations(const ThreadTimeline& thread) {
+  return !thread.operations.empty() || !thread.inferred_operations.empty();
+}
 
 // AddInto: sums a thread's analysis into its process's.
 void AddInto(ThreadAnalysis& total, const ThreadAnalysis& part);

@@ -8,9 +8,19 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 build="${RLSCOPE_BUILD_DIR:-$root/build}"
 bundle="$root/.device"
 rm -rf "$bundle"
-mkdir -p "$bundle/bin" "$bundle/lib" "$bundle/deps" "$bundle/test"
+mkdir -p "$bundle/bin" "$bundle/lib" "$bundle/deps" "$bundle/test" "$bundle/mujoco"
 cp "$build/bin/rlscope" "$bundle/bin/"
 cp "$build/lib/librlscope_preload.so" "$bundle/lib/"
+cp -r "$build/share" "$bundle/"
+# Debian's MuJoCo and the libraries it needs (the GPU machine has none);
+# the workloads find it through RLSCOPE_MUJOCO_LIB.
+mujoco=/usr/lib/x86_64-linux-gnu/libmujoco.so.2.2.2
+if [[ -e "$mujoco" ]]; then
+  cp -L "$mujoco" "$bundle/mujoco/"
+  ldd "$mujoco" | awk '/=> \// {print $3}' | { grep -E 'libccd|lodepng|qhull|tinyxml' || true; } | while read -r lib; do
+    cp -L "$lib" "$bundle/mujoco/"
+  done
+fi
 cp "$build/test/fake_cuda/nvtx_client" "$bundle/test/"
 [[ -x "$build/bin/bench_cuda_call" ]] && cp "$build/bin/bench_cuda_call" "$bundle/test/"
 # Libraries of ours that a stock Ubuntu 24.04 does not have.

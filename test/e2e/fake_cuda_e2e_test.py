@@ -101,6 +101,25 @@ class CudaApiAccuracy(unittest.TestCase):
         self.assertNotIn("child_step", cuda_time_by_operation(run.report, parent["pid"]))
 
 
+class NvtxDomains(unittest.TestCase):
+    def operations(self, *rlscope_options):
+        out = os.path.join(scratch_dir(self), "run")
+        result = run_rlscope("run", "--quiet", *rlscope_options, "--out", out, "--", ARGS.client, "--steps", "1",
+                             "--domain-steps", "20")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        with open(os.path.join(out, "report.json")) as f:
+            return {row["operation"] for row in json.load(f)["rows"]}
+
+    def test_named_domains_are_library_internals_unless_selected(self):
+        default = self.operations()
+        self.assertNotIn("library_op", default)
+        self.assertNotIn("domain_op", default)
+        self.assertIn("inference", default)  # Default-domain ranges always count.
+        selected = self.operations("--nvtx-domain", "My*")
+        self.assertIn("domain_op", selected)
+        self.assertNotIn("library_op", selected)
+
+
 class ReportContract(unittest.TestCase):
     def test_report_json_has_the_documented_shape(self):
         run = FakeCudaRun(self, "--steps", "20")

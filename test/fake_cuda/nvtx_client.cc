@@ -3,7 +3,7 @@
 // libcudart.so.13 it is run with (the fake one in tests).
 //
 //   nvtx_client [--steps N] [--threads K] [--fork] [--exit-code N]
-//               [--raise SIGNAL_NUMBER]
+//               [--raise SIGNAL_NUMBER] [--domain-steps N]
 //
 // Each step: "inference" (3 launches + 1 copy), "backprop" (2 launches, a
 // nested "optimizer" range with a memset and 2 launches, then a sync),
@@ -97,6 +97,27 @@ void TrainingStep(int step, void* device, void* host) {
   }
 }
 
+// Ranges in two named NVTX domains: a library's internal one (ignored by
+// rlscope unless selected) and a user's (selected with --nvtx-domain).
+void DomainRanges(int steps) {
+  nvtxDomainHandle_t library = nvtxDomainCreateA("LibraryInternals");
+  nvtxDomainHandle_t mine = nvtxDomainCreateA("MyTraining");
+  nvtxEventAttributes_t attributes = {};
+  attributes.version = NVTX_VERSION;
+  attributes.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+  attributes.messageType = NVTX_MESSAGE_TYPE_ASCII;
+  for (int step = 0; step < steps; ++step) {
+    attributes.message.ascii = "library_op";
+    nvtxDomainRangePushEx(library, &attributes);
+    Launch();
+    nvtxDomainRangePop(library);
+    attributes.message.ascii = "domain_op";
+    nvtxDomainRangePushEx(mine, &attributes);
+    Launch();
+    nvtxDomainRangePop(mine);
+  }
+}
+
 void Worker(int launches) {
   Operation op("worker", "(none)");
   for (int i = 0; i < launches; ++i) Launch();
@@ -105,7 +126,7 @@ void Worker(int launches) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  int steps = 100, threads = 0, exit_code = 0, raise_signal = 0;
+  int steps = 100, threads = 0, exit_code = 0, raise_signal = 0, domain_steps = 0;
   bool fork_child = false;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
@@ -114,6 +135,7 @@ int main(int argc, char** argv) {
     else if (arg == "--threads") threads = value();
     else if (arg == "--exit-code") exit_code = value();
     else if (arg == "--raise") raise_signal = value();
+    else if (arg == "--domain-steps") domain_steps = value();
     else if (arg == "--fork") fork_child = true;
     else {
       fprintf(stderr, "nvtx_client: unknown argument %s\n", arg.c_str());
@@ -137,6 +159,7 @@ int main(int argc, char** argv) {
     }
   }
   for (int step = 0; step < steps; ++step) TrainingStep(step, device, host);
+  DomainRanges(domain_steps);
   // Workers run after the loop, while the main thread waits: the fake
   // busy-waits, and busy threads outnumbering cores would let preemption
   // land between rlscope's timestamps and the fake's own (skewing the

@@ -130,3 +130,22 @@ TEST_CASE("An operation nested in itself is one instance", "[analysis]") {
   thread.inferred_operations = {{0, 50, kBackprop}, {10, 20, kBackprop}, {30, 40, kBackprop}, {60, 90, kBackprop}};
   CHECK(AnalyseThread(thread, kNone).instances.at(kBackprop) == 2);
 }
+
+TEST_CASE("A thread without operations of its own takes the main thread's", "[analysis]") {
+  ThreadTimeline main_thread = Thread(0, 100);
+  main_thread.python = true;
+  main_thread.inferred_operations = {{0, 50, kInference}, {50, 100, kBackprop}};
+  ThreadTimeline worker = Thread(0, 100);  // An autograd-like worker: CUDA calls only.
+  worker.cpu_events = {{60, 70, kCuda}, {10, 20, kCuda}};
+  ThreadTimeline idle = Thread(0, 100);
+  const IntervalList inherited = InheritedOperations({idle, main_thread, worker});
+  REQUIRE(inherited.size() == 2);
+  const ThreadAnalysis analysis = AnalyseThread(worker, kNone, &inherited);
+  CHECK(At(analysis.breakdown, kBackprop, Category::kCudaApi) == 10);
+  CHECK(At(analysis.breakdown, kInference, Category::kCudaApi) == 10);
+  CHECK(analysis.instances.empty());  // The main thread counts them.
+  // A thread with its own operations keeps them.
+  ThreadTimeline own = worker;
+  own.inferred_operations = {{0, 100, kSimulation}};
+  CHECK(At(AnalyseThread(own, kNone, &inherited).breakdown, kSimulation, Category::kCudaApi) == 20);
+}
