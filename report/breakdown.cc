@@ -10,7 +10,7 @@
 namespace rlscope::report {
 
 Breakdown ComputeThreadBreakdown(int64_t begin_ns, int64_t end_ns, IntervalList operations, IntervalList cpu_events,
-                                 int32_t none_operation, Category base_category) {
+                                 int32_t none_operation, Category base_category, bool active_only) {
   Breakdown totals;
   if (end_ns <= begin_ns) return totals;
   const std::array<IntervalList, 3> streams = {
@@ -24,6 +24,7 @@ Breakdown ComputeThreadBreakdown(int64_t begin_ns, int64_t end_ns, IntervalList 
   std::vector<int64_t> cpu_ns;
   SweepStreams(streams, [&](int64_t segment_begin_ns, int64_t segment_end_ns, std::span<const int32_t> labels) {
     if (labels[0] == kNoLabel) return;  // Outside the thread's lifetime.
+    if (active_only && labels[2] == kNoLabel) return;
     const int32_t operation = labels[1] == kNoLabel ? none_operation : labels[1];
     const int32_t category = labels[2] == kNoLabel ? static_cast<int32_t>(base_category) : labels[2];
     const size_t cell = static_cast<size_t>(operation) * kCategories + static_cast<size_t>(category);

@@ -36,8 +36,10 @@ using Breakdown = std::map<BreakdownKey, int64_t>;
 // OperationTimeline), `cpu_events` its category intervals as recorded (may
 // nest; flattened here, in place: callers move their lists in).
 // `none_operation` is the NameTable label of "(none)".
+// With `active_only`, only instants covered by a category interval count
+// (a helper thread's waiting time is left out).
 Breakdown ComputeThreadBreakdown(int64_t begin_ns, int64_t end_ns, IntervalList operations, IntervalList cpu_events,
-                                 int32_t none_operation, Category base_category);
+                                 int32_t none_operation, Category base_category, bool active_only = false);
 
 // AddInto: sums `part` into `total` (threads into their process).
 void AddInto(Breakdown& total, const Breakdown& part);

@@ -26,6 +26,7 @@ nlohmann::ordered_json ThreadJson(const ThreadReport& thread) {
           {"events", thread.events},
           {"dropped_events", thread.dropped_events},
           {"cuda_api_calls", thread.cuda_api_calls},
+          {"counted", thread.active_time_only ? "active" : "lifetime"},
           {"rows", rows}};
 }
 

@@ -82,6 +82,7 @@ ProcessReport AnalyseProcess(ProcessTimeline& process, NameTable& names, Breakdo
     const ThreadAnalysis analysis = AnalyseThread(std::move(thread), none, &inherited);
     AddInto(process_analysis, analysis);
     thread_report.rows = ToRows(process.pid, analysis.breakdown, names);
+    thread_report.active_time_only = analysis.active_time_only;
     report.threads.push_back(std::move(thread_report));
   }
   total = process_analysis.breakdown;

@@ -7,7 +7,9 @@
 // records an event (a process's first thread always is); its lifetime runs
 // from its creation to its exit (or the process's end). So one process's
 // rows add up to thread-seconds, which equals the process's traced wall time
-// when it has one traced thread.
+// when it has one traced thread. Exception: a helper thread (no operations
+// of its own, no Python; it takes the main thread's operations) counts only
+// its time inside recorded calls, not its waiting.
 #ifndef RLSCOPE_REPORT_RUN_REPORT_H_
 #define RLSCOPE_REPORT_RUN_REPORT_H_
 
@@ -39,6 +41,9 @@ struct ThreadReport {
   uint64_t events = 0;
   uint64_t dropped_events = 0;
   uint64_t cuda_api_calls = 0;
+  // A helper thread whose rows cover only its time inside recorded calls
+  // (thread_analysis.h); otherwise the rows cover its whole lifetime.
+  bool active_time_only = false;
   std::vector<BreakdownRow> rows;
 };
 

@@ -84,7 +84,9 @@ ThreadAnalysis AnalyseThread(ThreadTimeline thread, int32_t none_operation,
   ThreadAnalysis analysis;
   const Category base = thread.python ? Category::kPython : Category::kNative;
   IntervalList operations;
-  if (!HasOwnOperations(thread) && inherited_operations != nullptr) {
+  const bool inherited =
+      !HasOwnOperations(thread) && inherited_operations != nullptr && !inherited_operations->empty();
+  if (inherited) {
     operations = *inherited_operations;
   } else {
     CountInstances(thread.operations, thread.inferred_operations, analysis.instances);
@@ -96,8 +98,10 @@ ThreadAnalysis AnalyseThread(ThreadTimeline thread, int32_t none_operation,
     cost.ns += call.end_ns - call.begin_ns;
     ++cost.calls;
   }
+  analysis.active_time_only = inherited && !thread.python;
   analysis.breakdown = ComputeThreadBreakdown(thread.begin_ns, thread.end_ns, std::move(operations),
-                                              std::move(thread.cpu_events), none_operation, base);
+                                              std::move(thread.cpu_events), none_operation, base,
+                                              analysis.active_time_only);
   return analysis;
 }
 

@@ -45,6 +45,10 @@ struct LineCost {
 };
 
 struct ThreadAnalysis {
+  // True for a helper thread (no operations of its own, no Python) whose
+  // operations were inherited: only its time inside recorded calls counts,
+  // since the rest is mostly waiting for work.
+  bool active_time_only = false;
   Breakdown breakdown;
   std::map<TransitionKey, uint64_t> transitions;
   std::map<int32_t, uint64_t> instances;  // Operation label -> times entered.

@@ -144,6 +144,9 @@ TEST_CASE("A thread without operations of its own takes the main thread's", "[an
   CHECK(At(analysis.breakdown, kBackprop, Category::kCudaApi) == 10);
   CHECK(At(analysis.breakdown, kInference, Category::kCudaApi) == 10);
   CHECK(analysis.instances.empty());  // The main thread counts them.
+  // Its waiting is not work: only its time inside recorded calls counts.
+  CHECK(analysis.active_time_only);
+  CHECK(Total(analysis.breakdown) == 20);
   // A thread with its own operations keeps them.
   ThreadTimeline own = worker;
   own.inferred_operations = {{0, 100, kSimulation}};
