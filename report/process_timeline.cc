@@ -45,6 +45,7 @@ void MergeExecChain(ProcessTimeline& earlier, ProcessTimeline&& later) {
                                     thread.inferred_operations.end());
     into.cpu_events.insert(into.cpu_events.end(), thread.cpu_events.begin(), thread.cpu_events.end());
     into.native_calls.insert(into.native_calls.end(), thread.native_calls.begin(), thread.native_calls.end());
+    for (const auto& [label, count] : thread.operation_instances) into.operation_instances[label] += count;
     into.events += thread.events;
     into.dropped += thread.dropped;
     into.cuda_api_calls += thread.cuda_api_calls;

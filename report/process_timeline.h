@@ -5,6 +5,7 @@
 #define RLSCOPE_REPORT_PROCESS_TIMELINE_H_
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -54,6 +55,9 @@ struct ThreadTimeline {
   // CPU category intervals as recorded (may nest); label: Category.
   IntervalList cpu_events;
   std::vector<NativeCall> native_calls;
+  // Times each operation was entered from outside itself (an update method
+  // and the backward step inside it, both backprop, count once).
+  std::map<int32_t, uint64_t> operation_instances;
   uint64_t events = 0;
   uint64_t dropped = 0;
   uint64_t cuda_api_calls = 0;

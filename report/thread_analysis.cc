@@ -42,24 +42,6 @@ void CountTransitions(const IntervalList& recorded, const IntervalList& operatio
   }
 }
 
-// CountInstances: how many times each operation was entered from outside
-// itself. A rule can match nested functions of one operation (an update
-// method and the backward and optimizer steps inside it): those count once.
-void CountInstances(const IntervalList& explicit_operations, const IntervalList& inferred_operations,
-                    std::map<int32_t, uint64_t>& instances) {
-  IntervalList all = explicit_operations;
-  all.insert(all.end(), inferred_operations.begin(), inferred_operations.end());
-  std::sort(all.begin(), all.end(), [](const Interval& a, const Interval& b) {
-    return a.label != b.label ? a.label < b.label : a.begin_ns < b.begin_ns;
-  });
-  int64_t covered_until = INT64_MIN;
-  for (size_t i = 0; i < all.size(); ++i) {
-    if (i == 0 || all[i].label != all[i - 1].label) covered_until = INT64_MIN;
-    if (all[i].begin_ns >= covered_until) ++instances[all[i].label];
-    covered_until = std::max(covered_until, all[i].end_ns);
-  }
-}
-
 }  // namespace
 
 IntervalList InheritedOperations(const std::vector<ThreadTimeline>& threads) {
@@ -89,7 +71,7 @@ ThreadAnalysis AnalyseThread(ThreadTimeline thread, int32_t none_operation,
   if (inherited) {
     operations = *inherited_operations;
   } else {
-    CountInstances(thread.operations, thread.inferred_operations, analysis.instances);
+    analysis.instances = std::move(thread.operation_instances);
     operations = OperationTimeline(std::move(thread.operations), std::move(thread.inferred_operations));
   }
   CountTransitions(thread.cpu_events, operations, base, none_operation, analysis.transitions);

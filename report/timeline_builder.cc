@@ -93,10 +93,16 @@ void TimelineBuilder::AddEvents(const wire::ThreadEvents& events) {
         thread.cpu_events.push_back({begin, end, static_cast<int32_t>(Category::kCudaApi)});
         ++thread.cuda_api_calls;
         break;
-      case wire::EventKind::kOperationPush:
-        state.open.push_back({begin, event->name_id(),
-                              event->flags() == static_cast<uint16_t>(wire::OperationSource::kInferred)});
+      case wire::EventKind::kOperationPush: {
+        // An instance begins unless the same operation is already open.
+        const uint32_t name = event->name_id();
+        if (std::none_of(state.open.begin(), state.open.end(),
+                         [&](const OpenOperation& open) { return open.name_id == name; })) {
+          ++state.instances[name];
+        }
+        state.open.push_back({begin, name, event->flags() == static_cast<uint16_t>(wire::OperationSource::kInferred)});
         break;
+      }
       case wire::EventKind::kOperationPop:
         if (state.open.empty()) {
           ++unbalanced_pops_;
@@ -121,6 +127,7 @@ void TimelineBuilder::AddEvents(const wire::ThreadEvents& events) {
         break;
       case wire::EventKind::kRangeStart:
         open_ranges_[event->payload()] = {index, begin, event->name_id()};
+        ++state.instances[event->name_id()];
         break;
       case wire::EventKind::kRangeEnd: {
         auto it = open_ranges_.find(event->payload());
@@ -201,9 +208,13 @@ ProcessTimeline TimelineBuilder::Finish() {
     thread.operations.push_back({range.begin_ns, thread.end_ns, static_cast<int32_t>(range.name_id)});
     ++unclosed;
   }
-  for (ThreadTimeline& thread : process_.threads) {
+  for (size_t index = 0; index < process_.threads.size(); ++index) {
+    ThreadTimeline& thread = process_.threads[index];
     for (Interval& op : thread.operations) op.label = OperationLabel(static_cast<uint32_t>(op.label));
     for (Interval& op : thread.inferred_operations) op.label = OperationLabel(static_cast<uint32_t>(op.label));
+    for (const auto& [name, count] : thread_states_[index].instances) {
+      thread.operation_instances[OperationLabel(name)] += count;
+    }
   }
   if (unbalanced_pops_ > 0) {
     process_.problems.push_back(absl::StrFormat("%d operation pop(s) without a matching push were ignored",

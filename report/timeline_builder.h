@@ -48,6 +48,7 @@ class TimelineBuilder {
   };
   struct ThreadState {
     std::vector<OpenOperation> open;
+    absl::flat_hash_map<uint32_t, uint64_t> instances;  // By raw name id.
     std::vector<RawNativeCall> native_calls;  // Classified at Finish.
     bool saw_begin = false;
     bool saw_end = false;

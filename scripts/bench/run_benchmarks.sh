@@ -56,6 +56,10 @@ print("python_call_absolute", f"{loop:.1f}")
 ')
 echo "$python_costs" | sed 's/^/python hook: /'
 
+# 1c. Raw slowdown of the bundled workloads (median of 3 interleaved pairs).
+slowdown=$(python3 "$root/scripts/bench/bench_workload_slowdown.py" "$rlscope" "$root/scripts/workloads" 3)
+echo "$slowdown" | sed 's/^/workload slowdown: /'
+
 # 2. Analysis throughput on a synthetic 20 M-event trace.
 analysis=$("$build/bin/bench_analysis" 20000000 "$work/analysis")
 echo "$analysis" | sed 's/^/analysis: /'
@@ -86,6 +90,7 @@ awk -v b="$bare_ns" -v h="$hooked_ns" 'BEGIN { printf "| cost per intercepted CU
 echo "$python_costs" | awk '$1 == "extension_c_call" { printf "| Python hook: added cost per recorded Python->native call | %s ns | <= 40 ns |\n", $2 }'
 echo "$python_costs" | awk '$1 == "builtin_c_call" { printf "| Python hook: added cost per call of an interpreter builtin (not recorded) | %s ns | - |\n", $2 }'
 echo "$python_costs" | awk '$1 == "python_call_absolute" { printf "| Python hook: added cost per Python function call (CALL+RETURN) | %s ns | - |\n", $2 }'
+echo "$slowdown" | awk '{ printf "| raw slowdown, %s (training loop wall_s; whole command) | %.2fx (%.2f -> %.2f s); %.2fx (%.2f -> %.2f s) | - |\n", $1, $4, $2, $3, $7, $5, $6 }'
 echo "$analysis" | awk '/events_per_second/ { printf "| analysis throughput, one core | %.1f M events/s | >= 20 M events/s |\n", $2/1e6 }'
 echo "$analysis" | awk '/bytes_per_event/ { printf "| trace bytes per event (synthetic) | %s | - |\n", $2 }'
 awk -v b="$bytes" -v e="$events" 'BEGIN { printf "| trace bytes per event (nvtx_client run) | %.1f | - |\n", b/e }'

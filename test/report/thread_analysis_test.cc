@@ -100,8 +100,6 @@ TEST_CASE("Explicit operations take precedence over inferred ones", "[analysis]"
   CHECK(At(analysis.breakdown, kBackprop, Category::kPython) == 0);
   CHECK(At(analysis.breakdown, kInference, Category::kPython) == 20);
   CHECK(At(analysis.breakdown, kNone, Category::kPython) == 20);
-  CHECK(analysis.instances.at(kSimulation) == 1);
-  CHECK(analysis.instances.at(kExplicit) == 1);
 }
 
 TEST_CASE("Transitions are counted per operation and native time per Python line", "[analysis]") {
@@ -120,15 +118,6 @@ TEST_CASE("Transitions are counted per operation and native time per Python line
   CHECK(line.ns == 20);
   CHECK(line.calls == 2);
   CHECK(analysis.lines.at({kBackprop, 8, 13}).ns == 10);
-}
-
-TEST_CASE("An operation nested in itself is one instance", "[analysis]") {
-  ThreadTimeline thread = Thread(0, 100);
-  thread.python = true;
-  // update() [0,50) containing backward [10,20) and step [30,40), all
-  // backprop; then another update [60,90).
-  thread.inferred_operations = {{0, 50, kBackprop}, {10, 20, kBackprop}, {30, 40, kBackprop}, {60, 90, kBackprop}};
-  CHECK(AnalyseThread(thread, kNone).instances.at(kBackprop) == 2);
 }
 
 TEST_CASE("A thread without operations of its own takes the main thread's", "[analysis]") {

@@ -201,3 +201,17 @@ TEST_CASE("A process that died ends at its last batch, not at its last event", "
   CHECK(process.end_ns == 500);
   CHECK(OnlyThread(process, 10).end_ns == 500);
 }
+
+TEST_CASE("An operation entered inside itself counts as one instance", "[timeline]") {
+  NameTable names;
+  TimelineBuilder builder(names);
+  FeedHello(builder, 10, 0);
+  // update() is backprop and so is the backward step inside it.
+  FeedEvents(builder, 10,
+             {Ev(0, 0, wire::EventKind::kOperationPush, 4), Ev(10, 10, wire::EventKind::kOperationPush, 4),
+              Ev(20, 20, wire::EventKind::kOperationPop), Ev(50, 50, wire::EventKind::kOperationPop),
+              Ev(60, 60, wire::EventKind::kOperationPush, 4), Ev(90, 90, wire::EventKind::kOperationPop)},
+             {{4, "backprop"}});
+  const ProcessTimeline process = builder.Finish();
+  CHECK(OnlyThread(process, 10).operation_instances.at(names.Intern("backprop")) == 2);
+}
