@@ -1,11 +1,13 @@
 // bench_analysis: analysis throughput and trace size. Writes a synthetic run
 // directory (one process, 4 threads, NVTX-style operations around CUDA API
 // calls, as a training loop produces them), then times LoadRunReport, which
-// reads, verifies, decodes and analyses it on one core.
+// reads, verifies, decodes and analyses it on one core (best of 3 runs of the
+// same trace: the first also faults the file and fresh memory in).
 //
 //   bench_analysis [EVENTS] [DIR]     (defaults: 20000000, /tmp/rlscope-bench-analysis)
 //
 // Prints: events, trace bytes per event, analysis seconds, events/s.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -75,12 +77,18 @@ int main(int argc, char** argv) {
     }
   }
   const auto bytes = std::filesystem::file_size(trace);
-  const auto start = std::chrono::steady_clock::now();
-  auto report = rlscope::report::LoadRunReport(dir.string());
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  if (!report.ok() || report->processes.size() != 1) {
-    fprintf(stderr, "analysis failed\n");
-    return 1;
+  // Best of 3: a shared machine's noise (other tenants, page reclaim) only
+  // ever slows a run down.
+  double seconds = 1e300;
+  absl::StatusOr<rlscope::report::RunReport> report;
+  for (int repetition = 0; repetition < 3; ++repetition) {
+    const auto start = std::chrono::steady_clock::now();
+    report = rlscope::report::LoadRunReport(dir.string());
+    seconds = std::min(seconds, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    if (!report.ok() || report->processes.size() != 1) {
+      fprintf(stderr, "analysis failed\n");
+      return 1;
+    }
   }
   const double events = static_cast<double>(report->processes[0].events);
   printf("events %.0f\nbytes_per_event %.2f\nseconds %.3f\nevents_per_second %.0f\n", events,
