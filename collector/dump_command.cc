@@ -29,6 +29,8 @@ const char* KindName(uint16_t kind) {
     case wire::EventKind::kPythonCall: return "python_call";
     case wire::EventKind::kPythonThread: return "python_thread";
     case wire::EventKind::kPythonFrame: return "python_frame";
+    case wire::EventKind::kNativeStack: return "native_stack";
+    case wire::EventKind::kNativeStackFrames: return "stack_frames";
     default: return "unknown";
   }
 }

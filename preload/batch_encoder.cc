@@ -98,8 +98,9 @@ void BatchEncoder::BeginBatch(uint64_t sequence, int64_t flushed_ns) {
   modules_.clear();
 }
 
-void BatchEncoder::AddModule(std::string_view path, uint64_t begin, uint64_t end) {
-  modules_.push_back(wire::CreateModule(builder_, builder_.CreateString(path.data(), path.size()), begin, end));
+void BatchEncoder::AddModule(std::string_view path, uint64_t begin, uint64_t end, uint64_t load_bias) {
+  modules_.push_back(
+      wire::CreateModule(builder_, builder_.CreateString(path.data(), path.size()), begin, end, load_bias));
 }
 
 void BatchEncoder::AddString(uint32_t id, std::string_view text) {

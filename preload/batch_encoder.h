@@ -42,7 +42,7 @@ class BatchEncoder {
   void BeginBatch(uint64_t sequence, int64_t flushed_ns);
   void AddString(uint32_t id, std::string_view text);
   void AddThreadInfo(uint32_t tid, uint64_t instance, std::string_view name);
-  void AddModule(std::string_view path, uint64_t begin, uint64_t end);
+  void AddModule(std::string_view path, uint64_t begin, uint64_t end, uint64_t load_bias);
   // AddThreadEvents adds `count` events of thread (`tid`, `instance`),
   // written in place by fill(wire::Event* slots) (no intermediate copy).
   template <typename FillFn>

@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "cuda_runtime_api_list.h"
+#include "native_stack_sampler.h"
 #include "raw_log.h"
 #include "real_symbol.h"
 #include "recorder.h"
@@ -76,7 +77,8 @@ void InternCudaApiNames() {
     if (__builtin_expect(real == nullptr, 0)) return cudaErrorInitializationError;                         \
     HookScope scope;                                                                                       \
     if (!scope.recording()) return real args;                                                              \
-    const uint64_t begin = NowTicks();                                                                     \
+    uint64_t begin = NowTicks();                                                                           \
+    if (MaybeSampleNativeStack(begin)) begin = NowTicks(); /* The sample is not API time. */                \
     const cudaError_t result = real args;                                                                  \
     Record(::rlscope::wire::EventKind::kCudaApi, g_api_name_ids[kApi_##name], begin, NowTicks(),              \
            static_cast<uint64_t>(result));                                                                 \

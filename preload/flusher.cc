@@ -10,6 +10,7 @@
 #include <ctime>
 
 #include "flush_signal.h"
+#include "native_stack_sampler.h"
 #include "raw_log.h"
 #include "recorder.h"
 #include "string_table.h"
@@ -117,7 +118,9 @@ void Flusher::AddPendingStrings() {
 void Flusher::FlushOnce() {
   const bool final_flush = stop_requested_.load(std::memory_order_acquire);
   ClockSyncPoint now = TickClock::SamplePoint();
+  const bool rate_was_known = clock_.RateKnown();
   clock_.Update(now);
+  if (clock_.RateKnown() && !rate_was_known) SetStackSampleTicksPerNs(1.0 / clock_.ns_per_tick());
   if (!clock_.RateKnown()) {
     if (!final_flush) return;  // A later flush will know the tick rate.
     // Exit of a process younger than kMinRateSpanNs: wait out the rest.
@@ -149,7 +152,9 @@ void Flusher::FlushOnce() {
   };
   begin_batch();
   if (modules_changed) {
-    for (const ModuleRange& range : modules_.Snapshot()) encoder_.AddModule(range.path, range.begin, range.end);
+    for (const ModuleRange& range : modules_.Snapshot()) {
+      encoder_.AddModule(range.path, range.begin, range.end, range.load_bias);
+    }
   }
   for (ThreadBuffer* buffer = ThreadRegistry::Head(); buffer != nullptr; buffer = buffer->next()) {
     const ThreadBuffer::State state = buffer->state();
@@ -178,7 +183,10 @@ void Flusher::FlushOnce() {
       encoder_.AddThreadEvents(tid, instance, count, dropped, [&](wire::Event* out) {
         for (uint32_t i = 0; i < count; ++i) {
           const EventRecord& r = buffer->At(first + i);
-          out[i] = wire::Event(clock_.ToNs(r.begin_ticks), clock_.ToNs(r.end_ticks), r.name_id,
+          // Stack frame records carry addresses where times usually go.
+          const bool raw = r.kind == wire::EventKind::kNativeStackFrames;
+          out[i] = wire::Event(raw ? static_cast<int64_t>(r.begin_ticks) : clock_.ToNs(r.begin_ticks),
+                               raw ? static_cast<int64_t>(r.end_ticks) : clock_.ToNs(r.end_ticks), r.name_id,
                                static_cast<uint16_t>(r.kind), r.flags, r.payload);
         }
       });

@@ -39,7 +39,7 @@ int CollectRanges(dl_phdr_info* info, size_t size, void* data) {
     const ElfW(Phdr)& header = info->dlpi_phdr[i];
     if (header.p_type != PT_LOAD || (header.p_flags & PF_X) == 0) continue;
     const uint64_t begin = info->dlpi_addr + header.p_vaddr;
-    collected->ranges.push_back({name, begin, begin + header.p_memsz});
+    collected->ranges.push_back({name, begin, begin + header.p_memsz, info->dlpi_addr});
   }
   return 0;
 }

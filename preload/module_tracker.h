@@ -15,6 +15,7 @@ struct ModuleRange {
   std::string path;
   uint64_t begin = 0;
   uint64_t end = 0;
+  uint64_t load_bias = 0;
 };
 
 class ModuleTracker {

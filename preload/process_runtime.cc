@@ -15,6 +15,7 @@
 
 #include "flush_signal.h"
 #include "flusher.h"
+#include "native_stack_sampler.h"
 #include "process_runtime.h"
 #include "raw_log.h"
 #include "real_symbol.h"
@@ -120,6 +121,7 @@ __attribute__((constructor)) void StartPreload() {
 #if RLSCOPE_WITH_SIM_HOOKS
   InstallSimulatorHooks();  // Interns symbol names: after StringTable::Init.
 #endif
+  InitNativeStackSampler();
   pthread_atfork(nullptr, nullptr, &OnForkChild);
   const ClockSyncPoint origin = TickClock::SamplePoint();
   t_state.born_ticks = origin.ticks;  // The main thread is born with the process.

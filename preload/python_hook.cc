@@ -484,6 +484,8 @@ void LoadRules() {
 
 }  // namespace
 
+bool ThreadRunsPython() { return t_python != nullptr; }
+
 int AttachPythonAllThreads(const char* name) {
   if (!g_recording || !ResolvePythonApi()) return 0;
   LoadRules();

@@ -16,6 +16,10 @@ int AttachPythonAllThreads(const char* thread_name);
 // started after attach, through the threading.setprofile bootstrap).
 int AttachPythonCurrentThread(const char* thread_name);
 
+// ThreadRunsPython: the calling thread runs Python under the hook (its
+// operations come from the Python stack, not from native stacks).
+bool ThreadRunsPython();
+
 }  // namespace rlscope::preload
 
 #endif  // RLSCOPE_PRELOAD_PYTHON_HOOK_H_

@@ -62,6 +62,7 @@ class TickClock {
   // rest of kMinRateSpanNs (only ever at the exit of a very short process).
   bool RateKnown() const { return rate_known_; }
   int64_t origin_ns() const { return origin_.monotonic_ns; }
+  double ns_per_tick() const { return ns_per_tick_; }
   int64_t ToNs(uint64_t ticks) const;
 
   static constexpr int64_t kMinRateSpanNs = 2000000;  // 2 ms: error < 1e-5.

@@ -33,6 +33,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "native_stack_sampler.h"
 #include "raw_log.h"
 #include "recorder.h"
 #include "string_table.h"
@@ -189,7 +190,10 @@ extern "C" __attribute__((visibility("hidden"))) ShadowEntry* rlscope_trampoline
   }
   std::atomic_signal_fence(std::memory_order_seq_cst);
   stack.busy = false;
-  if (entry != nullptr) entry->begin_ticks = NowTicks();  // Last: as close to the real call as we get.
+  if (entry != nullptr) {
+    MaybeSampleNativeStack(NowTicks());  // Before the interval starts: not counted in it.
+    entry->begin_ticks = NowTicks();  // Last: as close to the real call as we get.
+  }
   return entry;
 }
 

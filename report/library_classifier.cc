@@ -28,13 +28,13 @@ Category LibraryClassifier::Classify(const std::string& path) {
   return category;
 }
 
-void ModuleMap::Add(std::string path, uint64_t begin, uint64_t end) {
+void ModuleMap::Add(std::string path, uint64_t begin, uint64_t end, uint64_t load_bias) {
   if (end <= begin) return;
-  ranges_.push_back({begin, end, ranges_.size(), std::move(path)});
+  ranges_.push_back({begin, end, ranges_.size(), std::move(path), load_bias});
   sorted_ = false;
 }
 
-const std::string* ModuleMap::PathOf(uint64_t address) {
+const ModuleMap::Range* ModuleMap::Find(uint64_t address) {
   if (!sorted_) {
     // By begin; among ranges with the same begin, the latest first.
     std::sort(ranges_.begin(), ranges_.end(), [](const Range& a, const Range& b) {
@@ -51,7 +51,7 @@ const std::string* ModuleMap::PathOf(uint64_t address) {
     --it;
     if (address < it->end && (best == nullptr || it->order > best->order)) best = &*it;
   }
-  return best != nullptr ? &best->path : nullptr;
+  return best;
 }
 
 }  // namespace rlscope::report

@@ -28,18 +28,25 @@ class LibraryClassifier {
 // ModuleMap: address ranges of loaded libraries, as a process reported them.
 class ModuleMap {
  public:
-  // Add: a later range over an overlapping address replaces the earlier.
-  void Add(std::string path, uint64_t begin, uint64_t end);
-  // PathOf: the library holding `address`, or nullptr.
-  const std::string* PathOf(uint64_t address);
-
- private:
   struct Range {
     uint64_t begin;
     uint64_t end;
     size_t order;  // Later additions win.
     std::string path;
+    uint64_t load_bias;
   };
+
+  // Add: a later range over an overlapping address replaces the earlier.
+  void Add(std::string path, uint64_t begin, uint64_t end, uint64_t load_bias = 0);
+  // Find: the range holding `address`, or nullptr.
+  const Range* Find(uint64_t address);
+  // PathOf: the library holding `address`, or nullptr.
+  const std::string* PathOf(uint64_t address) {
+    const Range* range = Find(address);
+    return range != nullptr ? &range->path : nullptr;
+  }
+
+ private:
   std::vector<Range> ranges_;
   bool sorted_ = true;
 };

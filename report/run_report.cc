@@ -178,6 +178,7 @@ absl::StatusOr<RunReport> LoadRunReport(const std::string& run_dir) {
     if (!LoadRuleFiles(file.string(), rules, &rules_error)) problems.push_back(rules_error);
   }
   LibraryClassifier classifier(rules.libraries);
+  NativeSymbolizer symbolizer;
 
   std::vector<fs::path> files;
   for (const fs::directory_entry& entry : fs::directory_iterator(trace_dir, error)) {
@@ -188,7 +189,7 @@ absl::StatusOr<RunReport> LoadRunReport(const std::string& run_dir) {
   names.Intern("(none)");
   std::vector<ProcessTimeline> processes;
   for (const fs::path& file : files) {
-    TimelineBuilder builder(names, &classifier);
+    TimelineBuilder builder(names, &classifier, &symbolizer, &rules.operations);
     absl::StatusOr<collector::TraceReadResult> read =
         collector::ReadTraceFile(file.string(), [&](const wire::Frame& frame, uint64_t) { builder.AddFrame(frame); });
     if (!read.ok()) {

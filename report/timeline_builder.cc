@@ -50,7 +50,8 @@ void TimelineBuilder::AddBatch(const wire::Batch& batch) {
   }
   if (batch.modules() != nullptr) {
     for (const wire::Module* module : *batch.modules()) {
-      modules_.Add(module->path() != nullptr ? module->path()->str() : "?", module->begin(), module->end());
+      modules_.Add(module->path() != nullptr ? module->path()->str() : "?", module->begin(), module->end(),
+                   module->load_bias());
     }
   }
   if (batch.thread_infos() != nullptr) {
@@ -86,8 +87,10 @@ void TimelineBuilder::AddEvents(const wire::ThreadEvents& events) {
   for (const wire::Event* event : *events.events()) {
     const int64_t begin = event->begin_ns();
     const int64_t end = std::max(event->end_ns(), begin);  // Never trust a reversed interval.
-    state.first_ns = std::min(state.first_ns, begin);
-    state.last_ns = std::max(state.last_ns, end);
+    if (event->kind() != static_cast<uint16_t>(wire::EventKind::kNativeStackFrames)) {
+      state.first_ns = std::min(state.first_ns, begin);
+      state.last_ns = std::max(state.last_ns, end);
+    }
     switch (static_cast<wire::EventKind>(event->kind())) {
       case wire::EventKind::kCudaApi:
         thread.cpu_events.push_back({begin, end, static_cast<int32_t>(Category::kCudaApi)});
@@ -124,6 +127,16 @@ void TimelineBuilder::AddEvents(const wire::ThreadEvents& events) {
         break;
       case wire::EventKind::kSimulatorCall:
         thread.cpu_events.push_back({begin, end, static_cast<int32_t>(Category::kSimulator)});
+        break;
+      case wire::EventKind::kNativeStack:
+        state.samples.push_back({begin, static_cast<uint32_t>(state.frames.size()), 0});
+        state.frames_expected = event->name_id();
+        AddStackFrames(state, {event->payload()});
+        break;
+      case wire::EventKind::kNativeStackFrames:
+        // Raw addresses, not times: undo the clamp applied above.
+        AddStackFrames(state, {static_cast<uint64_t>(event->begin_ns()), static_cast<uint64_t>(event->end_ns()),
+                               event->payload()});
         break;
       case wire::EventKind::kRangeStart:
         open_ranges_[event->payload()] = {index, begin, event->name_id()};
@@ -166,6 +179,62 @@ int32_t TimelineBuilder::OperationLabel(uint32_t name_id) {
 std::string TimelineBuilder::StringOf(uint32_t id) const {
   auto it = strings_.find(id);
   return it != strings_.end() ? it->second : absl::StrFormat("(unknown #%d)", id);
+}
+
+void TimelineBuilder::AddStackFrames(ThreadState& state, std::initializer_list<uint64_t> frames) {
+  if (state.samples.empty()) return;
+  for (uint64_t frame : frames) {
+    if (state.frames_expected == 0) break;  // Padding of the last record.
+    state.frames.push_back(frame);
+    ++state.samples.back().frame_count;
+    --state.frames_expected;
+  }
+}
+
+int32_t TimelineBuilder::StackOperation(const ThreadState& state, const StackSample& sample) {
+  for (uint32_t i = 0; i < sample.frame_count; ++i) {
+    // A return address points after its call: look up the byte before it.
+    const uint64_t address = state.frames[sample.first_frame + i] - 1;
+    const ModuleMap::Range* module = modules_.Find(address);
+    if (module == nullptr) continue;
+    const std::string& name = symbolizer_->RuleName(module->path, module->load_bias, address);
+    if (name.empty()) continue;
+    for (const OperationRule& rule : *operation_rules_) {
+      if (!MatchesGlob(rule.qualname_glob, name.c_str())) continue;
+      if (!rule.file_glob.empty() && !MatchesGlob(rule.file_glob, module->path.c_str())) continue;
+      return names_.Intern(rule.operation);
+    }
+  }
+  return kNoLabel;
+}
+
+void TimelineBuilder::InferFromStacks(ThreadTimeline& thread, ThreadState& state) {
+  if (state.samples.empty() || symbolizer_ == nullptr || operation_rules_ == nullptr || thread.python) return;
+  std::vector<int32_t> operations;
+  operations.reserve(state.samples.size());
+  for (const StackSample& sample : state.samples) operations.push_back(StackOperation(state, sample));
+  // Each sample speaks for the time around it: from the midpoint with the
+  // previous sample to the midpoint with the next, at most
+  // kMaxSampleHoldNs / 2 either side.
+  const std::vector<StackSample>& samples = state.samples;
+  for (size_t i = 0; i < samples.size(); ++i) {
+    if (operations[i] == kNoLabel) continue;
+    const int64_t time = samples[i].time_ns;
+    const int64_t half_hold = kMaxSampleHoldNs / 2;
+    const int64_t previous = i > 0 ? (samples[i - 1].time_ns + time) / 2 : time - half_hold;
+    const int64_t next = i + 1 < samples.size() ? (time + samples[i + 1].time_ns) / 2 : time + half_hold;
+    const int64_t begin = std::max({previous, time - half_hold, thread.begin_ns});
+    const int64_t end = std::min({next, time + half_hold, thread.end_ns});
+    if (end <= begin) continue;
+    IntervalList& inferred = thread.inferred_operations;
+    // A run of samples in one operation is one instance of it.
+    if (!inferred.empty() && inferred.back().label == operations[i] && inferred.back().end_ns == begin) {
+      inferred.back().end_ns = end;
+    } else {
+      inferred.push_back({begin, end, operations[i]});
+      ++thread.operation_instances[operations[i]];
+    }
+  }
 }
 
 void TimelineBuilder::ClassifyNativeCalls(ThreadTimeline& thread, ThreadState& state) {
@@ -215,6 +284,8 @@ ProcessTimeline TimelineBuilder::Finish() {
     for (const auto& [name, count] : thread_states_[index].instances) {
       thread.operation_instances[OperationLabel(name)] += count;
     }
+    // After relabelling: stack-inferred operations carry NameTable labels.
+    InferFromStacks(thread, thread_states_[index]);
   }
   if (unbalanced_pops_ > 0) {
     process_.problems.push_back(absl::StrFormat("%d operation pop(s) without a matching push were ignored",

@@ -6,11 +6,14 @@
 #define RLSCOPE_REPORT_TIMELINE_BUILDER_H_
 
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "library_classifier.h"
+#include "native_symbolizer.h"
+#include "rule_file.h"
 #include "process_timeline.h"
 #include "wire_format.h"
 
@@ -18,10 +21,18 @@ namespace rlscope::report {
 
 class TimelineBuilder {
  public:
-  // `classifier` decides the level of Python's native callees (may be
-  // null: they are then all Native).
-  TimelineBuilder(NameTable& names, LibraryClassifier* classifier = nullptr)
-      : names_(names), classifier_(classifier) {}
+  // Optional helpers (may be null): `classifier` decides the level of
+  // Python's native callees (else all Native); `symbolizer` and
+  // `operation_rules` infer operations from native stack samples (else
+  // samples are ignored).
+  TimelineBuilder(NameTable& names, LibraryClassifier* classifier = nullptr, NativeSymbolizer* symbolizer = nullptr,
+                  const std::vector<OperationRule>* operation_rules = nullptr)
+      : names_(names), classifier_(classifier), symbolizer_(symbolizer), operation_rules_(operation_rules) {}
+
+  // A stack sample's operation covers the time halfway to its neighbour
+  // samples, at most half this either side (a thread that stops making
+  // transitions is not assumed to stay in its last operation forever).
+  static constexpr int64_t kMaxSampleHoldNs = 10'000'000;
 
   void AddFrame(const wire::Frame& frame);
   // Finish: closes what was left open at the end of the stream and returns
@@ -46,7 +57,15 @@ class TimelineBuilder {
     int64_t begin_ns;
     uint32_t name_id;
   };
+  struct StackSample {
+    int64_t time_ns;
+    uint32_t first_frame;  // Index into ThreadState::frames.
+    uint32_t frame_count;
+  };
   struct ThreadState {
+    std::vector<StackSample> samples;
+    std::vector<uint64_t> frames;  // Return addresses, innermost first.
+    uint32_t frames_expected = 0;  // Of the last sample, still to arrive.
     std::vector<OpenOperation> open;
     absl::flat_hash_map<uint32_t, uint64_t> instances;  // By raw name id.
     std::vector<RawNativeCall> native_calls;  // Classified at Finish.
@@ -65,9 +84,16 @@ class TimelineBuilder {
   int32_t OperationLabel(uint32_t name_id);
   std::string StringOf(uint32_t id) const;
   void ClassifyNativeCalls(ThreadTimeline& thread, ThreadState& state);
+  void AddStackFrames(ThreadState& state, std::initializer_list<uint64_t> frames);
+  // InferFromStacks: operations of a thread without Python, from its
+  // stack samples: each sample's innermost frame matching an operation rule.
+  void InferFromStacks(ThreadTimeline& thread, ThreadState& state);
+  int32_t StackOperation(const ThreadState& state, const StackSample& sample);
 
   NameTable& names_;
   LibraryClassifier* classifier_;
+  NativeSymbolizer* symbolizer_;
+  const std::vector<OperationRule>* operation_rules_;
   ModuleMap modules_;
   ProcessTimeline process_;
   bool saw_hello_ = false;

@@ -66,6 +66,15 @@ enum class EventKind : uint16_t {
   // Python: sorted(key=...), torch hooks, jax tracing): Python time again,
   // innermost-wins over the enclosing kPythonCall.
   kPythonFrame = 11,
+  // Instant: a sampled native call stack of a thread that does not run
+  // Python, taken at a transition (native_stack_sampler.h). name_id: the
+  // number of frames N; payload: the innermost return address. The other
+  // N-1 addresses follow in ceil((N-1)/3) kNativeStackFrames records.
+  kNativeStack = 12,
+  // Three more return addresses of the preceding kNativeStack, outward, in
+  // begin_ns, end_ns and payload (raw addresses, not times: the flusher
+  // does not convert them; 0 pads the last record).
+  kNativeStackFrames = 13,
 };
 
 // Where an operation boundary came from (Event.flags of kOperationPush and

@@ -8,6 +8,7 @@ program must run on unchanged without a collector.
 """
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -99,6 +100,28 @@ class CudaApiAccuracy(unittest.TestCase):
         self.assertTrue(child["ended_cleanly"])
         self.assertIn("child_step", cuda_time_by_operation(run.report, child["pid"]))
         self.assertNotIn("child_step", cuda_time_by_operation(run.report, parent["pid"]))
+
+
+class NativeStackOperations(unittest.TestCase):
+    def test_a_native_program_gets_operations_from_its_stacks(self):
+        # No Python, no NVTX: operations come from stacks sampled at CUDA
+        # calls (every 100 us at most), symbolised and matched against the
+        # default rules. Sampling makes boundaries approximate: each op must
+        # be within 35 % of the program's own measurement (measured here:
+        # within 21 %), and nearly nothing left unattributed.
+        agent = os.path.join(os.path.dirname(ARGS.client), "native_agent")
+        env = dict(os.environ, RLSCOPE_STACK_INTERVAL_US="100")
+        run = ProfiledRun(self, [agent, "--steps", "300"], env=env)
+        truth = {key: int(value) for key, value in re.findall(r"(\w+)_ns=(\d+)", run.result.stdout)}
+        pid = run.report["processes"][0]["pid"]
+        measured = {}
+        for row in run.report["rows"]:
+            if row["process"] == pid:
+                measured[row["operation"]] = measured.get(row["operation"], 0) + row["ns"]
+        for operation in ("simulation", "inference", "backprop"):
+            self.assertAlmostEqual(measured.get(operation, 0), truth[operation], delta=0.35 * truth[operation],
+                                   msg=f"{operation}: rlscope {measured.get(operation)} vs {truth[operation]}")
+        self.assertLess(measured.get("(none)", 0), 0.05 * sum(truth.values()))
 
 
 class NvtxDomains(unittest.TestCase):

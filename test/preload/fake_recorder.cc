@@ -39,3 +39,11 @@ void StartRecording() {
 }
 
 }  // namespace rlscope::test
+
+namespace rlscope::preload {
+
+// Native stack sampling is off in these tests (the double has no libunwind
+// and no Python hook); the end-to-end tests cover it.
+bool MaybeSampleNativeStack(uint64_t) { return false; }
+
+}  // namespace rlscope::preload

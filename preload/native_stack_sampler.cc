@@ -1,0 +1,95 @@
+#include "native_stack_sampler.h"
+
+#include <dlfcn.h>
+#include <link.h>
+
+#include <atomic>
+#include <cstdlib>
+
+#include "python_hook.h"
+#include "raw_log.h"
+#include "recorder.h"
+
+namespace rlscope::preload {
+
+namespace {
+
+using BacktraceFunction = int (*)(void**, int);
+
+constexpr int kMaxWalked = 48;   // Frames unwound (ours included).
+constexpr int kMaxKept = 32;     // Frames recorded.
+
+BacktraceFunction g_backtrace = nullptr;
+uintptr_t g_own_begin = 0;  // The preload's code: its frames are skipped.
+uintptr_t g_own_end = 0;
+int64_t g_interval_ns = 1'000'000;
+// Until the flusher knows the tick rate, assume 1 tick per ns (exact for
+// clock_gettime ticks; a TSC runs faster, so early samples come sooner).
+std::atomic<uint64_t> g_interval_ticks{1'000'000};
+
+__thread uint64_t t_last_sample_ticks __attribute__((tls_model("initial-exec")));
+
+int FindOwnCode(dl_phdr_info* info, size_t, void*) {
+  const auto self = reinterpret_cast<uintptr_t>(&FindOwnCode);
+  for (int i = 0; i < info->dlpi_phnum; ++i) {
+    const ElfW(Phdr)& header = info->dlpi_phdr[i];
+    if (header.p_type != PT_LOAD || (header.p_flags & PF_X) == 0) continue;
+    const uintptr_t begin = info->dlpi_addr + header.p_vaddr;
+    if (self >= begin && self < begin + header.p_memsz) {
+      g_own_begin = begin;
+      g_own_end = begin + header.p_memsz;
+      return 1;
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+
+void InitNativeStackSampler() {
+  if (const char* text = getenv("RLSCOPE_STACK_INTERVAL_US"); text != nullptr && *text) {
+    g_interval_ns = static_cast<int64_t>(strtod(text, nullptr) * 1000);
+    if (g_interval_ns <= 0) return;  // 0 turns sampling off.
+    g_interval_ticks.store(static_cast<uint64_t>(g_interval_ns), std::memory_order_relaxed);
+  }
+  void* library = dlopen("libunwind.so.8", RTLD_LAZY | RTLD_LOCAL);
+  if (library == nullptr) {
+    RawLog("libunwind.so.8 is not available (%s): native programs get no inferred operations", dlerror());
+    return;
+  }
+  dl_iterate_phdr(&FindOwnCode, nullptr);
+  g_backtrace = reinterpret_cast<BacktraceFunction>(dlsym(library, "unw_backtrace"));
+}
+
+void SetStackSampleTicksPerNs(double ticks_per_ns) {
+  if (ticks_per_ns > 0) {
+    g_interval_ticks.store(static_cast<uint64_t>(static_cast<double>(g_interval_ns) * ticks_per_ns),
+                           std::memory_order_relaxed);
+  }
+}
+
+bool MaybeSampleNativeStack(uint64_t now_ticks) {
+  if (g_backtrace == nullptr || now_ticks - t_last_sample_ticks < g_interval_ticks.load(std::memory_order_relaxed) ||
+      ThreadRunsPython()) {
+    return false;
+  }
+  t_last_sample_ticks = now_ticks;
+  void* walked[kMaxWalked];
+  const int depth = g_backtrace(walked, kMaxWalked);
+  uint64_t frames[kMaxKept];
+  int kept = 0;
+  for (int i = 0; i < depth && kept < kMaxKept; ++i) {
+    const auto address = reinterpret_cast<uintptr_t>(walked[i]);
+    if (address >= g_own_begin && address < g_own_end) continue;  // rlscope's own frames.
+    frames[kept++] = address;
+  }
+  if (kept == 0) return true;
+  Record(wire::EventKind::kNativeStack, static_cast<uint32_t>(kept), now_ticks, now_ticks, frames[0]);
+  for (int i = 1; i < kept; i += 3) {
+    Record(wire::EventKind::kNativeStackFrames, 0, frames[i], i + 1 < kept ? frames[i + 1] : 0,
+           i + 2 < kept ? frames[i + 2] : 0);
+  }
+  return true;
+}
+
+}  // namespace rlscope::preload
