@@ -31,6 +31,7 @@ const char* KindName(uint16_t kind) {
     case wire::EventKind::kPythonFrame: return "python_frame";
     case wire::EventKind::kNativeStack: return "native_stack";
     case wire::EventKind::kNativeStackFrames: return "stack_frames";
+    case wire::EventKind::kBackendCall: return "backend";
     default: return "unknown";
   }
 }

@@ -62,6 +62,7 @@ std::vector<std::string> BuildChildEnvironment(const std::vector<std::string>& b
               python_path.empty() ? injection.python_dir : injection.python_dir + ":" + python_path);
   SetVariable(environment, "RLSCOPE_RULES", injection.rules);
   if (!injection.simulator_patterns.empty()) SetVariable(environment, "RLSCOPE_SIM", injection.simulator_patterns);
+  if (!injection.backend_patterns.empty()) SetVariable(environment, "RLSCOPE_BACKEND", injection.backend_patterns);
   if (!injection.nvtx_domains.empty()) SetVariable(environment, "RLSCOPE_NVTX_DOMAINS", injection.nvtx_domains);
   const std::string nvtx = GetVariable(environment, "NVTX_INJECTION64_PATH");
   if (nvtx.empty() || nvtx == injection.preload_path) {

@@ -20,6 +20,7 @@ struct InjectionEnvironment {
   std::string python_dir;    // holds sitecustomize.py and the rlscope module
   std::string rules;         // ':'-separated rule files (RLSCOPE_RULES)
   std::string simulator_patterns;  // ','-separated LIB:PATTERN (RLSCOPE_SIM)
+  std::string backend_patterns;    // ','-separated LIB:PATTERN (RLSCOPE_BACKEND)
   std::string nvtx_domains;        // ','-separated globs (RLSCOPE_NVTX_DOMAINS)
 };
 

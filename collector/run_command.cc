@@ -49,6 +49,12 @@ options:
   --sim LIB:PATTERN    also time calls to functions matching the glob
                        PATTERN in libraries matching LIB as Simulator time,
                        e.g. --sim '*libmysim*:sim_step*'; repeatable
+  --backend LIB:PATTERN
+                       calls from the program itself (not from its
+                       libraries) to functions matching PATTERN in libraries
+                       matching LIB are Backend time: for native programs
+                       using an ML backend's C++ API (libtorch's is hooked
+                       by default); repeatable
   --nvtx-domain GLOB   NVTX ranges of named domains matching GLOB are
                        operations too (default: only the default domain's;
                        libraries such as CUB and XLA annotate their
@@ -89,6 +95,7 @@ struct RunOptions {
   bool quiet = false;
   std::vector<std::string> rule_files;
   std::vector<std::string> simulator_patterns;
+  std::vector<std::string> backend_patterns;
   std::vector<std::string> nvtx_domains;
   std::vector<std::string> command;
 };
@@ -115,15 +122,16 @@ absl::StatusOr<RunOptions> ParseRunOptions(const std::vector<std::string>& args,
       std::string error;
       if (!LoadRuleFiles(*value, rules, &error)) return UsageError("run", error);
       options.rule_files.push_back(std::filesystem::absolute(*value).string());
-    } else if (option.name == "--sim") {
+    } else if (option.name == "--sim" || option.name == "--backend") {
       absl::StatusOr<std::string> value = cursor.TakeValue(option);
       if (!value.ok()) return UsageError("run", std::string(value.status().message()));
       const size_t colon = value->find(':');
       if (colon == 0 || colon == std::string::npos || colon + 1 == value->size() ||
           value->find(',') != std::string::npos) {
-        return UsageError("run", absl::StrFormat("--sim wants LIB:PATTERN (two globs), not '%s'", *value));
+        return UsageError("run",
+                          absl::StrFormat("%s wants LIB:PATTERN (two globs), not '%s'", option.name, *value));
       }
-      options.simulator_patterns.push_back(*value);
+      (option.name == "--sim" ? options.simulator_patterns : options.backend_patterns).push_back(*value);
     } else if (option.name == "--nvtx-domain") {
       absl::StatusOr<std::string> value = cursor.TakeValue(option);
       if (!value.ok()) return UsageError("run", std::string(value.status().message()));
@@ -292,7 +300,7 @@ int RunCommandMain(const std::vector<std::string>& args) {
       BuildChildEnvironment(CurrentEnvironment(),
                             {installation->preload, *socket_path, installation->python_dir,
                              absl::StrJoin(rule_files, ":"), absl::StrJoin(options->simulator_patterns, ","),
-                             absl::StrJoin(options->nvtx_domains, ",")},
+                             absl::StrJoin(options->backend_patterns, ","), absl::StrJoin(options->nvtx_domains, ",")},
                             &warnings);
   for (const std::string& warning : warnings) std::cerr << "rlscope run: warning: " << warning << "\n";
 

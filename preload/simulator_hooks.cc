@@ -103,22 +103,28 @@ class SimulatorPolicy : public GotPatcher::Policy {
   SimulatorPolicy(const std::vector<LoadedObject>& objects, const std::vector<const LoadedObject*>& simulators)
       : objects_(objects), simulators_(simulators) {}
 
+  // The object about to be patched is the main program (backend rules
+  // apply to its imports only).
+  void set_caller_is_program(bool caller_is_program) { caller_is_program_ = caller_is_program; }
+
   bool Wants(const char* symbol_name) override { return g_rules.SymbolMayMatch(symbol_name); }
 
   void* Replacement(const ElfImage& image, const ElfImage::Import& import, void* current) override {
     if (current == nullptr || Trampolines::IsStub(current)) return nullptr;
     const auto value = reinterpret_cast<uintptr_t>(current);
     void* real = nullptr;
+    SimulatorRules::Kind kind = SimulatorRules::Kind::kNone;
     const LoadedObject* owner = Owner(value);
     if (owner != nullptr && IsSimulator(owner)) {
-      if (g_rules.Matches(owner->name, import.name)) real = current;
+      kind = g_rules.Match(owner->name, import.name, caller_is_program_);
+      if (kind != SimulatorRules::Kind::kNone) real = current;
     } else if (image.Contains(value) && !import.defined_here) {
       // A lazy binding not resolved yet: the slot still points into the
       // importer's PLT. Bind it the way the loader would, to the first
-      // simulator library (in load order) that defines the symbol.
-      real = reinterpret_cast<void*>(DefinitionInSimulators(import.name));
+      // hooked library (in load order) that defines the symbol.
+      real = reinterpret_cast<void*>(DefinitionInSimulators(import.name, &kind));
     }
-    return real != nullptr ? Trampolines::For(real, import.name) : nullptr;
+    return real != nullptr ? Trampolines::For(real, import.name, kind == SimulatorRules::Kind::kBackend) : nullptr;
   }
 
  private:
@@ -134,16 +140,19 @@ class SimulatorPolicy : public GotPatcher::Policy {
     }
     return false;
   }
-  uintptr_t DefinitionInSimulators(const char* name) const {
+  uintptr_t DefinitionInSimulators(const char* name, SimulatorRules::Kind* kind) const {
     for (const LoadedObject* simulator : simulators_) {
-      if (!g_rules.Matches(simulator->name, name)) continue;
+      *kind = g_rules.Match(simulator->name, name, caller_is_program_);
+      if (*kind == SimulatorRules::Kind::kNone) continue;
       if (const uintptr_t address = simulator->Image().Definition(name)) return address;
     }
+    *kind = SimulatorRules::Kind::kNone;
     return 0;
   }
 
   const std::vector<LoadedObject>& objects_;
   const std::vector<const LoadedObject*>& simulators_;
+  bool caller_is_program_ = false;
 };
 
 KnownObject* FindKnown(const LoadedObject& object) {
@@ -191,6 +200,7 @@ void RefreshLocked(const LoaderCounters& counters) {
     const bool rescan = known == nullptr || (known->candidates > 0 && (new_simulator || unloaded));
     int candidates = known != nullptr ? known->candidates : 0;
     if (rescan && (!simulators.empty() || known == nullptr)) {
+      policy.set_caller_is_program(i == 0);
       const GotPatcher::Result result = GotPatcher::Patch(object.Image(), policy);
       candidates = result.candidates;
       g_patched_slots.fetch_add(result.patched, std::memory_order_relaxed);
@@ -221,6 +231,7 @@ void SimulatorHooks::Install(const char* extra_rules) {
     g_simulator_bases = new std::vector<uintptr_t>();
     g_rules.AddDefaults();
     g_rules.AddList(extra_rules);
+    g_rules.AddList(getenv("RLSCOPE_BACKEND"), SimulatorRules::Kind::kBackend);
   }
   pthread_mutex_unlock(&g_mutex);
   if (!first) return;
@@ -253,7 +264,7 @@ void* SimulatorHooks::ForLookup(void* address, const char* symbol) {
     return address;  // One of our own definitions (dlsym(h, "dlsym"), say).
   }
   if (!g_rules.Matches(info.dli_fname, symbol)) return address;
-  void* stub = Trampolines::For(address, symbol);
+  void* stub = Trampolines::For(address, symbol, /*backend=*/false);
   return stub != nullptr ? stub : address;
 }
 

@@ -19,6 +19,18 @@ const char* const SimulatorRules::kDefaults[] = {
 };
 const int SimulatorRules::kDefaultCount = sizeof(kDefaults) / sizeof(kDefaults[0]);
 
+// libtorch's C++ API as a program calls it: operator entry points
+// (at::_ops::X::call, which at::Tensor's inline methods reach), at::Tensor's
+// out-of-line methods (backward, item), and the torch:: namespace (nn
+// modules, autograd, optim steps).
+const char* const SimulatorRules::kBackendDefaults[] = {
+    "*libtorch_cpu*:_ZN2at4_ops*",
+    "*libtorch_cpu*:_ZNK2at6Tensor*",
+    "*libtorch_cpu*:_ZN5torch*",
+    "*libtorch_cuda*:_ZN5torch*",
+};
+const int SimulatorRules::kBackendDefaultCount = sizeof(kBackendDefaults) / sizeof(kBackendDefaults[0]);
+
 namespace {
 
 bool IsGlobSpecial(char c) { return c == '*' || c == '?' || c == '[' || c == ']' || c == '\\'; }
@@ -47,10 +59,13 @@ void LongestLiteral(const char* glob, char* out, size_t out_size) {
 }  // namespace
 
 void SimulatorRules::AddDefaults() {
-  for (int i = 0; i < kDefaultCount; ++i) Add(kDefaults[i], strlen(kDefaults[i]));
+  for (int i = 0; i < kDefaultCount; ++i) Add(kDefaults[i], strlen(kDefaults[i]), Kind::kSimulator);
+  for (int i = 0; i < kBackendDefaultCount; ++i) {
+    Add(kBackendDefaults[i], strlen(kBackendDefaults[i]), Kind::kBackend);
+  }
 }
 
-int SimulatorRules::AddList(const char* list) {
+int SimulatorRules::AddList(const char* list, Kind kind) {
   if (list == nullptr) return 0;
   int added = 0;
   const char* entry = list;
@@ -61,14 +76,14 @@ int SimulatorRules::AddList(const char* list) {
     const char* first = entry;
     while (length > 0 && *first == ' ') ++first, --length;
     while (length > 0 && first[length - 1] == ' ') --length;
-    if (length > 0 && Add(first, length)) ++added;
+    if (length > 0 && Add(first, length, kind)) ++added;
     if (end == nullptr) break;
     entry = end + 1;
   }
   return added;
 }
 
-bool SimulatorRules::Add(const char* entry, size_t length) {
+bool SimulatorRules::Add(const char* entry, size_t length, Kind kind) {
   const char* colon = static_cast<const char*>(memchr(entry, ':', length));
   const int shown = static_cast<int>(length > 200 ? 200 : length);
   if (colon == nullptr || colon == entry || colon == entry + length - 1) {
@@ -91,6 +106,7 @@ bool SimulatorRules::Add(const char* entry, size_t length) {
   memcpy(rule.symbol, colon + 1, symbol_length);
   rule.symbol[symbol_length] = '\0';
   LongestLiteral(rule.symbol, rule.symbol_literal, sizeof(rule.symbol_literal));
+  rule.kind = kind;
   ++count_;
   return true;
 }
@@ -115,12 +131,13 @@ bool SimulatorRules::LibraryMatches(const char* path) const {
   return false;
 }
 
-bool SimulatorRules::Matches(const char* path, const char* symbol) const {
-  if (path == nullptr || path[0] == '\0') return false;
+SimulatorRules::Kind SimulatorRules::Match(const char* path, const char* symbol, bool caller_is_program) const {
+  if (path == nullptr || path[0] == '\0') return Kind::kNone;
   for (int i = 0; i < count_; ++i) {
-    if (SymbolMatches(rules_[i], symbol) && fnmatch(rules_[i].library, path, 0) == 0) return true;
+    if (rules_[i].kind == Kind::kBackend && !caller_is_program) continue;
+    if (SymbolMatches(rules_[i], symbol) && fnmatch(rules_[i].library, path, 0) == 0) return rules_[i].kind;
   }
-  return false;
+  return Kind::kNone;
 }
 
 }  // namespace rlscope::preload

@@ -22,12 +22,24 @@ class SimulatorRules {
   static const char* const kDefaults[];
   static const int kDefaultCount;
 
-  // AddDefaults: appends kDefaults.
+  // Backend rules (`rlscope run --backend`, RLSCOPE_BACKEND): the same
+  // pairs, but their calls are Backend time and only the main program's own
+  // imports are hooked. They are for native programs calling an ML
+  // backend's C++ API (libtorch): every call becomes a transition, so its
+  // native stack can be sampled there. Framework libraries calling each
+  // other are never hooked (that would be every operator call, and is not
+  // the program's code).
+  static const char* const kBackendDefaults[];
+  static const int kBackendDefaultCount;
+
+  enum class Kind { kNone, kSimulator, kBackend };
+
+  // AddDefaults: appends kDefaults and kBackendDefaults.
   void AddDefaults();
   // AddList: appends the pairs of a comma-separated `LIB:PATTERN` list.
   // A malformed entry (no ':', an empty side, too long, no room left) is
   // reported with one RawLog line and skipped. Returns the entries added.
-  int AddList(const char* list);
+  int AddList(const char* list, Kind kind = Kind::kSimulator);
 
   int size() const { return count_; }
   const char* library_glob(int i) const { return rules_[i].library; }
@@ -38,8 +50,14 @@ class SimulatorRules {
   bool SymbolMayMatch(const char* symbol) const;
   // LibraryMatches: whether `path` is a simulator library of some rule.
   bool LibraryMatches(const char* path) const;
-  // Matches: whether `symbol` defined by the object at `path` is hooked.
-  bool Matches(const char* path, const char* symbol) const;
+  // Matches: whether `symbol` defined by the object at `path` is hooked
+  // when called from other objects in general (simulator rules).
+  bool Matches(const char* path, const char* symbol) const {
+    return Match(path, symbol, /*caller_is_program=*/false) != Kind::kNone;
+  }
+  // Match: the kind of hook for a call of `symbol` (defined by `path`) from
+  // the main program (`caller_is_program`) or another object.
+  Kind Match(const char* path, const char* symbol, bool caller_is_program) const;
 
  private:
   struct Rule {
@@ -48,8 +66,9 @@ class SimulatorRules {
     // The longest run of plain characters in `symbol`: a name without it
     // cannot match, and strstr is much cheaper than fnmatch.
     char symbol_literal[kMaxGlobBytes];
+    Kind kind;
   };
-  bool Add(const char* entry, size_t length);
+  bool Add(const char* entry, size_t length, Kind kind);
   bool SymbolMatches(const Rule& rule, const char* symbol) const;
 
   Rule rules_[kMaxRules];

@@ -48,7 +48,7 @@ namespace rlscope::preload {
 struct TrampolineSlot {
   void* target;      // The real function.
   uint32_t name_id;  // Interned symbol name (StringTable).
-  uint32_t unused;
+  uint32_t backend;  // 1: record as kBackendCall, 0: as kSimulatorCall.
 };
 static_assert(sizeof(TrampolineSlot) == RLSCOPE_TRAMPOLINE_SLOT_BYTES, "stubs index slots by this size");
 static_assert(offsetof(TrampolineSlot, target) == RLSCOPE_SLOT_TARGET_OFFSET, "the assembly reads target here");
@@ -78,7 +78,7 @@ class Trampolines {
   // once all kCapacity stubs are taken (logged once): callers then leave the
   // function unhooked. Not for the hot path (takes a lock); needs the string
   // table (StringTable::Init) to exist.
-  static void* For(void* target, const char* name);
+  static void* For(void* target, const char* name, bool backend = false);
   // IsStub: whether `address` is one of the stubs (handed out or not).
   static bool IsStub(const void* address);
   // TargetOf: the real function behind a handed-out stub, else nullptr.

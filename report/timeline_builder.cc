@@ -128,6 +128,9 @@ void TimelineBuilder::AddEvents(const wire::ThreadEvents& events) {
       case wire::EventKind::kSimulatorCall:
         thread.cpu_events.push_back({begin, end, static_cast<int32_t>(Category::kSimulator)});
         break;
+      case wire::EventKind::kBackendCall:
+        thread.cpu_events.push_back({begin, end, static_cast<int32_t>(Category::kBackend)});
+        break;
       case wire::EventKind::kNativeStack:
         state.samples.push_back({begin, static_cast<uint32_t>(state.frames.size()), 0});
         state.frames_expected = event->name_id();

@@ -75,6 +75,10 @@ enum class EventKind : uint16_t {
   // begin_ns, end_ns and payload (raw addresses, not times: the flusher
   // does not convert them; 0 pads the last record).
   kNativeStackFrames = 13,
+  // CPU time inside a backend C++ API function the main program called
+  // (`--backend` rules; trampolines). name_id: the symbol's (mangled)
+  // name; payload: the function's address.
+  kBackendCall = 14,
 };
 
 // Where an operation boundary came from (Event.flags of kOperationPush and

@@ -39,11 +39,13 @@ class ProfiledRun:
         return [p for p in self.report["processes"] if any(needle in arg for arg in p["argv"])]
 
 
-def main(extra_arguments=()):
+def main(extra_arguments=(), optional_arguments=()):
     parser = argparse.ArgumentParser()
     parser.add_argument("--rlscope", required=True)
     for name in extra_arguments:
         parser.add_argument(name, required=True)
+    for name in optional_arguments:
+        parser.add_argument(name, default="")
     known, rest = parser.parse_known_args()
     vars(ARGS).update(vars(known))
     unittest.main(argv=[sys.argv[0], *rest], verbosity=2)

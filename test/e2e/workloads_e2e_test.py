@@ -56,6 +56,25 @@ class Trainers(unittest.TestCase):
         self.check_trainer("ppo.py", 1500)
 
 
+class NativeWorkload(unittest.TestCase):
+    def test_native_reinforce_gets_operations_from_native_stacks(self):
+        if not ARGS.native_workload:
+            self.skipTest("reinforce_cartpole was not built (needs libtorch-dev and libmujoco-dev)")
+        command = [ARGS.native_workload, "--steps", "10000", "--seed", "1", "--quiet"]
+        plain = subprocess.run(command, capture_output=True, text=True, timeout=300)
+        self.assertEqual(plain.returncode, 0, plain.stderr)
+        run = ProfiledRun(self, command, env=dict(os.environ, RLSCOPE_STACK_INTERVAL_US="200"))
+        self.assertEqual(final_return(run.result.stdout), final_return(plain.stdout))
+        pid = run.report["processes"][0]["pid"]
+        for operation in ("simulation", "inference", "backprop"):
+            self.assertGreater(time_of(run.report, pid, operation), 0, operation)
+        # libtorch calls from the program are Backend (--backend defaults);
+        # mj_step is Simulator.
+        self.assertGreater(time_of(run.report, pid, "backprop", "Backend"), time_of(run.report, pid, "backprop") / 2)
+        self.assertGreater(time_of(run.report, pid, "inference", "Backend"), 0)
+        self.assertGreater(sum(row["ns"] for row in run.report["rows"] if row["category"] == "Simulator"), 0)
+
+
 class SimulatorAccuracy(unittest.TestCase):
     def test_simulator_time_matches_mujocos_own_step_timer_within_10_percent(self):
         program = os.path.join(os.path.dirname(os.path.abspath(__file__)), "python_programs",
@@ -86,4 +105,4 @@ class ThreadsAndChildren(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    main(extra_arguments=("--python", "--workloads", "--mjtimer"))
+    main(extra_arguments=("--python", "--workloads", "--mjtimer"), optional_arguments=("--native-workload",))

@@ -91,7 +91,7 @@ int FindObject(dl_phdr_info* info, size_t, void* data) {
 TEST_CASE("Rules: defaults cover the simulators, globs match path and symbol", "[simulator_rules]") {
   SimulatorRules rules;
   rules.AddDefaults();
-  CHECK(rules.size() == SimulatorRules::kDefaultCount);
+  CHECK(rules.size() == SimulatorRules::kDefaultCount + SimulatorRules::kBackendDefaultCount);
   CHECK(rules.Matches("/usr/lib/x86_64-linux-gnu/libmujoco.so.2.2.2", "mj_step"));
   CHECK(rules.Matches("/usr/lib/x86_64-linux-gnu/libmujoco.so.2.2.2", "mj_step2"));
   CHECK(rules.Matches("/usr/lib/x86_64-linux-gnu/libmujoco.so.2.2.2", "mj_forward"));
@@ -106,6 +106,19 @@ TEST_CASE("Rules: defaults cover the simulators, globs match path and symbol", "
   CHECK_FALSE(rules.SymbolMayMatch("malloc"));
   CHECK(rules.LibraryMatches("/opt/mujoco/lib/libmujoco.so"));
   CHECK_FALSE(rules.LibraryMatches("/usr/lib/libc.so.6"));
+}
+
+TEST_CASE("Rules: backend rules hook only the main program's own calls", "[simulator_rules]") {
+  SimulatorRules rules;
+  rules.AddDefaults();
+  CHECK(rules.AddList("*libmybackend*:my_op_*", SimulatorRules::Kind::kBackend) == 1);
+  const char* torch = "/usr/lib/x86_64-linux-gnu/libtorch_cpu.so.1.13";
+  const char* linear = "_ZN2at4_ops6linear4callERKNS_6TensorES4_RKN3c108optionalIS2_EE";
+  CHECK(rules.Match(torch, linear, /*caller_is_program=*/true) == SimulatorRules::Kind::kBackend);
+  CHECK(rules.Match(torch, linear, /*caller_is_program=*/false) == SimulatorRules::Kind::kNone);
+  CHECK_FALSE(rules.Matches(torch, linear));  // Library-to-library calls: never.
+  CHECK(rules.Match("/opt/libmybackend.so", "my_op_add", true) == SimulatorRules::Kind::kBackend);
+  CHECK(rules.Match("/usr/lib/libmujoco.so", "mj_step", true) == SimulatorRules::Kind::kSimulator);
 }
 
 TEST_CASE("Rules: RLSCOPE_SIM entries are added; malformed ones are skipped", "[simulator_rules]") {
