@@ -11,7 +11,7 @@ Last line printed (and the only one with --quiet):
 
     dqn: steps=N wall_s=W final_return=R
 
-R is the mean return of a greedy evaluation after training: EVAL_EPISODES (5)
+R is the mean return of a greedy evaluation after training: training.EVAL_EPISODES (5)
 episodes on a separate CartPoleEnv reset with seeds 10000+seed+i, the policy
 taking argmax Q. It is deterministic for a given seed on CPU (torch seeded,
 one thread, deterministic algorithms; numpy Generators seeded from --seed;
@@ -41,9 +41,9 @@ import torch.nn.functional as F  # noqa: E402
 
 from cartpole_env import CartPoleEnv  # noqa: E402
 from common import parse_args, run_main, setup_torch  # noqa: E402
+from training import train_off_policy  # noqa: E402
 
 PROG = "dqn"
-EVAL_EPISODES = 5
 
 
 class QNetwork(nn.Module):
@@ -147,21 +147,6 @@ class DQNAgent:
         return loss
 
 
-def evaluate(agent, seed, episodes=EVAL_EPISODES):
-    env = CartPoleEnv(seed=seed)
-    returns = []
-    for i in range(episodes):
-        obs, _ = env.reset(seed=10_000 + seed + i)
-        ret, done = 0.0, False
-        while not done:
-            obs, r, term, trunc, _ = env.step(agent.select_action(obs))
-            ret += r
-            done = term or trunc
-        returns.append(ret)
-    env.close()
-    return float(np.mean(returns))
-
-
 def main():
     args = parse_args(PROG, 5000, "DQN on the MuJoCo cart-pole")
     t0 = time.perf_counter()
@@ -170,35 +155,7 @@ def main():
     env = CartPoleEnv(seed=args.seed)
     agent = DQNAgent(env.observation_size, env.num_actions, device, rng,
                      total_steps=args.steps)
-    # Small budgets (smoke tests) start learning early so update() runs.
-    learning_starts = min(500, max(agent.batch_size, args.steps // 10))
-    log_every = max(1, args.steps // 5)
-
-    obs, _ = env.reset(seed=args.seed)
-    ep_ret, returns = 0.0, []
-    for step in range(args.steps):
-        action = agent.select_action(obs, agent.epsilon(step))
-        next_obs, reward, terminated, truncated, _ = env.step(action)
-        agent.buffer.add(obs, action, reward, next_obs, terminated)
-        obs, ep_ret = next_obs, ep_ret + reward
-        if terminated or truncated:
-            returns.append(ep_ret)
-            obs, _ = env.reset()
-            ep_ret = 0.0
-        if step + 1 >= learning_starts:
-            agent.update()
-        if not args.quiet and (step + 1) % log_every == 0:
-            recent = np.mean(returns[-10:]) if returns else float("nan")
-            print(f"{PROG}: step {step + 1}/{args.steps} episodes "
-                  f"{len(returns)} mean_return(last 10) {recent:.1f} "
-                  f"eps {agent.epsilon(step):.2f}", flush=True)
-    env.close()
-
-    final_return = evaluate(agent, args.seed)
-    wall = time.perf_counter() - t0
-    print(f"{PROG}: steps={args.steps} wall_s={wall:.3f} "
-          f"final_return={final_return:.1f}", flush=True)
-    return 0
+    return train_off_policy(PROG, args, env, agent, t0)
 
 
 if __name__ == "__main__":

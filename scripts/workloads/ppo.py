@@ -13,7 +13,7 @@ Last line printed (and the only one with --quiet):
 
     ppo: steps=N wall_s=W final_return=R
 
-R is the mean return of a greedy evaluation after training: EVAL_EPISODES (5)
+R is the mean return of a greedy evaluation after training: training.EVAL_EPISODES (5)
 episodes on a separate CartPoleEnv reset with seeds 10000+seed+i, the policy
 taking the most probable action. It is deterministic for a given seed on CPU
 (torch seeded -- it also drives action sampling and minibatch shuffling --,
@@ -41,9 +41,9 @@ from torch.distributions import Categorical  # noqa: E402
 
 from cartpole_env import CartPoleEnv  # noqa: E402
 from common import parse_args, run_main, setup_torch  # noqa: E402
+from training import evaluate, print_final_line  # noqa: E402
 
 PROG = "ppo"
-EVAL_EPISODES = 5
 ROLLOUT_LEN = 512
 
 
@@ -174,22 +174,6 @@ class PPOAgent:
         buf.clear()
 
 
-def evaluate(agent, seed, episodes=EVAL_EPISODES):
-    env = CartPoleEnv(seed=seed)
-    returns = []
-    for i in range(episodes):
-        obs, _ = env.reset(seed=10_000 + seed + i)
-        ret, done = 0.0, False
-        while not done:
-            action, _, _ = agent.act(obs, greedy=True)
-            obs, r, term, trunc, _ = env.step(action)
-            ret += r
-            done = term or trunc
-        returns.append(ret)
-    env.close()
-    return float(np.mean(returns))
-
-
 def main():
     args = parse_args(PROG, 20000, "PPO on the MuJoCo cart-pole")
     t0 = time.perf_counter()
@@ -227,10 +211,8 @@ def main():
                   flush=True)
     env.close()
 
-    final_return = evaluate(agent, args.seed)
-    wall = time.perf_counter() - t0
-    print(f"{PROG}: steps={args.steps} wall_s={wall:.3f} "
-          f"final_return={final_return:.1f}", flush=True)
+    final_return = evaluate(lambda obs: agent.act(obs, greedy=True)[0], args.seed)
+    print_final_line(PROG, args.steps, time.perf_counter() - t0, final_return)
     return 0
 
 

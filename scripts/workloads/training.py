@@ -1,0 +1,62 @@
+"""What the trainers share: the greedy evaluation behind final_return, the
+final line, and the off-policy (DQN) training loop used by both the torch
+and the JAX agent. Plain numpy: no torch or jax import here."""
+
+import time
+
+import numpy as np
+
+from cartpole_env import CartPoleEnv
+
+EVAL_EPISODES = 5
+
+
+def evaluate(greedy_action, seed, episodes=EVAL_EPISODES):
+    """Mean return of `episodes` greedy episodes (env seeds 10000+seed+i)."""
+    env = CartPoleEnv(seed=seed)
+    returns = []
+    for i in range(episodes):
+        obs, _ = env.reset(seed=10_000 + seed + i)
+        ret, done = 0.0, False
+        while not done:
+            obs, r, term, trunc, _ = env.step(greedy_action(obs))
+            ret += r
+            done = term or trunc
+        returns.append(ret)
+    env.close()
+    return float(np.mean(returns))
+
+
+def print_final_line(prog, steps, wall_s, final_return):
+    print(f"{prog}: steps={steps} wall_s={wall_s:.3f} final_return={final_return:.1f}", flush=True)
+
+
+def train_off_policy(prog, args, env, agent, t0):
+    """The DQN loop: act, step, store, update once learning has started;
+    then evaluate greedily and print the final line. `agent` has
+    select_action(obs, epsilon), epsilon(step), buffer.add(...), update()."""
+    # Small budgets (smoke tests) start learning early so update() runs.
+    learning_starts = min(500, max(agent.batch_size, args.steps // 10))
+    log_every = max(1, args.steps // 5)
+    obs, _ = env.reset(seed=args.seed)
+    ep_ret, returns = 0.0, []
+    for step in range(args.steps):
+        action = agent.select_action(obs, agent.epsilon(step))
+        next_obs, reward, terminated, truncated, _ = env.step(action)
+        agent.buffer.add(obs, action, reward, next_obs, terminated)
+        obs, ep_ret = next_obs, ep_ret + reward
+        if terminated or truncated:
+            returns.append(ep_ret)
+            obs, _ = env.reset()
+            ep_ret = 0.0
+        if step + 1 >= learning_starts:
+            agent.update()
+        if not args.quiet and (step + 1) % log_every == 0:
+            recent = np.mean(returns[-10:]) if returns else float("nan")
+            print(f"{prog}: step {step + 1}/{args.steps} episodes "
+                  f"{len(returns)} mean_return(last 10) {recent:.1f} "
+                  f"eps {agent.epsilon(step):.2f}", flush=True)
+    env.close()
+    final_return = evaluate(agent.select_action, args.seed)
+    print_final_line(prog, args.steps, time.perf_counter() - t0, final_return)
+    return 0
