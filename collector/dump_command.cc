@@ -32,6 +32,7 @@ const char* KindName(uint16_t kind) {
     case wire::EventKind::kNativeStack: return "native_stack";
     case wire::EventKind::kNativeStackFrames: return "stack_frames";
     case wire::EventKind::kBackendCall: return "backend";
+    case wire::EventKind::kPythonHookReplaced: return "python_hook_replaced";
     default: return "unknown";
   }
 }

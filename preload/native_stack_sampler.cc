@@ -20,6 +20,10 @@ constexpr int kMaxWalked = 48;   // Frames unwound (ours included).
 constexpr int kMaxKept = 32;     // Frames recorded.
 
 BacktraceFunction g_backtrace = nullptr;
+// libunwind is loaded at the first sample a thread takes, so processes that
+// never sample (Python programs) never load it. 0: not yet, 1: loading or
+// unavailable, 2: ready.
+std::atomic<int> g_unwinder_state{0};
 uintptr_t g_own_begin = 0;  // The preload's code: its frames are skipped.
 uintptr_t g_own_end = 0;
 int64_t g_interval_ns = 1'000'000;
@@ -44,21 +48,41 @@ int FindOwnCode(dl_phdr_info* info, size_t, void*) {
   return 0;
 }
 
+bool g_sampling_enabled = true;
+
+bool LoadUnwinder() {
+  int expected = 0;
+  if (!g_unwinder_state.compare_exchange_strong(expected, 1)) return expected == 2;
+  void* library = dlopen("libunwind.so.8", RTLD_LAZY | RTLD_LOCAL);
+  if (library == nullptr) {
+    RawLog("libunwind.so.8 is not available (%s): native programs get no inferred operations", dlerror());
+    return false;  // Stays 1: never tried again.
+  }
+  // Per-thread caches: the default global cache takes a lock that a fork()
+  // in another thread could leave held in the child.
+  using SetCachingPolicy = int (*)(void*, int);
+  auto set_caching_policy = reinterpret_cast<SetCachingPolicy>(dlsym(library, "_ULx86_64_set_caching_policy"));
+  auto* address_space = static_cast<void**>(dlsym(library, "_ULx86_64_local_addr_space"));
+  constexpr int kCachePerThread = 2;  // UNW_CACHE_PER_THREAD.
+  if (set_caching_policy != nullptr && address_space != nullptr) set_caching_policy(*address_space, kCachePerThread);
+  g_backtrace = reinterpret_cast<BacktraceFunction>(dlsym(library, "unw_backtrace"));
+  if (g_backtrace == nullptr) return false;
+  g_unwinder_state.store(2, std::memory_order_release);
+  return true;
+}
+
 }  // namespace
 
 void InitNativeStackSampler() {
   if (const char* text = getenv("RLSCOPE_STACK_INTERVAL_US"); text != nullptr && *text) {
     g_interval_ns = static_cast<int64_t>(strtod(text, nullptr) * 1000);
-    if (g_interval_ns <= 0) return;  // 0 turns sampling off.
+    if (g_interval_ns <= 0) {
+      g_sampling_enabled = false;  // 0 turns sampling off.
+      return;
+    }
     g_interval_ticks.store(static_cast<uint64_t>(g_interval_ns), std::memory_order_relaxed);
   }
-  void* library = dlopen("libunwind.so.8", RTLD_LAZY | RTLD_LOCAL);
-  if (library == nullptr) {
-    RawLog("libunwind.so.8 is not available (%s): native programs get no inferred operations", dlerror());
-    return;
-  }
   dl_iterate_phdr(&FindOwnCode, nullptr);
-  g_backtrace = reinterpret_cast<BacktraceFunction>(dlsym(library, "unw_backtrace"));
 }
 
 void SetStackSampleTicksPerNs(double ticks_per_ns) {
@@ -69,10 +93,11 @@ void SetStackSampleTicksPerNs(double ticks_per_ns) {
 }
 
 bool MaybeSampleNativeStack(uint64_t now_ticks) {
-  if (g_backtrace == nullptr || now_ticks - t_last_sample_ticks < g_interval_ticks.load(std::memory_order_relaxed) ||
+  if (!g_sampling_enabled || now_ticks - t_last_sample_ticks < g_interval_ticks.load(std::memory_order_relaxed) ||
       ThreadRunsPython()) {
     return false;
   }
+  if (g_unwinder_state.load(std::memory_order_acquire) != 2 && !LoadUnwinder()) return false;
   t_last_sample_ticks = now_ticks;
   void* walked[kMaxWalked];
   const int depth = g_backtrace(walked, kMaxWalked);

@@ -15,8 +15,9 @@
 
 namespace rlscope::preload {
 
-// InitNativeStackSampler: loads libunwind; without it sampling is off
-// (one line on stderr). Call once at start-up when recording.
+// InitNativeStackSampler: reads the interval. Call once at start-up when
+// recording. libunwind itself is loaded at the first sample (without it,
+// one line on stderr and no sampling).
 void InitNativeStackSampler();
 
 // SetSampleIntervalNs: the flusher tells the hot path the interval in ticks

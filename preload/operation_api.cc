@@ -1,6 +1,7 @@
 // The explicit operation API behind `with rlscope.operation("name"):` (the
 // Python module rlscope, made importable by the launcher, calls these via
 // ctypes). An explicit operation takes precedence over inferred ones.
+#include <atomic>
 #include <cstdint>
 
 #include "recorder.h"
@@ -14,13 +15,19 @@ bool Recording() { return rlscope::preload::g_recording && !rlscope::preload::t_
 
 }  // namespace
 
-extern "C" __attribute__((visibility("default"))) void rlscope_operation_push(const char* name) {
-  if (!Recording()) return;
+// Each push returns a token its pop must give back: with-blocks of
+// interleaved asyncio tasks or generators on one thread do not nest, so a
+// pop closes the operation it opened, not whatever is innermost.
+extern "C" __attribute__((visibility("default"))) uint64_t rlscope_operation_push(const char* name) {
+  static std::atomic<uint64_t> next_token{0};
+  if (!Recording()) return 0;
+  const uint64_t token = next_token.fetch_add(1, std::memory_order_relaxed) + 1;
   const uint32_t id = rlscope::preload::StringTable::Intern(name != nullptr ? name : "(unnamed operation)");
-  rlscope::preload::RecordInstant(rlscope::wire::EventKind::kOperationPush, id, 0, kApiSource);
+  rlscope::preload::RecordInstant(rlscope::wire::EventKind::kOperationPush, id, token, kApiSource);
+  return token;
 }
 
-extern "C" __attribute__((visibility("default"))) void rlscope_operation_pop() {
-  if (!Recording()) return;
-  rlscope::preload::RecordInstant(rlscope::wire::EventKind::kOperationPop, 0);
+extern "C" __attribute__((visibility("default"))) void rlscope_operation_pop(uint64_t token) {
+  if (!Recording() || token == 0) return;
+  rlscope::preload::RecordInstant(rlscope::wire::EventKind::kOperationPop, 0, token);
 }

@@ -22,6 +22,7 @@
 
 #include <dlfcn.h>
 #include <link.h>
+#include <pthread.h>
 #include <sys/mman.h>
 
 #include <cstdint>
@@ -66,10 +67,14 @@ struct PythonApi {
   PyObject* (*frame_get_code)(PyFrameObject*) = nullptr;
   int (*frame_get_line_number)(PyFrameObject*) = nullptr;
   int (*frame_get_lasti)(PyFrameObject*) = nullptr;
+  Py_ssize_t (*request_extra_index)(void (*)(void*)) = nullptr;
+  int (*get_extra)(PyObject*, Py_ssize_t, void**) = nullptr;
+  int (*set_extra)(PyObject*, Py_ssize_t, void*) = nullptr;
+  Py_ssize_t extra_index = -1;
+  int (*add_audit_hook)(int (*)(const char*, PyObject*, void*), void*) = nullptr;
   PyObject* (*get_attr_string)(PyObject*, const char*) = nullptr;
   const char* (*unicode_as_utf8)(PyObject*, Py_ssize_t*) = nullptr;
   long (*long_as_long)(PyObject*) = nullptr;
-  void (*inc_ref)(PyObject*) = nullptr;
   void (*dec_ref)(PyObject*) = nullptr;
   void (*err_clear)() = nullptr;
   const void* cfunction_type = nullptr;
@@ -192,10 +197,18 @@ int16_t MatchRule(const char* qualname, const char* filename) {
 // What we know about a code object, cached per thread by its address. The
 // cache holds a reference, so the address cannot be reused by another code
 // object while cached.
-struct CodeEntry {
-  PyObject* code;
+// What we know about a code object, kept on the code object itself (its
+// co_extra slot, which CPython frees with it): no cache to collide in, no
+// reference that outlives the code.
+struct CodeInfo {
   uint32_t code_id;  // Interned "qualname (file:firstline)".
   int16_t rule;
+  // Line numbers of the few places the code makes native calls from:
+  // PyFrame_GetLineNumber scans the line table, too slow for every call.
+  static constexpr int kLines = 4;
+  int lasti[kLines];
+  uint16_t line[kLines];
+  uint8_t next_line;
 };
 
 // A Python frame we must see return: an inferred operation, a callback
@@ -216,21 +229,9 @@ struct NativeCall {
   uint16_t line;
 };
 
-// Line numbers by (code, instruction offset): PyFrame_GetLineNumber scans
-// the code's line table, far too slow for every native call.
-struct LineEntry {
-  PyObject* code;
-  int lasti;
-  uint16_t line;
-};
-
-constexpr int kCodeCacheSize = 4096;
-constexpr int kLineCacheSize = 4096;
 constexpr int kMaxDepth = 256;
 
 struct PythonThread {
-  CodeEntry codes[kCodeCacheSize];
-  LineEntry lines[kLineCacheSize];
   WatchedFrame watched[kMaxDepth];
   int watched_depth;
   NativeCall calls[kMaxDepth];
@@ -238,6 +239,14 @@ struct PythonThread {
 };
 
 __thread PythonThread* t_python __attribute__((tls_model("initial-exec")));
+pthread_key_t g_python_thread_key;
+
+// Thread exit: give the thread's state back (threads come and go by the
+// thousand in some programs).
+void ReleasePythonThread(void* memory) {
+  if (t_python == memory) t_python = nullptr;
+  munmap(memory, sizeof(PythonThread));
+}
 
 PythonThread* CurrentPythonThread() {
   PythonThread* thread = t_python;
@@ -245,7 +254,8 @@ PythonThread* CurrentPythonThread() {
   if (!g_recording || t_state.untraced) return nullptr;
   void* memory = mmap(nullptr, sizeof(PythonThread), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (memory == MAP_FAILED) return nullptr;
-  t_python = static_cast<PythonThread*>(memory);  // Zero-filled: empty caches and stacks.
+  t_python = static_cast<PythonThread*>(memory);  // Zero-filled: empty stacks.
+  pthread_setspecific(g_python_thread_key, memory);
   RecordInstant(wire::EventKind::kPythonThread, 0);
   return t_python;
 }
@@ -275,21 +285,31 @@ long LongAttribute(PyObject* object, const char* name) {
   return result;
 }
 
-// LookUpCode: the cache entry of the frame's code object (slow path once
-// per code object per thread: attribute reads, interning, rule matching).
-const CodeEntry& LookUpCode(PythonThread* thread, PyFrameObject* frame) {
+void FreeCodeInfo(void* info) { free(info); }
+
+// LookUpCode: the frame's code object's info, computed once per code object
+// (attribute reads, interning, rule matching) and kept in its co_extra.
+CodeInfo* LookUpCode(PyFrameObject* frame) {
   PyObject* code = CodeOf(frame);
-  CodeEntry& entry = thread->codes[(reinterpret_cast<uintptr_t>(code) >> 4) % kCodeCacheSize];
-  if (__builtin_expect(entry.code == code, 1)) return entry;
-  if (entry.code != nullptr) g_api.dec_ref(entry.code);
-  g_api.inc_ref(code);  // The cache's own reference: the address stays this code's.
-  entry.code = code;
+  void* extra = nullptr;
+  if (__builtin_expect(g_api.get_extra(code, g_api.extra_index, &extra) == 0 && extra != nullptr, 1)) {
+    return static_cast<CodeInfo*>(extra);
+  }
+  g_api.err_clear();
+  auto* info = static_cast<CodeInfo*>(calloc(1, sizeof(CodeInfo)));
+  if (info == nullptr) return nullptr;
   const std::string qualname = StringAttribute(code, "co_qualname");
   const std::string filename = StringAttribute(code, "co_filename");
   const long first_line = LongAttribute(code, "co_firstlineno");
-  entry.code_id = StringTable::Intern(qualname + " (" + filename + ":" + std::to_string(first_line) + ")");
-  entry.rule = MatchRule(qualname.c_str(), filename.c_str());
-  return entry;
+  info->code_id = StringTable::Intern(qualname + " (" + filename + ":" + std::to_string(first_line) + ")");
+  info->rule = MatchRule(qualname.c_str(), filename.c_str());
+  for (int& lasti : info->lasti) lasti = -1;
+  if (g_api.set_extra(code, g_api.extra_index, info) != 0) {
+    g_api.err_clear();
+    free(info);
+    return nullptr;
+  }
+  return info;
 }
 
 bool SuppressedByOpenOperation(const PythonThread* thread, const CompiledRule& rule) {
@@ -305,18 +325,21 @@ void OnCall(PythonThread* thread, PyFrameObject* frame) {
   const bool callback = thread->call_depth > 0;
   uint32_t operation_id = 0;
   if (g_rules != nullptr && !g_rules->empty()) {
-    const CodeEntry& code = LookUpCode(thread, frame);
-    if (code.rule != kNoRule) {
-      const CompiledRule& rule = (*g_rules)[static_cast<size_t>(code.rule)];
+    const CodeInfo* code = LookUpCode(frame);
+    if (code != nullptr && code->rule != kNoRule) {
+      const CompiledRule& rule = (*g_rules)[static_cast<size_t>(code->rule)];
       if (!SuppressedByOpenOperation(thread, rule)) operation_id = rule.operation_id;
     }
   }
   if (!callback && operation_id == 0) return;
+  if (thread->watched_depth >= kMaxDepth) {
+    // Too deep to remember: open nothing, so nothing is left unclosed.
+    ++thread->watched_depth;
+    return;
+  }
   const uint64_t now = NowTicks();
   if (operation_id != 0) Record(wire::EventKind::kOperationPush, operation_id, now, now, 0, kInferredSource);
-  if (thread->watched_depth < kMaxDepth) {
-    thread->watched[thread->watched_depth] = {frame, now, operation_id, callback};
-  }
+  thread->watched[thread->watched_depth] = {frame, now, operation_id, callback};
   ++thread->watched_depth;
 }
 
@@ -335,25 +358,26 @@ void OnReturn(PythonThread* thread, PyFrameObject* frame) {
   --thread->watched_depth;
 }
 
-uint16_t LineOf(PythonThread* thread, PyFrameObject* frame, PyObject* code) {
+uint16_t LineOf(CodeInfo* code, PyFrameObject* frame) {
   const int lasti = g_api.frame_get_lasti(frame);
-  LineEntry& entry =
-      thread->lines[((reinterpret_cast<uintptr_t>(code) >> 4) ^ static_cast<uintptr_t>(lasti)) % kLineCacheSize];
-  if (entry.code != code || entry.lasti != lasti) {
-    // The code is kept alive by the code cache entry of this call.
-    const int line = g_api.frame_get_line_number(frame);
-    entry = {code, lasti, static_cast<uint16_t>(line < 0 ? 0 : (line > 65535 ? 65535 : line))};
+  for (int i = 0; i < CodeInfo::kLines; ++i) {
+    if (code->lasti[i] == lasti) return code->line[i];
   }
-  return entry.line;
+  const int line = g_api.frame_get_line_number(frame);
+  const int slot = code->next_line++ % CodeInfo::kLines;
+  code->lasti[slot] = lasti;
+  code->line[slot] = static_cast<uint16_t>(line < 0 ? 0 : (line > 65535 ? 65535 : line));
+  return code->line[slot];
 }
 
 void OnNativeCall(PythonThread* thread, PyFrameObject* frame, PyObject* callable) {
   const uintptr_t function = NativeFunctionOf(callable);
   if (function == 0 || InsideInterpreter(function)) return;
   if (thread->call_depth < kMaxDepth) {
-    const CodeEntry& code = LookUpCode(thread, frame);
-    const uint16_t line = LineOf(thread, frame, code.code);
-    thread->calls[thread->call_depth] = {frame, function, NowTicks(), code.code_id, line};
+    CodeInfo* code = LookUpCode(frame);
+    const uint32_t code_id = code != nullptr ? code->code_id : 0;
+    const uint16_t line = code != nullptr ? LineOf(code, frame) : 0;
+    thread->calls[thread->call_depth] = {frame, function, NowTicks(), code_id, line};
   }
   ++thread->call_depth;
 }
@@ -426,6 +450,42 @@ int FindTextRange(dl_phdr_info* info, size_t, void* data) {
   return 0;
 }
 
+// Installing our own hook raises the same audit event as another tool
+// replacing it; this thread-local tells them apart.
+__thread bool t_installing_hook __attribute__((tls_model("initial-exec")));
+
+// AuditHook: CPython audits every profile-function change ("sys.setprofile",
+// also from cProfile and torch.profiler). One that is not ours means our
+// hook is gone from this thread: record it so the report can say so.
+int AuditHook(const char* event, PyObject*, void*) {
+  if (!t_installing_hook && g_recording && t_python != nullptr && strcmp(event, "sys.setprofile") == 0) {
+    RecordInstant(wire::EventKind::kPythonHookReplaced, 0);
+  }
+  return 0;
+}
+
+void SetProfile() {
+  t_installing_hook = true;
+  g_api.set_profile(&ProfileHook, nullptr);
+  t_installing_hook = false;
+}
+
+// OnForkChild: the child's only thread is the one that forked. It still
+// runs Python, and the inferred operations it had open are open in the
+// child too: say so on the child's own stream (the parent's records were
+// discarded).
+void OnForkChild() {
+  PythonThread* thread = t_python;
+  if (thread == nullptr || !g_recording) return;
+  const uint64_t now = NowTicks();
+  Record(wire::EventKind::kPythonThread, 0, now, now);
+  for (int i = 0; i < thread->watched_depth && i < kMaxDepth; ++i) {
+    if (thread->watched[i].operation_id != 0) {
+      Record(wire::EventKind::kOperationPush, thread->watched[i].operation_id, now, now, 0, kInferredSource);
+    }
+  }
+}
+
 bool ResolvePythonApi() {
   static bool tried = false;
   if (tried) return g_api.ok;
@@ -439,12 +499,19 @@ bool ResolvePythonApi() {
   Resolve(g_api.frame_get_code, "PyFrame_GetCode");
   Resolve(g_api.frame_get_line_number, "PyFrame_GetLineNumber");
   Resolve(g_api.frame_get_lasti, "PyFrame_GetLasti");
+  // 3.12 names them PyUnstable_*; 3.11 has the underscore names.
+  Resolve(g_api.request_extra_index, "PyUnstable_Eval_RequestCodeExtraIndex");
+  if (g_api.request_extra_index == nullptr) Resolve(g_api.request_extra_index, "_PyEval_RequestCodeExtraIndex");
+  Resolve(g_api.get_extra, "PyUnstable_Code_GetExtra");
+  if (g_api.get_extra == nullptr) Resolve(g_api.get_extra, "_PyCode_GetExtra");
+  Resolve(g_api.set_extra, "PyUnstable_Code_SetExtra");
+  if (g_api.set_extra == nullptr) Resolve(g_api.set_extra, "_PyCode_SetExtra");
   Resolve(g_api.get_attr_string, "PyObject_GetAttrString");
   Resolve(g_api.unicode_as_utf8, "PyUnicode_AsUTF8AndSize");
   Resolve(g_api.long_as_long, "PyLong_AsLong");
-  Resolve(g_api.inc_ref, "Py_IncRef");
   Resolve(g_api.dec_ref, "Py_DecRef");
   Resolve(g_api.err_clear, "PyErr_Clear");
+  Resolve(g_api.add_audit_hook, "PySys_AddAuditHook");
   g_api.cfunction_type = dlsym(RTLD_DEFAULT, "PyCFunction_Type");
   g_api.cmethod_type = dlsym(RTLD_DEFAULT, "PyCMethod_Type");
   g_api.method_descriptor_type = dlsym(RTLD_DEFAULT, "PyMethodDescr_Type");
@@ -454,10 +521,20 @@ bool ResolvePythonApi() {
   g_api.interpreter_end = search.end;
   g_api.ok = g_api.set_profile != nullptr && g_api.frame_get_code != nullptr &&
              g_api.frame_get_line_number != nullptr && g_api.frame_get_lasti != nullptr &&
+             g_api.request_extra_index != nullptr && g_api.get_extra != nullptr && g_api.set_extra != nullptr &&
              g_api.get_attr_string != nullptr &&
              g_api.unicode_as_utf8 != nullptr && g_api.long_as_long != nullptr && g_api.dec_ref != nullptr &&
              g_api.err_clear != nullptr && g_api.cfunction_type != nullptr &&
              g_api.method_descriptor_type != nullptr && search.end != 0;
+  if (g_api.ok) {
+    // Called with the GIL held (attach). One index for the whole process.
+    g_api.extra_index = g_api.request_extra_index(&FreeCodeInfo);
+    g_api.ok = g_api.extra_index >= 0;
+    pthread_key_create(&g_python_thread_key, &ReleasePythonThread);
+    // Registered after the runtime's handler: runs after it in the child.
+    pthread_atfork(nullptr, nullptr, &OnForkChild);
+    if (g_api.add_audit_hook != nullptr && g_api.add_audit_hook(&AuditHook, nullptr) != 0) g_api.err_clear();
+  }
   if (!g_api.ok) RawLog("this Python lacks parts of the C API rlscope needs; Python-level capture is off");
   return g_api.ok;
 }
@@ -489,6 +566,7 @@ bool ThreadRunsPython() { return t_python != nullptr; }
 int AttachPythonAllThreads(const char* name) {
   if (!g_recording || !ResolvePythonApi()) return 0;
   LoadRules();
+  t_installing_hook = true;
   if (g_api.set_profile_all_threads != nullptr) {
     g_api.set_profile_all_threads(&ProfileHook, nullptr);  // 3.12+
   } else if (g_api.set_profile_for != nullptr && g_api.interpreter_get != nullptr && g_api.thread_head != nullptr &&
@@ -500,6 +578,7 @@ int AttachPythonAllThreads(const char* name) {
   } else {
     g_api.set_profile(&ProfileHook, nullptr);  // At least the calling thread.
   }
+  t_installing_hook = false;
   CurrentPythonThread();  // Marks the attaching thread as a Python thread now.
   if (name != nullptr) NameCurrentThread(name);
   return 1;
@@ -507,7 +586,7 @@ int AttachPythonAllThreads(const char* name) {
 
 int AttachPythonCurrentThread(const char* name) {
   if (!g_recording || !ResolvePythonApi()) return 0;
-  g_api.set_profile(&ProfileHook, nullptr);
+  SetProfile();
   CurrentPythonThread();
   if (name != nullptr) NameCurrentThread(name);
   return 1;

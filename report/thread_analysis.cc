@@ -66,8 +66,9 @@ ThreadAnalysis AnalyseThread(ThreadTimeline thread, int32_t none_operation,
   ThreadAnalysis analysis;
   const Category base = thread.python ? Category::kPython : Category::kNative;
   IntervalList operations;
-  const bool inherited =
-      !HasOwnOperations(thread) && inherited_operations != nullptr && !inherited_operations->empty();
+  // Only helper threads inherit: a Python thread's idle time is its own.
+  const bool inherited = !HasOwnOperations(thread) && !thread.python && inherited_operations != nullptr &&
+                         !inherited_operations->empty();
   if (inherited) {
     operations = *inherited_operations;
   } else {
@@ -80,7 +81,7 @@ ThreadAnalysis AnalyseThread(ThreadTimeline thread, int32_t none_operation,
     cost.ns += call.end_ns - call.begin_ns;
     ++cost.calls;
   }
-  analysis.active_time_only = inherited && !thread.python;
+  analysis.active_time_only = inherited;
   analysis.breakdown = ComputeThreadBreakdown(thread.begin_ns, thread.end_ns, std::move(operations),
                                               std::move(thread.cpu_events), none_operation, base,
                                               analysis.active_time_only);

@@ -58,7 +58,8 @@ struct ThreadAnalysis {
 // AnalyseThread: consumes the thread's event lists. `none_operation`: the
 // NameTable label of "(none)". `inherited_operations` (may be null): the
 // operation timeline to use when the thread has no operations of its own
-// (see InheritedOperations); inherited operations add no instances.
+// and does not run Python (see InheritedOperations); inherited operations
+// add no instances.
 ThreadAnalysis AnalyseThread(ThreadTimeline thread, int32_t none_operation,
                              const IntervalList* inherited_operations = nullptr);
 

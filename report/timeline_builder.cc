@@ -103,19 +103,29 @@ void TimelineBuilder::AddEvents(const wire::ThreadEvents& events) {
                          [&](const OpenOperation& open) { return open.name_id == name; })) {
           ++state.instances[name];
         }
-        state.open.push_back({begin, name, event->flags() == static_cast<uint16_t>(wire::OperationSource::kInferred)});
+        const auto source = static_cast<wire::OperationSource>(event->flags());
+        state.open.push_back({begin, name, source == wire::OperationSource::kInferred,
+                              source == wire::OperationSource::kPythonApi ? event->payload() : 0});
         break;
       }
-      case wire::EventKind::kOperationPop:
-        if (state.open.empty()) {
+      case wire::EventKind::kOperationPop: {
+        // A token names the operation to close; without one, the innermost.
+        auto open = state.open.end();
+        if (event->payload() != 0) {
+          open = std::find_if(state.open.begin(), state.open.end(),
+                              [&](const OpenOperation& o) { return o.token == event->payload(); });
+        } else if (!state.open.empty()) {
+          open = std::prev(state.open.end());
+        }
+        if (open == state.open.end()) {
           ++unbalanced_pops_;
         } else {
-          const OpenOperation& open = state.open.back();
-          (open.inferred ? thread.inferred_operations : thread.operations)
-              .push_back({open.begin_ns, begin, static_cast<int32_t>(open.name_id)});
-          state.open.pop_back();
+          (open->inferred ? thread.inferred_operations : thread.operations)
+              .push_back({open->begin_ns, begin, static_cast<int32_t>(open->name_id)});
+          state.open.erase(open);
         }
         break;
+      }
       case wire::EventKind::kPythonCall:
         state.native_calls.push_back({begin, end, event->payload(), event->name_id(), event->flags()});
         break;
@@ -127,6 +137,9 @@ void TimelineBuilder::AddEvents(const wire::ThreadEvents& events) {
         break;
       case wire::EventKind::kSimulatorCall:
         thread.cpu_events.push_back({begin, end, static_cast<int32_t>(Category::kSimulator)});
+        break;
+      case wire::EventKind::kPythonHookReplaced:
+        ++hook_replacements_;
         break;
       case wire::EventKind::kBackendCall:
         thread.cpu_events.push_back({begin, end, static_cast<int32_t>(Category::kBackend)});
@@ -195,7 +208,13 @@ void TimelineBuilder::AddStackFrames(ThreadState& state, std::initializer_list<u
 }
 
 int32_t TimelineBuilder::StackOperation(const ThreadState& state, const StackSample& sample) {
-  for (uint32_t i = 0; i < sample.frame_count; ++i) {
+  // Outermost frame first, as the operations would have opened: a rule
+  // whose unless-inside names an operation already open is skipped (a
+  // network's forward inside an update is backprop); the innermost
+  // operation left wins.
+  std::vector<const std::string*> open;
+  int32_t innermost = kNoLabel;
+  for (uint32_t i = sample.frame_count; i-- > 0;) {
     // A return address points after its call: look up the byte before it.
     const uint64_t address = state.frames[sample.first_frame + i] - 1;
     const ModuleMap::Range* module = modules_.Find(address);
@@ -205,10 +224,16 @@ int32_t TimelineBuilder::StackOperation(const ThreadState& state, const StackSam
     for (const OperationRule& rule : *operation_rules_) {
       if (!MatchesGlob(rule.qualname_glob, name.c_str())) continue;
       if (!rule.file_glob.empty() && !MatchesGlob(rule.file_glob, module->path.c_str())) continue;
-      return names_.Intern(rule.operation);
+      const bool suppressed = std::any_of(open.begin(), open.end(), [&](const std::string* operation) {
+        return std::find(rule.unless_inside.begin(), rule.unless_inside.end(), *operation) != rule.unless_inside.end();
+      });
+      if (suppressed) continue;
+      open.push_back(&rule.operation);
+      innermost = names_.Intern(rule.operation);
+      break;
     }
   }
-  return kNoLabel;
+  return innermost;
 }
 
 void TimelineBuilder::InferFromStacks(ThreadTimeline& thread, ThreadState& state) {
@@ -302,6 +327,12 @@ ProcessTimeline TimelineBuilder::Finish() {
   if (unmatched_range_ends_ > 0) {
     process_.problems.push_back(
         absl::StrFormat("%d range end(s) without a matching start were ignored", unmatched_range_ends_));
+  }
+  if (hook_replacements_ > 0) {
+    process_.problems.push_back(absl::StrFormat(
+        "another profiler (cProfile, sys.setprofile, torch.profiler with stacks) replaced rlscope's Python hook "
+        "%d time(s): Python-level transitions and inferred operations after that are missing",
+        hook_replacements_));
   }
   if (unknown_events_ > 0) {
     process_.problems.push_back(

@@ -44,6 +44,7 @@ class TimelineBuilder {
     int64_t begin_ns;
     uint32_t name_id;
     bool inferred;
+    uint64_t token;  // rlscope.operation's; 0 for others.
   };
   struct RawNativeCall {
     int64_t begin_ns;
@@ -107,6 +108,7 @@ class TimelineBuilder {
   uint64_t unbalanced_pops_ = 0;
   uint64_t unmatched_range_ends_ = 0;
   uint64_t unknown_events_ = 0;
+  uint64_t hook_replacements_ = 0;
 };
 
 }  // namespace rlscope::report

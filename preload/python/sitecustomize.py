@@ -50,10 +50,13 @@ def _chain_shadowed_sitecustomize():
     spec.loader.exec_module(module)
 
 
-try:
-    _rlscope_attach()
-except Exception as error:  # Never break the program over profiling.
-    import sys
+import sys as _sys
 
-    print(f"rlscope: Python-level capture is off ({error})", file=sys.stderr)
-_chain_shadowed_sitecustomize()
+# Python 2 children (still seen in old tool chains) can parse this file but
+# are not profiled at the Python level.
+if _sys.version_info[0] >= 3:
+    try:
+        _rlscope_attach()
+    except Exception as error:  # Never break the program over profiling.
+        _sys.stderr.write("rlscope: Python-level capture is off (%s)\n" % (error,))
+    _chain_shadowed_sitecustomize()

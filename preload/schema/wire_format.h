@@ -33,11 +33,13 @@ enum class EventKind : uint16_t {
   // CPU time inside an intercepted CUDA runtime call. name_id: the API
   // function; payload: its cudaError_t result.
   kCudaApi = 1,
-  // Instant: an operation (NVTX push range, later Python annotations) begins
-  // on this thread. name_id: operation name; flags: OperationSource;
-  // payload: for NVTX, the domain's name id + 1 (0: the default domain).
+  // Instant: an operation (NVTX push range, rlscope.operation, inferred)
+  // begins on this thread. name_id: operation name; flags: OperationSource;
+  // payload: for NVTX, the domain's name id + 1 (0: the default domain);
+  // for kPythonApi, a token its pop carries.
   kOperationPush = 2,
-  // Instant: the innermost open operation of this thread ends.
+  // Instant: an operation of this thread ends: the one pushed with token
+  // `payload` when non-zero, else the innermost open one.
   kOperationPop = 3,
   // Instant: a start/end range begins (may end on another thread).
   // name_id: operation name; payload: range id (unique within the process).
@@ -79,6 +81,10 @@ enum class EventKind : uint16_t {
   // (`--backend` rules; trampolines). name_id: the symbol's (mangled)
   // name; payload: the function's address.
   kBackendCall = 14,
+  // Instant: something else (cProfile, sys.setprofile, torch.profiler with
+  // stacks) replaced rlscope's Python profile hook on this thread: Python-
+  // level capture stops here.
+  kPythonHookReplaced = 15,
 };
 
 // Where an operation boundary came from (Event.flags of kOperationPush and

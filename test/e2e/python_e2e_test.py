@@ -103,6 +103,9 @@ class ThreadsAndProcesses(unittest.TestCase):
         child = [p for p in run.report["processes"] if p["forked_from"] != 0]
         self.assertEqual(len(child), 1)
         self.assertGreater(time_of(run.report, child[0]["pid"], "simulation"), 0)
+        # The child still runs Python: its base level is Python, not Native.
+        self.assertGreater(time_of(run.report, child[0]["pid"], "(none)", "Python"), 0)
+        self.assertEqual(child[0]["problems"], [])
 
     def test_python_subprocesses_are_hooked(self):
         script = ("import subprocess, sys\n"
@@ -111,6 +114,74 @@ class ThreadsAndProcesses(unittest.TestCase):
         loops = [p for p in run.report["processes"] if len(p["argv"]) > 1 and p["argv"][1].endswith("rl_loop.py")]
         self.assertEqual(len(loops), 1)
         self.assertGreater(time_of(run.report, loops[0]["pid"], "simulation"), 0)
+
+
+class Robustness(unittest.TestCase):
+    def test_interleaved_explicit_operations_close_their_own_blocks(self):
+        # Two asyncio tasks whose with-blocks interleave: A works 0.1 s,
+        # B 0.3 s. Closing by position would swap them.
+        script = ("import asyncio, time, rlscope\n"
+                  "async def task(name, work):\n"
+                  "    with rlscope.operation(name):\n"
+                  "        await asyncio.sleep(0.01)\n"
+                  "        end = time.perf_counter() + work\n"
+                  "        while time.perf_counter() < end:\n"
+                  "            pass\n"
+                  "        await asyncio.sleep(0.01)\n"
+                  "async def main():\n"
+                  "    await asyncio.gather(task('task_a', 0.1), task('task_b', 0.3))\n"
+                  "asyncio.run(main())\n")
+        run = ProfiledRun(self, [ARGS.python, "-c", script])
+        pid = run.report["processes"][0]["pid"]
+        a, b = time_of(run.report, pid, "task_a"), time_of(run.report, pid, "task_b")
+        # Each block spans its own entry to exit; where both are open the
+        # later-started one (B) wins, so B also gets A's work: ambiguous by
+        # nature (nothing tells which task is running), but never swapped.
+        self.assertGreater(a, 0)
+        self.assertGreater(b, 0.3e9, (a, b))
+        self.assertGreater(b, a, (a, b))
+
+    def test_deep_recursion_leaves_no_operation_open(self):
+        script = ("import sys, time\n"
+                  "sys.setrecursionlimit(10000)\n"
+                  "class Agent:\n"
+                  "    def update(self, n):\n"
+                  "        return self.update(n - 1) if n else 0\n"
+                  "Agent().update(300)\n"
+                  "end = time.perf_counter() + 0.3\n"
+                  "while time.perf_counter() < end:\n"
+                  "    pass\n")
+        run = ProfiledRun(self, [ARGS.python, "-c", script])
+        pid = run.report["processes"][0]["pid"]
+        self.assertLess(time_of(run.report, pid, "backprop"), 0.1e9)
+        self.assertGreater(time_of(run.report, pid, "(none)"), 0.3e9)
+
+    def test_another_profiler_replacing_the_hook_is_reported(self):
+        script = ("import cProfile\n"
+                  "profile = cProfile.Profile()\n"
+                  "profile.enable()\n"
+                  "sum(range(1000))\n"
+                  "profile.disable()\n")
+        run = ProfiledRun(self, [ARGS.python, "-c", script])
+        problems = run.report["processes"][0]["problems"]
+        self.assertTrue(any("replaced rlscope's Python hook" in p for p in problems), problems)
+
+    def test_an_idle_python_thread_does_not_take_the_main_threads_operations(self):
+        script = ("import threading, time\n"
+                  "class ReplayBuffer:\n"
+                  "    def add(self):\n"
+                  "        end = time.perf_counter() + 0.2\n"
+                  "        while time.perf_counter() < end:\n"
+                  "            pass\n"
+                  "idle = threading.Thread(target=time.sleep, args=(0.4,))\n"
+                  "idle.start()\n"
+                  "ReplayBuffer().add()\n"
+                  "idle.join()\n")
+        run = ProfiledRun(self, [ARGS.python, "-c", script])
+        (process,) = run.report["processes"]
+        idle = [t for t in process["threads"] if t["tid"] != process["pid"]]
+        self.assertEqual(len(idle), 1)
+        self.assertEqual({row["operation"] for row in idle[0]["rows"]}, {"(none)"})
 
 
 class ProgramIsUnchanged(unittest.TestCase):

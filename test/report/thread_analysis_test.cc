@@ -136,6 +136,11 @@ TEST_CASE("A thread without operations of its own takes the main thread's", "[an
   // Its waiting is not work: only its time inside recorded calls counts.
   CHECK(analysis.active_time_only);
   CHECK(Total(analysis.breakdown) == 20);
+  // A Python thread keeps its own (empty) timeline: its idle time is not
+  // the main thread's work.
+  ThreadTimeline python_thread = Thread(0, 100);
+  python_thread.python = true;
+  CHECK(At(AnalyseThread(python_thread, kNone, &inherited).breakdown, kNone, Category::kPython) == 100);
   // A thread with its own operations keeps them.
   ThreadTimeline own = worker;
   own.inferred_operations = {{0, 100, kSimulation}};

@@ -28,8 +28,8 @@ def _entry_points():
         push, pop = process.rlscope_operation_push, process.rlscope_operation_pop
     except (OSError, AttributeError):
         return None, None
-    push.argtypes, push.restype = [ctypes.c_char_p], None
-    pop.argtypes, pop.restype = [], None
+    push.argtypes, push.restype = [ctypes.c_char_p], ctypes.c_uint64
+    pop.argtypes, pop.restype = [ctypes.c_uint64], None
     return push, pop
 
 
@@ -38,17 +38,24 @@ _push, _pop = _entry_points()
 
 class operation(contextlib.ContextDecorator):
     """Marks the enclosed code (a with-block or a decorated function) as the
-    operation `name` on the calling thread."""
+    operation `name` on the calling thread. Blocks need not nest: each exit
+    closes the operation its own entry opened (asyncio tasks, generators)."""
 
     def __init__(self, name):
         self._name = str(name).encode("utf-8", "replace")
+        self._tokens = []
+
+    def _recreate_cm(self):
+        # A decorated function gets a fresh instance per call, so recursive
+        # and concurrent calls each keep their own token.
+        return operation(self._name.decode("utf-8"))
 
     def __enter__(self):
         if _push is not None:
-            _push(self._name)
+            self._tokens.append(_push(self._name))
         return self
 
     def __exit__(self, *exception):
-        if _pop is not None:
-            _pop()
+        if _pop is not None and self._tokens:
+            _pop(self._tokens.pop())
         return False
