@@ -12,6 +12,9 @@ mkdir -p "$bundle/bin" "$bundle/lib" "$bundle/deps" "$bundle/test" "$bundle/mujo
 cp "$build/bin/rlscope" "$bundle/bin/"
 cp "$build/lib/librlscope_preload.so" "$bundle/lib/"
 cp -r "$build/share" "$bundle/"
+# libunwind, which the preload loads at its first native stack sample (the
+# GPU machine has none: without it, one warning and no native sampling).
+cp -L /usr/lib/x86_64-linux-gnu/libunwind.so.8 "$bundle/deps/" 2>/dev/null || true
 # Debian's MuJoCo and the libraries it needs (the GPU machine has none);
 # the workloads find it through RLSCOPE_MUJOCO_LIB.
 mujoco=/usr/lib/x86_64-linux-gnu/libmujoco.so.2.2.2
