@@ -41,7 +41,7 @@ import torch.nn.functional as F  # noqa: E402
 
 from cartpole_env import CartPoleEnv  # noqa: E402
 from common import parse_args, run_main, setup_torch  # noqa: E402
-from training import train_off_policy  # noqa: E402
+from training import NumpyReplayBuffer, train_off_policy  # noqa: E402
 
 PROG = "dqn"
 
@@ -59,37 +59,16 @@ class QNetwork(nn.Module):
         return self.out(x)
 
 
-class ReplayBuffer:
-    """Fixed-size ring buffer kept in numpy on the CPU; sample() moves one
-    batch to the training device."""
+class ReplayBuffer(NumpyReplayBuffer):
+    """The transitions in numpy on the CPU; sample() moves one batch to the
+    training device."""
 
     def __init__(self, capacity, obs_size, device, rng):
-        self.capacity, self.device, self.rng = capacity, device, rng
-        self.obs = np.zeros((capacity, obs_size), np.float32)
-        self.next_obs = np.zeros((capacity, obs_size), np.float32)
-        self.actions = np.zeros(capacity, np.int64)
-        self.rewards = np.zeros(capacity, np.float32)
-        # 1.0 only for true terminations: a time-limit truncation still
-        # bootstraps from next_obs.
-        self.terminated = np.zeros(capacity, np.float32)
-        self.pos, self.size = 0, 0
-
-    def add(self, obs, action, reward, next_obs, terminated):
-        i = self.pos
-        self.obs[i], self.next_obs[i] = obs, next_obs
-        self.actions[i], self.rewards[i] = action, reward
-        self.terminated[i] = float(terminated)
-        self.pos = (i + 1) % self.capacity
-        self.size = min(self.size + 1, self.capacity)
+        super().__init__(capacity, obs_size, rng, np.int64)
+        self.device = device
 
     def sample(self, batch_size):
-        idx = self.rng.integers(0, self.size, size=batch_size)
-        to = lambda a: torch.as_tensor(a[idx], device=self.device)
-        return (to(self.obs), to(self.actions), to(self.rewards),
-                to(self.next_obs), to(self.terminated))
-
-    def __len__(self):
-        return self.size
+        return tuple(torch.as_tensor(a, device=self.device) for a in self.sample_arrays(batch_size))
 
 
 class DQNAgent:

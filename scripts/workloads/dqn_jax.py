@@ -36,7 +36,7 @@ import numpy as np  # noqa: E402
 
 from cartpole_env import CartPoleEnv  # noqa: E402
 from common import parse_args, run_main  # noqa: E402
-from training import train_off_policy  # noqa: E402
+from training import NumpyReplayBuffer, train_off_policy  # noqa: E402
 
 PROG = "dqn_jax"
 
@@ -102,35 +102,16 @@ class QNetwork:
         return x @ params[-1]["w"] + params[-1]["b"]
 
 
-class ReplayBuffer:
-    """Fixed-size ring buffer kept in numpy on the CPU; sample() moves one
-    batch to the jax device."""
+class ReplayBuffer(NumpyReplayBuffer):
+    """The transitions in numpy on the CPU; sample() moves one batch to the
+    jax device."""
 
     def __init__(self, capacity, obs_size, device, rng):
-        self.capacity, self.device, self.rng = capacity, device, rng
-        self.obs = np.zeros((capacity, obs_size), np.float32)
-        self.next_obs = np.zeros((capacity, obs_size), np.float32)
-        self.actions = np.zeros(capacity, np.int32)
-        self.rewards = np.zeros(capacity, np.float32)
-        self.terminated = np.zeros(capacity, np.float32)
-        self.pos, self.size = 0, 0
-
-    def add(self, obs, action, reward, next_obs, terminated):
-        i = self.pos
-        self.obs[i], self.next_obs[i] = obs, next_obs
-        self.actions[i], self.rewards[i] = action, reward
-        self.terminated[i] = float(terminated)
-        self.pos = (i + 1) % self.capacity
-        self.size = min(self.size + 1, self.capacity)
+        super().__init__(capacity, obs_size, rng, np.int32)
+        self.device = device
 
     def sample(self, batch_size):
-        idx = self.rng.integers(0, self.size, size=batch_size)
-        return jax.device_put(
-            (self.obs[idx], self.actions[idx], self.rewards[idx],
-             self.next_obs[idx], self.terminated[idx]), self.device)
-
-    def __len__(self):
-        return self.size
+        return jax.device_put(self.sample_arrays(batch_size), self.device)
 
 
 def _huber(x):

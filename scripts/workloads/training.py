@@ -11,6 +11,38 @@ from cartpole_env import CartPoleEnv
 EVAL_EPISODES = 5
 
 
+class NumpyReplayBuffer:
+    """Fixed-size ring buffer of transitions in numpy on the CPU. Trainers
+    subclass it with a sample() that moves a batch to their device
+    (sample_arrays gives the batch as numpy arrays)."""
+
+    def __init__(self, capacity, obs_size, rng, action_dtype):
+        self.capacity, self.rng = capacity, rng
+        self.obs = np.zeros((capacity, obs_size), np.float32)
+        self.next_obs = np.zeros((capacity, obs_size), np.float32)
+        self.actions = np.zeros(capacity, action_dtype)
+        self.rewards = np.zeros(capacity, np.float32)
+        # 1.0 only for true terminations: a time-limit truncation still
+        # bootstraps from next_obs.
+        self.terminated = np.zeros(capacity, np.float32)
+        self.pos, self.size = 0, 0
+
+    def add(self, obs, action, reward, next_obs, terminated):
+        i = self.pos
+        self.obs[i], self.next_obs[i] = obs, next_obs
+        self.actions[i], self.rewards[i] = action, reward
+        self.terminated[i] = float(terminated)
+        self.pos = (i + 1) % self.capacity
+        self.size = min(self.size + 1, self.capacity)
+
+    def sample_arrays(self, batch_size):
+        idx = self.rng.integers(0, self.size, size=batch_size)
+        return (self.obs[idx], self.actions[idx], self.rewards[idx], self.next_obs[idx], self.terminated[idx])
+
+    def __len__(self):
+        return self.size
+
+
 def evaluate(greedy_action, seed, episodes=EVAL_EPISODES):
     """Mean return of `episodes` greedy episodes (env seeds 10000+seed+i)."""
     env = CartPoleEnv(seed=seed)
