@@ -1,11 +1,11 @@
 #include "native_stack_sampler.h"
 
 #include <dlfcn.h>
-#include <link.h>
 
 #include <atomic>
 #include <cstdlib>
 
+#include "code_range.h"
 #include "python_hook.h"
 #include "raw_log.h"
 #include "recorder.h"
@@ -24,8 +24,7 @@ BacktraceFunction g_backtrace = nullptr;
 // never sample (Python programs) never load it. 0: not yet, 1: loading or
 // unavailable, 2: ready.
 std::atomic<int> g_unwinder_state{0};
-uintptr_t g_own_begin = 0;  // The preload's code: its frames are skipped.
-uintptr_t g_own_end = 0;
+CodeRange g_own_code;  // The preload's code: its frames are skipped.
 int64_t g_interval_ns = 1'000'000;
 // Until the flusher knows the tick rate, assume 1 tick per ns (exact for
 // clock_gettime ticks; a TSC runs faster, so early samples come sooner).
@@ -33,20 +32,6 @@ std::atomic<uint64_t> g_interval_ticks{1'000'000};
 
 __thread uint64_t t_last_sample_ticks __attribute__((tls_model("initial-exec")));
 
-int FindOwnCode(dl_phdr_info* info, size_t, void*) {
-  const auto self = reinterpret_cast<uintptr_t>(&FindOwnCode);
-  for (int i = 0; i < info->dlpi_phnum; ++i) {
-    const ElfW(Phdr)& header = info->dlpi_phdr[i];
-    if (header.p_type != PT_LOAD || (header.p_flags & PF_X) == 0) continue;
-    const uintptr_t begin = info->dlpi_addr + header.p_vaddr;
-    if (self >= begin && self < begin + header.p_memsz) {
-      g_own_begin = begin;
-      g_own_end = begin + header.p_memsz;
-      return 1;
-    }
-  }
-  return 0;
-}
 
 bool g_sampling_enabled = true;
 
@@ -82,7 +67,7 @@ void InitNativeStackSampler() {
     }
     g_interval_ticks.store(static_cast<uint64_t>(g_interval_ns), std::memory_order_relaxed);
   }
-  dl_iterate_phdr(&FindOwnCode, nullptr);
+  g_own_code = CodeRangeContaining(reinterpret_cast<const void*>(&InitNativeStackSampler));
 }
 
 void SetStackSampleTicksPerNs(double ticks_per_ns) {
@@ -105,7 +90,7 @@ bool MaybeSampleNativeStack(uint64_t now_ticks) {
   int kept = 0;
   for (int i = 0; i < depth && kept < kMaxKept; ++i) {
     const auto address = reinterpret_cast<uintptr_t>(walked[i]);
-    if (address >= g_own_begin && address < g_own_end) continue;  // rlscope's own frames.
+    if (g_own_code.Contains(address)) continue;  // rlscope's own frames.
     frames[kept++] = address;
   }
   if (kept == 0) return true;

@@ -30,6 +30,7 @@
 #include <cstring>
 #include <string>
 
+#include "code_range.h"
 #include "raw_log.h"
 #include "recorder.h"
 #include "rule_file.h"
@@ -82,8 +83,7 @@ struct PythonApi {
   const void* method_descriptor_type = nullptr;
   // The interpreter's own code (the executable or libpython): calls into it
   // are Python time.
-  uintptr_t interpreter_begin = 0;
-  uintptr_t interpreter_end = 0;
+  CodeRange interpreter;
   bool ok = false;
 };
 PythonApi g_api;
@@ -122,9 +122,7 @@ inline uintptr_t NativeFunctionOf(PyObject* callable) {
   return method_def != 0 ? LoadPointer(reinterpret_cast<const void*>(method_def), kMethodDefFunctionOffset) : 0;
 }
 
-inline bool InsideInterpreter(uintptr_t address) {
-  return address >= g_api.interpreter_begin && address < g_api.interpreter_end;
-}
+inline bool InsideInterpreter(uintptr_t address) { return g_api.interpreter.Contains(address); }
 
 // Reading a frame's code object. PyFrame_GetCode costs a call and a
 // reference count round trip on every Python call, so the hook reads the
@@ -428,27 +426,6 @@ void Resolve(Function& function, const char* name) {
   function = reinterpret_cast<Function>(dlsym(RTLD_DEFAULT, name));
 }
 
-struct TextRangeSearch {
-  uintptr_t address;
-  uintptr_t begin;
-  uintptr_t end;
-};
-
-int FindTextRange(dl_phdr_info* info, size_t, void* data) {
-  auto* search = static_cast<TextRangeSearch*>(data);
-  for (int i = 0; i < info->dlpi_phnum; ++i) {
-    const ElfW(Phdr)& header = info->dlpi_phdr[i];
-    if (header.p_type != PT_LOAD || (header.p_flags & PF_X) == 0) continue;
-    const uintptr_t begin = info->dlpi_addr + header.p_vaddr;
-    const uintptr_t end = begin + header.p_memsz;
-    if (search->address >= begin && search->address < end) {
-      search->begin = begin;
-      search->end = end;
-      return 1;
-    }
-  }
-  return 0;
-}
 
 // Installing our own hook raises the same audit event as another tool
 // replacing it; this thread-local tells them apart.
@@ -515,17 +492,14 @@ bool ResolvePythonApi() {
   g_api.cfunction_type = dlsym(RTLD_DEFAULT, "PyCFunction_Type");
   g_api.cmethod_type = dlsym(RTLD_DEFAULT, "PyCMethod_Type");
   g_api.method_descriptor_type = dlsym(RTLD_DEFAULT, "PyMethodDescr_Type");
-  TextRangeSearch search{reinterpret_cast<uintptr_t>(g_api.set_profile), 0, 0};
-  if (g_api.set_profile != nullptr) dl_iterate_phdr(&FindTextRange, &search);
-  g_api.interpreter_begin = search.begin;
-  g_api.interpreter_end = search.end;
+  g_api.interpreter = CodeRangeContaining(reinterpret_cast<const void*>(g_api.set_profile));
   g_api.ok = g_api.set_profile != nullptr && g_api.frame_get_code != nullptr &&
              g_api.frame_get_line_number != nullptr && g_api.frame_get_lasti != nullptr &&
              g_api.request_extra_index != nullptr && g_api.get_extra != nullptr && g_api.set_extra != nullptr &&
              g_api.get_attr_string != nullptr &&
              g_api.unicode_as_utf8 != nullptr && g_api.long_as_long != nullptr && g_api.dec_ref != nullptr &&
              g_api.err_clear != nullptr && g_api.cfunction_type != nullptr &&
-             g_api.method_descriptor_type != nullptr && search.end != 0;
+             g_api.method_descriptor_type != nullptr && g_api.interpreter.end != 0;
   if (g_api.ok) {
     // Called with the GIL held (attach). One index for the whole process.
     g_api.extra_index = g_api.request_extra_index(&FreeCodeInfo);
