@@ -4,8 +4,11 @@
 //
 //   nvtx_client [--steps N] [--threads K] [--fork] [--exit-code N]
 //               [--raise SIGNAL_NUMBER] [--domain-steps N]
+//               [--library-launches N]
 //
-// Each step: "inference" (3 launches + 1 copy), "backprop" (2 launches, a
+// Each step: "inference" (3 launches + 1 copy, then N kernels a library
+// launches through the driver directly, like cuBLAS: the fake's
+// rlscope_fake_library_gemm), "backprop" (2 launches, a
 // nested "optimizer" range with a memset and 2 launches, then a sync),
 // "simulation" (100 us of CPU work, no CUDA), and a start/end "replay" range
 // with one copy. Every 10th step allocates and frees outside any range.
@@ -27,6 +30,7 @@
 // Provided by the fake libcudart.so.13 so it can account per operation; a
 // weak reference so the client also runs against NVIDIA's real library.
 extern "C" void rlscope_fake_set_operation(const char* operation) __attribute__((weak));
+extern "C" void rlscope_fake_library_gemm(int kernels) __attribute__((weak));
 
 namespace {
 
@@ -63,11 +67,12 @@ void Launch() {
   cudaLaunchKernel(&kernel_stub, dim3(1), dim3(32), nullptr, 0, nullptr);
 }
 
-void TrainingStep(int step, void* device, void* host) {
+void TrainingStep(int step, void* device, void* host, int library_launches) {
   {
     Operation op("inference", "(none)");
     for (int i = 0; i < 3; ++i) Launch();
     cudaMemcpy(host, device, 64, cudaMemcpyDeviceToHost);
+    if (library_launches > 0 && rlscope_fake_library_gemm != nullptr) rlscope_fake_library_gemm(library_launches);
   }
   {
     Operation op("backprop", "(none)");
@@ -126,7 +131,7 @@ void Worker(int launches) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  int steps = 100, threads = 0, exit_code = 0, raise_signal = 0, domain_steps = 0;
+  int steps = 100, threads = 0, exit_code = 0, raise_signal = 0, domain_steps = 0, library_launches = 0;
   bool fork_child = false;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
@@ -136,6 +141,7 @@ int main(int argc, char** argv) {
     else if (arg == "--exit-code") exit_code = value();
     else if (arg == "--raise") raise_signal = value();
     else if (arg == "--domain-steps") domain_steps = value();
+    else if (arg == "--library-launches") library_launches = value();
     else if (arg == "--fork") fork_child = true;
     else {
       fprintf(stderr, "nvtx_client: unknown argument %s\n", arg.c_str());
@@ -158,7 +164,7 @@ int main(int argc, char** argv) {
       exit(0);  // exit(), not _exit(): the child's profile must be flushed.
     }
   }
-  for (int step = 0; step < steps; ++step) TrainingStep(step, device, host);
+  for (int step = 0; step < steps; ++step) TrainingStep(step, device, host, library_launches);
   DomainRanges(domain_steps);
   // Workers run after the loop, while the main thread waits: the fake
   // busy-waits, and busy threads outnumbering cores would let preemption
