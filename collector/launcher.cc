@@ -73,6 +73,18 @@ std::vector<std::string> BuildChildEnvironment(const std::vector<std::string>& b
         "them; unset it to let rlscope capture NVTX operations",
         nvtx));
   }
+  if (injection.cupti) {
+    if (!injection.cupti_path.empty()) SetVariable(environment, "RLSCOPE_CUPTI_PATH", injection.cupti_path);
+    const std::string cuda = GetVariable(environment, "CUDA_INJECTION64_PATH");
+    if (cuda.empty() || cuda == injection.preload_path) {
+      SetVariable(environment, "CUDA_INJECTION64_PATH", injection.preload_path);
+    } else if (warnings != nullptr) {
+      warnings->push_back(absl::StrFormat(
+          "CUDA_INJECTION64_PATH is already set (%s): that tool owns CUDA injection, so rlscope will not see GPU "
+          "activity or CUDA calls that bypass libcudart; unset it to let rlscope capture the GPU level",
+          cuda));
+    }
+  }
   return environment;
 }
 

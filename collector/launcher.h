@@ -22,12 +22,18 @@ struct InjectionEnvironment {
   std::string simulator_patterns;  // ','-separated LIB:PATTERN (RLSCOPE_SIM)
   std::string backend_patterns;    // ','-separated LIB:PATTERN (RLSCOPE_BACKEND)
   std::string nvtx_domains;        // ','-separated globs (RLSCOPE_NVTX_DOMAINS)
+  // GPU level: CUDA_INJECTION64_PATH names the preload, so the CUDA driver
+  // starts CUPTI capture in it; `cupti_path` (RLSCOPE_CUPTI_PATH) picks the
+  // CUPTI library when not empty.
+  bool cupti = true;
+  std::string cupti_path;
 };
 
 // BuildChildEnvironment: `base` (NAME=VALUE entries) with LD_PRELOAD and
 // PYTHONPATH prepended, RLSCOPE_SOCKET/RLSCOPE_RULES/RLSCOPE_SIM set and
-// NVTX_INJECTION64_PATH pointed at the preload (unless the user set it: then
-// theirs wins and `warnings` says NVTX ranges will not be captured).
+// NVTX_INJECTION64_PATH and CUDA_INJECTION64_PATH pointed at the preload
+// (unless the user set them: then theirs win and `warnings` says which
+// level rlscope will not capture).
 std::vector<std::string> BuildChildEnvironment(const std::vector<std::string>& base,
                                                const InjectionEnvironment& injection,
                                                std::vector<std::string>* warnings);

@@ -21,6 +21,8 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "cli_args.h"
+#include "gpu_utilization.h"
+#include "gpu_utilization_sampler.h"
 #include "launcher.h"
 #include "receiver.h"
 #include "report_command.h"
@@ -59,6 +61,13 @@ options:
                        operations too (default: only the default domain's;
                        libraries such as CUB and XLA annotate their
                        internals in their own domains); repeatable
+  --cupti PATH         the CUPTI library to use for the GPU level (default:
+                       the one the program already loaded, else
+                       libcupti.so.13 from the loader path, $CUDA_HOME or
+                       /usr/local/cuda)
+  --no-cupti           do not capture the GPU level (GPU activity, CUDA
+                       calls that bypass libcudart): for comparing overhead,
+                       or when another tool needs CUPTI
   --quiet              do not print the report at the end (still written)
   -h, --help           show this help
 
@@ -97,6 +106,8 @@ struct RunOptions {
   std::vector<std::string> simulator_patterns;
   std::vector<std::string> backend_patterns;
   std::vector<std::string> nvtx_domains;
+  bool cupti = true;
+  std::string cupti_path;
   std::vector<std::string> command;
 };
 
@@ -139,6 +150,16 @@ absl::StatusOr<RunOptions> ParseRunOptions(const std::vector<std::string>& args,
         return UsageError("run", absl::StrFormat("--nvtx-domain wants one glob, not '%s'", *value));
       }
       options.nvtx_domains.push_back(*value);
+    } else if (option.name == "--cupti") {
+      absl::StatusOr<std::string> value = cursor.TakeValue(option);
+      if (!value.ok()) return UsageError("run", std::string(value.status().message()));
+      std::error_code error;
+      if (!std::filesystem::is_regular_file(*value, error)) {
+        return UsageError("run", absl::StrFormat("--cupti: %s is not a file", *value));
+      }
+      options.cupti_path = std::filesystem::absolute(*value).string();
+    } else if (option.name == "--no-cupti") {
+      options.cupti = false;
     } else {
       return UsageError("run", absl::StrFormat("unknown option '%s'", option.name));
     }
@@ -240,6 +261,14 @@ class Session {
   size_t still_open_ = 0;
 };
 
+// PreemptedGpuCapture: the child's CUDA injection is another tool's.
+bool PreemptedGpuCapture(const std::vector<std::string>& environment, const std::string& preload) {
+  for (const std::string& entry : environment) {
+    if (entry.rfind("CUDA_INJECTION64_PATH=", 0) == 0) return entry != "CUDA_INJECTION64_PATH=" + preload;
+  }
+  return false;
+}
+
 void RemoveSocket(const std::string& socket_path) {
   unlink(socket_path.c_str());
   rmdir(std::filesystem::path(socket_path).parent_path().c_str());
@@ -300,7 +329,8 @@ int RunCommandMain(const std::vector<std::string>& args) {
       BuildChildEnvironment(CurrentEnvironment(),
                             {installation->preload, *socket_path, installation->python_dir,
                              absl::StrJoin(rule_files, ":"), absl::StrJoin(options->simulator_patterns, ","),
-                             absl::StrJoin(options->backend_patterns, ","), absl::StrJoin(options->nvtx_domains, ",")},
+                             absl::StrJoin(options->backend_patterns, ","), absl::StrJoin(options->nvtx_domains, ","),
+                             options->cupti, options->cupti_path},
                             &warnings);
   for (const std::string& warning : warnings) std::cerr << "rlscope run: warning: " << warning << "\n";
 
@@ -308,7 +338,24 @@ int RunCommandMain(const std::vector<std::string>& args) {
   metadata.command = options->command;
   metadata.rlscope_version = RLSCOPE_VERSION;
   metadata.start_unix_ns = NowNs(CLOCK_REALTIME);
+  metadata.gpu_capture = !options->cupti ? "off" : PreemptedGpuCapture(environment, installation->preload) ? "preempted"
+                                                                                                          : "cupti";
   const int64_t start_ns = NowNs(CLOCK_MONOTONIC);
+  // nvidia-smi's view of the GPU, for the report to set against rlscope's
+  // own (absent on machines without NVIDIA's driver: nothing to say then).
+  std::unique_ptr<GpuUtilizationSampler> sampler;
+  if (options->cupti) {
+    const std::filesystem::path dir(*run_dir);
+    absl::StatusOr<std::unique_ptr<GpuUtilizationSampler>> started =
+        GpuUtilizationSampler::Start(GpuUtilizationSampler::kDefaultProgram,
+                                     (dir / report::kNvidiaSmiCsvFileName).string(),
+                                     (dir / report::kNvidiaSmiStderrFileName).string());
+    if (started.ok()) {
+      sampler = *std::move(started);
+    } else if (!absl::IsNotFound(started.status())) {
+      std::cerr << "rlscope run: warning: nvidia-smi sampling not started: " << started.status().message() << "\n";
+    }
+  }
   const int terminal_fd = ControllingTerminal();
   absl::StatusOr<pid_t> child = Launch(options->command, environment, terminal_fd);
   if (!child.ok()) {
@@ -319,6 +366,7 @@ int RunCommandMain(const std::vector<std::string>& args) {
   }
   Session session(*child, **receiver, signal_fd, terminal_fd);
   const int wait_status = session.Wait();
+  if (sampler != nullptr) sampler->Stop();
   GiveTerminalTo(terminal_fd, getpgrp());
   // From here on a Ctrl-C (or SIGTERM) ends rlscope: only the report is left.
   close(signal_fd);

@@ -92,10 +92,27 @@ void BatchEncoder::BeginBatch(uint64_t sequence, int64_t flushed_ns) {
   sequence_ = sequence;
   flushed_ns_ = flushed_ns;
   batch_events_ = 0;
+  batch_gpu_activities_ = 0;
   strings_.clear();
   infos_.clear();
   threads_.clear();
   modules_.clear();
+  gpu_activities_ = {};
+  gpu_dropped_ = 0;
+  notices_.clear();
+}
+
+void BatchEncoder::AddGpuActivities(std::span<const wire::GpuActivity> activities, uint64_t dropped) {
+  if (!activities.empty()) gpu_activities_ = builder_.CreateVectorOfStructs(activities.data(), activities.size());
+  gpu_dropped_ += dropped;
+  batch_events_ += activities.size();
+  batch_gpu_activities_ += activities.size();
+}
+
+void BatchEncoder::AddNotice(std::string_view topic, std::string_view status, std::string_view message) {
+  notices_.push_back(wire::CreateNotice(builder_, builder_.CreateString(topic.data(), topic.size()),
+                                        builder_.CreateString(status.data(), status.size()),
+                                        builder_.CreateString(message.data(), message.size())));
 }
 
 void BatchEncoder::AddModule(std::string_view path, uint64_t begin, uint64_t end, uint64_t load_bias) {
@@ -117,7 +134,11 @@ BatchEncoder::Frame BatchEncoder::FinishBatch() {
                                  builder_.CreateVector(infos_), builder_.CreateVector(threads_), flushed_ns_,
                                  modules_.empty() ? flatbuffers::Offset<flatbuffers::Vector<
                                                         flatbuffers::Offset<wire::Module>>>()
-                                                  : builder_.CreateVector(modules_));
+                                                  : builder_.CreateVector(modules_),
+                                 gpu_activities_, gpu_dropped_,
+                                 notices_.empty() ? flatbuffers::Offset<flatbuffers::Vector<
+                                                        flatbuffers::Offset<wire::Notice>>>()
+                                                  : builder_.CreateVector(notices_));
   return Finish(wire::Message::Batch, batch.Union());
 }
 

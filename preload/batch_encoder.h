@@ -53,8 +53,16 @@ class BatchEncoder {
     threads_.push_back(wire::CreateThreadEvents(builder_, tid, events, dropped, instance));
     batch_events_ += count;
   }
+  // AddGpuActivities: GPU records and the count of lost ones (once per
+  // batch; the records count towards batch_events()).
+  void AddGpuActivities(std::span<const wire::GpuActivity> activities, uint64_t dropped);
+  void AddNotice(std::string_view topic, std::string_view status, std::string_view message);
   size_t batch_events() const { return batch_events_; }
-  bool batch_empty() const { return strings_.empty() && infos_.empty() && threads_.empty() && modules_.empty(); }
+  size_t batch_gpu_activities() const { return batch_gpu_activities_; }
+  bool batch_empty() const {
+    return strings_.empty() && infos_.empty() && threads_.empty() && modules_.empty() && gpu_activities_.IsNull() &&
+           gpu_dropped_ == 0 && notices_.empty();
+  }
   Frame FinishBatch();
 
  private:
@@ -63,11 +71,15 @@ class BatchEncoder {
   flatbuffers::FlatBufferBuilder builder_{1 << 16};
   uint64_t sequence_ = 0;
   int64_t flushed_ns_ = 0;
-  size_t batch_events_ = 0;
+  size_t batch_events_ = 0;  // Thread events and GPU activities.
+  size_t batch_gpu_activities_ = 0;
   std::vector<flatbuffers::Offset<wire::StringDef>> strings_;
   std::vector<flatbuffers::Offset<wire::ThreadInfo>> infos_;
   std::vector<flatbuffers::Offset<wire::ThreadEvents>> threads_;
   std::vector<flatbuffers::Offset<wire::Module>> modules_;
+  flatbuffers::Offset<flatbuffers::Vector<const wire::GpuActivity*>> gpu_activities_;
+  uint64_t gpu_dropped_ = 0;
+  std::vector<flatbuffers::Offset<wire::Notice>> notices_;
 };
 
 }  // namespace rlscope::preload

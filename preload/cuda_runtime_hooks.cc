@@ -79,7 +79,9 @@ void InternCudaApiNames() {
     if (!scope.recording()) return real args;                                                              \
     uint64_t begin = NowTicks();                                                                           \
     if (MaybeSampleNativeStack(begin)) begin = NowTicks(); /* The sample is not API time. */                \
+    t_state.in_recorded_cuda_api = true;                                                                   \
     const cudaError_t result = real args;                                                                  \
+    t_state.in_recorded_cuda_api = false;                                                                  \
     Record(::rlscope::wire::EventKind::kCudaApi, g_api_name_ids[kApi_##name], begin, NowTicks(),              \
            static_cast<uint64_t>(result));                                                                 \
     return result;                                                                                         \

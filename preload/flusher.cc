@@ -10,11 +10,15 @@
 #include <ctime>
 
 #include "flush_signal.h"
+#include "gpu_activity_queue.h"
 #include "native_stack_sampler.h"
 #include "raw_log.h"
 #include "recorder.h"
 #include "string_table.h"
 #include "thread_buffer.h"
+#if RLSCOPE_WITH_CUDA
+#include "cupti_injection.h"
+#endif
 
 namespace rlscope::preload {
 
@@ -77,6 +81,10 @@ void Flusher::Stop(std::string_view reason) {
     RawLog("%llu of %llu events were dropped because event buffers were full",
            static_cast<unsigned long long>(events_dropped_),
            static_cast<unsigned long long>(events_sent_ + events_dropped_));
+  }
+  if (gpu_dropped_ > 0 && !gave_up_) {
+    RawLog("%llu GPU activity records were lost (CUPTI's buffers overflowed); the report counts them",
+           static_cast<unsigned long long>(gpu_dropped_));
   }
 }
 
@@ -141,11 +149,13 @@ void Flusher::FlushOnce() {
   // so the first batch of this flush carries any change.
   const bool modules_changed = !gave_up_ && modules_.ChangedSinceLastSnapshot();
   auto send_batch = [&] {
-    const size_t events = encoder_.batch_events();
+    const size_t gpu = encoder_.batch_gpu_activities();
+    const size_t events = encoder_.batch_events() - gpu;
     if (!gave_up_) AddPendingStrings();
     if (!encoder_.batch_empty()) SendFrame(encoder_.FinishBatch());
     if (gave_up_) {
       events_dropped_ += events;
+      gpu_dropped_ += gpu;
     } else {
       events_sent_ += events;
     }
@@ -200,7 +210,43 @@ void Flusher::FlushOnce() {
     }
     ThreadRegistry::ReleaseIfDrained(buffer);
   }
+  AddGpuActivityAndNotices(send_batch, begin_batch);
   send_batch();
+}
+
+template <typename SendFn, typename BeginFn>
+void Flusher::AddGpuActivityAndNotices(SendFn& send_batch, BeginFn& begin_batch) {
+#if RLSCOPE_WITH_CUDA
+  // Ask CUPTI for what it completed meanwhile; it arrives in the queue.
+  if (!stop_requested_.load(std::memory_order_acquire)) MaybeFlushGpuActivity();
+#endif
+  CaptureNotices::TakeAll(notices_scratch_);
+  if (!gave_up_) {
+    for (const CaptureNotice& notice : notices_scratch_) encoder_.AddNotice(notice.topic, notice.status, notice.message);
+  }
+  uint64_t lost = GpuActivityQueue::TakeAll(gpu_scratch_);
+  if (gave_up_) {
+    gpu_dropped_ += gpu_scratch_.size() + lost;
+    return;
+  }
+  std::span<const wire::GpuActivity> rest(gpu_scratch_);
+  while (!rest.empty() || lost > 0) {
+    const size_t room = kMaxEventsPerFrame - std::min<size_t>(encoder_.batch_events(), kMaxEventsPerFrame);
+    if (room == 0) {
+      send_batch();
+      begin_batch();
+      continue;
+    }
+    const size_t take = std::min(room, rest.size());
+    encoder_.AddGpuActivities(rest.first(take), lost);
+    gpu_dropped_ += lost;
+    lost = 0;
+    rest = rest.subspan(take);
+    if (!rest.empty()) {
+      send_batch();
+      begin_batch();
+    }
+  }
 }
 
 }  // namespace rlscope::preload

@@ -15,9 +15,11 @@
 #include <atomic>
 #include <cstdint>
 #include <string_view>
+#include <vector>
 
 #include "batch_encoder.h"
 #include "collector_connection.h"
+#include "gpu_activity_queue.h"
 #include "module_tracker.h"
 #include "tick_clock.h"
 
@@ -52,6 +54,10 @@ class Flusher {
   void SendFrame(BatchEncoder::Frame frame);
   bool EnsureConnected();
   void AddPendingStrings();
+  // AddGpuActivityAndNotices: GPU records (CUPTI) and capture notices into
+  // the current batch, cutting frames at kMaxEventsPerFrame.
+  template <typename SendFn, typename BeginFn>
+  void AddGpuActivityAndNotices(SendFn& send_batch, BeginFn& begin_batch);
 
   CollectorConnection connection_;
   BatchEncoder encoder_;
@@ -71,6 +77,9 @@ class Flusher {
   uint64_t sequence_ = 0;
   uint64_t events_sent_ = 0;
   uint64_t events_dropped_ = 0;
+  uint64_t gpu_dropped_ = 0;  // GPU records lost (CUPTI's or ours).
+  std::vector<wire::GpuActivity> gpu_scratch_;
+  std::vector<CaptureNotice> notices_scratch_;
 };
 
 }  // namespace rlscope::preload

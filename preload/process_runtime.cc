@@ -15,6 +15,7 @@
 
 #include "flush_signal.h"
 #include "flusher.h"
+#include "gpu_activity_queue.h"
 #include "native_stack_sampler.h"
 #include "process_runtime.h"
 #include "raw_log.h"
@@ -25,6 +26,7 @@
 #include "tick_clock.h"
 #if RLSCOPE_WITH_CUDA
 #include "cuda_runtime_hooks.h"
+#include "cupti_injection.h"
 #include "nvtx_injection.h"
 #endif
 #if RLSCOPE_WITH_SIM_HOOKS
@@ -85,6 +87,8 @@ void OnForkChild() {
   const ClockSyncPoint origin = TickClock::SamplePoint();
   FlushSignal::Reset();
   StringTable::RepairAfterFork();
+  GpuActivityQueue::ResetAfterFork();
+  CaptureNotices::ResetAfterFork();
   ThreadBuffer* survivor = t_state.buffer;
   ThreadRegistry::ResetAfterFork(survivor, CurrentTid());
   if (survivor != nullptr) {
@@ -138,6 +142,11 @@ __attribute__((destructor)) void StopPreload() { FinishImage("exit"); }
 
 void FinishImage(const char* reason) {
   if (!g_recording || g_flusher == nullptr || getpid() != g_traced_pid) return;
+#if RLSCOPE_WITH_CUDA
+  // The GPU records CUPTI still holds (a no-op after the exit handler's
+  // final flush, and when CUPTI is not capturing).
+  FlushGpuActivity(/*final=*/false);
+#endif
   g_flusher->Stop(reason);
   g_recording = false;  // Anything later could not be sent anyway.
 }

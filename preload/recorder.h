@@ -24,6 +24,11 @@ struct ThreadState {
   int hook_depth;         // Re-entry guard: only the outermost hook records.
   bool untraced;          // Flusher thread, or a thread past its exit.
   bool name_is_os;        // The buffer's name came from the OS (not Python).
+  // Inside a CUDA runtime hook that is recording the call as kCudaApi
+  // (CUPTI's callback then only ties the call to its GPU work).
+  bool in_recorded_cuda_api;
+  // Nesting of CUPTI API callbacks (a driver call inside a runtime call).
+  uint16_t cupti_depth;
 };
 extern __thread ThreadState t_state __attribute__((tls_model("initial-exec")));
 

@@ -4,7 +4,8 @@
 //   operation: the operation timeline's (operation_timeline.h), or "(none)";
 //   category:  the innermost CPU category, or the thread's base category
 //              (Native, or Python for a Python thread) when no event covers it;
-//   resource:  CPU (GPU resources arrive with GPU capture).
+//   resource:  CPU+GPU while some GPU of the process was busy (`gpu_busy`),
+//              else CPU (RL-Scope's overlap of CPU and GPU time).
 // The pieces sum exactly to the lifetime: nothing is dropped or counted twice.
 #ifndef RLSCOPE_REPORT_BREAKDOWN_H_
 #define RLSCOPE_REPORT_BREAKDOWN_H_
@@ -37,9 +38,12 @@ using Breakdown = std::map<BreakdownKey, int64_t>;
 // nest; flattened here, in place: callers move their lists in).
 // `none_operation` is the NameTable label of "(none)".
 // With `active_only`, only instants covered by a category interval count
-// (a helper thread's waiting time is left out).
+// (a helper thread's waiting time is left out). `gpu_busy`: sorted,
+// disjoint (UnionIntervals) times any GPU of the process was busy; empty
+// without GPU capture.
 Breakdown ComputeThreadBreakdown(int64_t begin_ns, int64_t end_ns, IntervalList operations, IntervalList cpu_events,
-                                 int32_t none_operation, Category base_category, bool active_only = false);
+                                 int32_t none_operation, Category base_category, bool active_only = false,
+                                 const IntervalList& gpu_busy = {});
 
 // AddInto: sums `part` into `total` (threads into their process).
 void AddInto(Breakdown& total, const Breakdown& part);

@@ -10,6 +10,9 @@ std::string_view CategoryName(Category category) {
     case Category::kNative: return "Native";
     case Category::kCudaApi: return "CUDA API";
     case Category::kProfiler: return "Profiler";
+    case Category::kGpuKernel: return "Kernel";
+    case Category::kGpuMemcpy: return "Memcpy";
+    case Category::kGpuMemset: return "Memset";
     case Category::kCount: break;
   }
   return "?";

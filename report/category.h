@@ -8,8 +8,9 @@
 
 namespace rlscope::report {
 
-// CPU categories, innermost level wins when they nest. The numeric order is
-// display order, not nesting order.
+// CPU categories, innermost level wins when they nest, then the GPU ones
+// (what a busy GPU was doing). The numeric order is display order, not
+// nesting order.
 enum class Category : int32_t {
   kPython = 0,     // Interpreter time outside native calls.
   kBackend = 1,    // ML backend native code (torch, jaxlib, ...).
@@ -17,9 +18,15 @@ enum class Category : int32_t {
   kNative = 3,     // Other native code; a non-Python thread's remaining time.
   kCudaApi = 4,    // Inside a CUDA runtime/driver API call.
   kProfiler = 5,   // rlscope's own overhead (uncorrected views only).
+  kGpuKernel = 6,  // GPU: a kernel ran ("Kernel").
+  kGpuMemcpy = 7,  // GPU: a copy, no kernel ("Memcpy").
+  kGpuMemset = 8,  // GPU: a memset, no kernel or copy ("Memset").
   kCount
 };
 
+// CPU: a thread's time while no GPU of its process was busy; CPU+GPU: a
+// thread's time while one was (RL-Scope's overlap); GPU: a device's busy
+// time (categories kGpu*).
 enum class Resource : int32_t { kCpu = 0, kGpu = 1, kCpuGpu = 2, kCount };
 
 std::string_view CategoryName(Category category);

@@ -27,6 +27,24 @@ void MergeExecChain(ProcessTimeline& earlier, ProcessTimeline&& later) {
   earlier.ended_cleanly = later.ended_cleanly;
   earlier.recorded_events += later.recorded_events;
   earlier.dropped_events += later.dropped_events;
+  // CUPTI's correlation ids start over in the new image: move the later
+  // image's past the earlier one's so GPU work matches its own launches.
+  uint32_t shift = 0;
+  for (const ThreadTimeline& thread : earlier.threads) {
+    for (const GpuLaunchPoint& launch : thread.gpu_launches) shift = std::max(shift, launch.correlation_id);
+  }
+  for (const GpuActivity& activity : earlier.gpu_activities) shift = std::max(shift, activity.correlation_id);
+  for (ThreadTimeline& thread : later.threads) {
+    for (GpuLaunchPoint& launch : thread.gpu_launches) launch.correlation_id += shift;
+  }
+  for (GpuActivity& activity : later.gpu_activities) {
+    if (activity.correlation_id != 0) activity.correlation_id += shift;
+  }
+  earlier.gpu_activities.insert(earlier.gpu_activities.end(), later.gpu_activities.begin(),
+                                later.gpu_activities.end());
+  earlier.gpu_dropped += later.gpu_dropped;
+  earlier.cupti_overhead_ns += later.cupti_overhead_ns;
+  earlier.notices.insert(earlier.notices.end(), later.notices.begin(), later.notices.end());
   for (ThreadTimeline& thread : later.threads) {
     // exec runs on in the calling thread, which becomes the pid's thread.
     auto continued = std::find_if(earlier.threads.begin(), earlier.threads.end(), [&](const ThreadTimeline& t) {
@@ -49,6 +67,7 @@ void MergeExecChain(ProcessTimeline& earlier, ProcessTimeline&& later) {
     into.events += thread.events;
     into.dropped += thread.dropped;
     into.cuda_api_calls += thread.cuda_api_calls;
+    into.gpu_launches.insert(into.gpu_launches.end(), thread.gpu_launches.begin(), thread.gpu_launches.end());
   }
   for (std::string& problem : later.problems) earlier.problems.push_back(std::move(problem));
 }

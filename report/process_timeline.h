@@ -38,6 +38,37 @@ struct NativeCall {
   uint32_t line = 0;
 };
 
+// A CUDA call seen by CUPTI (launch, copy, memset, graph launch): the
+// thread that made it and when, so its GPU work can be traced back to the
+// operation and Python line that caused it.
+struct GpuLaunchPoint {
+  int64_t time_ns = 0;  // The call's entry; for a nested driver call, its exit.
+  uint32_t correlation_id = 0;
+  bool nested = false;  // A driver call inside a runtime call: an alias id.
+  int32_t api = 0;      // NameTable label of the function ("cudaLaunchKernel").
+};
+
+enum class GpuActivityKind : uint8_t { kKernel = 1, kMemcpy = 2, kMemset = 3 };
+
+// One GPU activity (kernel, copy, memset) as CUPTI recorded it.
+struct GpuActivity {
+  int64_t begin_ns = 0;
+  int64_t end_ns = 0;
+  GpuActivityKind kind = GpuActivityKind::kKernel;
+  uint32_t device = 0;
+  uint32_t stream = 0;
+  uint32_t correlation_id = 0;
+  int32_t name = 0;  // NameTable label: the kernel's demangled name, "Memcpy HtoD", "Memset".
+  uint64_t bytes = 0;
+};
+
+// What a capture level reported about itself (wire::Notice).
+struct CaptureNotice {
+  std::string topic;   // "gpu"
+  std::string status;  // "captured", "degraded", "missing"
+  std::string message;
+};
+
 struct ThreadTimeline {
   uint32_t tid = 0;
   uint64_t instance = 0;  // Process-unique thread serial (tids get reused).
@@ -61,6 +92,8 @@ struct ThreadTimeline {
   uint64_t events = 0;
   uint64_t dropped = 0;
   uint64_t cuda_api_calls = 0;
+  // CUDA calls CUPTI saw, in record order (by exit time).
+  std::vector<GpuLaunchPoint> gpu_launches;
 };
 
 struct ProcessTimeline {
@@ -81,6 +114,13 @@ struct ProcessTimeline {
   // Things the user should know about this process's data: damaged
   // frames, unbalanced operation pops, operations left open, ...
   std::vector<std::string> problems;
+  // GPU level (CUPTI): activities in delivery order (not sorted), the
+  // records that were lost, CUPTI's own CPU overhead, and what capture
+  // levels said about themselves.
+  std::vector<GpuActivity> gpu_activities;
+  uint64_t gpu_dropped = 0;
+  int64_t cupti_overhead_ns = 0;
+  std::vector<CaptureNotice> notices;
 };
 
 // SameProcess: whether two streams come from one process (the same pid and

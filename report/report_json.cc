@@ -30,6 +30,65 @@ nlohmann::ordered_json ThreadJson(const ThreadReport& thread) {
           {"rows", rows}};
 }
 
+nlohmann::ordered_json GpuJson(const GpuAnalysis& gpu) {
+  nlohmann::ordered_json by_launch = nlohmann::ordered_json::array();
+  for (const GpuLaunchRow& row : gpu.by_launch) {
+    by_launch.push_back(
+        {{"operation", row.operation}, {"category", CategoryName(row.category)}, {"count", row.count}, {"ns", row.ns}});
+  }
+  nlohmann::ordered_json kernels = nlohmann::ordered_json::array();
+  for (const GpuKernelRow& row : gpu.kernels_by_launch) {
+    kernels.push_back({{"operation", row.operation}, {"kernel", row.kernel}, {"count", row.count}, {"ns", row.ns}});
+  }
+  nlohmann::ordered_json lines = nlohmann::ordered_json::array();
+  for (const GpuLineRow& row : gpu.lines) {
+    lines.push_back({{"operation", row.operation},
+                     {"code", row.location},
+                     {"line", row.line},
+                     {"activities", row.activities},
+                     {"ns", row.ns}});
+  }
+  nlohmann::ordered_json operations = nlohmann::ordered_json::array();
+  for (const OperationGpuRow& row : gpu.operations) {
+    operations.push_back({{"operation", row.operation},
+                          {"wall_ns", row.wall_ns},
+                          {"gpu_busy_ns", row.gpu_busy_ns},
+                          {"gpu_busy_fraction", row.wall_ns > 0 ? static_cast<double>(row.gpu_busy_ns) /
+                                                                      static_cast<double>(row.wall_ns)
+                                                                : 0.0},
+                          {"kernels", row.kernels},
+                          {"kernel_ns", row.kernel_ns}});
+  }
+  nlohmann::ordered_json apis = nlohmann::ordered_json::array();
+  for (const ApiGpuRow& row : gpu.apis) {
+    apis.push_back({{"api", row.api},
+                    {"calls", row.calls},
+                    {"kernels", row.kernels},
+                    {"memcpys", row.memcpys},
+                    {"memsets", row.memsets}});
+  }
+  return {{"status", gpu.status},
+          {"message", gpu.message},
+          {"devices", gpu.devices},
+          {"kernels", gpu.kernels},
+          {"memcpys", gpu.memcpys},
+          {"memsets", gpu.memsets},
+          {"kernel_ns", gpu.kernel_ns},
+          {"memcpy_ns", gpu.memcpy_ns},
+          {"memset_ns", gpu.memset_ns},
+          {"busy_ns", gpu.busy_ns},
+          {"launch_calls", gpu.launch_calls},
+          {"unattributed", gpu.unattributed},
+          {"began_before_launch", gpu.before_launch},
+          {"dropped", gpu.dropped},
+          {"cupti_overhead_ns", gpu.cupti_overhead_ns},
+          {"operations", operations},
+          {"apis", apis},
+          {"by_launch", by_launch},
+          {"kernels_by_launch", kernels},
+          {"lines", lines}};
+}
+
 nlohmann::ordered_json ProcessJson(const ProcessReport& process) {
   nlohmann::ordered_json threads = nlohmann::ordered_json::array();
   for (const ThreadReport& thread : process.threads) threads.push_back(ThreadJson(thread));
@@ -63,7 +122,8 @@ nlohmann::ordered_json ProcessJson(const ProcessReport& process) {
           {"problems", process.problems},
           {"threads", threads},
           {"transitions", transitions},
-          {"python_lines", lines}};
+          {"python_lines", lines},
+          {"gpu", GpuJson(process.gpu)}};
 }
 
 }  // namespace
@@ -83,7 +143,18 @@ std::string FormatReportJson(const RunReport& report) {
       {"processes", processes},
       {"problems", report.problems},
       {"rlscope_version", report.metadata.rlscope_version},
+      {"gpu_busy_ns", report.gpu_busy_ns},
   };
+  if (report.nvidia_smi.has_value()) {
+    nlohmann::ordered_json gpus = nlohmann::ordered_json::array();
+    for (const GpuUtilizationSummary& gpu : report.nvidia_smi->gpus) {
+      gpus.push_back({{"index", gpu.gpu_index},
+                      {"samples", gpu.samples},
+                      {"mean_utilization_percent", gpu.mean_percent},
+                      {"max_utilization_percent", gpu.max_percent}});
+    }
+    json["nvidia_smi"] = {{"gpus", gpus}, {"problems", report.nvidia_smi->problems}};
+  }
   // ordered_json keeps "schema" first for people reading the file; readers
   // must look fields up by key, not by position.
   // Names come from programs and the kernel (thread names cut at 15 bytes):

@@ -49,7 +49,10 @@ std::string ProcessTable(const ProcessReport& process, const std::vector<Breakdo
   std::map<std::string, int64_t> operation_totals;
   std::set<std::string> column_set;
   for (const BreakdownRow& row : rows) {
-    const std::string column = absl::StrFormat("%s %s", ResourceName(row.resource), CategoryName(row.category));
+    // CPU-side time only (GPU rows have their own section); a column per
+    // category, CPU and CPU+GPU merged (report.json keeps them apart).
+    if (row.resource == Resource::kGpu) continue;
+    const std::string column(CategoryName(row.category));
     cells[row.operation][column] += row.ns;
     operation_totals[row.operation] += row.ns;
     column_set.insert(column);
@@ -165,6 +168,96 @@ std::string LineTable(const ProcessReport& process) {
   return "  Python lines by the native time they caused:\n" + FormatTable(table, /*left_last=*/true);
 }
 
+// ShortKernelName: a demangled kernel name without its template arguments
+// and parameters ("void at::native::elementwise_kernel<...>(...)" ->
+// "at::native::elementwise_kernel"), for the text table.
+std::string ShortKernelName(const std::string& name) {
+  std::string out;
+  int depth = 0;
+  for (char c : name) {
+    if (c == '<' || c == '(') ++depth;
+    if (depth == 0) out += c;
+    if ((c == '>' || c == ')') && depth > 0) --depth;
+  }
+  if (out.rfind("void ", 0) == 0) out = out.substr(5);
+  if (out.empty()) out = name;
+  return out.size() > 60 ? out.substr(0, 57) + "..." : out;
+}
+
+// GpuSection: the GPU level of one process: capture state, busy time, and
+// per operation the GPU-busy fraction (overlap) and the kernels it launched.
+std::string GpuSection(const ProcessReport& process) {
+  const GpuAnalysis& gpu = process.gpu;
+  if (gpu.status == "unused" || gpu.status.empty()) return "";
+  std::string out;
+  if (gpu.status != "captured") {
+    out += absl::StrFormat("  GPU level %s: %s\n", gpu.status, gpu.message);
+    if (gpu.kernels + gpu.memcpys + gpu.memsets == 0) return out;
+  }
+  const int64_t lifetime = process.end_ns - process.begin_ns;
+  out += absl::StrFormat(
+      "  GPU: %d device(s) busy %s (%s of the process's %s); %d kernels (%s), %d copies (%s), %d memsets (%s)\n",
+      gpu.devices, FormatDuration(gpu.busy_ns), Percent(gpu.busy_ns, lifetime), FormatDuration(lifetime),
+      gpu.kernels, FormatDuration(gpu.kernel_ns), gpu.memcpys, FormatDuration(gpu.memcpy_ns), gpu.memsets,
+      FormatDuration(gpu.memset_ns));
+  std::vector<OperationGpuRow> operations = gpu.operations;
+  std::sort(operations.begin(), operations.end(),
+            [](const OperationGpuRow& a, const OperationGpuRow& b) { return a.wall_ns > b.wall_ns; });
+  if (!operations.empty()) {
+    std::vector<std::vector<std::string>> table = {
+        {"operation", "wall time", "GPU busy", "kernels launched", "their GPU time"}};
+    for (size_t i = 0; i < operations.size() && i < kMaxOperationsShown; ++i) {
+      const OperationGpuRow& row = operations[i];
+      table.push_back({row.operation, FormatDuration(row.wall_ns), Percent(row.gpu_busy_ns, row.wall_ns),
+                       absl::StrCat(row.kernels), FormatDuration(row.kernel_ns)});
+    }
+    out += FormatTable(table);
+  }
+  std::vector<GpuKernelRow> kernels = gpu.kernels_by_launch;
+  std::sort(kernels.begin(), kernels.end(), [](const GpuKernelRow& a, const GpuKernelRow& b) { return a.ns > b.ns; });
+  if (!kernels.empty()) {
+    std::vector<std::vector<std::string>> table = {{"operation", "GPU time", "kernels", "kernel"}};
+    for (size_t i = 0; i < kernels.size() && i < 5; ++i) {
+      table.push_back({kernels[i].operation, FormatDuration(kernels[i].ns), absl::StrCat(kernels[i].count),
+                       ShortKernelName(kernels[i].kernel)});
+    }
+    out += "  top kernels, by the operation that launched them:\n" + FormatTable(table, /*left_last=*/true);
+  }
+  std::vector<GpuLineRow> lines = gpu.lines;
+  std::sort(lines.begin(), lines.end(), [](const GpuLineRow& a, const GpuLineRow& b) { return a.ns > b.ns; });
+  if (!lines.empty()) {
+    std::vector<std::vector<std::string>> table = {{"operation", "GPU time", "activities", "where"}};
+    for (size_t i = 0; i < lines.size() && i < 5; ++i) {
+      table.push_back({lines[i].operation, FormatDuration(lines[i].ns), absl::StrCat(lines[i].activities),
+                       SourceLine(lines[i].location, lines[i].line)});
+    }
+    out += "  Python lines by the GPU time they launched:\n" + FormatTable(table, /*left_last=*/true);
+  }
+  if (gpu.unattributed > 0) {
+    out += absl::StrFormat("  %d GPU activities came from CUDA calls rlscope did not see (\"(launch not seen)\")\n",
+                           gpu.unattributed);
+  }
+  if (gpu.cupti_overhead_ns > 0) {
+    out += absl::StrFormat("  CUPTI reported %s of its own overhead\n", FormatDuration(gpu.cupti_overhead_ns));
+  }
+  return out;
+}
+
+// NvidiaSmiComparison: nvidia-smi's utilization.gpu over the run next to
+// the time rlscope saw some GPU actually busy (RL-Scope's point: the former
+// counts any kernel in a sampling period as 100%).
+std::string NvidiaSmiComparison(const RunReport& report) {
+  if (!report.nvidia_smi.has_value() || report.nvidia_smi->gpus.empty()) return "";
+  std::string out = absl::StrFormat("\nGPU busy (measured by rlscope): %s of the %s run (%s)\n",
+                                    FormatDuration(report.gpu_busy_ns), FormatDuration(report.metadata.wall_ns),
+                                    Percent(report.gpu_busy_ns, report.metadata.wall_ns));
+  for (const GpuUtilizationSummary& gpu : report.nvidia_smi->gpus) {
+    out += absl::StrFormat("nvidia-smi utilization.gpu, GPU %d: mean %.1f%%, max %d%% (%d samples)\n",
+                           gpu.gpu_index, gpu.mean_percent, gpu.max_percent, gpu.samples);
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string FormatDuration(int64_t ns) {
@@ -207,6 +300,7 @@ std::string FormatReportText(const RunReport& report) {
     out += ProcessTable(process, rows);
     out += TransitionTable(process);
     out += LineTable(process);
+    out += GpuSection(process);
     for (const std::string& problem : process.problems) out += "  ! " + problem + "\n";
   }
   if (!quiet_commands.empty()) {
@@ -219,6 +313,7 @@ std::string FormatReportText(const RunReport& report) {
     out += absl::StrFormat("\n%d more process(es) with nothing intercepted (%s of thread time): %s\n", count,
                            FormatDuration(quiet_ns), absl::StrJoin(parts, ", "));
   }
+  out += NvidiaSmiComparison(report);
   if (!report.problems.empty()) {
     out += "\nproblems with this run's data:\n";
     for (const std::string& problem : report.problems) out += "  ! " + problem + "\n";

@@ -20,6 +20,7 @@ absl::Status WriteRunMetadata(const std::string& path, const RunMetadata& metada
       {"start_unix_ns", metadata.start_unix_ns},
       {"rlscope_version", metadata.rlscope_version},
       {"collector_problems", metadata.collector_problems},
+      {"gpu_capture", metadata.gpu_capture},
   };
   std::ofstream out(path);
   // argv may hold any bytes: invalid UTF-8 is replaced, never fatal.
@@ -48,6 +49,7 @@ absl::StatusOr<RunMetadata> ReadRunMetadata(const std::string& path) {
     metadata.start_unix_ns = json.value("start_unix_ns", int64_t{0});
     metadata.rlscope_version = json.value("rlscope_version", "");
     metadata.collector_problems = json.value("collector_problems", std::vector<std::string>{});
+    metadata.gpu_capture = json.value("gpu_capture", "");
   } catch (const nlohmann::json::exception& error) {
     return absl::DataLossError(absl::StrFormat("%s: malformed field: %s", path, error.what()));
   }

@@ -20,6 +20,11 @@ struct RunMetadata {
   std::string rlscope_version;
   // Problems the collector saw while receiving (also shown in the report).
   std::vector<std::string> collector_problems;
+  // How the GPU level was set up: "cupti" (CUDA_INJECTION64_PATH pointed
+  // at the preload), "off" (rlscope run --no-cupti), "preempted" (the user's
+  // environment already named another CUDA injection library), "" (a run
+  // from before GPU capture existed).
+  std::string gpu_capture;
 };
 
 absl::Status WriteRunMetadata(const std::string& path, const RunMetadata& metadata);

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_format.h"
 #include "library_classifier.h"
+#include "overlap_sweep.h"
 #include "rule_file.h"
 #include "timeline_builder.h"
 #include "trace_reader.h"
@@ -52,7 +53,8 @@ std::vector<LineRow> ToLineRows(const ThreadAnalysis& analysis, const NameTable&
 
 // AnalyseProcess: the process's report; its summed breakdown goes to `total`.
 // Consumes the timeline's event lists (see AnalyseThread).
-ProcessReport AnalyseProcess(ProcessTimeline& process, NameTable& names, Breakdown& total) {
+ProcessReport AnalyseProcess(ProcessTimeline& process, const std::string& gpu_capture, NameTable& names,
+                             Breakdown& total) {
   const int32_t none = names.Intern("(none)");
   ProcessReport report;
   report.pid = process.pid;
@@ -67,6 +69,9 @@ ProcessReport AnalyseProcess(ProcessTimeline& process, NameTable& names, Breakdo
   uint64_t thread_dropped = 0;
   ThreadAnalysis process_analysis;
   const IntervalList inherited = InheritedOperations(process.threads);
+  const IntervalList gpu_busy = GpuBusyIntervals(process.gpu_activities);
+  bool used_cuda = !process.gpu_activities.empty();
+  for (const ThreadTimeline& thread : process.threads) used_cuda = used_cuda || thread.cuda_api_calls > 0;
   for (ThreadTimeline& thread : process.threads) {
     ThreadReport thread_report;
     thread_report.tid = thread.tid;
@@ -79,19 +84,32 @@ ProcessReport AnalyseProcess(ProcessTimeline& process, NameTable& names, Breakdo
     report.events += thread.events;
     thread_dropped += thread.dropped;
     // Last use of `thread`: its event lists are consumed.
-    const ThreadAnalysis analysis = AnalyseThread(std::move(thread), none, &inherited);
+    const ThreadAnalysis analysis = AnalyseThread(std::move(thread), none, &inherited, &gpu_busy);
     AddInto(process_analysis, analysis);
     thread_report.rows = ToRows(process.pid, analysis.breakdown, names);
     thread_report.active_time_only = analysis.active_time_only;
     report.threads.push_back(std::move(thread_report));
   }
   total = process_analysis.breakdown;
+  for (const auto& [key, ns] : total) report.traced_thread_ns += ns;
+  report.gpu = AnalyseGpu(process, process_analysis.launches, inherited, gpu_capture, used_cuda, names);
+  AddInto(total, report.gpu.rows);
   report.transitions = ToTransitionRows(process_analysis, names);
   report.python_lines = ToLineRows(process_analysis, names);
   // The Goodbye's count also covers events lost on the way; without one,
   // the per-thread counts are all we know.
   report.dropped_events = std::max(process.dropped_events, thread_dropped);
-  for (const auto& [key, ns] : total) report.traced_thread_ns += ns;
+  if (report.gpu.dropped > 0) {
+    report.problems.push_back(absl::StrFormat(
+        "%d GPU activity record(s) were lost (CUPTI's buffers overflowed): GPU time is undercounted",
+        report.gpu.dropped));
+  }
+  if (report.gpu.before_launch > 0) {
+    report.problems.push_back(absl::StrFormat(
+        "%d GPU activit(ies) began before the CUDA call that launched them: GPU and CPU clocks disagree, so "
+        "overlap figures are approximate",
+        report.gpu.before_launch));
+  }
   if (report.dropped_events > 0) {
     report.problems.push_back(absl::StrFormat(
         "%d event(s) were dropped by the preload (buffers full or collector unreachable); "
@@ -133,9 +151,16 @@ RunReport BuildRunReport(RunMetadata metadata, std::vector<ProcessTimeline> proc
   std::sort(processes.begin(), processes.end(), [](const ProcessTimeline& a, const ProcessTimeline& b) {
     return std::tie(a.begin_ns, a.pid) < std::tie(b.begin_ns, b.pid);
   });
+  IntervalList gpu_busy;
+  for (const ProcessTimeline& process : processes) {
+    for (const GpuActivity& activity : process.gpu_activities) {
+      gpu_busy.push_back({activity.begin_ns, activity.end_ns, 0});
+    }
+  }
+  for (const Interval& interval : UnionIntervals(std::move(gpu_busy))) report.gpu_busy_ns += interval.duration_ns();
   for (ProcessTimeline& process : processes) {
     Breakdown process_total;
-    ProcessReport process_report = AnalyseProcess(process, names, process_total);
+    ProcessReport process_report = AnalyseProcess(process, report.metadata.gpu_capture, names, process_total);
     for (BreakdownRow& row : ToRows(process.pid, process_total, names)) report.rows.push_back(std::move(row));
     report.processes.push_back(std::move(process_report));
   }
@@ -206,9 +231,17 @@ absl::StatusOr<RunReport> LoadRunReport(const std::string& run_dir) {
     processes.push_back(std::move(process));
   }
   if (files.empty()) problems.push_back("no trace files: no process reported to the collector");
+  const int64_t start_unix_ns = metadata.start_unix_ns, wall_ns = metadata.wall_ns;
   RunReport report =
       BuildRunReport(std::move(metadata), MergeExecChains(std::move(processes)), names, std::move(problems));
   report.data_damaged = data_damaged;
+  const fs::path nvidia_smi_csv = fs::path(run_dir) / kNvidiaSmiCsvFileName;
+  if (fs::exists(nvidia_smi_csv, error) && start_unix_ns > 0) {
+    report.nvidia_smi = SummarizeGpuUtilization(nvidia_smi_csv.string(),
+                                                (fs::path(run_dir) / kNvidiaSmiStderrFileName).string(),
+                                                start_unix_ns, start_unix_ns + wall_ns);
+    for (const std::string& problem : report.nvidia_smi->problems) report.problems.push_back(problem);
+  }
   return report;
 }
 

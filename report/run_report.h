@@ -9,16 +9,24 @@
 // rows add up to thread-seconds, which equals the process's traced wall time
 // when it has one traced thread. Exception: a helper thread (no operations
 // of its own, no Python; it takes the main thread's operations) counts only
-// its time inside recorded calls, not its waiting.
+// its time inside recorded calls, not its waiting. Thread time while a GPU
+// of the process was busy has resource CPU+GPU, else CPU.
+//
+// GPU rows (resource GPU; categories Kernel, Memcpy, Memset) are separate:
+// they partition each device's busy time (gpu_analysis.h), so a process's
+// GPU rows add up to device-seconds of busy time.
 #ifndef RLSCOPE_REPORT_RUN_REPORT_H_
 #define RLSCOPE_REPORT_RUN_REPORT_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "breakdown.h"
+#include "gpu_analysis.h"
+#include "gpu_utilization.h"
 #include "thread_analysis.h"
 #include "process_timeline.h"
 #include "run_metadata.h"
@@ -75,13 +83,14 @@ struct ProcessReport {
   std::vector<std::string> argv;
   int64_t begin_ns = 0;
   int64_t end_ns = 0;
-  int64_t traced_thread_ns = 0;  // Sum of the rows.
+  int64_t traced_thread_ns = 0;  // Sum of the CPU-side rows (resource CPU or CPU+GPU).
   bool ended_cleanly = false;
   uint64_t events = 0;
   uint64_t dropped_events = 0;
   std::vector<ThreadReport> threads;
   std::vector<TransitionRow> transitions;
   std::vector<LineRow> python_lines;  // Top lines per operation, by time.
+  GpuAnalysis gpu;
   std::vector<std::string> problems;
 };
 
@@ -95,6 +104,10 @@ struct RunReport {
   // True when some trace file was unreadable or damaged: the report then
   // covers only what could be read.
   bool data_damaged = false;
+  // Time some GPU of any traced process was busy (the union), and what
+  // nvidia-smi claimed meanwhile (absent when it was not sampled).
+  int64_t gpu_busy_ns = 0;
+  std::optional<GpuUtilization> nvidia_smi;
 };
 
 // BuildRunReport: analyses decoded processes (ordered by start time).

@@ -42,6 +42,49 @@ void CountTransitions(const IntervalList& recorded, const IntervalList& operatio
   }
 }
 
+// ResolveLaunches: each launch's operation and innermost enclosing native
+// call (its Python line). Native calls nest properly, so one pass with a
+// stack of open calls, in time order, finds them.
+std::vector<ResolvedLaunch> ResolveLaunches(std::vector<GpuLaunchPoint> launches, const IntervalList& operations,
+                                            std::vector<NativeCall> calls, int32_t none) {
+  std::vector<ResolvedLaunch> resolved;
+  if (launches.empty()) return resolved;
+  std::sort(launches.begin(), launches.end(),
+            [](const GpuLaunchPoint& a, const GpuLaunchPoint& b) { return a.time_ns < b.time_ns; });
+  std::sort(calls.begin(), calls.end(), [](const NativeCall& a, const NativeCall& b) {
+    return a.begin_ns != b.begin_ns ? a.begin_ns < b.begin_ns : a.end_ns > b.end_ns;
+  });
+  resolved.reserve(launches.size());
+  std::vector<const NativeCall*> open;
+  size_t next_call = 0;
+  for (const GpuLaunchPoint& launch : launches) {
+    while (next_call < calls.size() && calls[next_call].begin_ns <= launch.time_ns) {
+      while (!open.empty() && open.back()->end_ns <= calls[next_call].begin_ns) open.pop_back();
+      open.push_back(&calls[next_call++]);
+    }
+    while (!open.empty() && open.back()->end_ns < launch.time_ns) open.pop_back();
+    ResolvedLaunch entry{launch.correlation_id, launch.time_ns, launch.nested, launch.api,
+                         OperationAt(operations, launch.time_ns, none)};
+    // A nested driver call stands for the call around it: the latest
+    // timed call that began before it on this thread (calls of one thread
+    // do not overlap).
+    if (launch.nested && !resolved.empty()) {
+      for (auto it = resolved.rbegin(); it != resolved.rend(); ++it) {
+        if (!it->nested) {
+          entry.api = it->api;
+          break;
+        }
+      }
+    }
+    if (!open.empty()) {
+      entry.location = open.back()->location;
+      entry.line = open.back()->line;
+    }
+    resolved.push_back(entry);
+  }
+  return resolved;
+}
+
 }  // namespace
 
 IntervalList InheritedOperations(const std::vector<ThreadTimeline>& threads) {
@@ -62,7 +105,7 @@ IntervalList InheritedOperations(const std::vector<ThreadTimeline>& threads) {
 }
 
 ThreadAnalysis AnalyseThread(ThreadTimeline thread, int32_t none_operation,
-                             const IntervalList* inherited_operations) {
+                             const IntervalList* inherited_operations, const IntervalList* gpu_busy) {
   ThreadAnalysis analysis;
   const Category base = thread.python ? Category::kPython : Category::kNative;
   IntervalList operations;
@@ -81,10 +124,12 @@ ThreadAnalysis AnalyseThread(ThreadTimeline thread, int32_t none_operation,
     cost.ns += call.end_ns - call.begin_ns;
     ++cost.calls;
   }
+  analysis.launches =
+      ResolveLaunches(std::move(thread.gpu_launches), operations, std::move(thread.native_calls), none_operation);
   analysis.active_time_only = inherited;
   analysis.breakdown = ComputeThreadBreakdown(thread.begin_ns, thread.end_ns, std::move(operations),
                                               std::move(thread.cpu_events), none_operation, base,
-                                              analysis.active_time_only);
+                                              analysis.active_time_only, gpu_busy != nullptr ? *gpu_busy : IntervalList{});
   return analysis;
 }
 
@@ -92,6 +137,7 @@ void AddInto(ThreadAnalysis& total, const ThreadAnalysis& part) {
   AddInto(total.breakdown, part.breakdown);
   for (const auto& [key, count] : part.transitions) total.transitions[key] += count;
   for (const auto& [key, count] : part.instances) total.instances[key] += count;
+  total.launches.insert(total.launches.end(), part.launches.begin(), part.launches.end());
   for (const auto& [key, cost] : part.lines) {
     total.lines[key].ns += cost.ns;
     total.lines[key].calls += cost.calls;

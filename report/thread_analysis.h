@@ -44,6 +44,18 @@ struct LineCost {
   uint64_t calls = 0;
 };
 
+// A CUDA call CUPTI saw, placed: the operation and Python line (the
+// innermost native call around it, if the thread runs Python) it came from.
+struct ResolvedLaunch {
+  uint32_t correlation_id = 0;
+  int64_t time_ns = 0;
+  bool nested = false;
+  int32_t api = 0;  // NameTable label of the CUDA function.
+  int32_t operation = 0;
+  int32_t location = kNoLabel;  // NameTable label of "qualname (file:firstline)"; kNoLabel: none.
+  uint32_t line = 0;
+};
+
 struct ThreadAnalysis {
   // True for a helper thread (no operations of its own, no Python) whose
   // operations were inherited: only its time inside recorded calls counts,
@@ -53,15 +65,18 @@ struct ThreadAnalysis {
   std::map<TransitionKey, uint64_t> transitions;
   std::map<int32_t, uint64_t> instances;  // Operation label -> times entered.
   std::map<LineKey, LineCost> lines;
+  std::vector<ResolvedLaunch> launches;
 };
 
 // AnalyseThread: consumes the thread's event lists. `none_operation`: the
 // NameTable label of "(none)". `inherited_operations` (may be null): the
 // operation timeline to use when the thread has no operations of its own
 // and does not run Python (see InheritedOperations); inherited operations
-// add no instances.
+// add no instances. `gpu_busy` (may be null): when the process's GPUs were
+// busy (ComputeThreadBreakdown).
 ThreadAnalysis AnalyseThread(ThreadTimeline thread, int32_t none_operation,
-                             const IntervalList* inherited_operations = nullptr);
+                             const IntervalList* inherited_operations = nullptr,
+                             const IntervalList* gpu_busy = nullptr);
 
 // InheritedOperations: the operation timeline of the process's thread with
 // the most operation time (empty if no thread has any). Threads without

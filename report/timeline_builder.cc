@@ -1,6 +1,9 @@
 #include "timeline_builder.h"
 
+#include <cxxabi.h>
+
 #include <algorithm>
+#include <cstdlib>
 
 #include "absl/strings/str_format.h"
 #include "category.h"
@@ -62,6 +65,77 @@ void TimelineBuilder::AddBatch(const wire::Batch& batch) {
   if (batch.threads() != nullptr) {
     for (const wire::ThreadEvents* events : *batch.threads()) AddEvents(*events);
   }
+  if (batch.gpu_activities() != nullptr) {
+    for (const wire::GpuActivity* activity : *batch.gpu_activities()) AddGpuActivity(*activity);
+  }
+  process_.gpu_dropped += batch.gpu_dropped();
+  if (batch.notices() != nullptr) {
+    for (const wire::Notice* notice : *batch.notices()) {
+      auto text = [](const flatbuffers::String* s) { return s != nullptr ? s->str() : std::string(); };
+      process_.notices.push_back({text(notice->topic()), text(notice->status()), text(notice->message())});
+    }
+  }
+}
+
+void TimelineBuilder::AddGpuActivity(const wire::GpuActivity& activity) {
+  const int64_t begin = activity.begin_ns();
+  const int64_t end = std::max(activity.end_ns(), begin);
+  switch (static_cast<wire::GpuActivityKind>(activity.kind())) {
+    case wire::GpuActivityKind::kKernel:
+    case wire::GpuActivityKind::kMemcpy:
+    case wire::GpuActivityKind::kMemset: {
+      GpuActivity decoded;
+      decoded.begin_ns = begin;
+      decoded.end_ns = end;
+      decoded.kind = static_cast<GpuActivityKind>(activity.kind());
+      decoded.device = activity.device_id();
+      decoded.stream = activity.stream_id();
+      decoded.correlation_id = activity.correlation_id();
+      decoded.bytes = activity.bytes();
+      process_.gpu_activities.push_back(decoded);
+      gpu_raw_names_.emplace_back(activity.name_id(), activity.detail());
+      break;
+    }
+    case wire::GpuActivityKind::kCuptiOverhead:
+      process_.cupti_overhead_ns += end - begin;
+      break;
+    default:
+      ++unknown_events_;
+      break;
+  }
+}
+
+namespace {
+
+// CUpti_ActivityMemcpyKind's values (cupti_activity.h; the report is built
+// without CUDA headers): HtoD = host to device, A = CUDA array, P = peer.
+const char* MemcpyKindName(uint8_t kind) {
+  static constexpr const char* kNames[] = {"?", "HtoD", "DtoH", "HtoA", "AtoH", "AtoA", "AtoD", "DtoA", "DtoD",
+                                           "HtoH", "PtoP"};
+  return kind < std::size(kNames) ? kNames[kind] : "?";
+}
+
+std::string Demangle(const std::string& name) {
+  int status = 0;
+  char* demangled = abi::__cxa_demangle(name.c_str(), nullptr, nullptr, &status);
+  if (status != 0 || demangled == nullptr) return name;  // C names (extern "C" kernels) stay.
+  std::string result(demangled);
+  free(demangled);
+  return result;
+}
+
+}  // namespace
+
+int32_t TimelineBuilder::GpuActivityName(GpuActivityKind kind, uint32_t name_id, uint8_t detail) {
+  switch (kind) {
+    case GpuActivityKind::kKernel:
+      return names_.Intern(name_id != 0 ? Demangle(StringOf(name_id)) : "(unnamed kernel)");
+    case GpuActivityKind::kMemcpy:
+      return names_.Intern(absl::StrFormat("Memcpy %s", MemcpyKindName(detail)));
+    case GpuActivityKind::kMemset:
+      return names_.Intern("Memset");
+  }
+  return names_.Intern("?");
 }
 
 size_t TimelineBuilder::Thread(uint32_t tid, uint64_t instance) {
@@ -95,6 +169,22 @@ void TimelineBuilder::AddEvents(const wire::ThreadEvents& events) {
       case wire::EventKind::kCudaApi:
         thread.cpu_events.push_back({begin, end, static_cast<int32_t>(Category::kCudaApi)});
         ++thread.cuda_api_calls;
+        break;
+      case wire::EventKind::kCuptiApi: {
+        // Calls a runtime hook timed already, and driver calls nested in a
+        // runtime call, add no CPU time; all of them lead to their GPU work.
+        if ((event->flags() & (wire::kCuptiSeenByInterposer | wire::kCuptiNested)) == 0) {
+          thread.cpu_events.push_back({begin, end, static_cast<int32_t>(Category::kCudaApi)});
+          ++thread.cuda_api_calls;
+        }
+        // The api name is a raw string id until Finish names it.
+        thread.gpu_launches.push_back({begin, static_cast<uint32_t>(event->payload()),
+                                       (event->flags() & wire::kCuptiNested) != 0,
+                                       static_cast<int32_t>(event->name_id())});
+        break;
+      }
+      case wire::EventKind::kProfilerOverhead:
+        thread.cpu_events.push_back({begin, end, static_cast<int32_t>(Category::kProfiler)});
         break;
       case wire::EventKind::kOperationPush: {
         // An instance begins unless the same operation is already open.
@@ -307,6 +397,7 @@ ProcessTimeline TimelineBuilder::Finish() {
   }
   for (size_t index = 0; index < process_.threads.size(); ++index) {
     ThreadTimeline& thread = process_.threads[index];
+    for (GpuLaunchPoint& launch : thread.gpu_launches) launch.api = names_.Intern(StringOf(static_cast<uint32_t>(launch.api)));
     for (Interval& op : thread.operations) op.label = OperationLabel(static_cast<uint32_t>(op.label));
     for (Interval& op : thread.inferred_operations) op.label = OperationLabel(static_cast<uint32_t>(op.label));
     for (const auto& [name, count] : thread_states_[index].instances) {
@@ -314,6 +405,10 @@ ProcessTimeline TimelineBuilder::Finish() {
     }
     // After relabelling: stack-inferred operations carry NameTable labels.
     InferFromStacks(thread, thread_states_[index]);
+  }
+  for (size_t i = 0; i < process_.gpu_activities.size(); ++i) {
+    process_.gpu_activities[i].name =
+        GpuActivityName(process_.gpu_activities[i].kind, gpu_raw_names_[i].first, gpu_raw_names_[i].second);
   }
   if (unbalanced_pops_ > 0) {
     process_.problems.push_back(absl::StrFormat("%d operation pop(s) without a matching push were ignored",

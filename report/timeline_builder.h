@@ -79,6 +79,9 @@ class TimelineBuilder {
   void AddHello(const wire::Hello& hello);
   void AddBatch(const wire::Batch& batch);
   void AddEvents(const wire::ThreadEvents& events);
+  void AddGpuActivity(const wire::GpuActivity& activity);
+  // GpuActivityName: the NameTable label of a GPU activity's display name.
+  int32_t GpuActivityName(GpuActivityKind kind, uint32_t name_id, uint8_t detail);
   // Thread: the record of one thread instance (created on first sight).
   // Returns its index into process_.threads and thread_states_.
   size_t Thread(uint32_t tid, uint64_t instance);
@@ -105,6 +108,9 @@ class TimelineBuilder {
   std::vector<ThreadState> thread_states_;  // Parallel to process_.threads.
   absl::flat_hash_map<uint64_t, size_t> thread_index_;
   absl::flat_hash_map<uint64_t, OpenRange> open_ranges_;
+  // Raw (string id, detail) of each process_.gpu_activities entry, named
+  // at Finish (strings may arrive after the records that use them).
+  std::vector<std::pair<uint32_t, uint8_t>> gpu_raw_names_;
   uint64_t unbalanced_pops_ = 0;
   uint64_t unmatched_range_ends_ = 0;
   uint64_t unknown_events_ = 0;

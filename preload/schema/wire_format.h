@@ -85,6 +85,36 @@ enum class EventKind : uint16_t {
   // stacks) replaced rlscope's Python profile hook on this thread: Python-
   // level capture stops here.
   kPythonHookReplaced = 15,
+  // A CUDA runtime or driver call seen by CUPTI's callback API (only the
+  // launch, copy, memset, synchronize and graph-launch calls). begin/end:
+  // its entry and exit; name_id: the function; payload: CUPTI's correlation
+  // id (GPU activities carry it); flags: CuptiApiFlags.
+  kCuptiApi = 16,
+  // CPU time rlscope itself spent in a program thread, not the program's:
+  // CUPTI's start-up inside the first CUDA call (the driver runs
+  // InitializeInjection there). name_id: what it was.
+  kProfilerOverhead = 17,
+};
+
+// Event.flags of kCuptiApi.
+enum CuptiApiFlags : uint16_t {
+  kCuptiDriverApi = 1,  // Driver API (cu*), else runtime API (cuda*).
+  // The call ran inside a CUDA runtime hook that recorded it as kCudaApi:
+  // its CPU time is counted there; this event only ties it to its GPU work.
+  kCuptiSeenByInterposer = 2,
+  // A driver call CUPTI saw inside a runtime call it also saw: no time of
+  // its own (the enclosing call has it); its correlation id is an alias of
+  // the enclosing call's (copies and memsets may carry either).
+  kCuptiNested = 4,
+};
+
+// GpuActivity.kind. Values are frozen.
+enum class GpuActivityKind : uint8_t {
+  kKernel = 1,
+  kMemcpy = 2,
+  kMemset = 3,
+  // CPU time CUPTI spent on itself (buffer flushes, instrumentation).
+  kCuptiOverhead = 4,
 };
 
 // Where an operation boundary came from (Event.flags of kOperationPush and
@@ -96,7 +126,15 @@ enum class OperationSource : uint16_t {
   kInferred = 3,    // Python stack rules (scripts/rules, --rules FILE).
 };
 
+// GpuActivity.detail of kCuptiOverhead: CUPTI's CUpti_ActivityOverheadKind
+// squeezed into a byte. Driver kinds (1..127) stay as they are; CUPTI's own
+// kinds (N << 16) become 0x80 | N.
+inline constexpr uint8_t EncodeOverheadKind(uint32_t kind) {
+  return kind < 0x80 ? static_cast<uint8_t>(kind) : static_cast<uint8_t>(0x80 | ((kind >> 16) & 0x7f));
+}
+
 static_assert(sizeof(Event) == 32, "wire::Event is a frozen 32-byte struct");
+static_assert(sizeof(GpuActivity) == 40, "wire::GpuActivity is a frozen 40-byte struct");
 static_assert(alignof(Event) == 8, "wire::Event must stay 8-byte aligned");
 
 }  // namespace rlscope::wire

@@ -16,7 +16,7 @@ import subprocess
 import sys
 
 UNVERSIONED = {"pthread_create", "_exit", "_Exit", "execve", "execv", "execvp", "execvpe", "execl", "execlp",
-               "execle", "InitializeInjectionNvtx2", "rlscope_python_attach", "rlscope_python_attach_thread",
+               "execle", "InitializeInjectionNvtx2", "InitializeInjection", "rlscope_python_attach", "rlscope_python_attach_thread",
                "rlscope_operation_push", "rlscope_operation_pop", "dlopen", "dlsym", "dlvsym"}
 
 

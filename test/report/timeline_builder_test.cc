@@ -215,3 +215,59 @@ TEST_CASE("An operation entered inside itself counts as one instance", "[timelin
   const ProcessTimeline process = builder.Finish();
   CHECK(OnlyThread(process, 10).operation_instances.at(names.Intern("backprop")) == 2);
 }
+
+TEST_CASE("CUPTI-seen calls add CUDA API time only when no runtime hook timed them", "[timeline]") {
+  NameTable names;
+  TimelineBuilder builder(names);
+  FeedHello(builder, 7, 0);
+  auto cupti = [](int64_t begin, int64_t end, uint32_t correlation, uint16_t flags) {
+    return wire::Event(begin, end, 1, static_cast<uint16_t>(wire::EventKind::kCuptiApi), flags, correlation);
+  };
+  FeedEvents(builder, 7,
+             {Ev(10, 40, wire::EventKind::kCudaApi, 2),
+              cupti(12, 38, 100, wire::kCuptiSeenByInterposer),        // Timed by the hook: no time.
+              cupti(20, 20, 101, wire::kCuptiDriverApi | wire::kCuptiNested),  // Alias: no time.
+              cupti(50, 60, 102, wire::kCuptiDriverApi)},              // Bypassed libcudart: time.
+             {{1, "cuLaunchKernel"}, {2, "cudaLaunchKernel"}});
+  ProcessTimeline process = builder.Finish();
+  const ThreadTimeline& thread = OnlyThread(process, 7);
+  REQUIRE(thread.cpu_events.size() == 2);
+  CHECK(thread.cpu_events[1].begin_ns == 50);
+  CHECK(thread.cpu_events[1].end_ns == 60);
+  CHECK(thread.cuda_api_calls == 2);
+  REQUIRE(thread.gpu_launches.size() == 3);
+  CHECK(thread.gpu_launches[1].nested);
+  CHECK(thread.gpu_launches[2].correlation_id == 102);
+}
+
+TEST_CASE("GPU activities, their names, lost records and notices are decoded", "[timeline]") {
+  NameTable names;
+  TimelineBuilder builder(names);
+  FeedHello(builder, 7, 0);
+  BatchEncoder encoder;
+  encoder.BeginBatch(1, 0);
+  const uint8_t kernel = static_cast<uint8_t>(wire::GpuActivityKind::kKernel);
+  const uint8_t memcpy = static_cast<uint8_t>(wire::GpuActivityKind::kMemcpy);
+  const uint8_t overhead = static_cast<uint8_t>(wire::GpuActivityKind::kCuptiOverhead);
+  const std::vector<wire::GpuActivity> activities = {
+      wire::GpuActivity(100, 130, 0, 5, 3, 7, 0, kernel, 0),
+      wire::GpuActivity(140, 150, 4096, 6, 0, 7, 1, memcpy, 1),
+      wire::GpuActivity(10, 25, 1234, 0, 0, 0, 0, overhead, 0x81),
+  };
+  encoder.AddGpuActivities(activities, 4);
+  encoder.AddNotice("gpu", "captured", "CUPTI /x/libcupti.so.13");
+  // The kernel's name arrives in a later frame than the record using it.
+  Feed(builder, encoder.FinishBatch());
+  FeedEvents(builder, 7, {}, {{3, "_Z10gemmKernelPfi"}});
+  ProcessTimeline process = builder.Finish();
+  REQUIRE(process.gpu_activities.size() == 2);
+  CHECK(names.Name(process.gpu_activities[0].name) == "gemmKernel(float*, int)");
+  CHECK(process.gpu_activities[0].correlation_id == 5);
+  CHECK(names.Name(process.gpu_activities[1].name) == "Memcpy HtoD");
+  CHECK(process.gpu_activities[1].bytes == 4096);
+  CHECK(process.gpu_activities[1].device == 1);
+  CHECK(process.cupti_overhead_ns == 15);
+  CHECK(process.gpu_dropped == 4);
+  REQUIRE(process.notices.size() == 1);
+  CHECK(process.notices[0].status == "captured");
+}

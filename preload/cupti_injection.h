@@ -1,0 +1,31 @@
+// CUPTI capture: GPU activity (kernels, copies, memsets and CUPTI's own
+// overhead, with GPU times on rlscope's clock) and the CUDA calls that
+// bypass libcudart's PLT (cuBLAS/cuDNN's, JAX/XLA's driver calls), seen
+// through CUPTI's callback API.
+//
+// It starts in InitializeInjection, which the CUDA driver calls from
+// cuInit because the launcher points CUDA_INJECTION64_PATH at the preload;
+// never from a constructor (subscribing there hung torch). If CUPTI cannot
+// be loaded or used (no library, no GPU, another CUPTI client such as
+// Nsight Systems or torch.profiler), capture degrades: one line on stderr,
+// a notice in the trace (the report says the GPU level is missing), and
+// the program runs on.
+#ifndef RLSCOPE_PRELOAD_CUPTI_INJECTION_H_
+#define RLSCOPE_PRELOAD_CUPTI_INJECTION_H_
+
+namespace rlscope::preload {
+
+// FlushGpuActivity: has CUPTI deliver every buffered record now (forced:
+// incomplete records too). With `final`, CUPTI is never called again
+// (the process is exiting: CUPTI tears itself down after our atexit
+// handler, and calling it after that crashed JAX). No-op when CUPTI is not
+// active in this process (fork children included).
+void FlushGpuActivity(bool final);
+
+// MaybeFlushGpuActivity: the flusher's periodic, non-forced flush (at most
+// every kPeriodicFlushMs), so GPU records stream while the program runs.
+void MaybeFlushGpuActivity();
+
+}  // namespace rlscope::preload
+
+#endif  // RLSCOPE_PRELOAD_CUPTI_INJECTION_H_
