@@ -208,7 +208,10 @@ std::string GpuSection(const ProcessReport& process) {
         {"operation", "wall time", "GPU busy", "kernels launched", "their GPU time"}};
     for (size_t i = 0; i < operations.size() && i < kMaxOperationsShown; ++i) {
       const OperationGpuRow& row = operations[i];
-      table.push_back({row.operation, FormatDuration(row.wall_ns), Percent(row.gpu_busy_ns, row.wall_ns),
+      // Operations off the main timeline (launches in "(none)", on helper
+      // threads) have no wall time of their own there.
+      table.push_back({row.operation, row.wall_ns > 0 ? FormatDuration(row.wall_ns) : "-",
+                       Percent(row.gpu_busy_ns, row.wall_ns),
                        absl::StrCat(row.kernels), FormatDuration(row.kernel_ns)});
     }
     out += FormatTable(table);

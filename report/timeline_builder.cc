@@ -309,6 +309,10 @@ int32_t TimelineBuilder::StackOperation(const ThreadState& state, const StackSam
     const uint64_t address = state.frames[sample.first_frame + i] - 1;
     const ModuleMap::Range* module = modules_.Find(address);
     if (module == nullptr) continue;
+    // Operations are the program's structure, not its ML backend's: torch's
+    // autograd engine runs torch::autograd::InputBuffer::add, which a
+    // replay rule (*Buffer.add) would otherwise take for the program's.
+    if (classifier_ != nullptr && classifier_->Classify(module->path) == Category::kBackend) continue;
     const std::string& name = symbolizer_->RuleName(module->path, module->load_bias, address);
     if (name.empty()) continue;
     for (const OperationRule& rule : *operation_rules_) {

@@ -1,14 +1,23 @@
 #include "timeline_builder.h"
 
 #include <catch2/catch.hpp>
+#include <link.h>
+#include <unistd.h>
 
+#include <string>
 #include <vector>
 
 #include "batch_encoder.h"
 #include "category.h"
+#include "library_classifier.h"
+#include "native_symbolizer.h"
+#include "rule_file.h"
 #include "trace_reader.h"
 
 using namespace rlscope::report;
+using rlscope::OperationRule;
+using rlscope::ParseRules;
+using rlscope::RuleSet;
 using rlscope::preload::BatchEncoder;
 namespace wire = rlscope::wire;
 
@@ -270,4 +279,95 @@ TEST_CASE("GPU activities, their names, lost records and notices are decoded", "
   CHECK(process.gpu_dropped == 4);
   REQUIRE(process.notices.size() == 1);
   CHECK(process.notices[0].status == "captured");
+}
+
+namespace rlscope_test {
+// A program function whose name a default replay rule (*Buffer.add) matches.
+struct InputBuffer {
+  static __attribute__((noinline)) void add() { asm volatile(""); }
+};
+}  // namespace rlscope_test
+
+namespace {
+
+// The executable segment of this test program, as the preload reports modules.
+struct OwnModule {
+  std::string path;
+  uint64_t begin = 0, end = 0, bias = 0;
+};
+OwnModule FindOwnModule(uint64_t address) {
+  OwnModule own;
+  char path[4096] = {};
+  const ssize_t length = readlink("/proc/self/exe", path, sizeof(path) - 1);
+  REQUIRE(length > 0);
+  own.path = path;
+  struct Search {
+    uint64_t address;
+    OwnModule* own;
+  } search{address, &own};
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, size_t, void* data) {
+        auto* search = static_cast<Search*>(data);
+        for (int i = 0; i < info->dlpi_phnum; ++i) {
+          const ElfW(Phdr)& segment = info->dlpi_phdr[i];
+          if (segment.p_type != PT_LOAD || (segment.p_flags & PF_X) == 0) continue;
+          const uint64_t begin = info->dlpi_addr + segment.p_vaddr;
+          if (search->address >= begin && search->address < begin + segment.p_memsz) {
+            search->own->begin = begin;
+            search->own->end = begin + segment.p_memsz;
+            search->own->bias = info->dlpi_addr;
+            return 1;
+          }
+        }
+        return 0;
+      },
+      &search);
+  REQUIRE(own.end > own.begin);
+  return own;
+}
+
+ProcessTimeline InferFromOneSample(LibraryClassifier& classifier, NativeSymbolizer& symbolizer,
+                                   const std::vector<OperationRule>& rules, NameTable& names) {
+  const uint64_t function = reinterpret_cast<uint64_t>(&rlscope_test::InputBuffer::add);
+  const OwnModule own = FindOwnModule(function);
+  TimelineBuilder builder(names, &classifier, &symbolizer, &rules);
+  FeedHello(builder, 9, 0);
+  BatchEncoder encoder;
+  encoder.BeginBatch(1, 0);
+  encoder.AddModule(own.path, own.begin, own.end, own.bias);
+  // One sample of one frame: a return address just inside the function.
+  const std::vector<wire::Event> events = {Ev(0, 0, wire::EventKind::kThreadBegin),
+                                           Ev(1000, 1000, wire::EventKind::kNativeStack, 1, function + 1),
+                                           Ev(2000, 2000, wire::EventKind::kThreadEnd)};
+  encoder.AddThreadEvents(9, 9, static_cast<uint32_t>(events.size()), 0, [&](wire::Event* out) {
+    for (size_t i = 0; i < events.size(); ++i) out[i] = events[i];
+  });
+  Feed(builder, encoder.FinishBatch());
+  return builder.Finish();
+}
+
+}  // namespace
+
+TEST_CASE("Native stack frames in ML backend libraries never name operations", "[timeline]") {
+  RuleSet rules;
+  std::string error;
+  REQUIRE(ParseRules("operation replay *Buffer.add\n", "test.rules", rules, &error));
+  NativeSymbolizer symbolizer;
+  NameTable names;
+  names.Intern("(none)");
+  {
+    LibraryClassifier program_code({});
+    const ProcessTimeline process = InferFromOneSample(program_code, symbolizer, rules.operations, names);
+    const ThreadTimeline& thread = OnlyThread(process, 9);
+    REQUIRE(thread.inferred_operations.size() == 1);
+    CHECK(names.Name(thread.inferred_operations[0].label) == "replay");
+  }
+  {
+    // The same code, classified as an ML backend's (torch's autograd engine).
+    RuleSet backend;
+    REQUIRE(ParseRules("library Backend *\n", "test.rules", backend, &error));
+    LibraryClassifier backend_code(backend.libraries);
+    const ProcessTimeline process = InferFromOneSample(backend_code, symbolizer, rules.operations, names);
+    CHECK(OnlyThread(process, 9).inferred_operations.empty());
+  }
 }
