@@ -111,10 +111,14 @@ class CudaCallsSeenOnce(unittest.TestCase):
     def test_cuda_api_time_includes_driver_calls_and_counts_nothing_twice(self):
         # The fake's CPU ledger counts every call once, the library's driver
         # calls included: rlscope must match it per operation (within 5 %:
-        # wall-clock noise; retried like the CPU-only accuracy test).
+        # wall-clock noise; retried like the CPU-only accuracy test). CUPTI's
+        # callbacks run inside the calls, so rlscope's times include them
+        # (1-2 % here: overhead for calibration to remove), and the first
+        # call carries the fake driver's injection (~40 us, outside its
+        # ledger): 300 steps keep "(none)" large enough for that.
         misses = []
         for _ in range(3):
-            run = GpuRun(self, "--steps", "150", "--library-launches", "3")
+            run = GpuRun(self, "--steps", "300", "--library-launches", "3")
             truth = {}
             for call in run.ledger["calls"]:
                 truth[call["operation"]] = truth.get(call["operation"], 0) + call["ns"]
