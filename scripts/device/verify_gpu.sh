@@ -14,6 +14,8 @@ mkdir -p "$out"
 export LD_LIBRARY_PATH="$bundle/deps:$bundle/mujoco${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export RLSCOPE_MUJOCO_LIB="$bundle/mujoco/libmujoco.so.2.2.2"
 rlscope="$bundle/bin/rlscope"
+# A hang must not eat the whole device session: every run is bounded.
+bounded() { timeout -k 10 "${RUN_TIMEOUT:-200}" "$@"; }
 workloads="$root/scripts/workloads"
 steps_dqn="${STEPS_DQN:-1000}" steps_ppo="${STEPS_PPO:-2000}" steps_jax="${STEPS_JAX:-1000}" steps_overhead="${STEPS_OVERHEAD:-600}"
 exec > >(tee -a "$out/verify_gpu.log") 2>&1
@@ -23,16 +25,16 @@ python3 -c 'import sys, torch; print(sys.version.split()[0], "torch", torch.__ve
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 ls -l /usr/local/cuda/extras/CUPTI/lib64/libcupti.so* /usr/local/cuda/lib64/libcupti.so* 2>/dev/null | head -4
 
-echo "== 1. dqn cuda";  "$rlscope" run --out "$out/dqn" -- python3 "$workloads/dqn.py" --device cuda --steps "$steps_dqn" --quiet
-echo "== 2. ppo cuda";  "$rlscope" run --out "$out/ppo" -- python3 "$workloads/ppo.py" --device cuda --steps "$steps_ppo" --quiet
-echo "== 3. jax cuda";  "$rlscope" run --out "$out/jax" -- python3 "$workloads/dqn_jax.py" --device cuda --steps "$steps_jax" --quiet
+echo "== 1. dqn cuda";  bounded "$rlscope" run --out "$out/dqn" -- python3 "$workloads/dqn.py" --device cuda --steps "$steps_dqn" --quiet
+echo "== 2. ppo cuda";  bounded "$rlscope" run --out "$out/ppo" -- python3 "$workloads/ppo.py" --device cuda --steps "$steps_ppo" --quiet
+echo "== 3. jax cuda";  bounded "$rlscope" run --out "$out/jax" -- python3 "$workloads/dqn_jax.py" --device cuda --steps "$steps_jax" --quiet
 echo "== 4. overhead (training-loop wall_s)"
 for workload in dqn.py ppo.py dqn_jax.py; do
   for i in 1 2; do
-    python3 "$workloads/$workload" --device cuda --steps "$steps_overhead" --quiet | sed "s/^/$workload plain: /"
-    "$rlscope" run --quiet --out "$out/ovh_${workload}_cupti_$i" -- \
+    bounded python3 "$workloads/$workload" --device cuda --steps "$steps_overhead" --quiet | sed "s/^/$workload plain: /"
+    bounded "$rlscope" run --quiet --out "$out/ovh_${workload}_cupti_$i" -- \
       python3 "$workloads/$workload" --device cuda --steps "$steps_overhead" --quiet | sed "s/^/$workload cupti: /"
-    "$rlscope" run --quiet --no-cupti --out "$out/ovh_${workload}_nocupti_$i" -- \
+    bounded "$rlscope" run --quiet --no-cupti --out "$out/ovh_${workload}_nocupti_$i" -- \
       python3 "$workloads/$workload" --device cuda --steps "$steps_overhead" --quiet | sed "s/^/$workload nocupti: /"
   done
 done
