@@ -39,6 +39,21 @@ std::string GetVariable(const std::vector<std::string>& environment, const std::
   return {};
 }
 
+// InjectUnlessTaken: points the injection variable `name` at the preload,
+// unless it already names another tool: theirs then wins, and `warnings`
+// says which level rlscope will not capture (`what_is_lost`).
+void InjectUnlessTaken(std::vector<std::string>& environment, const std::string& name, const std::string& preload,
+                       const char* what_is_lost, std::vector<std::string>* warnings) {
+  const std::string current = GetVariable(environment, name);
+  if (current.empty() || current == preload) {
+    SetVariable(environment, name, preload);
+  } else if (warnings != nullptr) {
+    warnings->push_back(absl::StrFormat("%s is already set (%s): that tool owns it, so %s; unset it to let rlscope "
+                                        "capture them",
+                                        name, current, what_is_lost));
+  }
+}
+
 }  // namespace
 
 std::vector<std::string> CurrentEnvironment() {
@@ -64,26 +79,12 @@ std::vector<std::string> BuildChildEnvironment(const std::vector<std::string>& b
   if (!injection.simulator_patterns.empty()) SetVariable(environment, "RLSCOPE_SIM", injection.simulator_patterns);
   if (!injection.backend_patterns.empty()) SetVariable(environment, "RLSCOPE_BACKEND", injection.backend_patterns);
   if (!injection.nvtx_domains.empty()) SetVariable(environment, "RLSCOPE_NVTX_DOMAINS", injection.nvtx_domains);
-  const std::string nvtx = GetVariable(environment, "NVTX_INJECTION64_PATH");
-  if (nvtx.empty() || nvtx == injection.preload_path) {
-    SetVariable(environment, "NVTX_INJECTION64_PATH", injection.preload_path);
-  } else if (warnings != nullptr) {
-    warnings->push_back(absl::StrFormat(
-        "NVTX_INJECTION64_PATH is already set (%s), so NVTX ranges go to that tool and rlscope will not see "
-        "them; unset it to let rlscope capture NVTX operations",
-        nvtx));
-  }
+  InjectUnlessTaken(environment, "NVTX_INJECTION64_PATH", injection.preload_path,
+                    "rlscope will not see NVTX ranges", warnings);
   if (injection.cupti) {
     if (!injection.cupti_path.empty()) SetVariable(environment, "RLSCOPE_CUPTI_PATH", injection.cupti_path);
-    const std::string cuda = GetVariable(environment, "CUDA_INJECTION64_PATH");
-    if (cuda.empty() || cuda == injection.preload_path) {
-      SetVariable(environment, "CUDA_INJECTION64_PATH", injection.preload_path);
-    } else if (warnings != nullptr) {
-      warnings->push_back(absl::StrFormat(
-          "CUDA_INJECTION64_PATH is already set (%s): that tool owns CUDA injection, so rlscope will not see GPU "
-          "activity or CUDA calls that bypass libcudart; unset it to let rlscope capture the GPU level",
-          cuda));
-    }
+    InjectUnlessTaken(environment, "CUDA_INJECTION64_PATH", injection.preload_path,
+                      "rlscope will not see GPU activity or CUDA calls that bypass libcudart", warnings);
   }
   return environment;
 }
