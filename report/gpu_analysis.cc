@@ -65,8 +65,8 @@ IntervalList GpuBusyIntervals(const std::vector<GpuActivity>& activities) {
 }
 
 GpuAnalysis AnalyseGpu(const ProcessTimeline& process, const std::vector<ResolvedLaunch>& launches,
-                       const IntervalList& main_operations, const std::string& gpu_capture, bool used_cuda,
-                       NameTable& names) {
+                       const IntervalList& main_operations, const IntervalList& busy, const std::string& gpu_capture,
+                       bool used_cuda, NameTable& names) {
   GpuAnalysis gpu;
   SetStatus(process, gpu_capture, used_cuda, gpu);
   gpu.dropped = process.gpu_dropped;
@@ -174,7 +174,6 @@ GpuAnalysis AnalyseGpu(const ProcessTimeline& process, const std::vector<Resolve
   }
 
   // Per operation: how much of its time some GPU was busy.
-  const IntervalList busy = GpuBusyIntervals(process.gpu_activities);
   for (const Interval& interval : busy) gpu.busy_ns += interval.duration_ns();
   std::map<int32_t, OperationGpuRow> operations;
   const std::array<IntervalList, 2> streams = {main_operations, busy};

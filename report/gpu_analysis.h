@@ -95,10 +95,11 @@ IntervalList GpuBusyIntervals(const std::vector<GpuActivity>& activities);
 
 // AnalyseGpu: `launches` are every thread's resolved CUDA calls;
 // `main_operations` the process's main operation timeline
-// (InheritedOperations); `gpu_capture` the run's setting (RunMetadata).
+// (InheritedOperations); `busy` its GpuBusyIntervals; `gpu_capture` the
+// run's setting (RunMetadata).
 GpuAnalysis AnalyseGpu(const ProcessTimeline& process, const std::vector<ResolvedLaunch>& launches,
-                       const IntervalList& main_operations, const std::string& gpu_capture, bool used_cuda,
-                       NameTable& names);
+                       const IntervalList& main_operations, const IntervalList& busy, const std::string& gpu_capture,
+                       bool used_cuda, NameTable& names);
 
 }  // namespace rlscope::report
 

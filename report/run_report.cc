@@ -53,8 +53,9 @@ std::vector<LineRow> ToLineRows(const ThreadAnalysis& analysis, const NameTable&
 
 // AnalyseProcess: the process's report; its summed breakdown goes to `total`.
 // Consumes the timeline's event lists (see AnalyseThread).
-ProcessReport AnalyseProcess(ProcessTimeline& process, const std::string& gpu_capture, NameTable& names,
-                             Breakdown& total) {
+// `gpu_busy`: the process's GpuBusyIntervals.
+ProcessReport AnalyseProcess(ProcessTimeline& process, const IntervalList& gpu_busy, const std::string& gpu_capture,
+                             NameTable& names, Breakdown& total) {
   const int32_t none = names.Intern("(none)");
   ProcessReport report;
   report.pid = process.pid;
@@ -69,7 +70,6 @@ ProcessReport AnalyseProcess(ProcessTimeline& process, const std::string& gpu_ca
   uint64_t thread_dropped = 0;
   ThreadAnalysis process_analysis;
   const IntervalList inherited = InheritedOperations(process.threads);
-  const IntervalList gpu_busy = GpuBusyIntervals(process.gpu_activities);
   bool used_cuda = !process.gpu_activities.empty();
   for (const ThreadTimeline& thread : process.threads) used_cuda = used_cuda || thread.cuda_api_calls > 0;
   for (ThreadTimeline& thread : process.threads) {
@@ -92,7 +92,7 @@ ProcessReport AnalyseProcess(ProcessTimeline& process, const std::string& gpu_ca
   }
   total = process_analysis.breakdown;
   for (const auto& [key, ns] : total) report.traced_thread_ns += ns;
-  report.gpu = AnalyseGpu(process, process_analysis.launches, inherited, gpu_capture, used_cuda, names);
+  report.gpu = AnalyseGpu(process, process_analysis.launches, inherited, gpu_busy, gpu_capture, used_cuda, names);
   AddInto(total, report.gpu.rows);
   report.transitions = ToTransitionRows(process_analysis, names);
   report.python_lines = ToLineRows(process_analysis, names);
@@ -151,19 +151,17 @@ RunReport BuildRunReport(RunMetadata metadata, std::vector<ProcessTimeline> proc
   std::sort(processes.begin(), processes.end(), [](const ProcessTimeline& a, const ProcessTimeline& b) {
     return std::tie(a.begin_ns, a.pid) < std::tie(b.begin_ns, b.pid);
   });
-  IntervalList gpu_busy;
-  for (const ProcessTimeline& process : processes) {
-    for (const GpuActivity& activity : process.gpu_activities) {
-      gpu_busy.push_back({activity.begin_ns, activity.end_ns, 0});
-    }
-  }
-  for (const Interval& interval : UnionIntervals(std::move(gpu_busy))) report.gpu_busy_ns += interval.duration_ns();
+  IntervalList run_gpu_busy;  // Every process's busy intervals; their union is the run's.
   for (ProcessTimeline& process : processes) {
+    const IntervalList gpu_busy = GpuBusyIntervals(process.gpu_activities);
+    run_gpu_busy.insert(run_gpu_busy.end(), gpu_busy.begin(), gpu_busy.end());
     Breakdown process_total;
-    ProcessReport process_report = AnalyseProcess(process, report.metadata.gpu_capture, names, process_total);
+    ProcessReport process_report =
+        AnalyseProcess(process, gpu_busy, report.metadata.gpu_capture, names, process_total);
     for (BreakdownRow& row : ToRows(process.pid, process_total, names)) report.rows.push_back(std::move(row));
     report.processes.push_back(std::move(process_report));
   }
+  for (const Interval& interval : UnionIntervals(std::move(run_gpu_busy))) report.gpu_busy_ns += interval.duration_ns();
   return report;
 }
 

@@ -57,25 +57,20 @@ std::vector<ResolvedLaunch> ResolveLaunches(std::vector<GpuLaunchPoint> launches
   resolved.reserve(launches.size());
   std::vector<const NativeCall*> open;
   size_t next_call = 0;
+  // A nested driver call stands for the call around it: the latest timed
+  // call that began before it on this thread (calls of one thread do not
+  // overlap).
+  int32_t enclosing_api = 0;
   for (const GpuLaunchPoint& launch : launches) {
     while (next_call < calls.size() && calls[next_call].begin_ns <= launch.time_ns) {
       while (!open.empty() && open.back()->end_ns <= calls[next_call].begin_ns) open.pop_back();
       open.push_back(&calls[next_call++]);
     }
     while (!open.empty() && open.back()->end_ns < launch.time_ns) open.pop_back();
-    ResolvedLaunch entry{launch.correlation_id, launch.time_ns, launch.nested, launch.api,
+    if (!launch.nested) enclosing_api = launch.api;
+    ResolvedLaunch entry{launch.correlation_id, launch.time_ns, launch.nested,
+                         launch.nested && enclosing_api != 0 ? enclosing_api : launch.api,
                          OperationAt(operations, launch.time_ns, none)};
-    // A nested driver call stands for the call around it: the latest
-    // timed call that began before it on this thread (calls of one thread
-    // do not overlap).
-    if (launch.nested && !resolved.empty()) {
-      for (auto it = resolved.rbegin(); it != resolved.rend(); ++it) {
-        if (!it->nested) {
-          entry.api = it->api;
-          break;
-        }
-      }
-    }
     if (!open.empty()) {
       entry.location = open.back()->location;
       entry.line = open.back()->line;

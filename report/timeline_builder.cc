@@ -127,6 +127,13 @@ std::string Demangle(const std::string& name) {
 }  // namespace
 
 int32_t TimelineBuilder::GpuActivityName(GpuActivityKind kind, uint32_t name_id, uint8_t detail) {
+  const uint64_t key = (uint64_t{static_cast<uint8_t>(kind)} << 40) | (uint64_t{detail} << 32) | name_id;
+  auto [it, inserted] = gpu_activity_labels_.try_emplace(key, 0);
+  if (inserted) it->second = NewGpuActivityName(kind, name_id, detail);
+  return it->second;
+}
+
+int32_t TimelineBuilder::NewGpuActivityName(GpuActivityKind kind, uint32_t name_id, uint8_t detail) {
   switch (kind) {
     case GpuActivityKind::kKernel:
       return names_.Intern(name_id != 0 ? Demangle(StringOf(name_id)) : "(unnamed kernel)");
@@ -282,6 +289,12 @@ int32_t TimelineBuilder::OperationLabel(uint32_t name_id) {
   return names_.Intern(it->second);
 }
 
+int32_t TimelineBuilder::StringLabel(uint32_t id) {
+  auto [it, inserted] = string_labels_.try_emplace(id, 0);
+  if (inserted) it->second = names_.Intern(StringOf(id));
+  return it->second;
+}
+
 std::string TimelineBuilder::StringOf(uint32_t id) const {
   auto it = strings_.find(id);
   return it != strings_.end() ? it->second : absl::StrFormat("(unknown #%d)", id);
@@ -367,7 +380,7 @@ void TimelineBuilder::ClassifyNativeCalls(ThreadTimeline& thread, ThreadState& s
       if (const std::string* path = modules_.PathOf(raw.address)) category = classifier_->Classify(*path);
     }
     thread.cpu_events.push_back({raw.begin_ns, raw.end_ns, static_cast<int32_t>(category)});
-    thread.native_calls.push_back({raw.begin_ns, raw.end_ns, category, names_.Intern(StringOf(raw.code_id)), raw.line});
+    thread.native_calls.push_back({raw.begin_ns, raw.end_ns, category, StringLabel(raw.code_id), raw.line});
   }
   state.native_calls.clear();
 }
@@ -401,7 +414,7 @@ ProcessTimeline TimelineBuilder::Finish() {
   }
   for (size_t index = 0; index < process_.threads.size(); ++index) {
     ThreadTimeline& thread = process_.threads[index];
-    for (GpuLaunchPoint& launch : thread.gpu_launches) launch.api = names_.Intern(StringOf(static_cast<uint32_t>(launch.api)));
+    for (GpuLaunchPoint& launch : thread.gpu_launches) launch.api = StringLabel(static_cast<uint32_t>(launch.api));
     for (Interval& op : thread.operations) op.label = OperationLabel(static_cast<uint32_t>(op.label));
     for (Interval& op : thread.inferred_operations) op.label = OperationLabel(static_cast<uint32_t>(op.label));
     for (const auto& [name, count] : thread_states_[index].instances) {

@@ -82,11 +82,16 @@ class TimelineBuilder {
   void AddGpuActivity(const wire::GpuActivity& activity);
   // GpuActivityName: the NameTable label of a GPU activity's display name.
   int32_t GpuActivityName(GpuActivityKind kind, uint32_t name_id, uint8_t detail);
+  int32_t NewGpuActivityName(GpuActivityKind kind, uint32_t name_id, uint8_t detail);
   // Thread: the record of one thread instance (created on first sight).
   // Returns its index into process_.threads and thread_states_.
   size_t Thread(uint32_t tid, uint64_t instance);
   int32_t OperationLabel(uint32_t name_id);
   std::string StringOf(uint32_t id) const;
+  // StringLabel: the NameTable label of string `id`'s text, looked up once
+  // per id (native calls and CUDA calls repeat a few names millions of
+  // times). Only after the whole stream is read (Finish).
+  int32_t StringLabel(uint32_t id);
   void ClassifyNativeCalls(ThreadTimeline& thread, ThreadState& state);
   void AddStackFrames(ThreadState& state, std::initializer_list<uint64_t> frames);
   // InferFromStacks: operations of a thread without Python, from its
@@ -111,6 +116,10 @@ class TimelineBuilder {
   // Raw (string id, detail) of each process_.gpu_activities entry, named
   // at Finish (strings may arrive after the records that use them).
   std::vector<std::pair<uint32_t, uint8_t>> gpu_raw_names_;
+  absl::flat_hash_map<uint32_t, int32_t> string_labels_;
+  // Display names of GPU activities by (kind, string id, detail): kernel
+  // names are demangled once each, not once per launch.
+  absl::flat_hash_map<uint64_t, int32_t> gpu_activity_labels_;
   uint64_t unbalanced_pops_ = 0;
   uint64_t unmatched_range_ends_ = 0;
   uint64_t unknown_events_ = 0;

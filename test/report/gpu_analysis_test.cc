@@ -20,6 +20,13 @@ GpuActivity Activity(int64_t begin, int64_t end, GpuActivityKind kind, uint32_t 
   return activity;
 }
 
+// AnalyseGpu with the busy intervals of the process's own activities.
+GpuAnalysis Analyse(const ProcessTimeline& process, const std::vector<ResolvedLaunch>& launches,
+                    const IntervalList& main, NameTable& names, const std::string& gpu_capture = "cupti",
+                    bool used_cuda = true) {
+  return AnalyseGpu(process, launches, main, GpuBusyIntervals(process.gpu_activities), gpu_capture, used_cuda, names);
+}
+
 int64_t GpuRow(const GpuAnalysis& gpu, int32_t operation, Category category) {
   const auto it = gpu.rows.find({operation, Resource::kGpu, category});
   return it == gpu.rows.end() ? 0 : it->second;
@@ -61,7 +68,7 @@ TEST_CASE("GPU rows partition each device's busy time by overlap, kernels before
                             Activity(12, 22, GpuActivityKind::kKernel, 4, f.relu, 1)};
   // Main timeline: inference [0,20), backprop [20,45); after 45: none.
   const IntervalList main = {{0, 20, f.inference}, {20, 45, f.backprop}};
-  const GpuAnalysis gpu = AnalyseGpu(process, {}, main, "cupti", true, f.names);
+  const GpuAnalysis gpu = Analyse(process, {}, main, f.names);
   CHECK(GpuRow(gpu, f.inference, Category::kGpuKernel) == 10 + 8);  // dev0 [10,20) + dev1 [12,20)
   CHECK(GpuRow(gpu, f.backprop, Category::kGpuKernel) == 10 + 2);   // dev0 [20,30) + dev1 [20,22)
   CHECK(GpuRow(gpu, f.backprop, Category::kGpuMemcpy) == 10);       // [30,40)
@@ -94,7 +101,7 @@ TEST_CASE("GPU work is attributed by launch through correlation ids", "[gpu]") {
   // Operations on the main timeline are elsewhere entirely: by-launch
   // attribution must not depend on them.
   const IntervalList main = {{0, 1000, f.backprop}};
-  const GpuAnalysis gpu = AnalyseGpu(process, launches, main, "cupti", true, f.names);
+  const GpuAnalysis gpu = Analyse(process, launches, main, f.names);
   REQUIRE(ByLaunch(gpu, "inference", Category::kGpuKernel) != nullptr);
   CHECK(ByLaunch(gpu, "inference", Category::kGpuKernel)->ns == 30);
   CHECK(ByLaunch(gpu, "backprop", Category::kGpuKernel)->ns == 10);
@@ -116,7 +123,7 @@ TEST_CASE("A GPU activity that starts before its launching call is counted as cl
                             Activity(120, 130, GpuActivityKind::kKernel, 2, f.gemm)};
   std::vector<ResolvedLaunch> launches = {{.correlation_id = 1, .time_ns = 85, .operation = f.inference},
                                           {.correlation_id = 2, .time_ns = 100, .operation = f.inference}};
-  const GpuAnalysis gpu = AnalyseGpu(process, launches, {}, "cupti", true, f.names);
+  const GpuAnalysis gpu = Analyse(process, launches, {}, f.names);
   CHECK(gpu.before_launch == 1);
   CHECK(gpu.unattributed == 0);
 }
@@ -130,7 +137,7 @@ TEST_CASE("Per operation: wall time, GPU-busy part and kernels launched", "[gpu]
   std::vector<ResolvedLaunch> launches = {{.correlation_id = 1, .time_ns = 9, .operation = f.inference},
                                           {.correlation_id = 2, .time_ns = 9, .operation = f.inference}};
   const IntervalList main = {{0, 20, f.inference}, {30, 50, f.backprop}};
-  const GpuAnalysis gpu = AnalyseGpu(process, launches, main, "cupti", true, f.names);
+  const GpuAnalysis gpu = Analyse(process, launches, main, f.names);
   const OperationGpuRow* inference = OperationRow(gpu, "inference");
   REQUIRE(inference != nullptr);
   CHECK(inference->wall_ns == 20);
@@ -147,12 +154,12 @@ TEST_CASE("Per operation: wall time, GPU-busy part and kernels launched", "[gpu]
 TEST_CASE("The GPU capture state comes from the preload's notice, else from the run", "[gpu]") {
   Fixture f;
   ProcessTimeline process;
-  CHECK(AnalyseGpu(process, {}, {}, "cupti", false, f.names).status == "unused");
-  CHECK(AnalyseGpu(process, {}, {}, "cupti", true, f.names).status == "not initialized");
-  CHECK(AnalyseGpu(process, {}, {}, "off", true, f.names).status == "off");
-  CHECK(AnalyseGpu(process, {}, {}, "preempted", true, f.names).status == "missing");
+  CHECK(Analyse(process, {}, {}, f.names, "cupti", false).status == "unused");
+  CHECK(Analyse(process, {}, {}, f.names).status == "not initialized");
+  CHECK(Analyse(process, {}, {}, f.names, "off", true).status == "off");
+  CHECK(Analyse(process, {}, {}, f.names, "preempted", true).status == "missing");
   process.notices.push_back({"gpu", "missing", "libcupti.so.13 was not found"});
-  const GpuAnalysis gpu = AnalyseGpu(process, {}, {}, "cupti", true, f.names);
+  const GpuAnalysis gpu = Analyse(process, {}, {}, f.names);
   CHECK(gpu.status == "missing");
   CHECK(gpu.message == "libcupti.so.13 was not found");
 }
