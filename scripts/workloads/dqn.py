@@ -41,7 +41,7 @@ import torch.nn.functional as F  # noqa: E402
 
 from cartpole_env import CartPoleEnv  # noqa: E402
 from common import parse_args, run_main, setup_torch  # noqa: E402
-from training import NumpyReplayBuffer, train_off_policy  # noqa: E402
+from training import EpsilonGreedy, NumpyReplayBuffer, train_off_policy  # noqa: E402
 
 PROG = "dqn"
 
@@ -71,7 +71,7 @@ class ReplayBuffer(NumpyReplayBuffer):
         return tuple(torch.as_tensor(a, device=self.device) for a in self.sample_arrays(batch_size))
 
 
-class DQNAgent:
+class DQNAgent(EpsilonGreedy):
     def __init__(self, obs_size, num_actions, device, rng, total_steps,
                  lr=5e-4, gamma=0.99, batch_size=64, buffer_size=50_000,
                  target_update_every=500, eps_start=1.0, eps_end=0.05,
@@ -86,20 +86,12 @@ class DQNAgent:
         self.buffer = ReplayBuffer(min(buffer_size, total_steps), obs_size,
                                    device, rng)
         self.target_update_every = target_update_every
-        self.eps_start, self.eps_end = eps_start, eps_end
-        self.eps_steps = max(1, int(eps_fraction * total_steps))
+        self.init_exploration(num_actions, rng, total_steps, eps_start, eps_end, eps_fraction)
         self.updates = 0
 
-    def epsilon(self, step):
-        frac = min(1.0, step / self.eps_steps)
-        return self.eps_start + frac * (self.eps_end - self.eps_start)
-
     def select_action(self, obs, epsilon=0.0):
-        # Draw the exploration coin first and always, so the numpy stream
-        # does not depend on the network's output.
-        explore = self.rng.random() < epsilon
-        random_action = int(self.rng.integers(self.num_actions))
-        if explore:
+        random_action = self.explore(epsilon)
+        if random_action is not None:
             return random_action
         with torch.no_grad():
             x = torch.as_tensor(obs, device=self.device).unsqueeze(0)

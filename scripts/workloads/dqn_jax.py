@@ -36,7 +36,7 @@ import numpy as np  # noqa: E402
 
 from cartpole_env import CartPoleEnv  # noqa: E402
 from common import parse_args, run_main  # noqa: E402
-from training import NumpyReplayBuffer, train_off_policy  # noqa: E402
+from training import EpsilonGreedy, NumpyReplayBuffer, train_off_policy  # noqa: E402
 
 PROG = "dqn_jax"
 
@@ -157,7 +157,7 @@ def _make_train_step(gamma, lr, max_grad_norm, b1=0.9, b2=0.999, eps=1e-8):
     return jax.jit(train_step)
 
 
-class DQNAgent:
+class DQNAgent(EpsilonGreedy):
     def __init__(self, obs_size, num_actions, device, rng, key, total_steps,
                  lr=5e-4, gamma=0.99, batch_size=64, buffer_size=50_000,
                  target_update_every=500, eps_start=1.0, eps_end=0.05,
@@ -177,19 +177,12 @@ class DQNAgent:
         self.buffer = ReplayBuffer(min(buffer_size, total_steps), obs_size,
                                    device, rng)
         self.target_update_every = target_update_every
-        self.eps_start, self.eps_end = eps_start, eps_end
-        self.eps_steps = max(1, int(eps_fraction * total_steps))
+        self.init_exploration(num_actions, rng, total_steps, eps_start, eps_end, eps_fraction)
         self.updates = 0
 
-    def epsilon(self, step):
-        frac = min(1.0, step / self.eps_steps)
-        return self.eps_start + frac * (self.eps_end - self.eps_start)
-
     def select_action(self, obs, epsilon=0.0):
-        # Same draw order as dqn.py: coin and random action, always.
-        explore = self.rng.random() < epsilon
-        random_action = int(self.rng.integers(self.num_actions))
-        if explore:
+        random_action = self.explore(epsilon)
+        if random_action is not None:
             return random_action
         x = jax.device_put(np.asarray(obs, np.float32), self.device)
         return int(self._greedy(self.params, x))

@@ -1,6 +1,6 @@
 """What the trainers share: the greedy evaluation behind final_return, the
-final line, and the off-policy (DQN) training loop used by both the torch
-and the JAX agent. Plain numpy: no torch or jax import here."""
+final line, and the off-policy (DQN) training loop and exploration used by
+both the torch and the JAX agent. Plain numpy: no torch or jax import here."""
 
 import time
 
@@ -41,6 +41,28 @@ class NumpyReplayBuffer:
 
     def __len__(self):
         return self.size
+
+
+class EpsilonGreedy:
+    """The DQN agents' exploration (a base class): epsilon decays linearly
+    from eps_start to eps_end over the first eps_fraction of total_steps;
+    explore() draws the coin and a random action on every call, so the
+    numpy stream does not depend on the network's output."""
+
+    def init_exploration(self, num_actions, rng, total_steps, eps_start, eps_end, eps_fraction):
+        self.num_actions, self.rng = num_actions, rng
+        self.eps_start, self.eps_end = eps_start, eps_end
+        self.eps_steps = max(1, int(eps_fraction * total_steps))
+
+    def epsilon(self, step):
+        frac = min(1.0, step / self.eps_steps)
+        return self.eps_start + frac * (self.eps_end - self.eps_start)
+
+    def explore(self, epsilon):
+        """A random action with probability epsilon, else None."""
+        explore = self.rng.random() < epsilon
+        random_action = int(self.rng.integers(self.num_actions))
+        return random_action if explore else None
 
 
 def evaluate(greedy_action, seed, episodes=EVAL_EPISODES):
