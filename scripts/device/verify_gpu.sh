@@ -7,18 +7,10 @@
 #   4.   raw overhead: plain vs profiled vs profiled --no-cupti, interleaved
 # Full logs and run directories in $OUT; a short table is printed last.
 set -uo pipefail
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-bundle="$root/.device"
-out="${OUT:-/tmp/rlscope-device}"
-mkdir -p "$out"
-export LD_LIBRARY_PATH="$bundle/deps:$bundle/mujoco${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-export RLSCOPE_MUJOCO_LIB="$bundle/mujoco/libmujoco.so.2.2.2"
-rlscope="$bundle/bin/rlscope"
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh" verify_gpu.log
 # A hang must not eat the whole device session: every run is bounded.
 bounded() { timeout -k 10 "${RUN_TIMEOUT:-200}" "$@"; }
-workloads="$root/scripts/workloads"
 steps_dqn="${STEPS_DQN:-1000}" steps_ppo="${STEPS_PPO:-2000}" steps_jax="${STEPS_JAX:-1000}" steps_overhead="${STEPS_OVERHEAD:-600}"
-exec > >(tee -a "$out/verify_gpu.log") 2>&1
 
 echo "== machine"
 python3 -c 'import sys, torch; print(sys.version.split()[0], "torch", torch.__version__, torch.cuda.is_available())'

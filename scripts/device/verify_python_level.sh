@@ -8,15 +8,7 @@
 #   4. raw slowdown of dqn.py cuda: plain vs profiled, 2 interleaved pairs
 # Full logs in $OUT; a short table is printed last.
 set -uo pipefail
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-bundle="$root/.device"
-out="${OUT:-/tmp/rlscope-device}"
-mkdir -p "$out"
-export LD_LIBRARY_PATH="$bundle/deps:$bundle/mujoco${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-export RLSCOPE_MUJOCO_LIB="$bundle/mujoco/libmujoco.so.2.2.2"
-rlscope="$bundle/bin/rlscope"
-workloads="$root/scripts/workloads"
-exec > >(tee -a "$out/verify_python_level.log") 2>&1
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh" verify_python_level.log
 
 echo "== machine"; python3 -c 'import sys, torch; print(sys.version.split()[0], "torch", torch.__version__, torch.cuda.is_available())'
 echo "== 1. dqn cuda";  "$rlscope" run --out "$out/dqn"  -- python3 "$workloads/dqn.py" --device cuda --steps 1500 --quiet

@@ -9,15 +9,8 @@
 #   verify_skeleton.sh [--quick]    (--quick: only checks 1 and 3)
 set -uo pipefail
 quick=0; [[ "${1:-}" == "--quick" ]] && quick=1
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-bundle="$root/.device"
-out="${OUT:-/tmp/rlscope-device}"
-mkdir -p "$out"
-export LD_LIBRARY_PATH="$bundle/deps${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-rlscope="$bundle/bin/rlscope"
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh" verify_skeleton.log
 py=python3
-log="$out/verify_skeleton.log"
-exec > >(tee -a "$log") 2>&1
 
 echo "== machine"; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 $py -c 'import sys, torch; print(sys.version.split()[0], "torch", torch.__version__, "cuda", torch.version.cuda, torch.cuda.is_available())'
