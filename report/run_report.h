@@ -96,7 +96,16 @@ struct ProcessReport {
 
 struct RunReport {
   RunMetadata metadata;
+  // Overhead correction (issue [D]): when `corrected`, `rows`, `processes`
+  // and the GPU figures describe the estimated unprofiled run and
+  // `uncorrected_rows` what was measured; `corrected_wall_ns` estimates the
+  // command's wall time without rlscope (meta.json's wall_ns is the
+  // profiled one). Uncorrected reports (no calibration for the machine)
+  // leave corrected_wall_ns empty and say why in `correction_message`.
   bool corrected = false;
+  std::optional<int64_t> corrected_wall_ns;
+  std::vector<BreakdownRow> uncorrected_rows;
+  std::string correction_message;
   std::vector<BreakdownRow> rows;  // All processes, process-level.
   std::vector<ProcessReport> processes;
   // Problems with the run's data as a whole (damaged trace files, ...).
