@@ -99,7 +99,7 @@ void GiveTerminalTo(int terminal_fd, pid_t process_group) {
 }
 
 absl::StatusOr<pid_t> Launch(const std::vector<std::string>& argv, const std::vector<std::string>& environment,
-                             int terminal_fd) {
+                             int terminal_fd, const ChildStdio& stdio) {
   if (argv.empty()) return absl::InvalidArgumentError("no command given");
   std::vector<char*> argv_pointers;
   for (const std::string& arg : argv) argv_pointers.push_back(const_cast<char*>(arg.c_str()));
@@ -128,6 +128,15 @@ absl::StatusOr<pid_t> Launch(const std::vector<std::string>& argv, const std::ve
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, nullptr);  // The collector blocks signals; the command must not.
+    // dup2 clears close-on-exec on the copy, so only the standard fds pass.
+    const int redirects[][2] = {{stdio.in, STDIN_FILENO}, {stdio.out, STDOUT_FILENO}, {stdio.err, STDERR_FILENO}};
+    for (const auto& [from, to] : redirects) {
+      if (from >= 0 && from != to && dup2(from, to) < 0) {
+        const int dup_errno = errno;
+        (void)!write(error_pipe[1], &dup_errno, sizeof(dup_errno));
+        _exit(127);
+      }
+    }
     environ = env_pointers.data();
     execvp(argv_pointers[0], argv_pointers.data());
     const int exec_errno = errno;

@@ -38,15 +38,24 @@ std::vector<std::string> BuildChildEnvironment(const std::vector<std::string>& b
                                                const InjectionEnvironment& injection,
                                                std::vector<std::string>* warnings);
 
+// ChildStdio: descriptors the command gets as its stdin, stdout and stderr;
+// -1 keeps rlscope's own. The caller owns them (close-on-exec is fine).
+struct ChildStdio {
+  int in = -1;
+  int out = -1;
+  int err = -1;
+};
+
 // Launch: fork/execvp `argv` with `environment` and the default signal mask,
 // as the leader of a new process group (so a signal rlscope forwards
 // reaches it once, not also through rlscope's own group). With a
 // `terminal_fd` (>= 0), that group becomes the terminal's foreground group,
 // as a shell would make it: Ctrl-C and Ctrl-Z go to the command directly.
+// `stdio` redirects the command's standard descriptors.
 // Fails (with the reason, e.g. "no such file or directory") when the
 // command cannot be executed; the child never runs in that case.
 absl::StatusOr<pid_t> Launch(const std::vector<std::string>& argv, const std::vector<std::string>& environment,
-                             int terminal_fd);
+                             int terminal_fd, const ChildStdio& stdio = {});
 
 // ControllingTerminal: stdin's fd when it is a terminal whose foreground
 // group is ours (an interactive run), else -1.

@@ -1,0 +1,387 @@
+#include "profiled_run.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/signalfd.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "gpu_utilization.h"
+#include "gpu_utilization_sampler.h"
+#include "launcher.h"
+#include "receiver.h"
+#include "run_directory.h"
+#include "run_metadata.h"
+
+namespace rlscope::collector {
+
+namespace {
+
+// After COMMAND exits, its descendants may still be flushing; wait this
+// long for their streams to close before reporting without them.
+constexpr int64_t kDrainTimeoutNs = 5'000'000'000;
+
+int64_t NowNs(clockid_t clock) {
+  timespec ts{};
+  clock_gettime(clock, &ts);
+  return int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
+}
+
+bool IsInterruption(int signal_number) {
+  return signal_number == SIGINT || signal_number == SIGTERM || signal_number == SIGHUP || signal_number == SIGQUIT;
+}
+
+// Signals rlscope handles itself (through a signalfd) while COMMAND runs;
+// SIGTSTP too when COMMAND does not own the terminal (Ctrl-Z reaches us).
+sigset_t HandledSignals(bool give_terminal) {
+  sigset_t set;
+  sigemptyset(&set);
+  for (int signal_number : {SIGCHLD, SIGINT, SIGTERM, SIGHUP, SIGQUIT}) sigaddset(&set, signal_number);
+  if (!give_terminal) sigaddset(&set, SIGTSTP);
+  return set;
+}
+
+// SignalGuard: while it lives, the handled signals (read through fd()),
+// SIGPIPE (a closed stdout must not kill us before we report) and SIGTTOU
+// (we move the terminal between process groups) are blocked. Launch() gives
+// the command a clean mask; Release() restores the caller's.
+class SignalGuard {
+ public:
+  explicit SignalGuard(bool give_terminal) {
+    const sigset_t handled = HandledSignals(give_terminal);
+    sigset_t blocked = handled;
+    sigaddset(&blocked, SIGPIPE);
+    sigaddset(&blocked, SIGTTOU);
+    sigprocmask(SIG_BLOCK, &blocked, &original_mask_);
+    fd_ = signalfd(-1, &handled, SFD_CLOEXEC | SFD_NONBLOCK);
+  }
+  SignalGuard(const SignalGuard&) = delete;
+  SignalGuard& operator=(const SignalGuard&) = delete;
+  ~SignalGuard() { Release(); }
+
+  int fd() const { return fd_; }
+  void Release() {
+    if (released_) return;
+    released_ = true;
+    if (fd_ >= 0) close(fd_);
+    sigprocmask(SIG_SETMASK, &original_mask_, nullptr);
+  }
+
+ private:
+  sigset_t original_mask_;
+  int fd_ = -1;
+  bool released_ = false;
+};
+
+// Session: one launched command and (when profiled) the streams of its
+// processes.
+class Session {
+ public:
+  Session(pid_t child, Receiver* receiver, int signal_fd, int terminal_fd, bool stop_with_command)
+      : child_(child),
+        receiver_(receiver),
+        signal_fd_(signal_fd),
+        terminal_fd_(terminal_fd),
+        stop_with_command_(stop_with_command) {}
+
+  // Wait: runs until COMMAND has exited and its streams are closed (or the
+  // drain timeout passed). Returns COMMAND's wait status.
+  int Wait() {
+    int64_t drain_deadline_ns = 0;
+    std::vector<pollfd> fds;
+    for (;;) {
+      if (exited_) {
+        if (receiver_ == nullptr || receiver_->open_connections() == 0) break;
+        if (drain_deadline_ns == 0) drain_deadline_ns = NowNs(CLOCK_MONOTONIC) + kDrainTimeoutNs;
+        if (NowNs(CLOCK_MONOTONIC) >= drain_deadline_ns) {
+          still_open_ = receiver_->open_connections();
+          receiver_->CloseAll();
+          break;
+        }
+      }
+      fds.clear();
+      fds.push_back({signal_fd_, POLLIN, 0});
+      if (receiver_ != nullptr) receiver_->AppendPollFds(fds);
+      const int ready = poll(fds.data(), fds.size(), 100);
+      if (ready < 0 && errno != EINTR) break;
+      if (ready <= 0) continue;
+      if (fds[0].revents & POLLIN) HandleSignals();
+      if (receiver_ != nullptr) receiver_->OnPollResult(fds.data() + 1, fds.size() - 1);
+    }
+    return wait_status_;
+  }
+  size_t still_open() const { return still_open_; }
+  int64_t exit_ns() const { return exit_ns_; }
+  int interrupted_by() const { return interrupted_by_; }
+
+ private:
+  void HandleSignals() {
+    signalfd_siginfo info{};
+    while (read(signal_fd_, &info, sizeof(info)) == sizeof(info)) {
+      const int signal_number = static_cast<int>(info.ssi_signo);
+      if (signal_number == SIGCHLD) {
+        Reap();
+        continue;
+      }
+      if (interrupted_by_ == 0 && IsInterruption(signal_number)) interrupted_by_ = signal_number;
+      // COMMAND leads its own process group, so whatever reached rlscope
+      // (kill, a kill of our group, a scheduler) has not reached it yet.
+      if (!exited_) kill(-child_, signal_number);
+    }
+  }
+  void Reap() {
+    int status = 0;
+    while (!exited_) {
+      const pid_t pid = waitpid(child_, &status, WNOHANG | WUNTRACED);
+      if (pid <= 0) break;
+      if (WIFSTOPPED(status)) {
+        SuspendWithCommand();
+        continue;
+      }
+      exited_ = true;
+      wait_status_ = status;
+      exit_ns_ = NowNs(CLOCK_MONOTONIC);
+    }
+  }
+  // Ctrl-Z stopped COMMAND: stop rlscope too, so the shell sees its job
+  // stopped and gets the terminal back; on `fg`/`bg` (SIGCONT to us), hand
+  // the terminal back to COMMAND (if it had it) and continue it.
+  void SuspendWithCommand() {
+    if (!stop_with_command_) return;  // Not interactive: a debugger's stop, say.
+    GiveTerminalTo(terminal_fd_, getpgrp());
+    kill(getpid(), SIGSTOP);
+    GiveTerminalTo(terminal_fd_, child_);
+    kill(-child_, SIGCONT);
+  }
+
+  pid_t child_;
+  Receiver* receiver_;
+  int signal_fd_;
+  int terminal_fd_;
+  bool stop_with_command_;
+  bool exited_ = false;
+  int wait_status_ = 0;
+  int64_t exit_ns_ = 0;
+  size_t still_open_ = 0;
+  int interrupted_by_ = 0;
+};
+
+// StdioFiles: the files a command's stdin/stdout/stderr are redirected to,
+// open for as long as it is being launched.
+class StdioFiles {
+ public:
+  StdioFiles() = default;
+  StdioFiles(const StdioFiles&) = delete;
+  StdioFiles& operator=(const StdioFiles&) = delete;
+  ~StdioFiles() {
+    for (int fd : {fds_.in, fds_.out, fds_.err}) {
+      if (fd >= 0) close(fd);
+    }
+  }
+  absl::Status Open(const std::string& in, const std::string& out, const std::string& err) {
+    if (absl::Status status = OpenOne(in, O_RDONLY, fds_.in); !status.ok()) return status;
+    if (absl::Status status = OpenOne(out, O_WRONLY | O_CREAT | O_TRUNC, fds_.out); !status.ok()) return status;
+    return OpenOne(err, O_WRONLY | O_CREAT | O_TRUNC, fds_.err);
+  }
+  const ChildStdio& fds() const { return fds_; }
+
+ private:
+  static absl::Status OpenOne(const std::string& path, int flags, int& fd) {
+    if (path.empty()) return absl::OkStatus();
+    fd = open(path.c_str(), flags | O_CLOEXEC, 0644);
+    if (fd < 0) return absl::FailedPreconditionError(absl::StrFormat("cannot open %s: %s", path, strerror(errno)));
+    return absl::OkStatus();
+  }
+  ChildStdio fds_;
+};
+
+// What one launched and awaited command did.
+struct Waited {
+  int wait_status = 0;
+  int64_t start_unix_ns = 0;
+  int64_t wall_ns = 0;
+  int interrupted_by = 0;
+  size_t still_open = 0;
+};
+
+// LaunchAndWait: the part both kinds of run share, timed identically. The
+// caller holds a SignalGuard. Launch failures are NotFound (Launch's own).
+absl::StatusOr<Waited> LaunchAndWait(const std::vector<std::string>& command,
+                                     const std::vector<std::string>& environment, bool give_terminal,
+                                     const ChildStdio& stdio, int signal_fd, Receiver* receiver,
+                                     GpuUtilizationSampler* sampler) {
+  const int controlling_terminal = ControllingTerminal();
+  const int terminal_fd = give_terminal ? controlling_terminal : -1;
+  Waited waited;
+  waited.start_unix_ns = NowNs(CLOCK_REALTIME);
+  const int64_t start_ns = NowNs(CLOCK_MONOTONIC);
+  absl::StatusOr<pid_t> child = Launch(command, environment, terminal_fd, stdio);
+  if (!child.ok()) return absl::NotFoundError(child.status().message());
+  Session session(*child, receiver, signal_fd, terminal_fd, controlling_terminal >= 0);
+  waited.wait_status = session.Wait();
+  if (sampler != nullptr) sampler->Stop();
+  GiveTerminalTo(terminal_fd, getpgrp());
+  waited.wall_ns = session.exit_ns() - start_ns;
+  waited.interrupted_by = session.interrupted_by();
+  waited.still_open = session.still_open();
+  return waited;
+}
+
+// PreemptedGpuCapture: the child's CUDA injection is another tool's.
+bool PreemptedGpuCapture(const std::vector<std::string>& environment, const std::string& preload) {
+  for (const std::string& entry : environment) {
+    if (entry.rfind("CUDA_INJECTION64_PATH=", 0) == 0) return entry != "CUDA_INJECTION64_PATH=" + preload;
+  }
+  return false;
+}
+
+void RemoveSocket(const std::string& socket_path) {
+  unlink(socket_path.c_str());
+  rmdir(std::filesystem::path(socket_path).parent_path().c_str());
+}
+
+// WithExtraEnvironment: `base` with each NAME=VALUE of `extra` replacing
+// the entry of the same name, or added.
+std::vector<std::string> WithExtraEnvironment(std::vector<std::string> base, const std::vector<std::string>& extra) {
+  for (const std::string& entry : extra) {
+    const std::string prefix = entry.substr(0, entry.find('=') + 1);
+    bool replaced = false;
+    for (std::string& existing : base) {
+      if (!prefix.empty() && existing.rfind(prefix, 0) == 0) {
+        existing = entry;
+        replaced = true;
+        break;
+      }
+    }
+    if (!replaced) base.push_back(entry);
+  }
+  return base;
+}
+
+}  // namespace
+
+void SetProfilingOptions(const ProfilingOptions& options, ProfileRequest& request) {
+  request.rule_files = options.rule_files;
+  request.simulator_patterns = options.simulator_patterns;
+  request.backend_patterns = options.backend_patterns;
+  request.nvtx_domains = options.nvtx_domains;
+  request.cupti = options.cupti;
+  request.cupti_path = options.cupti_path;
+}
+
+absl::StatusOr<ProfileOutcome> ProfileCommand(const ProfileRequest& request) {
+  const std::string& prefix = request.log_prefix;
+  absl::StatusOr<Installation> installation = FindInstallation();
+  if (!installation.ok()) return absl::FailedPreconditionError(installation.status().message());
+  std::vector<std::string> rule_files = {installation->default_rules};
+  rule_files.insert(rule_files.end(), request.rule_files.begin(), request.rule_files.end());
+  StdioFiles stdio;
+  if (absl::Status opened = stdio.Open(request.stdin_path, request.stdout_path, request.stderr_path); !opened.ok()) {
+    return opened;
+  }
+  absl::StatusOr<std::string> socket_path = MakeSocketPath();
+  if (!socket_path.ok()) return absl::InternalError(socket_path.status().message());
+  absl::StatusOr<std::unique_ptr<Receiver>> receiver =
+      Receiver::Listen(*socket_path, (std::filesystem::path(request.run_dir) / "trace").string());
+  if (!receiver.ok()) {
+    RemoveSocket(*socket_path);
+    return absl::InternalError(receiver.status().message());
+  }
+
+  SignalGuard signals(request.give_terminal);
+  std::vector<std::string> warnings;
+  const std::vector<std::string> environment = BuildChildEnvironment(
+      WithExtraEnvironment(CurrentEnvironment(), request.extra_environment),
+      {installation->preload, *socket_path, installation->python_dir, absl::StrJoin(rule_files, ":"),
+       absl::StrJoin(request.simulator_patterns, ","), absl::StrJoin(request.backend_patterns, ","),
+       absl::StrJoin(request.nvtx_domains, ","), request.cupti, request.cupti_path},
+      &warnings);
+  for (const std::string& warning : warnings) std::cerr << prefix << ": warning: " << warning << "\n";
+
+  report::RunMetadata metadata;
+  metadata.command = request.command;
+  metadata.rlscope_version = RLSCOPE_VERSION;
+  metadata.gpu_capture = !request.cupti                                               ? "off"
+                         : PreemptedGpuCapture(environment, installation->preload) ? "preempted"
+                                                                                   : "cupti";
+  // nvidia-smi's view of the GPU, for the report to set against rlscope's
+  // own (absent on machines without NVIDIA's driver: nothing to say then).
+  std::unique_ptr<GpuUtilizationSampler> sampler;
+  if (request.cupti && request.sample_nvidia_smi) {
+    const std::filesystem::path dir(request.run_dir);
+    absl::StatusOr<std::unique_ptr<GpuUtilizationSampler>> started =
+        GpuUtilizationSampler::Start(GpuUtilizationSampler::kDefaultProgram,
+                                     (dir / report::kNvidiaSmiCsvFileName).string(),
+                                     (dir / report::kNvidiaSmiStderrFileName).string());
+    if (started.ok()) {
+      sampler = *std::move(started);
+    } else if (!absl::IsNotFound(started.status())) {
+      std::cerr << prefix << ": warning: nvidia-smi sampling not started: " << started.status().message() << "\n";
+    }
+  }
+  absl::StatusOr<Waited> waited = LaunchAndWait(request.command, environment, request.give_terminal, stdio.fds(),
+                                                signals.fd(), receiver->get(), sampler.get());
+  // From here on a Ctrl-C (or SIGTERM) ends `rlscope run`: only the report is left.
+  signals.Release();
+  if (!waited.ok()) {
+    receiver->reset();
+    RemoveSocket(*socket_path);
+    return waited.status();
+  }
+  metadata.start_unix_ns = waited->start_unix_ns;
+  metadata.exit_code = ExitCodeOf(waited->wait_status);
+  metadata.wall_ns = waited->wall_ns;
+  metadata.collector_problems = (*receiver)->problems();
+  if (waited->still_open > 0) {
+    metadata.collector_problems.push_back(absl::StrFormat(
+        "%d process(es) were still running %d s after the command exited; their traces end there",
+        waited->still_open, kDrainTimeoutNs / 1'000'000'000));
+  }
+  receiver->reset();
+  RemoveSocket(*socket_path);
+
+  if (absl::Status copied = CopyRules(request.run_dir, rule_files); !copied.ok()) {
+    std::cerr << prefix << ": " << copied.message() << "\n";
+  }
+  const std::string meta_path = (std::filesystem::path(request.run_dir) / "meta.json").string();
+  if (absl::Status written = report::WriteRunMetadata(meta_path, metadata); !written.ok()) {
+    std::cerr << prefix << ": " << written.message() << "\n";
+  }
+  return ProfileOutcome{metadata.exit_code, metadata.wall_ns, waited->interrupted_by};
+}
+
+absl::StatusOr<ProfileOutcome> RunUnprofiled(const UnprofiledRequest& request) {
+  StdioFiles stdio;
+  if (absl::Status opened = stdio.Open(request.stdin_path, request.stdout_path, request.stderr_path); !opened.ok()) {
+    return opened;
+  }
+  SignalGuard signals(request.give_terminal);
+  const std::vector<std::string> environment = WithExtraEnvironment(CurrentEnvironment(), request.extra_environment);
+  absl::StatusOr<Waited> waited = LaunchAndWait(request.command, environment, request.give_terminal, stdio.fds(),
+                                                signals.fd(), nullptr, nullptr);
+  signals.Release();
+  if (!waited.ok()) return waited.status();
+  return ProfileOutcome{ExitCodeOf(waited->wait_status), waited->wall_ns, waited->interrupted_by};
+}
+
+absl::StatusOr<ProfileOutcome> RunUnprofiled(const std::vector<std::string>& command,
+                                             const std::vector<std::string>& extra_environment,
+                                             const std::string& stdout_path) {
+  UnprofiledRequest request;
+  request.command = command;
+  request.extra_environment = extra_environment;
+  request.stdout_path = stdout_path;
+  return RunUnprofiled(request);
+}
+
+}  // namespace rlscope::collector

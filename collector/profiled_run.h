@@ -1,0 +1,91 @@
+// Profiled and unprofiled runs of a command: what `rlscope run` does
+// between making the run directory and writing the report, as a function
+// that other commands (`rlscope validate`, `rlscope calibrate`) call too.
+//
+// Both kinds of run start the command the same way (its own process group,
+// the default signal mask, the same environment apart from rlscope's
+// injection) and time it the same way: CLOCK_MONOTONIC read immediately
+// before Launch() and again when the command is reaped.
+//
+// Signals (both kinds): SIGINT, SIGTERM, SIGHUP and SIGQUIT that reach
+// rlscope while the command runs are passed on to the command's process
+// group once each (and recorded in `interrupted_by`); the caller's signal
+// mask is restored before returning. With `give_terminal` (what `run` does)
+// the command's group is the terminal's foreground group, so Ctrl-C and
+// Ctrl-Z go to it directly and rlscope stops (Ctrl-Z) with it. Without it
+// the terminal stays with rlscope's group: Ctrl-C reaches rlscope, which
+// passes it on (so the caller learns that the user interrupted), and
+// Ctrl-Z (SIGTSTP) is passed on too; when the command stops, rlscope stops
+// with it, and continues it when continued itself. A command in a
+// background group must not read the terminal: give it `stdin_path`
+// (e.g. /dev/null).
+#ifndef RLSCOPE_COLLECTOR_PROFILED_RUN_H_
+#define RLSCOPE_COLLECTOR_PROFILED_RUN_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "profiling_options.h"
+
+namespace rlscope::collector {
+
+struct ProfileRequest {
+  std::vector<std::string> command;
+  std::string run_dir;                  // Exists, empty but for trace/ (PrepareRunDirectory made it).
+  std::vector<std::string> rule_files;  // Absolute paths; used after the installation's default rules.
+  std::vector<std::string> simulator_patterns, backend_patterns, nvtx_domains;
+  bool cupti = true;
+  std::string cupti_path;
+  bool sample_nvidia_smi = true;  // Only with `cupti`, as `rlscope run` does.
+  bool give_terminal = true;      // See the top of this file.
+  std::vector<std::string> extra_environment;  // "NAME=VALUE", set (replacing) in the child's environment.
+  // The command's standard descriptors: a file path (stdout/stderr files are
+  // created or truncated), or empty to inherit rlscope's.
+  std::string stdin_path;
+  std::string stdout_path;
+  std::string stderr_path;
+  // Warnings and non-fatal problems are printed to stderr as
+  // "<log_prefix>: warning: ..." / "<log_prefix>: ...".
+  std::string log_prefix = "rlscope run";
+};
+
+// SetProfilingOptions: copies the options parsed from the command line
+// into `request`'s fields of the same names.
+void SetProfilingOptions(const ProfilingOptions& options, ProfileRequest& request);
+
+struct ProfileOutcome {
+  int exit_code = 0;  // As a shell reports it: the exit status, or 128+N for death by signal N.
+  int64_t wall_ns = 0;  // Launch to reap (the same as meta.json's wall_ns).
+  // The first of SIGINT, SIGTERM, SIGHUP, SIGQUIT that rlscope received
+  // (and passed on) while the command ran; 0 when none.
+  int interrupted_by = 0;
+};
+
+// ProfileCommand: runs request.command with the preload injected, waits for
+// it and its processes' streams, and writes DIR/trace/, DIR/meta.json and
+// DIR/rules/ (not the report: WriteReport(DIR) does that). Errors: NotFound
+// when the command cannot be executed (a shell's 127; its message says
+// why); any other code when rlscope could not set the run up (nothing was
+// started then).
+absl::StatusOr<ProfileOutcome> ProfileCommand(const ProfileRequest& request);
+
+// RunUnprofiled: runs `command` plainly (rlscope's own environment plus
+// `extra_environment`, nothing injected), started, timed and signalled
+// exactly as ProfileCommand does. The three-argument form inherits stderr
+// and stdin and gives the command the terminal.
+struct UnprofiledRequest {
+  std::vector<std::string> command;
+  std::vector<std::string> extra_environment;
+  bool give_terminal = true;
+  std::string stdin_path, stdout_path, stderr_path;  // As in ProfileRequest.
+};
+absl::StatusOr<ProfileOutcome> RunUnprofiled(const UnprofiledRequest& request);
+absl::StatusOr<ProfileOutcome> RunUnprofiled(const std::vector<std::string>& command,
+                                             const std::vector<std::string>& extra_environment,
+                                             const std::string& stdout_path);
+
+}  // namespace rlscope::collector
+
+#endif  // RLSCOPE_COLLECTOR_PROFILED_RUN_H_

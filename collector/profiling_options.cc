@@ -1,0 +1,74 @@
+#include "profiling_options.h"
+
+#include <filesystem>
+
+#include "absl/strings/str_format.h"
+#include "rule_file.h"
+
+namespace rlscope::collector {
+
+const char kProfilingOptionsHelp[] = R"HELP(  --rules FILE         more operation/library rules (format: the comments
+                       of share/rlscope/rules/default.rules); repeatable
+  --sim LIB:PATTERN    also time calls to functions matching the glob
+                       PATTERN in libraries matching LIB as Simulator time,
+                       e.g. --sim '*libmysim*:sim_step*'; repeatable
+  --backend LIB:PATTERN
+                       calls from the program itself (not from its
+                       libraries) to functions matching PATTERN in libraries
+                       matching LIB are Backend time: for native programs
+                       using an ML backend's C++ API (libtorch's is hooked
+                       by default); repeatable
+  --nvtx-domain GLOB   NVTX ranges of named domains matching GLOB are
+                       operations too (default: only the default domain's;
+                       libraries such as CUB and XLA annotate their
+                       internals in their own domains); repeatable
+  --cupti PATH         the CUPTI library to use for the GPU level (default:
+                       the one the program already loaded, else
+                       libcupti.so.13 from the loader path, $CUDA_HOME or
+                       /usr/local/cuda)
+  --no-cupti           do not capture the GPU level (GPU activity, CUDA
+                       calls that bypass libcudart): for comparing overhead,
+                       or when another tool needs CUPTI
+)HELP";
+
+absl::StatusOr<bool> TakeProfilingOption(const std::string& command, const ParsedOption& option, ArgCursor& cursor,
+                                         ProfilingOptions& options) {
+  const std::string& name = option.name;
+  if (name == "--no-cupti") {
+    options.cupti = false;
+    return true;
+  }
+  if (name != "--rules" && name != "--sim" && name != "--backend" && name != "--nvtx-domain" && name != "--cupti") {
+    return false;
+  }
+  absl::StatusOr<std::string> value = cursor.TakeValue(option);
+  if (!value.ok()) return UsageError(command, std::string(value.status().message()));
+  if (name == "--rules") {
+    // Checked now, so a typo fails before the (possibly long) run.
+    RuleSet rules;
+    std::string error;
+    if (!LoadRuleFiles(*value, rules, &error)) return UsageError(command, error);
+    options.rule_files.push_back(std::filesystem::absolute(*value).string());
+  } else if (name == "--sim" || name == "--backend") {
+    const size_t colon = value->find(':');
+    if (colon == 0 || colon == std::string::npos || colon + 1 == value->size() ||
+        value->find(',') != std::string::npos) {
+      return UsageError(command, absl::StrFormat("%s wants LIB:PATTERN (two globs), not '%s'", name, *value));
+    }
+    (name == "--sim" ? options.simulator_patterns : options.backend_patterns).push_back(*value);
+  } else if (name == "--nvtx-domain") {
+    if (value->empty() || value->find(',') != std::string::npos) {
+      return UsageError(command, absl::StrFormat("--nvtx-domain wants one glob, not '%s'", *value));
+    }
+    options.nvtx_domains.push_back(*value);
+  } else {  // --cupti
+    std::error_code error;
+    if (!std::filesystem::is_regular_file(*value, error)) {
+      return UsageError(command, absl::StrFormat("--cupti: %s is not a file", *value));
+    }
+    options.cupti_path = std::filesystem::absolute(*value).string();
+  }
+  return true;
+}
+
+}  // namespace rlscope::collector

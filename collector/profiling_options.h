@@ -1,0 +1,37 @@
+// ProfilingOptions: the options that say what a profiled run captures
+// (--rules, --sim, --backend, --nvtx-domain, --cupti, --no-cupti), shared by
+// every command that profiles (`rlscope run`, `rlscope validate`).
+#ifndef RLSCOPE_COLLECTOR_PROFILING_OPTIONS_H_
+#define RLSCOPE_COLLECTOR_PROFILING_OPTIONS_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "cli_args.h"
+
+namespace rlscope::collector {
+
+struct ProfilingOptions {
+  std::vector<std::string> rule_files;  // --rules, absolute paths (the default rules come on top).
+  std::vector<std::string> simulator_patterns;  // --sim LIB:PATTERN
+  std::vector<std::string> backend_patterns;    // --backend LIB:PATTERN
+  std::vector<std::string> nvtx_domains;        // --nvtx-domain GLOB
+  bool cupti = true;                            // --no-cupti turns it off
+  std::string cupti_path;                       // --cupti PATH, absolute
+};
+
+// TakeProfilingOption: when `option` is one of the profiling options, takes
+// its value (if any) from `cursor`, checks it, stores it in `options` and
+// returns true; returns false for any other option (the caller's own or an
+// unknown one). A bad value is a usage error of `command` ("run", ...).
+absl::StatusOr<bool> TakeProfilingOption(const std::string& command, const ParsedOption& option, ArgCursor& cursor,
+                                         ProfilingOptions& options);
+
+// kProfilingOptionsHelp: the help lines of those options, as `--help`
+// texts list them (two leading spaces, descriptions from column 24).
+extern const char kProfilingOptionsHelp[];
+
+}  // namespace rlscope::collector
+
+#endif  // RLSCOPE_COLLECTOR_PROFILING_OPTIONS_H_
