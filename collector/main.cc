@@ -6,6 +6,7 @@
 #include "dump_command.h"
 #include "report_command.h"
 #include "run_command.h"
+#include "validate_command.h"
 
 namespace {
 
@@ -19,6 +20,7 @@ commands:
   run [--out DIR] -- CMD...   profile CMD and print the breakdown
   report DIR                  re-analyse a run directory and print it
   dump FILE.rlt               print a raw trace file as text (debugging)
+  validate [-n N] -- CMD...   measure rlscope's overhead on CMD and the correction's bias
 
 'rlscope COMMAND --help' explains each command.
 options: -h/--help, --version
@@ -45,6 +47,7 @@ int main(int argc, char** argv) {
   if (command == "run") return rlscope::collector::RunCommandMain(rest);
   if (command == "report") return rlscope::collector::ReportCommandMain(rest);
   if (command == "dump") return rlscope::collector::DumpCommandMain(rest);
+  if (command == "validate") return rlscope::collector::ValidateCommandMain(rest);
   std::cerr << "rlscope: unknown command '" << command << "'\n\n" << kUsage;
   return 2;
 }

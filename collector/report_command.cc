@@ -41,7 +41,7 @@ absl::Status WriteFile(const std::filesystem::path& path, const std::string& con
 
 }  // namespace
 
-ReportOutcome WriteReport(const std::string& run_dir) {
+ReportOutcome WriteReport(const std::string& run_dir, report::RunReport* analysed) {
   ReportOutcome outcome;
   absl::StatusOr<report::RunReport> run = report::LoadRunReport(run_dir);
   if (!run.ok()) {
@@ -53,6 +53,7 @@ ReportOutcome WriteReport(const std::string& run_dir) {
   const std::filesystem::path dir(run_dir);
   outcome.status = WriteFile(dir / "report.json", report::FormatReportJson(*run));
   if (outcome.status.ok()) outcome.status = WriteFile(dir / "report.txt", outcome.text);
+  if (analysed != nullptr) *analysed = *std::move(run);
   return outcome;
 }
 

@@ -7,6 +7,10 @@
 
 #include "absl/status/status.h"
 
+namespace rlscope::report {
+struct RunReport;
+}  // namespace rlscope::report
+
 namespace rlscope::collector {
 
 struct ReportOutcome {
@@ -15,8 +19,9 @@ struct ReportOutcome {
   bool data_damaged = false;  // Some trace data was unreadable (prefix used).
 };
 
-// WriteReport: analyses DIR and writes DIR/report.json and DIR/report.txt.
-ReportOutcome WriteReport(const std::string& run_dir);
+// WriteReport: analyses DIR and writes DIR/report.json and DIR/report.txt;
+// with `analysed`, also hands back the analysis itself.
+ReportOutcome WriteReport(const std::string& run_dir, report::RunReport* analysed = nullptr);
 
 // ReportCommandMain: `args` are the arguments after "report".
 int ReportCommandMain(const std::vector<std::string>& args);

@@ -30,7 +30,7 @@ std::string SafeName(const std::string& text) {
 
 }  // namespace
 
-std::string DefaultRunDirectory(const std::vector<std::string>& command) {
+std::string DefaultRunDirectory(const std::vector<std::string>& command, const std::string& kind) {
   const time_t now = time(nullptr);
   tm local{};
   localtime_r(&now, &local);
@@ -41,6 +41,7 @@ std::string DefaultRunDirectory(const std::vector<std::string>& command) {
   if (command.size() > 1 && name.rfind("python", 0) == 0 && command[1].size() > 0 && command[1][0] != '-') {
     name = fs::path(command[1]).stem().string();
   }
+  if (!kind.empty()) return (fs::path("rlscope-out") / absl::StrFormat("%s-%s-%s", stamp, kind, SafeName(name))).string();
   return (fs::path("rlscope-out") / absl::StrFormat("%s-%s", stamp, SafeName(name))).string();
 }
 

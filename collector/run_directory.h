@@ -15,8 +15,10 @@
 
 namespace rlscope::collector {
 
-// DefaultRunDirectory: ./rlscope-out/<YYYYmmdd-HHMMSS>-<command basename>.
-std::string DefaultRunDirectory(const std::vector<std::string>& command);
+// DefaultRunDirectory: ./rlscope-out/<YYYYmmdd-HHMMSS>-<command basename>,
+// or ./rlscope-out/<YYYYmmdd-HHMMSS>-<kind>-<command basename> with a `kind`
+// ("validate", ...).
+std::string DefaultRunDirectory(const std::vector<std::string>& command, const std::string& kind = "");
 
 // PrepareRunDirectory: creates DIR and DIR/trace (and missing parents).
 // Refuses a DIR that already holds a run, so no result is overwritten; a
