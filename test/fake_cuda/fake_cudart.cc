@@ -19,6 +19,8 @@
 //     CUPTI records through the fake CUPTI's buffers;
 //   - rlscope_fake_library_gemm(): a library (cuBLAS, XLA) calling the
 //     driver directly, no runtime call around it.
+// It is also rlscope calibrate's runtime on machines without a GPU (see the
+// end of this file), and is installed for that.
 //
 // Knobs (environment):
 //   RLSCOPE_FAKE_CUDART_LOG    write the accounting as JSON to <value>.<pid>
@@ -717,6 +719,25 @@ extern "C" RLSCOPE_FAKE_EXPORT void rlscope_fake_cudart_attach_cupti(const Rlsco
   g_cupti.store(compatible ? bridge : nullptr, std::memory_order_release);
 }
 
+namespace {
+
+// One cuLaunchKernel made by the caller itself, no runtime call around it:
+// its driver callbacks, `launch_ns` (scaled) of busy time, and a kernel
+// record carrying the driver call's correlation id.
+void DriverLaunch(CUfunction function, const LaunchShape& shape, const char* kernel, int64_t launch_ns,
+                  uint64_t kernel_ns) {
+  auto params = DriverParamsFor<cuLaunchKernel_params>(shape, nullptr);
+  if (function != nullptr) params.f = function;
+  CUresult result = CUDA_SUCCESS;
+  ApiCall call(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, "cuLaunchKernel", &params,
+               &result);
+  call.SpinUntil(launch_ns);
+  call.Exit("cuLaunchKernel");
+  EmitKernel(call, shape, kernel, kernel_ns, CUPTI_ACTIVITY_LAUNCH_TYPE_REGULAR);
+}
+
+}  // namespace
+
 // A library launching kernels through the driver itself (cuBLAS, XLA):
 // driver callbacks and kernel records carrying the driver call's
 // correlation id, no runtime call around them.
@@ -726,13 +747,7 @@ extern "C" RLSCOPE_FAKE_EXPORT void rlscope_fake_library_gemm(int kernels) {
     LaunchShape shape;
     shape.grid = dim3(64);
     shape.block = dim3(256);
-    const auto params = DriverParamsFor<cuLaunchKernel_params>(shape, nullptr);
-    CUresult result = CUDA_SUCCESS;
-    ApiCall call(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, "cuLaunchKernel", &params,
-                 &result);
-    call.SpinUntil(kLibraryLaunchNs);
-    call.Exit("cuLaunchKernel");
-    EmitKernel(call, shape, "fake_gemm_kernel", kLibraryKernelNs, CUPTI_ACTIVITY_LAUNCH_TYPE_REGULAR);
+    DriverLaunch(nullptr, shape, "fake_gemm_kernel", kLibraryLaunchNs, kLibraryKernelNs);
   }
 }
 
@@ -823,3 +838,115 @@ struct AllocatorFor {
     return result;                                                                                              \
   }
 RLSCOPE_CUDA_RUNTIME_APIS(RLSCOPE_DEFINE_FAKE)
+
+// ---- What `rlscope calibrate` needs beyond the interposed entry points ----
+// On a machine without a GPU the fake is the runtime rlscope calibrate
+// measures with (calibration/workloads/calibrate_cuda.cc): device queries,
+// two calls rlscope does not interpose (cudaGetDevice, cudaEventRecord:
+// CUPTI callbacks only, as NVIDIA's deliver them to a subscriber that
+// enabled them) and the three driver entry points of a direct driver
+// launch (NVIDIA's are in libcuda.so.1; the workload takes these from the
+// fake when it runs on it). Marked as the fake by rlscope_fake_cuda_runtime.
+
+extern "C" RLSCOPE_FAKE_EXPORT const char* rlscope_fake_cuda_runtime() { return "rlscope fake libcudart.so.13"; }
+
+namespace {
+
+constexpr const char* kFakeDeviceName = "rlscope fake CUDA device (no GPU)";
+int g_module_storage;
+
+// A call with nothing to do but its callbacks.
+template <typename Params>
+cudaError_t CallbacksOnly(CUpti_CallbackId cbid, const char* function, const Params& params) {
+  EnsureInjected();
+  cudaError_t result = cudaSuccess;
+  ApiCall call(CUPTI_CB_DOMAIN_RUNTIME_API, cbid, function, &params, &result);
+  call.Exit(nullptr);
+  return result;
+}
+
+}  // namespace
+
+extern "C" RLSCOPE_FAKE_EXPORT cudaError_t cudaRuntimeGetVersion(int* version) {
+  if (version == nullptr) return cudaErrorInvalidValue;
+  *version = CUDART_VERSION;
+  return cudaSuccess;
+}
+
+extern "C" RLSCOPE_FAKE_EXPORT cudaError_t cudaDriverGetVersion(int* version) {
+  if (version == nullptr) return cudaErrorInvalidValue;
+  *version = CUDA_VERSION;
+  return cudaSuccess;
+}
+
+extern "C" RLSCOPE_FAKE_EXPORT cudaError_t cudaGetDeviceCount(int* count) {
+  if (count == nullptr) return cudaErrorInvalidValue;
+  *count = 1;
+  return cudaSuccess;
+}
+
+extern "C" RLSCOPE_FAKE_EXPORT cudaError_t cudaSetDevice(int device) {
+  EnsureInjected();  // As the real one initialises the device (and the driver, cuInit).
+  return device == 0 ? cudaSuccess : cudaErrorInvalidDevice;
+}
+
+extern "C" RLSCOPE_FAKE_EXPORT cudaError_t cudaGetDeviceProperties(cudaDeviceProp* properties, int device) {
+  if (properties == nullptr) return cudaErrorInvalidValue;
+  if (device != 0) return cudaErrorInvalidDevice;
+  *properties = cudaDeviceProp{};
+  snprintf(properties->name, sizeof(properties->name), "%s", kFakeDeviceName);
+  return cudaSuccess;
+}
+
+extern "C" RLSCOPE_FAKE_EXPORT const char* cudaGetErrorString(cudaError_t error) {
+  return error == cudaSuccess ? "no error" : "error (fake libcudart.so.13)";
+}
+
+extern "C" RLSCOPE_FAKE_EXPORT cudaError_t cudaGetDevice(int* device) {
+  if (device == nullptr) return cudaErrorInvalidValue;
+  *device = 0;
+  return CallbacksOnly(CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020, "cudaGetDevice",
+                       cudaGetDevice_v3020_params{device});
+}
+
+extern "C" RLSCOPE_FAKE_EXPORT cudaError_t cudaEventCreateWithFlags(cudaEvent_t* event, unsigned int) {
+  if (event == nullptr) return cudaErrorInvalidValue;
+  FakeAllocate(reinterpret_cast<void**>(event));
+  return cudaSuccess;
+}
+
+extern "C" RLSCOPE_FAKE_EXPORT cudaError_t cudaEventDestroy(cudaEvent_t) { return cudaSuccess; }
+
+extern "C" RLSCOPE_FAKE_EXPORT cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream) {
+  if (event == nullptr) return cudaErrorInvalidResourceHandle;
+  return CallbacksOnly(CUPTI_RUNTIME_TRACE_CBID_cudaEventRecord_v3020, "cudaEventRecord",
+                       cudaEventRecord_v3020_params{event, stream});
+}
+
+extern "C" RLSCOPE_FAKE_EXPORT CUresult cuModuleLoadData(CUmodule* module, const void* image) {
+  if (module == nullptr || image == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  *module = reinterpret_cast<CUmodule>(&g_module_storage);
+  return CUDA_SUCCESS;
+}
+
+extern "C" RLSCOPE_FAKE_EXPORT CUresult cuModuleGetFunction(CUfunction* function, CUmodule module, const char* name) {
+  if (function == nullptr || module == nullptr || name == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  *function = reinterpret_cast<CUfunction>(&g_function_storage);
+  return CUDA_SUCCESS;
+}
+
+extern "C" RLSCOPE_FAKE_EXPORT CUresult cuLaunchKernel(CUfunction function, unsigned int grid_x, unsigned int grid_y,
+                                                       unsigned int grid_z, unsigned int block_x, unsigned int block_y,
+                                                       unsigned int block_z, unsigned int shared_bytes, CUstream stream,
+                                                       void** args, void** extra) {
+  if (function == nullptr) return CUDA_ERROR_INVALID_HANDLE;
+  EnsureInjected();
+  LaunchShape shape;
+  shape.grid = dim3(grid_x, grid_y, grid_z);
+  shape.block = dim3(block_x, block_y, block_z);
+  shape.shared_bytes = shared_bytes;
+  shape.stream = reinterpret_cast<cudaStream_t>(stream);
+  shape.args = args;
+  DriverLaunch(function, shape, "fake_kernel", NominalNs("Launch"), kKernelNs);
+  return CUDA_SUCCESS;
+}
