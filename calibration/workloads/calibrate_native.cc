@@ -1,0 +1,200 @@
+// rlscope-calibrate-native: the native micro-workloads `rlscope calibrate`
+// runs with and without profiling to price simulator trampolines and NVTX
+// ranges (README.md next to this file).
+//
+//   rlscope-calibrate-native --case NAME --iterations N [--burst B [--pause-ms P]]
+//                                                         time N iterations, print one JSON line
+//   rlscope-calibrate-native --list                       the cases this build can run
+//
+// Cases:
+//   trampoline         rlscope_calibrate_step() of librlscope_calibrate_sim.so,
+//                      through this program's PLT: 1 hooked call per iteration
+//   trampoline_nested  rlscope_calibrate_outer(), which calls back into this
+//                      program, which calls rlscope_calibrate_inner() through
+//                      its PLT: 2 hooked calls per iteration, the second one
+//                      nested in the first (rlscope records only the outer)
+//   nvtx_range         nvtxRangePushA + nvtxRangePop (2 events per iteration)
+//   process            nothing (--iterations 0): process start and exit are
+//                      measured from outside
+// The trampoline cases are hooked only when rlscope runs with
+// --sim '*librlscope_calibrate_sim*:rlscope_calibrate_*'.
+//
+// --burst B runs the iterations in bursts of B, each after an untimed pause
+// of P ms (default 25, longer than the flusher's 20 ms period), and times
+// only the bursts: at millions of events a second rlscope's per-thread ring
+// fills and drops events, a cheaper path than recording them; bursts that
+// fit in half the ring (16384 records) keep every event on the recording
+// path.
+#include <algorithm>
+#include <cerrno>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#if RLSCOPE_CALIBRATE_NVTX
+#include <nvtx3/nvToolsExt.h>
+#endif
+
+// librlscope_calibrate_sim.so (calibrate_sim.cc).
+extern "C" int rlscope_calibrate_step(int x);
+extern "C" int rlscope_calibrate_outer(int (*callback)(int), int x);
+extern "C" int rlscope_calibrate_inner(int x);
+
+namespace {
+
+constexpr const char* kUsage =
+    "usage: rlscope-calibrate-native --case NAME --iterations N [--burst B [--pause-ms P]] | --list\n"
+    "Times N iterations of one hooked call (after a short untimed warm-up) and prints\n"
+    "{\"case\", \"iterations\", \"elapsed_ns\", \"events_per_iteration\", ...} as one JSON line.\n"
+    "--burst B: in bursts of B iterations, P ms apart (default 25), only the bursts timed.\n";
+
+int64_t NowNs() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return int64_t{ts.tv_sec} * 1000000000 + ts.tv_nsec;
+}
+
+// Results feed this, so no call can be dropped as unused.
+volatile int g_sink;
+
+// The program's side of trampoline_nested: its call goes through this
+// program's PLT/GOT, which rlscope patches (the simulator library's is not).
+int CallInner(int x) { return rlscope_calibrate_inner(x); }
+
+enum class CaseId { kTrampoline, kTrampolineNested, kNvtxRange, kProcess };
+
+struct Case {
+  CaseId id;
+  const char* name;
+  int events_per_iteration;
+  const char* extra;  // More JSON fields, or "".
+};
+
+const std::vector<Case>& Cases() {
+  static const std::vector<Case> cases = {
+      {CaseId::kTrampoline, "trampoline", 1, ", \"function\": \"rlscope_calibrate_step\""},
+      // "nested": hooked calls per iteration made inside another (not recorded).
+      {CaseId::kTrampolineNested, "trampoline_nested", 2,
+       ", \"nested\": 1, \"function\": \"rlscope_calibrate_outer\", \"nested_function\": \"rlscope_calibrate_inner\""},
+#if RLSCOPE_CALIBRATE_NVTX
+      {CaseId::kNvtxRange, "nvtx_range", 2, ", \"range\": \"rlscope-calibrate\""},
+#endif
+      {CaseId::kProcess, "process", 0, ""},
+  };
+  return cases;
+}
+
+void Loop(CaseId id, int64_t iterations) {
+  int sink = 0;
+  switch (id) {
+    case CaseId::kTrampoline:
+      for (int64_t i = 0; i < iterations; ++i) sink += rlscope_calibrate_step(static_cast<int>(i));
+      break;
+    case CaseId::kTrampolineNested:
+      for (int64_t i = 0; i < iterations; ++i) sink += rlscope_calibrate_outer(&CallInner, static_cast<int>(i));
+      break;
+    case CaseId::kNvtxRange:
+#if RLSCOPE_CALIBRATE_NVTX
+      for (int64_t i = 0; i < iterations; ++i) {
+        sink += nvtxRangePushA("rlscope-calibrate");
+        sink += nvtxRangePop();
+      }
+#endif
+      break;
+    case CaseId::kProcess:
+      break;
+  }
+  g_sink = sink;
+}
+
+// All `iterations` of `id`: at once, or in bursts of `burst` after untimed
+// pauses. Returns the time inside the bursts; counts them in *bursts.
+int64_t TimedLoop(CaseId id, int64_t iterations, int64_t burst, int64_t pause_ms, int64_t* bursts) {
+  int64_t elapsed = 0;
+  for (int64_t done = 0; done < iterations;) {
+    const int64_t n = burst > 0 ? std::min(burst, iterations - done) : iterations - done;
+    if (burst > 0) {
+      const timespec pause{pause_ms / 1000, (pause_ms % 1000) * 1000000L};
+      nanosleep(&pause, nullptr);
+    }
+    const int64_t begin = NowNs();
+    Loop(id, n);
+    elapsed += NowNs() - begin;
+    done += n;
+    ++*bursts;
+  }
+  return elapsed;
+}
+
+int Usage(const std::string& problem) {
+  fprintf(stderr, "rlscope-calibrate-native: %s\n%s", problem.c_str(), kUsage);
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string case_name;
+  int64_t iterations = -1;
+  bool list = false;
+  int64_t burst = 0;
+  int64_t pause_ms = 25;
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    if (arg == "--list") {
+      list = true;
+    } else if (arg == "--case" && i + 1 < argc) {
+      case_name = argv[++i];
+    } else if (arg == "--iterations" && i + 1 < argc) {
+      char* end = nullptr;
+      errno = 0;
+      iterations = strtoll(argv[++i], &end, 10);
+      if (errno != 0 || *end != '\0' || iterations < 0) return Usage("--iterations wants a count >= 0");
+    } else if ((arg == "--burst" || arg == "--pause-ms") && i + 1 < argc) {
+      char* end = nullptr;
+      errno = 0;
+      const int64_t value = strtoll(argv[++i], &end, 10);
+      if (errno != 0 || *end != '\0' || value < 0 || value > 1000000000) {
+        return Usage(std::string(arg) + " wants a count >= 0");
+      }
+      (arg == "--burst" ? burst : pause_ms) = value;
+    } else if (arg == "-h" || arg == "--help") {
+      fputs(kUsage, stdout);
+      return 0;
+    } else {
+      return Usage("unexpected argument '" + std::string(arg) + "'");
+    }
+  }
+  if (list == !case_name.empty()) return Usage("give one of --case, --list");
+  if (list) {
+    for (const Case& c : Cases()) printf("%s\n", c.name);
+    return 0;
+  }
+  const Case* selected = nullptr;
+  for (const Case& c : Cases()) {
+    if (case_name == c.name) selected = &c;
+  }
+  if (selected == nullptr) return Usage("unknown case '" + case_name + "'");
+  if (iterations < 0) return Usage("--case needs --iterations N");
+  if (selected->id == CaseId::kProcess && iterations != 0) return Usage("case process takes --iterations 0");
+
+  const int64_t warmup = std::min<int64_t>(iterations / 10, 10000);
+  int64_t bursts = 0;
+  TimedLoop(selected->id, warmup, burst, pause_ms, &bursts);
+  bursts = 0;
+  const int64_t elapsed = TimedLoop(selected->id, iterations, burst, pause_ms, &bursts);
+  std::string burst_fields;
+  if (burst > 0) {
+    burst_fields = ", \"burst\": " + std::to_string(burst) + ", \"bursts\": " + std::to_string(bursts) +
+                   ", \"pause_ms\": " + std::to_string(pause_ms);
+  }
+  printf("{\"case\": \"%s\", \"iterations\": %lld, \"elapsed_ns\": %lld, \"events_per_iteration\": %d, "
+         "\"warmup_iterations\": %lld%s%s}\n",
+         selected->name, static_cast<long long>(iterations), static_cast<long long>(elapsed),
+         selected->events_per_iteration, static_cast<long long>(warmup), burst_fields.c_str(), selected->extra);
+  return 0;
+}

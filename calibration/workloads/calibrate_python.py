@@ -1,0 +1,203 @@
+#!/usr/bin/env python3
+"""rlscope's Python micro-workloads for `rlscope calibrate`: each case makes
+one kind of call in a timed loop, run with and without profiling to price
+what rlscope's Python hook does for it (README.md next to this file).
+Standard library only; CPython 3.11 and 3.12.
+
+  calibrate_python.py --case NAME --iterations N [--burst B [--pause-ms P]]
+                                                   time N iterations, print one JSON line
+  calibrate_python.py --list                       the cases this interpreter can run
+
+Cases (the hook is the C-level profile function of preload/python_hook.cc):
+  python_time        plain bytecode, no calls: no event at all, but the
+                     interpreter runs slower while a profile function is set
+                     (priced as a ratio of the loop's time; every other loop
+                     pays it too)
+  python_call        a trivial Python function: call + return, nothing recorded
+  python_builtin     len(), which lives inside the interpreter: the hook sees
+                     the C call, checks where it lives, records nothing
+  python_transition  a C function of an extension module in its own shared
+                     object: one Python->native transition recorded
+  python_operation   a Python function named rlscope_calibrate_operation,
+                     which calibrate.rules (`rlscope run --rules`) makes an
+                     operation: a push and a pop recorded
+  process            nothing (--iterations 0): interpreter start-up (with
+                     rlscope's sitecustomize) and exit, measured from outside
+
+Each loop runs in a function of its own (loop_<case>), so a trace can tell
+its events from the rest of the process's.
+
+--burst B runs the iterations in bursts of B, each after an untimed pause of
+P ms (default 25, longer than the flusher's 20 ms period), and times only the
+bursts, so that rlscope's per-thread event ring never fills (a full ring
+drops events, a cheaper path than recording them).
+"""
+import argparse
+import importlib
+import json
+import sys
+import time
+
+# The transition's callee: the first of these whose module is a shared object
+# of its own (Debian and Ubuntu build some into the interpreter, python.org
+# builds few). (module, function, argument)
+TRANSITION_CANDIDATES = (
+    ("_json", "encode_basestring_ascii", ""),
+    ("resource", "getpagesize", None),
+    ("zlib", "crc32", b""),
+    ("binascii", "crc32", b""),
+    ("math", "fabs", 1.0),
+)
+
+
+def rlscope_calibrate_call():
+    return None
+
+
+def rlscope_calibrate_operation():
+    """Matched by calibrate.rules (`operation calibrate rlscope_calibrate_operation`)."""
+    return None
+
+
+def loop_python_time(n):
+    total = 0
+    items = (1, 2, 3)
+    for i in range(n):  # Loads, stores, arithmetic, a branch, a subscript; no call.
+        total += i & 7
+        if total > 1000000:
+            total -= 1000000
+        total += items[i % 3]
+    return total
+
+
+def loop_python_call(n):
+    f = rlscope_calibrate_call
+    for _ in range(n):
+        f()
+
+
+def loop_python_builtin(n):
+    f = len
+    x = ()
+    for _ in range(n):
+        f(x)
+
+
+def loop_python_transition_noargs(n, f):
+    for _ in range(n):
+        f()
+
+
+def loop_python_transition(n, f, argument):
+    for _ in range(n):
+        f(argument)
+
+
+def loop_python_operation(n):
+    f = rlscope_calibrate_operation
+    for _ in range(n):
+        f()
+
+
+def transition_callee():
+    """(fields, loop, None) for the first usable candidate, else (None, None, why not)."""
+    tried = []
+    for module_name, function_name, argument in TRANSITION_CANDIDATES:
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError:
+            tried.append(f"{module_name}: not importable")
+            continue
+        path = getattr(module, "__file__", None) or ""
+        function = getattr(module, function_name, None)
+        if not path.endswith(".so"):
+            tried.append(f"{module_name}: built into the interpreter")
+            continue
+        if type(function).__name__ != "builtin_function_or_method":
+            tried.append(f"{module_name}.{function_name}: not a C function")
+            continue
+        fields = {"callee": f"{module_name}.{function_name}", "callee_file": path}
+        if argument is None:
+            return fields, lambda n: loop_python_transition_noargs(n, function), None
+        return fields, lambda n: loop_python_transition(n, function, argument), None
+    return None, None, "no extension module in a shared object of its own: " + "; ".join(tried)
+
+
+def cases():
+    """({name: (loop, events_per_iteration, extra fields)}, why python_transition is missing or None)."""
+    found = {
+        "python_time": (loop_python_time, 0, {}),
+        "python_call": (loop_python_call, 1, {"python_calls_per_iteration": 1}),
+        "python_builtin": (loop_python_builtin, 1, {"callee": "len"}),
+        "python_operation": (loop_python_operation, 2,
+                             {"python_calls_per_iteration": 1, "function": "rlscope_calibrate_operation"}),
+        "process": (None, 0, {}),
+    }
+    fields, loop, problem = transition_callee()
+    if fields is not None:
+        found["python_transition"] = (loop, 1, fields)
+    return found, problem
+
+
+def timed_loop(loop, n, burst, pause_ms):
+    """All n iterations, at once or in bursts after untimed pauses: (ns inside the bursts, bursts)."""
+    elapsed, bursts, done = 0, 0, 0
+    while done < n:
+        count = min(burst, n - done) if burst > 0 else n - done
+        if burst > 0:
+            time.sleep(pause_ms / 1000)
+        begin = time.perf_counter_ns()  # CLOCK_MONOTONIC on Linux.
+        loop(count)
+        elapsed += time.perf_counter_ns() - begin
+        done += count
+        bursts += 1
+    return elapsed, bursts
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--case")
+    parser.add_argument("--iterations", type=int)
+    parser.add_argument("--list", action="store_true")
+    parser.add_argument("--burst", type=int, default=0, help="iterations per timed burst (0: all at once)")
+    parser.add_argument("--pause-ms", type=int, default=25, help="untimed pause before each burst")
+    args = parser.parse_args()
+    if args.list == (args.case is not None):
+        parser.error("give one of --case, --list")
+    available, transition_problem = cases()
+    if args.list:
+        for name in ("python_time", "python_call", "python_builtin", "python_transition", "python_operation",
+                     "process"):
+            if name in available:
+                print(name)
+        return 0
+    if args.case == "python_transition" and transition_problem is not None:
+        print(f"calibrate_python.py: case python_transition: {transition_problem}", file=sys.stderr)
+        return 1
+    if args.case not in available:
+        parser.error(f"unknown case '{args.case}'")
+    if args.iterations is None or args.iterations < 0:
+        parser.error("--case needs --iterations N (N >= 0)")
+    loop, events, extra = available[args.case]
+    if loop is None and args.iterations != 0:
+        parser.error("case process takes --iterations 0")
+    if args.burst < 0 or args.pause_ms < 0:
+        parser.error("--burst and --pause-ms want counts >= 0")
+
+    n = args.iterations
+    warmup = min(n // 10, 10000)
+    elapsed, bursts = 0, 0
+    if loop is not None:
+        timed_loop(loop, warmup, args.burst, args.pause_ms)
+        elapsed, bursts = timed_loop(loop, n, args.burst, args.pause_ms)
+    line = {"case": args.case, "iterations": n, "elapsed_ns": elapsed, "events_per_iteration": events,
+            "warmup_iterations": warmup, "python": sys.version.split()[0]}
+    if args.burst > 0:
+        line.update(burst=args.burst, bursts=bursts, pause_ms=args.pause_ms)
+    line.update(extra)
+    print(json.dumps(line))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
