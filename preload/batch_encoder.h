@@ -45,12 +45,17 @@ class BatchEncoder {
   void AddModule(std::string_view path, uint64_t begin, uint64_t end, uint64_t load_bias);
   // AddThreadEvents adds `count` events of thread (`tid`, `instance`),
   // written in place by fill(wire::Event* slots) (no intermediate copy).
+  // `overhead`: the thread's unrecorded hook work since its previous
+  // ThreadEvents (may be empty).
   template <typename FillFn>
-  void AddThreadEvents(uint32_t tid, uint64_t instance, uint32_t count, uint64_t dropped, FillFn fill) {
+  void AddThreadEvents(uint32_t tid, uint64_t instance, uint32_t count, uint64_t dropped,
+                       std::span<const wire::HookOverhead> overhead, FillFn fill) {
     wire::Event* slots = nullptr;
     auto events = builder_.CreateUninitializedVectorOfStructs<wire::Event>(count, &slots);
     fill(slots);  // Before the next builder call: growing the builder moves its bytes.
-    threads_.push_back(wire::CreateThreadEvents(builder_, tid, events, dropped, instance));
+    flatbuffers::Offset<flatbuffers::Vector<const wire::HookOverhead*>> overhead_vector;
+    if (!overhead.empty()) overhead_vector = builder_.CreateVectorOfStructs(overhead.data(), overhead.size());
+    threads_.push_back(wire::CreateThreadEvents(builder_, tid, events, dropped, instance, overhead_vector));
     batch_events_ += count;
   }
   // AddGpuActivities: GPU records and the count of lost ones (once per

@@ -275,9 +275,16 @@ void FlushGpuActivity(bool final) {
   if (g_state.load(std::memory_order_acquire) != CaptureState::kActive || getpid() != g_capture_pid) return;
   std::lock_guard<std::mutex> lock(g_control_mutex);
   if (g_state.load(std::memory_order_acquire) != CaptureState::kActive) return;
+  const uint64_t begin = NowTicks();
   g_cupti.ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   g_last_flush_ns = MonotonicNs();
-  if (final) g_state.store(CaptureState::kFinished, std::memory_order_release);
+  if (final) {
+    g_state.store(CaptureState::kFinished, std::memory_order_release);
+    // At exit or exec the program's own thread waits for it: rlscope's time.
+    if (g_recording && !t_state.untraced) {
+      Record(rlscope::wire::EventKind::kProfilerOverhead, StringTable::Intern("CUPTI final flush"), begin, NowTicks());
+    }
+  }
 }
 
 void MaybeFlushGpuActivity() {

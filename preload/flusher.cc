@@ -181,7 +181,18 @@ void Flusher::FlushOnce() {
       buffer->name_sent_instance = instance;
       buffer->name_sent_id = name_id;
     }
-    while (read < write || dropped > 0) {
+    // Unrecorded hook work since the last batch, sent with the thread's
+    // first ThreadEvents of this batch (alone if it recorded nothing).
+    wire::HookOverhead overhead[wire::kOverheadKindCount];
+    size_t overhead_kinds = 0;
+    for (int k = 1; k < wire::kOverheadKindCount; ++k) {
+      const ThreadBuffer::OverheadDelta delta = buffer->TakeOverhead(static_cast<wire::OverheadKind>(k));
+      if (delta.count == 0 && delta.ticks == 0) continue;
+      const auto self_ns = static_cast<uint64_t>(static_cast<double>(delta.ticks) * clock_.ns_per_tick());
+      overhead[overhead_kinds++] = wire::HookOverhead(delta.count, self_ns, static_cast<uint16_t>(k));
+    }
+    bool overhead_pending = overhead_kinds > 0;
+    while (read < write || dropped > 0 || overhead_pending) {
       const uint64_t room = kMaxEventsPerFrame - std::min<uint64_t>(encoder_.batch_events(), kMaxEventsPerFrame);
       const uint32_t count = static_cast<uint32_t>(std::min<uint64_t>(write - read, room));
       if (gave_up_) {
@@ -190,7 +201,9 @@ void Flusher::FlushOnce() {
         break;
       }
       const uint64_t first = read;
-      encoder_.AddThreadEvents(tid, instance, count, dropped, [&](wire::Event* out) {
+      const std::span<const wire::HookOverhead> overhead_now(overhead, overhead_pending ? overhead_kinds : 0);
+      overhead_pending = false;
+      encoder_.AddThreadEvents(tid, instance, count, dropped, overhead_now, [&](wire::Event* out) {
         for (uint32_t i = 0; i < count; ++i) {
           const EventRecord& r = buffer->At(first + i);
           // Stack frame records carry addresses where times usually go.

@@ -94,7 +94,8 @@ bool MaybeSampleNativeStack(uint64_t now_ticks) {
     frames[kept++] = address;
   }
   if (kept == 0) return true;
-  Record(wire::EventKind::kNativeStack, static_cast<uint32_t>(kept), now_ticks, now_ticks, frames[0]);
+  // end: when sampling was done, so the correction can remove its cost.
+  Record(wire::EventKind::kNativeStack, static_cast<uint32_t>(kept), now_ticks, NowTicks(), frames[0]);
   for (int i = 1; i < kept; i += 3) {
     Record(wire::EventKind::kNativeStackFrames, 0, frames[i], i + 1 < kept ? frames[i + 1] : 0,
            i + 2 < kept ? frames[i + 2] : 0);

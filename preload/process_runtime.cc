@@ -159,6 +159,7 @@ void ResumeAfterFailedExec() {
 
 ThreadBuffer* RegisterCurrentThread() {
   if (!g_recording || t_state.untraced) return nullptr;
+  const uint64_t setup_begin = NowTicks();
   ThreadBuffer* buffer = ThreadRegistry::Claim(CurrentTid());
   if (buffer == nullptr) {
     t_state.untraced = true;  // Out of memory for buffers: this thread stays untraced.
@@ -170,6 +171,7 @@ ThreadBuffer* RegisterCurrentThread() {
   pthread_setspecific(g_thread_key, buffer);
   const uint64_t born = t_state.born_ticks != 0 ? t_state.born_ticks : NowTicks();
   buffer->Append(EventRecord{born, born, 0, wire::EventKind::kThreadBegin, 0, 0});
+  buffer->CountOverhead(wire::OverheadKind::kThreadSetup, NowTicks() - setup_begin);
   return buffer;
 }
 

@@ -31,6 +31,7 @@
 #include <string>
 
 #include "code_range.h"
+#include "gpu_activity_queue.h"
 #include "raw_log.h"
 #include "recorder.h"
 #include "rule_file.h"
@@ -287,6 +288,8 @@ void FreeCodeInfo(void* info) { free(info); }
 
 // LookUpCode: the frame's code object's info, computed once per code object
 // (attribute reads, interning, rule matching) and kept in its co_extra.
+CodeInfo* SetUpCode(PyObject* code);
+
 CodeInfo* LookUpCode(PyFrameObject* frame) {
   PyObject* code = CodeOf(frame);
   void* extra = nullptr;
@@ -294,6 +297,17 @@ CodeInfo* LookUpCode(PyFrameObject* frame) {
     return static_cast<CodeInfo*>(extra);
   }
   g_api.err_clear();
+  // First sight of this code object: slow (attribute lookups, interning,
+  // rule matching), so it times itself for the correction.
+  const uint64_t begin = NowTicks();
+  CodeInfo* info = SetUpCode(code);
+  if (ThreadBuffer* buffer = t_state.buffer; buffer != nullptr) {
+    buffer->CountOverhead(wire::OverheadKind::kCodeSetup, NowTicks() - begin);
+  }
+  return info;
+}
+
+CodeInfo* SetUpCode(PyObject* code) {
   auto* info = static_cast<CodeInfo*>(calloc(1, sizeof(CodeInfo)));
   if (info == nullptr) return nullptr;
   const std::string qualname = StringAttribute(code, "co_qualname");
@@ -317,6 +331,14 @@ bool SuppressedByOpenOperation(const PythonThread* thread, const CompiledRule& r
     }
   }
   return false;
+}
+
+// CountUnrecorded: a profile event that leaves no record still costs the
+// program the hook's dispatch; counted for the correction. (A Python call
+// that opens an operation is counted here too: its push/pop records cost
+// extra, calibrated separately.)
+inline void CountUnrecorded(wire::OverheadKind kind) {
+  if (ThreadBuffer* buffer = t_state.buffer; __builtin_expect(buffer != nullptr, 1)) buffer->CountOverhead(kind);
 }
 
 void OnCall(PythonThread* thread, PyFrameObject* frame) {
@@ -370,7 +392,10 @@ uint16_t LineOf(CodeInfo* code, PyFrameObject* frame) {
 
 void OnNativeCall(PythonThread* thread, PyFrameObject* frame, PyObject* callable) {
   const uintptr_t function = NativeFunctionOf(callable);
-  if (function == 0 || InsideInterpreter(function)) return;
+  if (function == 0 || InsideInterpreter(function)) {
+    CountUnrecorded(wire::OverheadKind::kPythonBuiltin);
+    return;
+  }
   if (thread->call_depth < kMaxDepth) {
     CodeInfo* code = LookUpCode(frame);
     const uint32_t code_id = code != nullptr ? code->code_id : 0;
@@ -401,6 +426,7 @@ int ProfileHook(PyObject*, PyFrameObject* frame, int what, PyObject* arg) {
   if (thread == nullptr) return 0;
   switch (what) {
     case kTraceCall:
+      CountUnrecorded(wire::OverheadKind::kPythonCall);
       OnCall(thread, frame);
       break;
     case kTraceReturn:
@@ -537,9 +563,23 @@ void LoadRules() {
 
 bool ThreadRunsPython() { return t_python != nullptr; }
 
+// PostPythonVersion: tells the report which interpreter ran (its
+// calibrated Python costs are per MAJOR.MINOR version), once per process.
+void PostPythonVersion() {
+  using VersionFunction = const char* (*)();
+  auto version = reinterpret_cast<VersionFunction>(dlsym(RTLD_DEFAULT, "Py_GetVersion"));
+  const char* text = version != nullptr ? version() : nullptr;
+  if (text == nullptr) return;
+  // "3.11.2 (main, ...) [GCC ...]": the version is the first word.
+  const char* space = strchr(text, ' ');
+  const size_t length = space != nullptr ? static_cast<size_t>(space - text) : strlen(text);
+  CaptureNotices::Post("python", "captured", std::string_view(text, length));
+}
+
 int AttachPythonAllThreads(const char* name) {
   if (!g_recording || !ResolvePythonApi()) return 0;
   LoadRules();
+  PostPythonVersion();
   t_installing_hook = true;
   if (g_api.set_profile_all_threads != nullptr) {
     g_api.set_profile_all_threads(&ProfileHook, nullptr);  // 3.12+

@@ -54,11 +54,21 @@ inline void RecordInstant(wire::EventKind kind, uint32_t name_id, uint64_t paylo
   Record(kind, name_id, now, now, payload, flags);
 }
 
+// CountNestedHook: a hook entered inside another records nothing but still
+// costs its guard; counted for the correction.
+inline void CountNestedHook() {
+  if (ThreadBuffer* buffer = t_state.buffer; buffer != nullptr) buffer->CountOverhead(wire::OverheadKind::kNestedHook);
+}
+
 // HookScope: the re-entry guard. A hook records only when it is the
 // outermost hook on its thread and recording is on.
 class HookScope {
  public:
-  HookScope() : outermost_(t_state.hook_depth++ == 0 && g_recording && !t_state.untraced) {}
+  HookScope() {
+    const int depth = t_state.hook_depth++;
+    outermost_ = depth == 0 && g_recording && !t_state.untraced;
+    if (depth != 0) CountNestedHook();
+  }
   ~HookScope() { --t_state.hook_depth; }
   HookScope(const HookScope&) = delete;
   HookScope& operator=(const HookScope&) = delete;

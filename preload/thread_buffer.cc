@@ -57,6 +57,10 @@ void ThreadRegistry::ResetAfterFork(ThreadBuffer* survivor, uint32_t child_tid) 
     // Forget the parent's pending records and drop counts.
     b->read_index_.store(b->write_index_.load(std::memory_order_relaxed), std::memory_order_relaxed);
     b->dropped_reported_ = b->dropped_.load(std::memory_order_relaxed);
+    for (int k = 0; k < wire::kOverheadKindCount; ++k) {
+      b->overhead_count_sent_[k] = b->overhead_count_[k].load(std::memory_order_relaxed);
+      b->overhead_ticks_sent_[k] = b->overhead_ticks_[k].load(std::memory_order_relaxed);
+    }
     b->name_sent_instance = 0;  // The child's flusher sends every name anew.
     b->name_sent_id = 0;
     // A buffer caught mid-claim by the fork belongs to a thread that is gone.

@@ -17,6 +17,7 @@
 
 #include "event_record.h"
 #include "flush_signal.h"
+#include "tick_clock.h"
 
 namespace rlscope::preload {
 
@@ -41,8 +42,38 @@ class ThreadBuffer {
     }
     records_[write & (kCapacity - 1)] = record;
     write_index_.store(write + 1, std::memory_order_release);
-    // Half full: wake the flusher now rather than at its next tick.
-    if (__builtin_expect(used + 1 == kCapacity / 2, 0)) FlushSignal::Request();
+    // Half full: wake the flusher now rather than at its next tick (a
+    // syscall: timed, so the correction can remove it).
+    if (__builtin_expect(used + 1 == kCapacity / 2, 0)) {
+      const uint64_t begin = NowTicks();
+      FlushSignal::Request();
+      CountOverhead(wire::OverheadKind::kFlusherWake, NowTicks() - begin);
+    }
+  }
+
+  // CountOverhead: producer side, hook work that leaves no event of its
+  // own (wire::OverheadKind); `ticks` for the kinds that time themselves.
+  inline void CountOverhead(wire::OverheadKind kind, uint64_t ticks = 0) {
+    const auto k = static_cast<size_t>(kind);
+    overhead_count_[k].store(overhead_count_[k].load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    if (ticks != 0) {
+      overhead_ticks_[k].store(overhead_ticks_[k].load(std::memory_order_relaxed) + ticks, std::memory_order_relaxed);
+    }
+  }
+  // TakeOverhead: consumer side, the count and ticks of `kind` since the
+  // last call.
+  struct OverheadDelta {
+    uint64_t count;
+    uint64_t ticks;
+  };
+  OverheadDelta TakeOverhead(wire::OverheadKind kind) {
+    const auto k = static_cast<size_t>(kind);
+    const uint64_t count = overhead_count_[k].load(std::memory_order_relaxed);
+    const uint64_t ticks = overhead_ticks_[k].load(std::memory_order_relaxed);
+    const OverheadDelta delta{count - overhead_count_sent_[k], ticks - overhead_ticks_sent_[k]};
+    overhead_count_sent_[k] = count;
+    overhead_ticks_sent_[k] = ticks;
+    return delta;
   }
 
   // Consumer side: records [read, write) are readable until Consume(n).
@@ -88,6 +119,11 @@ class ThreadBuffer {
   std::atomic<uint32_t> name_id_{0};
   std::atomic<State> state_{kFree};
   ThreadBuffer* next_ = nullptr;   // Immutable once published in the registry.
+  // Producer-written totals (CountOverhead); the consumer's last-sent copy.
+  alignas(64) std::atomic<uint64_t> overhead_count_[wire::kOverheadKindCount] = {};
+  std::atomic<uint64_t> overhead_ticks_[wire::kOverheadKindCount] = {};
+  uint64_t overhead_count_sent_[wire::kOverheadKindCount] = {};
+  uint64_t overhead_ticks_sent_[wire::kOverheadKindCount] = {};
   alignas(64) EventRecord records_[kCapacity];
 };
 

@@ -191,6 +191,7 @@ extern "C" __attribute__((visibility("hidden"))) ShadowEntry* rlscope_trampoline
   }
   std::atomic_signal_fence(std::memory_order_seq_cst);
   stack.busy = false;
+  if (entry == nullptr) CountNestedHook();
   if (entry != nullptr) {
     MaybeSampleNativeStack(NowTicks());  // Before the interval starts: not counted in it.
     entry->begin_ticks = NowTicks();  // Last: as close to the real call as we get.

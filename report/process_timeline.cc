@@ -63,6 +63,9 @@ void MergeExecChain(ProcessTimeline& earlier, ProcessTimeline&& later) {
                                     thread.inferred_operations.end());
     into.cpu_events.insert(into.cpu_events.end(), thread.cpu_events.begin(), thread.cpu_events.end());
     into.native_calls.insert(into.native_calls.end(), thread.native_calls.begin(), thread.native_calls.end());
+    into.overhead_sites.insert(into.overhead_sites.end(), thread.overhead_sites.begin(), thread.overhead_sites.end());
+    into.overhead_windows.insert(into.overhead_windows.end(), thread.overhead_windows.begin(),
+                                 thread.overhead_windows.end());
     for (const auto& [label, count] : thread.operation_instances) into.operation_instances[label] += count;
     into.events += thread.events;
     into.dropped += thread.dropped;

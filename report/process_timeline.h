@@ -69,6 +69,37 @@ struct CaptureNotice {
   std::string message;
 };
 
+// Where rlscope's own work cost a thread time, for the overhead
+// correction (overhead_correction.h). Each site is one recorded event whose
+// hook costs a calibrated amount (or, for kMeasured, timed itself).
+enum class OverheadSiteKind : uint8_t {
+  kCudaHook,          // A CUDA runtime call the libcudart hook recorded: around [begin, end].
+  kCupti,             // A call CUPTI's callback saw (api: which): inside [begin, end].
+  kPythonTransition,  // A recorded Python -> native call: around [begin, end].
+  kTrampoline,        // A hooked library call (simulator, --backend): around [begin, end].
+  kPythonOperation,   // An inferred operation's push or pop: just before begin.
+  kNvtxRange,         // An NVTX range's push or pop (start or end): just before begin.
+  kMeasured,          // Timed by rlscope itself (stack samples, CUPTI start-up): exactly [begin, end].
+};
+
+struct OverheadSite {
+  int64_t begin_ns = 0;
+  int64_t end_ns = 0;
+  OverheadSiteKind kind = OverheadSiteKind::kMeasured;
+  bool driver = false;     // kCupti: a driver API call (cu*), else runtime (cuda*).
+  int32_t api = kNoLabel;  // kCupti: NameTable label of the CUDA function.
+};
+
+// Hook work that left no event (wire::HookOverhead) within one batch's
+// window: the correction spreads it over the thread's time there.
+struct OverheadWindow {
+  int64_t begin_ns = 0;
+  int64_t end_ns = 0;
+  uint16_t kind = 0;  // wire::OverheadKind.
+  uint64_t count = 0;
+  int64_t self_ns = 0;
+};
+
 struct ThreadTimeline {
   uint32_t tid = 0;
   uint64_t instance = 0;  // Process-unique thread serial (tids get reused).
@@ -94,6 +125,9 @@ struct ThreadTimeline {
   uint64_t cuda_api_calls = 0;
   // CUDA calls CUPTI saw, in record order (by exit time).
   std::vector<GpuLaunchPoint> gpu_launches;
+  // rlscope's own cost on this thread (overhead correction), in record order.
+  std::vector<OverheadSite> overhead_sites;
+  std::vector<OverheadWindow> overhead_windows;
 };
 
 struct ProcessTimeline {

@@ -45,6 +45,9 @@ void TimelineBuilder::AddHello(const wire::Hello& hello) {
 }
 
 void TimelineBuilder::AddBatch(const wire::Batch& batch) {
+  // The batch's window: hook work counted in it happened since the last cut.
+  window_begin_ns_ = last_flush_ns_ != INT64_MIN ? last_flush_ns_ : process_.begin_ns;
+  window_end_ns_ = batch.flushed_ns();
   last_flush_ns_ = std::max(last_flush_ns_, batch.flushed_ns());
   if (batch.strings() != nullptr) {
     for (const wire::StringDef* def : *batch.strings()) {
@@ -163,6 +166,12 @@ void TimelineBuilder::AddEvents(const wire::ThreadEvents& events) {
   ThreadTimeline& thread = process_.threads[index];
   ThreadState& state = thread_states_[index];
   thread.dropped += events.dropped();
+  if (events.overhead() != nullptr) {
+    for (const wire::HookOverhead* overhead : *events.overhead()) {
+      thread.overhead_windows.push_back({window_begin_ns_, std::max(window_end_ns_, window_begin_ns_), overhead->kind(),
+                                         overhead->count(), static_cast<int64_t>(overhead->self_ns())});
+    }
+  }
   if (events.events() == nullptr) return;
   thread.events += events.events()->size();
   for (const wire::Event* event : *events.events()) {
@@ -175,6 +184,7 @@ void TimelineBuilder::AddEvents(const wire::ThreadEvents& events) {
     switch (static_cast<wire::EventKind>(event->kind())) {
       case wire::EventKind::kCudaApi:
         thread.cpu_events.push_back({begin, end, static_cast<int32_t>(Category::kCudaApi)});
+        thread.overhead_sites.push_back({begin, end, OverheadSiteKind::kCudaHook});
         ++thread.cuda_api_calls;
         break;
       case wire::EventKind::kCuptiApi: {
@@ -188,10 +198,18 @@ void TimelineBuilder::AddEvents(const wire::ThreadEvents& events) {
         thread.gpu_launches.push_back({begin, static_cast<uint32_t>(event->payload()),
                                        (event->flags() & wire::kCuptiNested) != 0,
                                        static_cast<int32_t>(event->name_id())});
+        // CUPTI's callbacks inflate the call; a nested driver call's share
+        // is part of its runtime call's (calibrated together).
+        if ((event->flags() & wire::kCuptiNested) == 0) {
+          thread.overhead_sites.push_back({begin, end, OverheadSiteKind::kCupti,
+                                           (event->flags() & wire::kCuptiDriverApi) != 0,
+                                           static_cast<int32_t>(event->name_id())});
+        }
         break;
       }
       case wire::EventKind::kProfilerOverhead:
         thread.cpu_events.push_back({begin, end, static_cast<int32_t>(Category::kProfiler)});
+        thread.overhead_sites.push_back({begin, end, OverheadSiteKind::kMeasured});
         break;
       case wire::EventKind::kOperationPush: {
         // An instance begins unless the same operation is already open.
@@ -202,7 +220,8 @@ void TimelineBuilder::AddEvents(const wire::ThreadEvents& events) {
         }
         const auto source = static_cast<wire::OperationSource>(event->flags());
         state.open.push_back({begin, name, source == wire::OperationSource::kInferred,
-                              source == wire::OperationSource::kPythonApi ? event->payload() : 0});
+                              source == wire::OperationSource::kPythonApi ? event->payload() : 0, source});
+        AddOperationSite(thread, source, begin);
         break;
       }
       case wire::EventKind::kOperationPop: {
@@ -217,6 +236,7 @@ void TimelineBuilder::AddEvents(const wire::ThreadEvents& events) {
         if (open == state.open.end()) {
           ++unbalanced_pops_;
         } else {
+          AddOperationSite(thread, open->source, begin);
           (open->inferred ? thread.inferred_operations : thread.operations)
               .push_back({open->begin_ns, begin, static_cast<int32_t>(open->name_id)});
           state.open.erase(open);
@@ -225,6 +245,7 @@ void TimelineBuilder::AddEvents(const wire::ThreadEvents& events) {
       }
       case wire::EventKind::kPythonCall:
         state.native_calls.push_back({begin, end, event->payload(), event->name_id(), event->flags()});
+        thread.overhead_sites.push_back({begin, end, OverheadSiteKind::kPythonTransition});
         break;
       case wire::EventKind::kPythonFrame:
         thread.cpu_events.push_back({begin, end, static_cast<int32_t>(Category::kPython)});
@@ -234,14 +255,17 @@ void TimelineBuilder::AddEvents(const wire::ThreadEvents& events) {
         break;
       case wire::EventKind::kSimulatorCall:
         thread.cpu_events.push_back({begin, end, static_cast<int32_t>(Category::kSimulator)});
+        thread.overhead_sites.push_back({begin, end, OverheadSiteKind::kTrampoline});
         break;
       case wire::EventKind::kPythonHookReplaced:
         ++hook_replacements_;
         break;
       case wire::EventKind::kBackendCall:
         thread.cpu_events.push_back({begin, end, static_cast<int32_t>(Category::kBackend)});
+        thread.overhead_sites.push_back({begin, end, OverheadSiteKind::kTrampoline});
         break;
       case wire::EventKind::kNativeStack:
+        if (end > begin) thread.overhead_sites.push_back({begin, end, OverheadSiteKind::kMeasured});
         state.samples.push_back({begin, static_cast<uint32_t>(state.frames.size()), 0});
         state.frames_expected = event->name_id();
         AddStackFrames(state, {event->payload()});
@@ -254,8 +278,10 @@ void TimelineBuilder::AddEvents(const wire::ThreadEvents& events) {
       case wire::EventKind::kRangeStart:
         open_ranges_[event->payload()] = {index, begin, event->name_id()};
         ++state.instances[event->name_id()];
+        thread.overhead_sites.push_back({begin, begin, OverheadSiteKind::kNvtxRange});
         break;
       case wire::EventKind::kRangeEnd: {
+        thread.overhead_sites.push_back({begin, begin, OverheadSiteKind::kNvtxRange});
         auto it = open_ranges_.find(event->payload());
         if (it == open_ranges_.end()) {
           ++unmatched_range_ends_;
@@ -281,6 +307,16 @@ void TimelineBuilder::AddEvents(const wire::ThreadEvents& events) {
     }
   }
   last_event_ns_ = std::max(last_event_ns_, state.last_ns);
+}
+
+void TimelineBuilder::AddOperationSite(ThreadTimeline& thread, wire::OperationSource source, int64_t time_ns) {
+  // rlscope.operation() costs the program about what its own Python does;
+  // only the hook-made boundaries are rlscope's.
+  if (source == wire::OperationSource::kInferred) {
+    thread.overhead_sites.push_back({time_ns, time_ns, OverheadSiteKind::kPythonOperation});
+  } else if (source == wire::OperationSource::kNvtx) {
+    thread.overhead_sites.push_back({time_ns, time_ns, OverheadSiteKind::kNvtxRange});
+  }
 }
 
 int32_t TimelineBuilder::OperationLabel(uint32_t name_id) {
@@ -415,6 +451,9 @@ ProcessTimeline TimelineBuilder::Finish() {
   for (size_t index = 0; index < process_.threads.size(); ++index) {
     ThreadTimeline& thread = process_.threads[index];
     for (GpuLaunchPoint& launch : thread.gpu_launches) launch.api = StringLabel(static_cast<uint32_t>(launch.api));
+    for (OverheadSite& site : thread.overhead_sites) {
+      if (site.kind == OverheadSiteKind::kCupti) site.api = StringLabel(static_cast<uint32_t>(site.api));
+    }
     for (Interval& op : thread.operations) op.label = OperationLabel(static_cast<uint32_t>(op.label));
     for (Interval& op : thread.inferred_operations) op.label = OperationLabel(static_cast<uint32_t>(op.label));
     for (const auto& [name, count] : thread_states_[index].instances) {

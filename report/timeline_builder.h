@@ -45,6 +45,7 @@ class TimelineBuilder {
     uint32_t name_id;
     bool inferred;
     uint64_t token;  // rlscope.operation's; 0 for others.
+    wire::OperationSource source;
   };
   struct RawNativeCall {
     int64_t begin_ns;
@@ -87,6 +88,8 @@ class TimelineBuilder {
   // Returns its index into process_.threads and thread_states_.
   size_t Thread(uint32_t tid, uint64_t instance);
   int32_t OperationLabel(uint32_t name_id);
+  // AddOperationSite: the overhead site of an operation boundary from `source`.
+  void AddOperationSite(ThreadTimeline& thread, wire::OperationSource source, int64_t time_ns);
   std::string StringOf(uint32_t id) const;
   // StringLabel: the NameTable label of string `id`'s text, looked up once
   // per id (native calls and CUDA calls repeat a few names millions of
@@ -109,6 +112,9 @@ class TimelineBuilder {
   int64_t goodbye_ns_ = 0;
   int64_t last_event_ns_ = INT64_MIN;
   int64_t last_flush_ns_ = INT64_MIN;
+  // The current batch's window [previous cut, this cut] (OverheadWindow).
+  int64_t window_begin_ns_ = 0;
+  int64_t window_end_ns_ = 0;
   absl::flat_hash_map<uint32_t, std::string> strings_;
   std::vector<ThreadState> thread_states_;  // Parallel to process_.threads.
   absl::flat_hash_map<uint64_t, size_t> thread_index_;

@@ -68,8 +68,10 @@ enum class EventKind : uint16_t {
   // Python: sorted(key=...), torch hooks, jax tracing): Python time again,
   // innermost-wins over the enclosing kPythonCall.
   kPythonFrame = 11,
-  // Instant: a sampled native call stack of a thread that does not run
-  // Python, taken at a transition (native_stack_sampler.h). name_id: the
+  // A sampled native call stack of a thread that does not run Python,
+  // taken at a transition (native_stack_sampler.h). begin: when it was
+  // taken; end: when sampling was done (rlscope's time, which the corrected
+  // report removes; streams before issue [D] have end == begin). name_id: the
   // number of frames N; payload: the innermost return address. The other
   // N-1 addresses follow in ceil((N-1)/3) kNativeStackFrames records.
   kNativeStack = 12,
@@ -90,11 +92,28 @@ enum class EventKind : uint16_t {
   // its entry and exit; name_id: the function; payload: CUPTI's correlation
   // id (GPU activities carry it); flags: CuptiApiFlags.
   kCuptiApi = 16,
-  // CPU time rlscope itself spent in a program thread, not the program's:
-  // CUPTI's start-up inside the first CUDA call (the driver runs
-  // InitializeInjection there). name_id: what it was.
+  // CPU time rlscope itself spent in a program thread, not the program's,
+  // timed where it happened: CUPTI's start-up inside the first CUDA call
+  // (the driver runs InitializeInjection there), CUPTI's final flush at
+  // exit. name_id: what it was. The corrected report removes it.
   kProfilerOverhead = 17,
 };
+
+// HookOverhead.kind: hook work that leaves no event of its own. The
+// correction (report/overhead_correction.h) removes it from the thread's
+// timeline within the batch's window. Values are frozen.
+enum class OverheadKind : uint16_t {
+  // Counted, not timed (a timestamp pair would cost as much as the work;
+  // the per-call cost comes from `rlscope calibrate`):
+  kPythonCall = 1,      // A Python function call + return the hook saw and did not record.
+  kPythonBuiltin = 2,   // A C call into the interpreter itself (not a transition).
+  kNestedHook = 3,      // A hooked library call inside another hooked call.
+  // Timed by the hook itself (self_ns), rare and slow:
+  kThreadSetup = 4,     // A thread's first event: claiming (mapping) its ring.
+  kCodeSetup = 5,       // The Python hook's first sight of a code object: names, rule match.
+  kFlusherWake = 6,     // Waking the flusher when a ring is half full (a futex syscall).
+};
+inline constexpr int kOverheadKindCount = 7;  // Array size: kinds are 1..6.
 
 // Event.flags of kCuptiApi.
 enum CuptiApiFlags : uint16_t {

@@ -69,7 +69,7 @@ int main(int argc, char** argv) {
         for (int op = 0; op < 3; ++op) encoder.AddString(10 + op, "operation-" + std::to_string(op));
       }
       for (int t = 0; t < kThreads; ++t) {
-        encoder.AddThreadEvents(1000 + t, t + 1, count, 0, [&](wire::Event* out_events) {
+        encoder.AddThreadEvents(1000 + t, t + 1, count, 0, {}, [&](wire::Event* out_events) {
           for (uint32_t i = 0; i < count; ++i) out_events[i] = SyntheticEvent(first + i);
         });
       }

@@ -45,7 +45,7 @@ std::vector<uint8_t> SampleStream() {
   encoder.AddString(0, "cudaLaunchKernel");
   encoder.AddString(1, "inference");
   encoder.AddThreadInfo(11, 1, "main");
-  encoder.AddThreadEvents(11, 1, 3, 0, [](wire::Event* out) {
+  encoder.AddThreadEvents(11, 1, 3, 0, {}, [](wire::Event* out) {
     out[0] = wire::Event(1100, 1100, 1, static_cast<uint16_t>(wire::EventKind::kOperationPush), 1, 0);
     out[1] = wire::Event(1200, 1300, 0, static_cast<uint16_t>(wire::EventKind::kCudaApi), 0, 0);
     out[2] = wire::Event(1400, 1400, 0, static_cast<uint16_t>(wire::EventKind::kOperationPop), 0, 0);

@@ -42,7 +42,7 @@ void FeedEvents(TimelineBuilder& builder, uint32_t tid, std::vector<wire::Event>
   BatchEncoder encoder;
   encoder.BeginBatch(1, flushed_ns);
   for (const auto& [id, text] : strings) encoder.AddString(id, text);
-  encoder.AddThreadEvents(tid, instance != 0 ? instance : tid, static_cast<uint32_t>(events.size()), 0,
+  encoder.AddThreadEvents(tid, instance != 0 ? instance : tid, static_cast<uint32_t>(events.size()), 0, {},
                           [&](wire::Event* out) {
     for (size_t i = 0; i < events.size(); ++i) out[i] = events[i];
   });
@@ -339,7 +339,7 @@ ProcessTimeline InferFromOneSample(LibraryClassifier& classifier, NativeSymboliz
   const std::vector<wire::Event> events = {Ev(0, 0, wire::EventKind::kThreadBegin),
                                            Ev(1000, 1000, wire::EventKind::kNativeStack, 1, function + 1),
                                            Ev(2000, 2000, wire::EventKind::kThreadEnd)};
-  encoder.AddThreadEvents(9, 9, static_cast<uint32_t>(events.size()), 0, [&](wire::Event* out) {
+  encoder.AddThreadEvents(9, 9, static_cast<uint32_t>(events.size()), 0, {}, [&](wire::Event* out) {
     for (size_t i = 0; i < events.size(); ++i) out[i] = events[i];
   });
   Feed(builder, encoder.FinishBatch());
