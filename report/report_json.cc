@@ -145,6 +145,32 @@ std::string FormatReportJson(const RunReport& report) {
       {"rlscope_version", report.metadata.rlscope_version},
       {"gpu_busy_ns", report.gpu_busy_ns},
   };
+  // Overhead correction (issue [D]): rows above are the corrected ones
+  // when "corrected" is true; uncorrected_rows are what was measured.
+  nlohmann::ordered_json correction = {{"calibration_file", report.calibration_file},
+                                       {"message", report.correction_message}};
+  if (report.corrected) {
+    nlohmann::ordered_json uncorrected = nlohmann::ordered_json::array();
+    for (const BreakdownRow& row : report.uncorrected_rows) uncorrected.push_back(RowJson(row, true));
+    json["uncorrected_rows"] = std::move(uncorrected);
+    if (report.corrected_wall_ns.has_value()) {
+      json["corrected_wall_ns"] = *report.corrected_wall_ns;
+      json["corrected_wall_spread_ns"] = report.corrected_wall_spread_ns;
+    }
+    nlohmann::ordered_json sites = nlohmann::ordered_json::object();
+    for (const auto& [site, tally] : report.overhead.by_site) {
+      sites[site] = {{"events", tally.events},
+                     {"ns", static_cast<int64_t>(tally.ns)},
+                     {"spread_ns", static_cast<int64_t>(tally.spread_ns)}};
+    }
+    correction["estimated_ns"] = static_cast<int64_t>(report.overhead.estimated_ns);
+    correction["removed_ns"] = static_cast<int64_t>(report.overhead.removed_ns);
+    correction["unplaced_ns"] = static_cast<int64_t>(report.overhead.unplaced_ns);
+    correction["main_thread_removed_ns"] = report.overhead.main_thread_removed_ns;
+    correction["sites"] = std::move(sites);
+    correction["uncalibrated"] = report.overhead.uncalibrated;
+  }
+  json["correction"] = std::move(correction);
   if (report.nvidia_smi.has_value()) {
     nlohmann::ordered_json gpus = nlohmann::ordered_json::array();
     for (const GpuUtilizationSummary& gpu : report.nvidia_smi->gpus) {

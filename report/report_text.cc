@@ -271,6 +271,48 @@ std::string FormatDuration(int64_t ns) {
   return absl::StrFormat("%d ns", ns);
 }
 
+// CorrectionSection: what the overhead correction did (or why it did not).
+std::string CorrectionSection(const RunReport& report) {
+  if (!report.corrected) return absl::StrFormat("  %s\n", report.correction_message);
+  std::string out;
+  int64_t measured_ns = 0, corrected_ns = 0;
+  for (const BreakdownRow& row : report.uncorrected_rows) {
+    if (row.resource != Resource::kGpu) measured_ns += row.ns;
+  }
+  for (const BreakdownRow& row : report.rows) {
+    if (row.resource != Resource::kGpu) corrected_ns += row.ns;
+  }
+  out += absl::StrFormat("  overhead correction (%s): rlscope's estimated cost %s removed from the timelines",
+                         report.calibration_file, FormatDuration(static_cast<int64_t>(report.overhead.removed_ns)));
+  if (measured_ns > 0) {
+    out += absl::StrFormat(" (thread time %s measured -> %s corrected)", FormatDuration(measured_ns),
+                           FormatDuration(corrected_ns));
+  }
+  out += "\n";
+  if (report.corrected_wall_ns.has_value() && *report.corrected_wall_ns > 0) {
+    out += absl::StrFormat("  estimated wall time without rlscope: %s +- %s (profiled %s: %.2fx)\n",
+                           FormatDuration(*report.corrected_wall_ns), FormatDuration(report.corrected_wall_spread_ns),
+                           FormatDuration(report.metadata.wall_ns),
+                           static_cast<double>(report.metadata.wall_ns) / static_cast<double>(*report.corrected_wall_ns));
+  }
+  // The largest costs, so a user sees what the profiler's time went to.
+  std::vector<std::pair<double, std::string>> sites;
+  for (const auto& [site, tally] : report.overhead.by_site) {
+    sites.emplace_back(tally.ns, absl::StrFormat("%s %s (%d)", site, FormatDuration(static_cast<int64_t>(tally.ns)),
+                                                 tally.events));
+  }
+  std::sort(sites.rbegin(), sites.rend());
+  if (sites.size() > 5) sites.resize(5);
+  std::vector<std::string> parts;
+  for (const auto& [ns, text] : sites) parts.push_back(text);
+  if (!parts.empty()) out += absl::StrFormat("  largest costs: %s\n", absl::StrJoin(parts, ", "));
+  if (report.overhead.unplaced_ns >= 1e6) {
+    out += absl::StrFormat("  %s of the estimate had no time left to be removed from (estimate too high there)\n",
+                           FormatDuration(static_cast<int64_t>(report.overhead.unplaced_ns)));
+  }
+  return out;
+}
+
 std::string FormatReportText(const RunReport& report) {
   std::string out;
   const RunMetadata& meta = report.metadata;
@@ -280,6 +322,7 @@ std::string FormatReportText(const RunReport& report) {
                          FormatDuration(meta.wall_ns), report.processes.size(),
                          report.corrected ? "corrected for profiling overhead"
                                           : "NOT corrected for profiling overhead");
+  out += CorrectionSection(report);
   // Processes where nothing was intercepted (compilers, shells a program
   // spawns) get one summary line instead of a table each.
   std::map<std::string, int> quiet_commands;

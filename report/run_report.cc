@@ -165,7 +165,39 @@ RunReport BuildRunReport(RunMetadata metadata, std::vector<ProcessTimeline> proc
   return report;
 }
 
-absl::StatusOr<RunReport> LoadRunReport(const std::string& run_dir) {
+namespace {
+
+// PythonVersionOf: "3.11" for a process whose Python hook reported
+// "3.11.2"; "" if it ran no Python under the hook.
+std::string PythonVersionOf(const ProcessTimeline& process) {
+  for (const CaptureNotice& notice : process.notices) {
+    if (notice.topic != "python") continue;
+    const size_t first = notice.message.find('.');
+    if (first == std::string::npos) return notice.message;
+    const size_t second = notice.message.find('.', first + 1);
+    return notice.message.substr(0, second);
+  }
+  return "";
+}
+
+constexpr char kHowToCalibrate[] = "run `rlscope calibrate` once on this machine (a few minutes)";
+
+// CorrectionProblem: why `model` cannot correct these processes ("" if it can).
+std::string CorrectionProblem(const calibration::OverheadModel& model, const std::vector<ProcessTimeline>& processes) {
+  const std::vector<std::string> versions = model.PythonVersions();
+  for (const ProcessTimeline& process : processes) {
+    const std::string version = PythonVersionOf(process);
+    if (version.empty() || std::find(versions.begin(), versions.end(), version) != versions.end()) continue;
+    return absl::StrFormat("the calibration has no costs for Python %s (process %d); run `rlscope calibrate "
+                           "--python PYTHON` with that interpreter",
+                           version, process.pid);
+  }
+  return "";
+}
+
+}  // namespace
+
+absl::StatusOr<RunReport> LoadRunReport(const std::string& run_dir, const std::string& calibration_path) {
   namespace fs = std::filesystem;
   std::error_code error;
   if (!fs::is_directory(run_dir, error)) {
@@ -230,8 +262,83 @@ absl::StatusOr<RunReport> LoadRunReport(const std::string& run_dir) {
   }
   if (files.empty()) problems.push_back("no trace files: no process reported to the collector");
   const int64_t start_unix_ns = metadata.start_unix_ns, wall_ns = metadata.wall_ns;
-  RunReport report =
-      BuildRunReport(std::move(metadata), MergeExecChains(std::move(processes)), names, std::move(problems));
+  processes = MergeExecChains(std::move(processes));
+
+  // Overhead correction: with the given calibration, else the run's own.
+  std::string model_path = calibration_path;
+  if (model_path.empty() && fs::exists(fs::path(run_dir) / kRunCalibrationFileName, error)) {
+    model_path = (fs::path(run_dir) / kRunCalibrationFileName).string();
+  }
+  std::optional<calibration::OverheadModel> model;
+  std::string correction_message;
+  if (model_path.empty()) {
+    correction_message =
+        absl::StrFormat("uncorrected: no calibration was found for the machine of this run; %s, then profile "
+                        "again or `rlscope report %s --calibration FILE`",
+                        kHowToCalibrate, run_dir);
+  } else if (absl::StatusOr<calibration::OverheadModel> loaded = calibration::ReadOverheadModel(model_path);
+             !loaded.ok()) {
+    correction_message = absl::StrFormat("uncorrected: %s", loaded.status().message());
+  } else if (std::string problem = CorrectionProblem(*loaded, processes); !problem.empty()) {
+    correction_message = absl::StrFormat("uncorrected: %s", problem);
+  } else {
+    model = *std::move(loaded);
+  }
+
+  RunReport report;
+  if (!model) {
+    report = BuildRunReport(std::move(metadata), std::move(processes), names, std::move(problems));
+    report.correction_message = correction_message;
+  } else {
+    std::vector<ProcessTimeline> corrected = processes;
+    ProcessCorrection total;
+    int64_t root_fixed_ns = 0, root_removed_ns = 0;
+    double root_spread_ns = 0;
+    const ProcessTimeline* root = nullptr;
+    for (size_t i = 0; i < corrected.size(); ++i) {
+      if (root == nullptr || processes[i].begin_ns < root->begin_ns) root = &processes[i];
+    }
+    for (size_t i = 0; i < corrected.size(); ++i) {
+      const std::string version = PythonVersionOf(processes[i]);
+      ProcessCorrection correction = CorrectProcess(corrected[i], *model, version, names);
+      if (&processes[i] == root) {
+        root_removed_ns = correction.main_thread_removed_ns;
+        root_spread_ns = correction.main_thread_spread_ns;
+        const std::string site =
+            version.empty() ? std::string(calibration::kNativeProcess)
+                            : calibration::PythonSite(calibration::kPythonProcess, version);
+        root_fixed_ns = static_cast<int64_t>(model->Cost(site).value_or(0));
+      }
+      total.estimated_ns += correction.estimated_ns;
+      total.removed_ns += correction.removed_ns;
+      total.unplaced_ns += correction.unplaced_ns;
+      for (const auto& [site, tally] : correction.by_site) {
+        SiteOverhead& sum = total.by_site[site];
+        sum.events += tally.events;
+        sum.ns += tally.ns;
+        sum.spread_ns += tally.spread_ns;
+      }
+      for (const auto& [site, count] : correction.uncalibrated) total.uncalibrated[site] += count;
+    }
+    const RunMetadata uncorrected_metadata = metadata;
+    report = BuildRunReport(std::move(metadata), std::move(corrected), names, std::move(problems));
+    report.uncorrected_rows = BuildRunReport(uncorrected_metadata, std::move(processes), names, {}).rows;
+    report.corrected = true;
+    report.calibration_file = model_path;
+    if (wall_ns > 0) {
+      report.corrected_wall_ns = std::max<int64_t>(0, wall_ns - root_removed_ns - root_fixed_ns);
+      report.corrected_wall_spread_ns = static_cast<int64_t>(root_spread_ns);
+    }
+    total.main_thread_removed_ns = root_removed_ns;
+    report.overhead = std::move(total);
+    if (!report.overhead.uncalibrated.empty()) {
+      uint64_t calls = 0;
+      for (const auto& [site, count] : report.overhead.uncalibrated) calls += count;
+      report.problems.push_back(absl::StrFormat(
+          "%d recorded event(s) of %d kind(s) have no calibrated cost (e.g. %s); their overhead is not removed",
+          calls, report.overhead.uncalibrated.size(), report.overhead.uncalibrated.begin()->first));
+    }
+  }
   report.data_damaged = data_damaged;
   const fs::path nvidia_smi_csv = fs::path(run_dir) / kNvidiaSmiCsvFileName;
   if (fs::exists(nvidia_smi_csv, error) && start_unix_ns > 0) {

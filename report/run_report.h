@@ -27,6 +27,7 @@
 #include "breakdown.h"
 #include "gpu_analysis.h"
 #include "gpu_utilization.h"
+#include "overhead_correction.h"
 #include "thread_analysis.h"
 #include "process_timeline.h"
 #include "run_metadata.h"
@@ -106,6 +107,12 @@ struct RunReport {
   std::optional<int64_t> corrected_wall_ns;
   std::vector<BreakdownRow> uncorrected_rows;
   std::string correction_message;
+  // The calibration file used ("" when uncorrected) and what the
+  // correction estimated, summed over processes.
+  std::string calibration_file;
+  ProcessCorrection overhead;
+  // Uncertainty of corrected_wall_ns from the calibration's spread.
+  int64_t corrected_wall_spread_ns = 0;
   std::vector<BreakdownRow> rows;  // All processes, process-level.
   std::vector<ProcessReport> processes;
   // Problems with the run's data as a whole (damaged trace files, ...).
@@ -123,10 +130,16 @@ struct RunReport {
 RunReport BuildRunReport(RunMetadata metadata, std::vector<ProcessTimeline> processes, NameTable& names,
                          std::vector<std::string> problems);
 
+// The calibration `rlscope run` copies into a run directory (when one
+// matched the machine), so the run's reports stay corrected anywhere.
+inline constexpr char kRunCalibrationFileName[] = "calibration.json";
+
 // LoadRunReport: reads DIR/meta.json and every DIR/trace/*.rlt and analyses
 // them. Fails when DIR is not a run directory; damaged trace files are
-// analysed up to the damage and listed in `problems`.
-absl::StatusOr<RunReport> LoadRunReport(const std::string& run_dir);
+// analysed up to the damage and listed in `problems`. The report is
+// corrected for rlscope's overhead with `calibration_path` (empty: the
+// run's own DIR/calibration.json, if any); otherwise it says why not.
+absl::StatusOr<RunReport> LoadRunReport(const std::string& run_dir, const std::string& calibration_path = "");
 
 }  // namespace rlscope::report
 

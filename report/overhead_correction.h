@@ -1,0 +1,98 @@
+// Overhead correction: turns a profiled process's timeline into the
+// estimate of the unprofiled one, by removing rlscope's own cost where it
+// occurred (ARCHITECTURE.md, "Overhead correction").
+//
+// Per thread, every overhead site and window (process_timeline.h) becomes
+// time to remove at a known place:
+//   - recorded hook calls (CUDA hook, Python transition, trampoline): the
+//     calibrated cost, half just before the call's begin and half just
+//     after its end (where the hook's own work runs);
+//   - CUPTI's inflation of a call: from the call's begin, inside it;
+//   - operation and NVTX boundaries (push or pop): just before the instant;
+//   - what rlscope timed itself (stack samples, CUPTI start-up and final
+//     flush): exactly its interval;
+//   - unrecorded work counted per batch window (Python calls and builtins,
+//     nested hooks, thread and code set-up, flusher wake-ups): spread
+//     evenly over the thread's time in that window outside recorded calls
+//     (where Python runs), nested hooks over the time inside them.
+// Removal is a rate in [0, 1] per instant; the corrected time of t is t
+// minus everything removed before t. Each thread's later events thus shift
+// earlier, intervals shrink by what was removed inside them, and nothing
+// moves before what preceded it. Where estimates exceed the time available
+// (rate above 1) the excess is not removed but counted as unplaced.
+//
+// GPU work keeps its length: each activity moves with the time its
+// launching call moved, but never before the previous activity on its
+// stream ends (a queued kernel cannot start earlier than its predecessor).
+// Not modelled: a synchronizing call that waited for GPU work would, in the
+// unprofiled run, wait longer if the CPU got there earlier; RL workloads
+// keep the GPU mostly idle (issue [C]), so this is rare; see README.
+#ifndef RLSCOPE_REPORT_OVERHEAD_CORRECTION_H_
+#define RLSCOPE_REPORT_OVERHEAD_CORRECTION_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "overhead_model.h"
+#include "process_timeline.h"
+
+namespace rlscope::report {
+
+struct SiteOverhead {
+  uint64_t events = 0;
+  double ns = 0;         // Estimated cost.
+  double spread_ns = 0;  // Its uncertainty from the calibration's spread.
+};
+
+struct ProcessCorrection {
+  double estimated_ns = 0;  // rlscope's estimated cost on all threads.
+  double removed_ns = 0;    // Of it, removed from the timelines.
+  double unplaced_ns = 0;   // Estimated but with no time left to remove it from.
+  int64_t main_thread_removed_ns = 0;  // Removed before the process's end on its first thread.
+  double main_thread_spread_ns = 0;
+  std::map<std::string, SiteOverhead> by_site;  // Site name (overhead_model.h) -> estimate.
+  // Sites recorded here that the calibration has no cost for (not removed).
+  std::map<std::string, uint64_t> uncalibrated;
+};
+
+// The removal profile of one thread: a piecewise-linear map from profiled
+// to corrected time. Exposed for tests.
+class TimeCorrection {
+ public:
+  // A stretch [begin, end] from which `amount` ns are removed evenly.
+  struct Removal {
+    double begin = 0;
+    double end = 0;
+    double amount = 0;
+  };
+  explicit TimeCorrection(std::vector<Removal> removals);
+  // Removed: ns removed before `t`.
+  double Removed(double t) const;
+  int64_t Map(int64_t t) const;
+  double unplaced_ns() const { return unplaced_ns_; }
+  double removed_ns() const { return knots_.empty() ? 0 : knots_.back().removed; }
+
+ private:
+  struct Knot {
+    double time;
+    double removed;  // Removed before `time`.
+    double rate;     // From `time` to the next knot, at most 1.
+  };
+  std::vector<Knot> knots_;
+  double unplaced_ns_ = 0;
+};
+
+// CorrectProcess: shifts `process`'s timeline (threads, operations, CPU
+// events, native calls, launches, GPU activities, end) to the estimated
+// unprofiled one and returns what was removed. `python_version`
+// ("3.11"; empty if the process ran no Python) selects the Python costs.
+// Profiler-category events (rlscope's own time) are dropped.
+ProcessCorrection CorrectProcess(ProcessTimeline& process, const calibration::OverheadModel& model,
+                                 std::string_view python_version, const NameTable& names);
+
+}  // namespace rlscope::report
+
+#endif  // RLSCOPE_REPORT_OVERHEAD_CORRECTION_H_

@@ -1,0 +1,240 @@
+#include "overhead_correction.h"
+
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+
+#include "category.h"
+#include "wire_format.h"
+
+using namespace rlscope::report;
+namespace cal = rlscope::calibration;
+
+namespace {
+
+cal::OverheadModel Model(std::initializer_list<std::pair<const char*, double>> costs) {
+  cal::OverheadModel model;
+  for (const auto& [site, ns] : costs) model.costs[site] = {ns, ns / 10, 5, 1000};
+  return model;
+}
+
+ThreadTimeline Thread(int64_t begin, int64_t end) {
+  ThreadTimeline thread;
+  thread.begin_ns = begin;
+  thread.end_ns = end;
+  return thread;
+}
+
+}  // namespace
+
+TEST_CASE("a removal shifts later times and shrinks the interval it covers", "[correction]") {
+  const TimeCorrection correction({{10, 20, 10}});
+  CHECK(correction.Map(5) == 5);
+  CHECK(correction.Map(15) == 10);
+  CHECK(correction.Map(20) == 10);
+  CHECK(correction.Map(30) == 20);
+  CHECK(correction.removed_ns() == Approx(10));
+  CHECK(correction.unplaced_ns() == 0);
+}
+
+TEST_CASE("a partial removal is spread evenly over its stretch", "[correction]") {
+  const TimeCorrection correction({{0, 100, 25}});
+  CHECK(correction.Map(40) == 30);
+  CHECK(correction.Map(100) == 75);
+  CHECK(correction.Map(200) == 175);
+}
+
+TEST_CASE("removals add up; more than all the time there is counted as unplaced", "[correction]") {
+  // [5, 10] is asked to lose twice its length.
+  const TimeCorrection correction({{0, 10, 10}, {5, 15, 10}});
+  CHECK(correction.Map(5) == 0);
+  CHECK(correction.Map(10) == 0);
+  CHECK(correction.Map(15) == 0);
+  CHECK(correction.Map(25) == 10);
+  CHECK(correction.removed_ns() == Approx(15));
+  CHECK(correction.unplaced_ns() == Approx(5));
+  // Time never runs backwards.
+  for (int64_t t = 0; t < 30; ++t) CHECK(correction.Map(t + 1) >= correction.Map(t));
+}
+
+TEST_CASE("a removal with no room is unplaced, not lost silently", "[correction]") {
+  const TimeCorrection correction({{7, 7, 3}});
+  CHECK(correction.Map(100) == 100);
+  CHECK(correction.unplaced_ns() == Approx(3));
+}
+
+TEST_CASE("CUDA hook costs are removed around each call; the operation shrinks by exactly them", "[correction]") {
+  ProcessTimeline process;
+  process.begin_ns = 0;
+  process.end_ns = 10'000;
+  ThreadTimeline thread = Thread(0, 10'000);
+  // Operation [1000, 9000] holding 4 CUDA calls of 500 ns each.
+  thread.operations.push_back({1000, 9000, 7});
+  for (int i = 0; i < 4; ++i) {
+    const int64_t begin = 2000 + i * 1000;
+    thread.cpu_events.push_back({begin, begin + 500, static_cast<int32_t>(Category::kCudaApi)});
+    thread.overhead_sites.push_back({begin, begin + 500, OverheadSiteKind::kCudaHook});
+  }
+  process.threads.push_back(thread);
+  NameTable names;
+  const ProcessCorrection result = CorrectProcess(process, Model({{"cuda_hook", 100}}), "", names);
+  CHECK(result.estimated_ns == Approx(400));
+  CHECK(result.removed_ns == Approx(400));
+  CHECK(result.by_site.at("cuda_hook").events == 4);
+  const ThreadTimeline& corrected = process.threads[0];
+  CHECK(corrected.operations[0].begin_ns == 1000);
+  CHECK(corrected.operations[0].end_ns == 8600);
+  // Calls keep their own length (the cost sits just outside them).
+  for (const Interval& call : corrected.cpu_events) CHECK(call.end_ns - call.begin_ns == 500);
+  CHECK(corrected.cpu_events[0].begin_ns == 1950);
+  CHECK(corrected.cpu_events[1].begin_ns == 2850);
+  CHECK(process.end_ns == 9600);
+  CHECK(result.main_thread_removed_ns == 400);
+}
+
+TEST_CASE("CUPTI inflation is removed inside the call, by function, with family fallback", "[correction]") {
+  ProcessTimeline process;
+  process.end_ns = 10'000;
+  ThreadTimeline thread = Thread(0, 10'000);
+  NameTable names;
+  const int32_t launch = names.Intern("cudaLaunchKernel_ptsz");
+  const int32_t odd = names.Intern("cudaFancyNewThing");
+  thread.cpu_events.push_back({1000, 3000, static_cast<int32_t>(Category::kCudaApi)});
+  thread.overhead_sites.push_back({1200, 2800, OverheadSiteKind::kCupti, false, launch});
+  thread.overhead_sites.push_back({5000, 5100, OverheadSiteKind::kCupti, false, odd});
+  process.threads.push_back(thread);
+  const ProcessCorrection result = CorrectProcess(process, Model({{"cupti:cudaLaunchKernel", 700}}), "", names);
+  CHECK(result.removed_ns == Approx(700));
+  CHECK(process.threads[0].cpu_events[0].end_ns - process.threads[0].cpu_events[0].begin_ns == 1300);
+  REQUIRE(result.uncalibrated.count("cupti:cudaFancyNewThing") == 1);
+  CHECK(result.by_site.count("cupti:cudaLaunchKernel_ptsz") == 1);
+}
+
+TEST_CASE("counted Python calls are spread over the time outside recorded calls", "[correction]") {
+  ProcessTimeline process;
+  process.end_ns = 2000;
+  ThreadTimeline thread = Thread(0, 2000);
+  thread.python = true;
+  // A native call fills [500, 1500]; Python runs in [0, 500] and [1500, 2000].
+  thread.native_calls.push_back({500, 1500, Category::kBackend, 0, 1});
+  thread.overhead_windows.push_back(
+      {0, 2000, static_cast<uint16_t>(rlscope::wire::OverheadKind::kPythonCall), 10, 0});
+  process.threads.push_back(thread);
+  NameTable names;
+  const ProcessCorrection result = CorrectProcess(process, Model({{"python_call@3.11", 20}}), "3.11", names);
+  CHECK(result.removed_ns == Approx(200));
+  const NativeCall& call = process.threads[0].native_calls[0];
+  CHECK(call.begin_ns == 400);  // Half the 200 ns lay before it.
+  CHECK(call.end_ns == 1400);   // None inside it.
+  CHECK(process.end_ns == 1800);
+}
+
+TEST_CASE("Python costs of an uncalibrated interpreter are not removed but listed", "[correction]") {
+  ProcessTimeline process;
+  process.end_ns = 2000;
+  ThreadTimeline thread = Thread(0, 2000);
+  thread.overhead_windows.push_back(
+      {0, 2000, static_cast<uint16_t>(rlscope::wire::OverheadKind::kPythonCall), 10, 0});
+  process.threads.push_back(thread);
+  NameTable names;
+  const ProcessCorrection result = CorrectProcess(process, Model({{"python_call@3.11", 20}}), "3.12", names);
+  CHECK(result.removed_ns == 0);
+  CHECK(result.uncalibrated.at("python_call@3.12") == 10);
+}
+
+TEST_CASE("self-timed work is removed exactly; Profiler events leave the corrected view", "[correction]") {
+  ProcessTimeline process;
+  process.end_ns = 5000;
+  ThreadTimeline thread = Thread(0, 5000);
+  thread.cpu_events.push_back({1000, 2000, static_cast<int32_t>(Category::kProfiler)});
+  thread.overhead_sites.push_back({1000, 2000, OverheadSiteKind::kMeasured});
+  thread.overhead_windows.push_back(
+      {0, 5000, static_cast<uint16_t>(rlscope::wire::OverheadKind::kThreadSetup), 1, 300});
+  process.threads.push_back(thread);
+  NameTable names;
+  const ProcessCorrection result = CorrectProcess(process, Model({}), "", names);
+  CHECK(result.removed_ns == Approx(1300));
+  CHECK(process.threads[0].cpu_events.empty());
+  CHECK(process.end_ns == 3700);
+}
+
+TEST_CASE("GPU work moves with its launch, keeps its length and its stream order", "[correction]") {
+  ProcessTimeline process;
+  process.end_ns = 100'000;
+  ThreadTimeline thread = Thread(0, 100'000);
+  // Two launches; 1000 ns of measured overhead between them.
+  thread.gpu_launches.push_back({1000, 1, false, 0});
+  thread.overhead_sites.push_back({2000, 3000, OverheadSiteKind::kMeasured});
+  thread.gpu_launches.push_back({4000, 2, false, 0});
+  process.threads.push_back(thread);
+  GpuActivity first, second;
+  first.begin_ns = 1500, first.end_ns = 6000, first.correlation_id = 1;
+  // Queued behind the first: starts when it ends.
+  second.begin_ns = 6000, second.end_ns = 7000, second.correlation_id = 2;
+  process.gpu_activities = {second, first};
+  NameTable names;
+  CorrectProcess(process, Model({}), "", names);
+  const GpuActivity& a = process.gpu_activities[1];
+  const GpuActivity& b = process.gpu_activities[0];
+  CHECK(a.begin_ns == 1500);
+  CHECK(a.end_ns == 6000);
+  // Its launch moved 1000 ns earlier, but the stream was busy until 6000.
+  CHECK(b.begin_ns == 6000);
+  CHECK(b.end_ns == 7000);
+  CHECK(process.threads[0].gpu_launches[1].time_ns == 3000);
+}
+
+TEST_CASE("calibration files round-trip and bad ones fail with a message", "[calibration]") {
+  const auto dir = std::filesystem::temp_directory_path() / "rlscope_overhead_model_test";
+  std::filesystem::create_directories(dir);
+  cal::OverheadModel model = Model({{"cuda_hook", 12.5}, {"python_call@3.11", 40}});
+  model.fingerprint.cpu = "Test CPU";
+  model.rlscope_version = "9.9";
+  REQUIRE(cal::WriteOverheadModel((dir / "c.json").string(), model).ok());
+  auto read = cal::ReadOverheadModel((dir / "c.json").string());
+  REQUIRE(read.ok());
+  CHECK(read->fingerprint.cpu == "Test CPU");
+  CHECK(read->Cost("cuda_hook").value() == Approx(12.5));
+  CHECK(read->PythonVersions() == std::vector<std::string>{"3.11"});
+  CHECK_FALSE(read->Cost("trampoline").has_value());
+  std::ofstream(dir / "bad.json") << R"({"schema": "rlscope.calibration/99", "costs": {}})";
+  auto bad = cal::ReadOverheadModel((dir / "bad.json").string());
+  REQUIRE_FALSE(bad.ok());
+  CHECK(std::string(bad.status().message()).find("rlscope calibrate") != std::string::npos);
+  std::ofstream(dir / "junk.json") << "{not json";
+  CHECK_FALSE(cal::ReadOverheadModel((dir / "junk.json").string()).ok());
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("negative calibrations count as zero", "[calibration]") {
+  const cal::OverheadModel model = Model({{"trampoline", -3}});
+  CHECK(model.Cost("trampoline").value() == 0);
+}
+
+TEST_CASE("a cost is the median of its repetitions, its spread half their range", "[calibration]") {
+  const cal::MeasuredCost odd = cal::CostFromSamples({30, 10, 20, 100, 25}, 1000);
+  CHECK(odd.ns == Approx(25));
+  CHECK(odd.spread_ns == Approx(45));
+  CHECK(odd.repetitions == 5);
+  CHECK(odd.events == 1000);
+  CHECK(cal::CostFromSamples({10, 20}, 1).ns == Approx(15));
+  CHECK(cal::CostFromSamples({}, 1).repetitions == 0);
+}
+
+TEST_CASE("Python time slowed by the hook loses its share; counted costs the rest", "[correction]") {
+  ProcessTimeline process;
+  process.end_ns = 1000;
+  ThreadTimeline thread = Thread(0, 1000);
+  thread.python = true;
+  thread.native_calls.push_back({400, 600, Category::kBackend, 0, 1});
+  thread.overhead_windows.push_back(
+      {0, 1000, static_cast<uint16_t>(rlscope::wire::OverheadKind::kPythonCall), 10, 0});
+  process.threads.push_back(thread);
+  NameTable names;
+  // 25 % slower bytecode: 1/5 of the 800 ns of Python time is rlscope's;
+  // 10 calls of 20 ns net of that, on the remaining 4/5.
+  const ProcessCorrection result =
+      CorrectProcess(process, Model({{"python_time@3.11", 0.25}, {"python_call@3.11", 20}}), "3.11", names);
+  CHECK(result.removed_ns == Approx(160 + 160));
+  CHECK(process.threads[0].native_calls[0].end_ns - process.threads[0].native_calls[0].begin_ns == 200);
+}
