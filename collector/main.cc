@@ -7,6 +7,7 @@
 #include "report_command.h"
 #include "run_command.h"
 #include "validate_command.h"
+#include "calibrate_command.h"
 
 namespace {
 
@@ -20,6 +21,8 @@ commands:
   run [--out DIR] -- CMD...   profile CMD and print the breakdown
   report DIR                  re-analyse a run directory and print it
   dump FILE.rlt               print a raw trace file as text (debugging)
+  calibrate                   measure rlscope's overhead on this machine (once),
+                              so reports can be corrected for it
   validate [-n N] -- CMD...   measure rlscope's overhead on CMD and the correction's bias
 
 'rlscope COMMAND --help' explains each command.
@@ -48,6 +51,7 @@ int main(int argc, char** argv) {
   if (command == "report") return rlscope::collector::ReportCommandMain(rest);
   if (command == "dump") return rlscope::collector::DumpCommandMain(rest);
   if (command == "validate") return rlscope::collector::ValidateCommandMain(rest);
+  if (command == "calibrate") return rlscope::collector::CalibrateCommandMain(rest);
   std::cerr << "rlscope: unknown command '" << command << "'\n\n" << kUsage;
   return 2;
 }

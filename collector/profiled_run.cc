@@ -18,10 +18,14 @@
 #include "absl/strings/str_join.h"
 #include "gpu_utilization.h"
 #include "gpu_utilization_sampler.h"
+#include "calibration_store.h"
 #include "launcher.h"
+#include "machine_fingerprint.h"
+#include "overhead_model.h"
 #include "receiver.h"
 #include "run_directory.h"
 #include "run_metadata.h"
+#include "run_report.h"
 
 namespace rlscope::collector {
 
@@ -277,12 +281,30 @@ void SetProfilingOptions(const ProfilingOptions& options, ProfileRequest& reques
   request.nvtx_domains = options.nvtx_domains;
   request.cupti = options.cupti;
   request.cupti_path = options.cupti_path;
+  request.calibration_path = options.calibration_path;
 }
 
 absl::StatusOr<ProfileOutcome> ProfileCommand(const ProfileRequest& request) {
   const std::string& prefix = request.log_prefix;
   absl::StatusOr<Installation> installation = FindInstallation();
   if (!installation.ok()) return absl::FailedPreconditionError(installation.status().message());
+  // The calibration goes into DIR now, so the report is corrected with the
+  // costs of the machine the run was made on, wherever it is analysed.
+  std::string calibration_problem;
+  if (request.apply_calibration) {
+    const calibration::CalibrationChoice choice =
+        calibration::ChooseCalibration(request.calibration_path, calibration::CurrentMachine(), RLSCOPE_VERSION);
+    if (choice.model) {
+      const std::string copy = (std::filesystem::path(request.run_dir) / report::kRunCalibrationFileName).string();
+      if (absl::Status written = calibration::WriteOverheadModel(copy, *choice.model); !written.ok()) {
+        calibration_problem = absl::StrFormat("%s: the report will be uncorrected", written.message());
+      }
+    } else {
+      calibration_problem = choice.message;
+    }
+    const std::string& say = calibration_problem.empty() ? choice.message : calibration_problem;
+    if (!say.empty() && request.say_calibration_problem) std::cerr << prefix << ": " << say << "\n";
+  }
   std::vector<std::string> rule_files = {installation->default_rules};
   rule_files.insert(rule_files.end(), request.rule_files.begin(), request.rule_files.end());
   StdioFiles stdio;
@@ -357,7 +379,7 @@ absl::StatusOr<ProfileOutcome> ProfileCommand(const ProfileRequest& request) {
   if (absl::Status written = report::WriteRunMetadata(meta_path, metadata); !written.ok()) {
     std::cerr << prefix << ": " << written.message() << "\n";
   }
-  return ProfileOutcome{metadata.exit_code, metadata.wall_ns, waited->interrupted_by};
+  return ProfileOutcome{metadata.exit_code, metadata.wall_ns, waited->interrupted_by, calibration_problem};
 }
 
 absl::StatusOr<ProfileOutcome> RunUnprofiled(const UnprofiledRequest& request) {

@@ -38,6 +38,13 @@ struct ProfileRequest {
   std::vector<std::string> simulator_patterns, backend_patterns, nvtx_domains;
   bool cupti = true;
   std::string cupti_path;
+  // The overhead calibration: this machine's (empty `calibration_path`) or
+  // the named file, copied into DIR for the report; none with
+  // `apply_calibration` false (calibrate's own runs).
+  std::string calibration_path;
+  bool apply_calibration = true;
+  // Print why the report will be uncorrected (once per command, not run).
+  bool say_calibration_problem = true;
   bool sample_nvidia_smi = true;  // Only with `cupti`, as `rlscope run` does.
   bool give_terminal = true;      // See the top of this file.
   std::vector<std::string> extra_environment;  // "NAME=VALUE", set (replacing) in the child's environment.
@@ -61,6 +68,8 @@ struct ProfileOutcome {
   // The first of SIGINT, SIGTERM, SIGHUP, SIGQUIT that rlscope received
   // (and passed on) while the command ran; 0 when none.
   int interrupted_by = 0;
+  // Why the run's report will not be corrected ("" when it will).
+  std::string calibration_problem;
 };
 
 // ProfileCommand: runs request.command with the preload injected, waits for

@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "absl/strings/str_format.h"
+#include "overhead_model.h"
 #include "rule_file.h"
 
 namespace rlscope::collector {
@@ -29,6 +30,9 @@ const char kProfilingOptionsHelp[] = R"HELP(  --rules FILE         more operatio
   --no-cupti           do not capture the GPU level (GPU activity, CUDA
                        calls that bypass libcudart): for comparing overhead,
                        or when another tool needs CUPTI
+  --calibration FILE   correct the report with this calibration (default:
+                       this machine's, written by `rlscope calibrate`;
+                       without one the report is uncorrected)
 )HELP";
 
 absl::StatusOr<bool> TakeProfilingOption(const std::string& command, const ParsedOption& option, ArgCursor& cursor,
@@ -38,7 +42,8 @@ absl::StatusOr<bool> TakeProfilingOption(const std::string& command, const Parse
     options.cupti = false;
     return true;
   }
-  if (name != "--rules" && name != "--sim" && name != "--backend" && name != "--nvtx-domain" && name != "--cupti") {
+  if (name != "--rules" && name != "--sim" && name != "--backend" && name != "--nvtx-domain" && name != "--cupti" &&
+      name != "--calibration") {
     return false;
   }
   absl::StatusOr<std::string> value = cursor.TakeValue(option);
@@ -61,6 +66,11 @@ absl::StatusOr<bool> TakeProfilingOption(const std::string& command, const Parse
       return UsageError(command, absl::StrFormat("--nvtx-domain wants one glob, not '%s'", *value));
     }
     options.nvtx_domains.push_back(*value);
+  } else if (name == "--calibration") {
+    // Read now, so a bad file fails before the (possibly long) run.
+    absl::StatusOr<calibration::OverheadModel> model = calibration::ReadOverheadModel(*value);
+    if (!model.ok()) return UsageError(command, absl::StrFormat("--calibration: %s", model.status().message()));
+    options.calibration_path = std::filesystem::absolute(*value).string();
   } else {  // --cupti
     std::error_code error;
     if (!std::filesystem::is_regular_file(*value, error)) {

@@ -19,6 +19,9 @@ struct ProfilingOptions {
   std::vector<std::string> nvtx_domains;        // --nvtx-domain GLOB
   bool cupti = true;                            // --no-cupti turns it off
   std::string cupti_path;                       // --cupti PATH, absolute
+  // --calibration FILE, absolute: the overhead calibration to correct the
+  // report with (default: this machine's, from `rlscope calibrate`).
+  std::string calibration_path;
 };
 
 // TakeProfilingOption: when `option` is one of the profiling options, takes

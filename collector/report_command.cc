@@ -14,7 +14,7 @@ namespace rlscope::collector {
 
 namespace {
 
-constexpr const char* kReportUsage = R"USAGE(usage: rlscope report [--quiet] DIR
+constexpr const char* kReportUsage = R"USAGE(usage: rlscope report [--quiet] [--calibration FILE] DIR
 
 Analyse the run in DIR (made by 'rlscope run --out DIR') again: rewrite
 DIR/report.json and DIR/report.txt from DIR/trace/*.rlt and DIR/meta.json,
@@ -23,9 +23,16 @@ and print the report to stdout.
 A damaged trace file (truncated or corrupt, e.g. after a crash) is analysed
 up to the damage; the report names the file and byte offset.
 
+The report is corrected for rlscope's own overhead with the calibration
+the run was made with (DIR/calibration.json, copied there by `rlscope run`
+from `rlscope calibrate`'s file for the machine); without one it is
+uncorrected and says so.
+
 options:
-  --quiet     do not print the report
-  -h, --help  show this help
+  --quiet             do not print the report
+  --calibration FILE  correct with this calibration instead (e.g. one made
+                      after the run, on the machine the run was made on)
+  -h, --help          show this help
 
 exit status: 0 report written; 3 report written but some trace data was
 damaged; 1 DIR could not be analysed; 2 usage error.
@@ -41,9 +48,10 @@ absl::Status WriteFile(const std::filesystem::path& path, const std::string& con
 
 }  // namespace
 
-ReportOutcome WriteReport(const std::string& run_dir, report::RunReport* analysed) {
+ReportOutcome WriteReport(const std::string& run_dir, report::RunReport* analysed,
+                          const std::string& calibration_path) {
   ReportOutcome outcome;
-  absl::StatusOr<report::RunReport> run = report::LoadRunReport(run_dir);
+  absl::StatusOr<report::RunReport> run = report::LoadRunReport(run_dir, calibration_path);
   if (!run.ok()) {
     outcome.status = run.status();
     return outcome;
@@ -60,6 +68,7 @@ ReportOutcome WriteReport(const std::string& run_dir, report::RunReport* analyse
 int ReportCommandMain(const std::vector<std::string>& args) {
   ArgCursor cursor(args);
   bool quiet = false;
+  std::string calibration_path;
   while (cursor.AtOption()) {
     const ParsedOption option = cursor.TakeOption();
     if (option.name == "-h" || option.name == "--help") {
@@ -67,6 +76,13 @@ int ReportCommandMain(const std::vector<std::string>& args) {
       return 0;
     } else if (option.name == "--quiet" || option.name == "-q") {
       quiet = true;
+    } else if (option.name == "--calibration") {
+      absl::StatusOr<std::string> value = cursor.TakeValue(option);
+      if (!value.ok()) {
+        std::cerr << UsageError("report", std::string(value.status().message())).message() << "\n";
+        return 2;
+      }
+      calibration_path = *value;
     } else {
       std::cerr << UsageError("report", absl::StrFormat("unknown option '%s'", option.name)).message() << "\n";
       return 2;
@@ -80,7 +96,7 @@ int ReportCommandMain(const std::vector<std::string>& args) {
               << "\n";
     return 2;
   }
-  ReportOutcome outcome = WriteReport(rest[0]);
+  ReportOutcome outcome = WriteReport(rest[0], nullptr, calibration_path);
   if (!outcome.status.ok()) {
     std::cerr << "rlscope report: " << outcome.status.message() << "\n";
     return 1;

@@ -21,7 +21,9 @@ struct ReportOutcome {
 
 // WriteReport: analyses DIR and writes DIR/report.json and DIR/report.txt;
 // with `analysed`, also hands back the analysis itself.
-ReportOutcome WriteReport(const std::string& run_dir, report::RunReport* analysed = nullptr);
+// `calibration_path`: correct with this calibration instead of the run's own.
+ReportOutcome WriteReport(const std::string& run_dir, report::RunReport* analysed = nullptr,
+                          const std::string& calibration_path = "");
 
 // ReportCommandMain: `args` are the arguments after "report".
 int ReportCommandMain(const std::vector<std::string>& args);

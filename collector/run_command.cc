@@ -119,6 +119,8 @@ int RunCommandMain(const std::vector<std::string>& args) {
   request.command = options->command;
   request.run_dir = *run_dir;
   SetProfilingOptions(options->profiling, request);
+  // --quiet: the report (which says it is uncorrected, and why) only.
+  request.say_calibration_problem = !options->quiet;
   absl::StatusOr<ProfileOutcome> outcome = ProfileCommand(request);
   if (!outcome.ok()) {
     std::cerr << "rlscope run: " << outcome.status().message() << "\n";

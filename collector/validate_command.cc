@@ -428,6 +428,7 @@ class Validation {
     request.stdout_path = stem + ".stdout";
     request.stderr_path = stem + ".stderr";
     request.log_prefix = "rlscope validate";
+    request.say_calibration_problem = rep.index == 1;  // Once, not per repetition.
     absl::StatusOr<ProfileOutcome> outcome = ProfileCommand(request);
     if (!Check(outcome, /*profiled=*/true, what, stem)) return false;
     report::RunReport analysed;

@@ -23,6 +23,10 @@
 //   RLSCOPE_FAKE_CUPTI_FAIL=nogpu     cuptiSubscribe and cuptiActivityEnable
 //                                     fail with CUPTI_ERROR_UNKNOWN (what
 //                                     NVIDIA's library does without a GPU)
+//   RLSCOPE_FAKE_CUPTI_CALLBACK_NS=N  each enabled API callback (entry and
+//                                     exit) first busy-waits N ns: CUPTI's
+//                                     own inflation of every traced call,
+//                                     made large and known (read once)
 //
 // A fork() child keeps the subscriber, enables and callbacks, but not the
 // parent's partly filled buffer: its records were the parent's.
@@ -31,6 +35,7 @@
 #include <pthread.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cstdint>
@@ -125,10 +130,28 @@ std::atomic<bool>* EnableSlot(CUpti_CallbackDomain domain, CUpti_CallbackId cbid
   return nullptr;
 }
 
+// CallbackDelayNs: RLSCOPE_FAKE_CUPTI_CALLBACK_NS, read once.
+int64_t CallbackDelayNs() {
+  static const int64_t delay = [] {
+    const char* text = getenv("RLSCOPE_FAKE_CUPTI_CALLBACK_NS");
+    return text != nullptr ? std::max<int64_t>(0, strtoll(text, nullptr, 10)) : int64_t{0};
+  }();
+  return delay;
+}
+
+void SpinNs(int64_t ns) {
+  timespec start{}, now{};
+  clock_gettime(CLOCK_MONOTONIC, &start);
+  do {
+    clock_gettime(CLOCK_MONOTONIC, &now);
+  } while ((now.tv_sec - start.tv_sec) * 1'000'000'000 + (now.tv_nsec - start.tv_nsec) < ns);
+}
+
 void ApiCallback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData* data) {
   if (!g_subscribed.load(std::memory_order_acquire)) return;
   std::atomic<bool>* enabled = EnableSlot(domain, cbid);
   if (enabled == nullptr || !enabled->load(std::memory_order_relaxed)) return;
+  if (const int64_t delay = CallbackDelayNs(); delay > 0) SpinNs(delay);
   CUpti_CallbackFunc callback = g_subscriber_slot.callback.load(std::memory_order_acquire);
   if (callback != nullptr) callback(g_subscriber_slot.userdata.load(), domain, cbid, data);
 }

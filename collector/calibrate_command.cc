@@ -1,0 +1,595 @@
+#include "calibrate_command.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <optional>
+#include <set>
+#include <sstream>
+
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "calibration_store.h"
+#include "cli_args.h"
+#include "machine_fingerprint.h"
+#include "nlohmann/json.hpp"
+#include "overhead_model.h"
+#include "profiled_run.h"
+#include "run_directory.h"
+
+namespace rlscope::collector {
+
+namespace {
+
+namespace fs = std::filesystem;
+namespace cal = rlscope::calibration;
+
+constexpr const char* kCalibrateUsage = R"USAGE(usage: rlscope calibrate [options]
+
+Measures what rlscope's own work costs a profiled program on this machine,
+so reports can remove it (the "corrected" view). Run it once per machine,
+and again after a kernel, driver, CPU or rlscope change: `rlscope run` says
+when the calibration does not match.
+
+It runs small built-in programs that each repeat one kind of hooked call
+(CUDA runtime calls with and without CUPTI, Python calls, builtins and
+Python->native calls, inferred operations, simulator trampolines, nested
+hooks, NVTX ranges, process start-up), unprofiled and profiled, in
+alternation, and divides the extra time by the number of events. Each cost
+is the median over the repetitions; its spread (half their range) is kept
+and reported as the correction's uncertainty. With a GPU it uses the real
+CUDA runtime and CUPTI; without one, rlscope's fake runtime (costs of the
+hooks are real, GPU costs then do not matter). A full sweep takes a few
+minutes; keep the machine otherwise quiet meanwhile.
+
+options:
+  --calibration FILE   write the calibration to FILE (default: this
+                       machine's file under $XDG_CACHE_HOME/rlscope or
+                       ~/.cache/rlscope, which `rlscope run` looks up)
+  --python PATH        a Python interpreter to calibrate (repeatable; Python
+                       costs are per MAJOR.MINOR version; default: python3
+                       on PATH and /usr/bin/python3)
+  --repetitions N      measurements per cost (default 5, at least 2)
+  --quick              shorter loops and 2 repetitions: for tests, not for
+                       accurate corrections
+  -h, --help           show this help
+
+exit status: 0 when the calibration was written; 1 when a measurement or
+the file failed (nothing is written then); 2 for a usage error.
+)USAGE";
+
+struct CalibrateOptions {
+  std::string path;
+  std::vector<std::string> pythons;
+  int repetitions = 5;
+  bool quick = false;
+};
+
+// How a case's two runs differ.
+enum class Contrast {
+  kHooks,     // unprofiled vs profiled: the hooks' cost
+  kCupti,     // profiled without vs with CUPTI: CUPTI's inflation
+  kProcess,   // unprofiled vs profiled, whole command wall time (start-up + exit)
+  kRatio,     // unprofiled vs profiled: extra time per unit of unprofiled time
+};
+
+struct Case {
+  std::string site;                   // Where the result goes (overhead_model.h).
+  std::vector<std::string> workload;  // argv, without --iterations.
+  Contrast contrast = Contrast::kHooks;
+  double events_per_iteration = 1;
+  // Records each iteration puts in the thread's ring (0: the case is only
+  // counted). Loops of those run in bursts that fit the ring, with pauses
+  // the flusher drains it in (not timed): an unbroken loop of cheap calls
+  // outruns the flusher, and dropping an event is cheaper than recording
+  // it, which would be priced instead. Real programs record far slower.
+  int ring_events_per_iteration = 0;
+  // A cost each iteration also pays, measured by an earlier case.
+  std::string subtract_site;
+  double subtract_per_iteration = 0;
+  // A ratio (kRatio case) by which all of the loop's own time grows.
+  std::string subtract_ratio_site;
+  // Profiling set-up of the profiled run(s).
+  std::vector<std::string> rule_files;
+  std::vector<std::string> simulator_patterns;
+  bool cupti = false;
+  std::string cupti_path;
+  std::vector<std::string> environment;  // For both runs.
+  uint64_t iterations = 0;               // Set by sizing.
+  uint64_t burst = 0;                    // Iterations per burst; 0: one loop.
+};
+
+// Records per burst: half the ring (preload/thread_buffer.h), the point at
+// which the flusher is woken anyway.
+constexpr int kBurstRecords = 16000;
+constexpr int kPauseMs = 5;
+constexpr uint64_t kMaxBursts = 64;
+
+struct Layout {
+  fs::path bin, lib, share;
+};
+
+absl::StatusOr<Layout> FindLayout() {
+  std::error_code error;
+  const fs::path self = fs::read_symlink("/proc/self/exe", error);
+  if (error) return absl::InternalError("cannot locate the rlscope executable");
+  const fs::path prefix = self.parent_path().parent_path();
+  return Layout{prefix / "bin", prefix / "lib", prefix / "share" / "rlscope"};
+}
+
+absl::StatusOr<CalibrateOptions> ParseOptions(const std::vector<std::string>& args, bool* help) {
+  CalibrateOptions options;
+  ArgCursor cursor(args);
+  while (!cursor.AtEnd()) {
+    if (!cursor.AtOption()) return UsageError("calibrate", "unexpected argument '" + cursor.Peek() + "'");
+    const ParsedOption option = cursor.TakeOption();
+    if (option.name == "-h" || option.name == "--help") {
+      *help = true;
+      return options;
+    } else if (option.name == "--quick") {
+      options.quick = true;
+    } else if (option.name == "--calibration" || option.name == "--python" || option.name == "--repetitions") {
+      absl::StatusOr<std::string> value = cursor.TakeValue(option);
+      if (!value.ok()) return UsageError("calibrate", std::string(value.status().message()));
+      if (option.name == "--calibration") {
+        options.path = fs::absolute(*value).string();
+      } else if (option.name == "--python") {
+        options.pythons.push_back(*value);
+      } else {
+        char* end = nullptr;
+        const long n = strtol(value->c_str(), &end, 10);
+        if (end == value->c_str() || *end != '\0' || n < 2 || n > 100) {
+          return UsageError("calibrate", "--repetitions needs a whole number from 2 to 100, not '" + *value + "'");
+        }
+        options.repetitions = static_cast<int>(n);
+      }
+    } else {
+      return UsageError("calibrate", "unknown option '" + option.name + "'");
+    }
+  }
+  if (options.quick && options.repetitions == 5) options.repetitions = 2;
+  return options;
+}
+
+// CaptureOutput: runs `command` (no shell) and returns its stdout, or
+// nullopt when it cannot be run or fails.
+std::optional<std::string> CaptureOutput(const std::vector<std::string>& command,
+                                         const std::vector<std::string>& environment, const fs::path& scratch) {
+  const std::string out = (scratch / "capture.out").string();
+  UnprofiledRequest request;
+  request.command = command;
+  request.extra_environment = environment;
+  request.give_terminal = false;
+  request.stdin_path = "/dev/null";
+  request.stdout_path = out;
+  request.stderr_path = (scratch / "capture.err").string();
+  absl::StatusOr<ProfileOutcome> ran = RunUnprofiled(request);
+  if (!ran.ok() || ran->exit_code != 0) return std::nullopt;
+  std::ifstream in(out);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+std::string Trimmed(std::string text) {
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
+  return text;
+}
+
+// Progress: a status line on a terminal, one line per finished case
+// otherwise (logs stay readable).
+class Progress {
+ public:
+  explicit Progress(int total) : total_(total), tty_(isatty(STDERR_FILENO) != 0) {}
+  void Step(const std::string& what) {
+    ++done_;
+    if (!tty_) return;
+    const int width = 30, filled = total_ > 0 ? done_ * width / total_ : width;
+    std::cerr << absl::StrFormat("\r  [%s%s] %3d%%  %-40s", std::string(filled, '#'), std::string(width - filled, '.'),
+                                 total_ > 0 ? done_ * 100 / total_ : 100, what.substr(0, 40))
+              << std::flush;
+  }
+  void CaseDone(const std::string& line) {
+    if (tty_) std::cerr << "\r" << std::string(80, ' ') << "\r";
+    std::cerr << "  " << line << "\n";
+  }
+
+ private:
+  int total_;
+  int done_ = 0;
+  bool tty_;
+};
+
+class Sweep {
+ public:
+  Sweep(const CalibrateOptions& options, fs::path scratch) : options_(options), scratch_(std::move(scratch)) {}
+
+  // Run: measures `c` and stores its cost (or returns why it could not).
+  absl::Status Run(Case c, Progress& progress) {
+    if (absl::Status sized = Size(c); !sized.ok()) return sized;
+    std::vector<double> samples;
+    for (int rep = 0; rep < options_.repetitions; ++rep) {
+      // Alternate which run goes first, so a drifting machine biases
+      // neither side.
+      double base = 0, measured = 0;
+      for (int half = 0; half < 2; ++half) {
+        const bool measured_run = (half == 0) == (rep % 2 == 1);
+        absl::StatusOr<double> ns = Measure(c, measured_run);
+        if (!ns.ok()) return ns.status();
+        (measured_run ? measured : base) = *ns;
+        progress.Step(absl::StrFormat("%s %d/%d", c.site, rep + 1, options_.repetitions));
+      }
+      const double events = c.contrast == Contrast::kProcess ? 1
+                            : c.contrast == Contrast::kRatio ? base
+                                                             : static_cast<double>(c.iterations) * c.events_per_iteration;
+      double per_event = (measured - base) / events;
+      if (!c.subtract_ratio_site.empty()) per_event -= Cost(c.subtract_ratio_site) * base / events;
+      if (!c.subtract_site.empty()) {
+        per_event -= Cost(c.subtract_site) * c.subtract_per_iteration / c.events_per_iteration;
+      }
+      samples.push_back(per_event);
+    }
+    const uint64_t events = c.contrast == Contrast::kProcess
+                                ? 1
+                                : static_cast<uint64_t>(static_cast<double>(c.iterations) * c.events_per_iteration);
+    costs_[c.site] = cal::CostFromSamples(samples, events);
+    const cal::MeasuredCost& cost = costs_[c.site];
+    progress.CaseDone(c.contrast == Contrast::kProcess
+                          ? absl::StrFormat("%-32s %10.3f ms  +- %.3f ms", c.site, cost.ns / 1e6, cost.spread_ns / 1e6)
+                      : c.contrast == Contrast::kRatio
+                          ? absl::StrFormat("%-32s %+10.1f %%   +- %.1f %% of Python time", c.site, cost.ns * 100,
+                                            cost.spread_ns * 100)
+                          : absl::StrFormat("%-32s %10.1f ns  +- %.1f ns  (%d events x %d)", c.site, cost.ns,
+                                            cost.spread_ns, cost.events, cost.repetitions));
+    return absl::OkStatus();
+  }
+
+  double Cost(const std::string& site) const {
+    auto it = costs_.find(site);
+    return it == costs_.end() ? 0 : std::max(0.0, it->second.ns);
+  }
+  const std::map<std::string, cal::MeasuredCost, std::less<>>& costs() const { return costs_; }
+
+ private:
+  // Size: iterations so that the baseline loop takes about the target time
+  // (long enough to dwarf timer and scheduling noise, short enough for a
+  // sweep of minutes).
+  absl::Status Size(Case& c) {
+    if (c.contrast == Contrast::kProcess) {
+      c.iterations = 0;
+      return absl::OkStatus();
+    }
+    if (c.ring_events_per_iteration > 0) c.burst = std::max(1, kBurstRecords / c.ring_events_per_iteration);
+    const uint64_t pilot = options_.quick ? 2000 : 20000;
+    c.iterations = pilot;
+    // Sized by the slower side, so a costly hook cannot make a run long.
+    double slowest = 0;
+    for (bool measured_run : {false, true}) {
+      absl::StatusOr<double> ns = Measure(c, measured_run);
+      if (!ns.ok()) return ns.status();
+      slowest = std::max(slowest, *ns);
+    }
+    const double target_ns = options_.quick ? 20e6 : 150e6;
+    const double per_iteration = std::max(slowest / static_cast<double>(pilot), 1.0);
+    double iterations = std::clamp(target_ns / per_iteration, 1000.0, 20e6);
+    if (c.burst > 0) iterations = std::min(iterations, static_cast<double>(c.burst * kMaxBursts));
+    c.iterations = static_cast<uint64_t>(iterations);
+    return absl::OkStatus();
+  }
+
+  // Measure: one run of `c` (its measured side, else its baseline side):
+  // the workload's own loop time, or the command's wall time for
+  // start-up cases.
+  absl::StatusOr<double> Measure(const Case& c, bool measured_run) {
+    std::vector<std::string> command = c.workload;
+    command.push_back("--iterations");
+    command.push_back(std::to_string(c.iterations));
+    if (c.burst > 0 && c.iterations > c.burst) {
+      command.insert(command.end(), {"--burst", std::to_string(c.burst), "--pause-ms", std::to_string(kPauseMs)});
+    }
+    const std::string out = (scratch_ / "workload.out").string();
+    const std::string err = (scratch_ / "workload.err").string();
+    const bool profiled = measured_run || c.contrast == Contrast::kCupti;
+    absl::StatusOr<ProfileOutcome> outcome;
+    if (!profiled) {
+      UnprofiledRequest request;
+      request.command = command;
+      request.extra_environment = c.environment;
+      request.give_terminal = false;
+      request.stdin_path = "/dev/null";
+      request.stdout_path = out;
+      request.stderr_path = err;
+      outcome = RunUnprofiled(request);
+    } else {
+      const fs::path run_dir = scratch_ / absl::StrFormat("run-%d", ++runs_);
+      absl::StatusOr<std::string> prepared = PrepareRunDirectory(run_dir.string(), command);
+      if (!prepared.ok()) return prepared.status();
+      ProfileRequest request;
+      request.command = command;
+      request.run_dir = *prepared;
+      request.rule_files = c.rule_files;
+      request.simulator_patterns = c.simulator_patterns;
+      request.cupti = c.contrast == Contrast::kCupti ? measured_run : c.cupti;
+      request.cupti_path = c.cupti_path;
+      request.sample_nvidia_smi = false;
+      request.give_terminal = false;
+      request.extra_environment = c.environment;
+      request.stdin_path = "/dev/null";
+      request.stdout_path = out;
+      request.stderr_path = err;
+      request.log_prefix = "rlscope calibrate";
+      request.apply_calibration = false;
+      outcome = ProfileCommand(request);
+      std::error_code error;
+      fs::remove_all(run_dir, error);  // Traces of micro-loops are of no further use.
+    }
+    if (!outcome.ok()) return outcome.status();
+    if (outcome->interrupted_by != 0) return absl::CancelledError("interrupted");
+    if (outcome->exit_code != 0) {
+      std::ifstream in(err);
+      const std::string text((std::istreambuf_iterator<char>(in)), {});
+      return absl::InternalError(absl::StrFormat("%s (%s) exited with status %d: %s", absl::StrJoin(command, " "),
+                                                 profiled ? "profiled" : "unprofiled", outcome->exit_code,
+                                                 Trimmed(text.substr(0, 2000))));
+    }
+    if (c.contrast == Contrast::kProcess) return static_cast<double>(outcome->wall_ns);
+    std::ifstream in(out);
+    std::string line, last;
+    while (std::getline(in, line)) {
+      if (!line.empty()) last = line;
+    }
+    const nlohmann::json json = nlohmann::json::parse(last, nullptr, false);
+    if (json.is_discarded() || !json.contains("elapsed_ns")) {
+      return absl::InternalError(
+          absl::StrFormat("%s printed no result line (got '%s')", absl::StrJoin(command, " "), last));
+    }
+    return json["elapsed_ns"].get<double>();
+  }
+
+  const CalibrateOptions& options_;
+  fs::path scratch_;
+  int runs_ = 0;
+  std::map<std::string, cal::MeasuredCost, std::less<>> costs_;
+};
+
+// The interpreters to calibrate, by MAJOR.MINOR version (first path wins).
+std::map<std::string, std::string> PythonVersions(const std::vector<std::string>& requested, const fs::path& scratch,
+                                                  std::vector<std::string>* problems) {
+  std::vector<std::string> candidates = requested;
+  if (candidates.empty()) candidates = {"python3", "/usr/bin/python3"};
+  std::map<std::string, std::string> versions;
+  for (const std::string& python : candidates) {
+    // The interpreter itself, not a launcher script in front of it (pyenv's
+    // shims run a shell and more under rlscope, which is not Python's cost).
+    std::optional<std::string> answer = CaptureOutput(
+        {python, "-c", "import sys; print('%d.%d' % sys.version_info[:2], sys.executable)"}, {}, scratch);
+    const std::string line = answer ? Trimmed(*answer) : "";
+    const size_t space = line.find(' ');
+    if (space == std::string::npos || space + 1 == line.size()) {
+      if (!requested.empty() || python == "python3") problems->push_back(python + " could not be run");
+      continue;
+    }
+    versions.emplace(line.substr(0, space), line.substr(space + 1));
+  }
+  return versions;
+}
+
+struct CudaSetup {
+  bool available = false;
+  bool fake = false;
+  std::string runtime;  // For the fingerprint: "real 13000", "fake".
+  std::vector<std::string> environment;
+  std::string cupti_path;
+  std::vector<std::string> cases;
+};
+
+CudaSetup FindCuda(const Layout& layout, const fs::path& scratch) {
+  CudaSetup setup;
+  const std::string binary = (layout.bin / "rlscope-calibrate-cuda").string();
+  if (access(binary.c_str(), X_OK) != 0) return setup;  // Built without a CUDA toolkit.
+  auto info = [&](const std::vector<std::string>& environment) -> std::optional<nlohmann::json> {
+    std::optional<std::string> text = CaptureOutput({binary, "--info"}, environment, scratch);
+    if (!text) return std::nullopt;
+    nlohmann::json json = nlohmann::json::parse(*text, nullptr, false);
+    if (json.is_discarded() || json.value("device_count", 0) < 1) return std::nullopt;
+    return json;
+  };
+  std::optional<nlohmann::json> found = info({});
+  if (found && found->value("runtime", "") == "real") {
+    setup.runtime = absl::StrFormat("CUDA runtime %d, driver %d", found->value("runtime_version", 0),
+                                    found->value("driver_version", 0));
+  } else {
+    // No GPU here: the hooks still cost what they cost; time them on the
+    // fake runtime (and its fake CUPTI), which rlscope ships for this.
+    const fs::path fake = layout.lib / "rlscope" / "fake_cuda";
+    std::string library_path = fake.string();
+    if (const char* existing = getenv("LD_LIBRARY_PATH"); existing != nullptr && *existing != '\0') {
+      library_path += std::string(":") + existing;
+    }
+    setup.environment = {"LD_LIBRARY_PATH=" + library_path};
+    setup.cupti_path = (fake / "cupti" / "libcupti.so.13").string();
+    found = info(setup.environment);
+    if (!found) return setup;
+    setup.fake = true;
+    setup.runtime = "fake (no GPU)";
+  }
+  std::optional<std::string> list = CaptureOutput({binary, "--list"}, setup.environment, scratch);
+  if (!list) return setup;
+  std::istringstream lines(*list);
+  for (std::string line; std::getline(lines, line);) {
+    if (!line.empty()) setup.cases.push_back(line);
+  }
+  setup.available = !setup.cases.empty();
+  return setup;
+}
+
+std::vector<Case> BuildCases(const Layout& layout, const CudaSetup& cuda, const std::vector<std::string>& native_cases,
+                             const std::map<std::string, std::string>& pythons) {
+  std::vector<Case> cases;
+  const std::string native = (layout.bin / "rlscope-calibrate-native").string();
+  const std::string sim_pattern = "*librlscope_calibrate_sim*:rlscope_calibrate_*";
+  {
+    Case c{std::string(cal::kTrampoline), {native, "--case", "trampoline"}};
+    c.simulator_patterns = {sim_pattern};
+    c.ring_events_per_iteration = 1;
+    cases.push_back(c);
+    // Outer call recorded, inner one nested: minus the recorded one.
+    Case nested{std::string(cal::kNestedHook), {native, "--case", "trampoline_nested"}};
+    nested.simulator_patterns = {sim_pattern};
+    nested.subtract_site = std::string(cal::kTrampoline);
+    nested.subtract_per_iteration = 1;
+    nested.ring_events_per_iteration = 1;
+    cases.push_back(nested);
+    Case process{std::string(cal::kNativeProcess), {native, "--case", "process"}, Contrast::kProcess};
+    cases.push_back(process);
+  }
+  if (cuda.available) {
+    const std::string binary = (layout.bin / "rlscope-calibrate-cuda").string();
+    auto has = [&](const std::string& name) {
+      return std::find(cuda.cases.begin(), cuda.cases.end(), name) != cuda.cases.end();
+    };
+    // The hook alone (CUPTI off): a call the libcudart hook intercepts and
+    // that is cheap on an idle stream.
+    if (has("cudaStreamSynchronize")) {
+      Case hook{std::string(cal::kCudaHook), {binary, "--case", "cudaStreamSynchronize"}};
+      hook.environment = cuda.environment;
+      hook.ring_events_per_iteration = 1;
+      cases.push_back(hook);
+    }
+    // CUPTI's callbacks run only for these families (preload/cupti_injection.cc).
+    for (const char* api : {"cudaLaunchKernel", "cudaMemcpyAsync", "cudaMemsetAsync", "cudaStreamSynchronize",
+                            "cuLaunchKernel"}) {
+      if (!has(api)) continue;
+      Case c{std::string(cal::kCuptiPrefix) + api, {binary, "--case", api}, Contrast::kCupti};
+      c.environment = cuda.environment;
+      c.cupti_path = cuda.cupti_path;
+      c.ring_events_per_iteration = 3;  // The hooked call, CUPTI's view of it, a nested driver call.
+      cases.push_back(c);
+    }
+  }
+  if (std::find(native_cases.begin(), native_cases.end(), "nvtx_range") != native_cases.end()) {
+    // Push and pop: two boundaries per iteration.
+    Case nvtx{std::string(cal::kNvtxRange), {native, "--case", "nvtx_range"}};
+    nvtx.events_per_iteration = 2;
+    nvtx.ring_events_per_iteration = 2;
+    cases.push_back(nvtx);
+  }
+  const std::string script = (layout.share / "calibration" / "calibrate_python.py").string();
+  const std::string rules = (layout.share / "calibration" / "calibrate.rules").string();
+  for (const auto& [version, python] : pythons) {
+    auto site = [&](std::string_view name) { return cal::PythonSite(name, version); };
+    // First the slowdown of plain bytecode, which every other Python loop
+    // pays too (netted out of their per-call costs).
+    cases.push_back(Case{site(cal::kPythonTime), {python, script, "--case", "python_time"}, Contrast::kRatio});
+    for (std::string_view name : {cal::kPythonCall, cal::kPythonBuiltin, cal::kPythonTransition}) {
+      Case c{site(name), {python, script, "--case", std::string(name)}};
+      c.subtract_ratio_site = site(cal::kPythonTime);
+      c.ring_events_per_iteration = name == cal::kPythonTransition ? 1 : 0;
+      cases.push_back(c);
+    }
+    // Each iteration is a Python call too, and two boundaries.
+    Case operation{site(cal::kPythonOperation), {python, script, "--case", "python_operation"}};
+    operation.events_per_iteration = 2;
+    operation.subtract_site = site(cal::kPythonCall);
+    operation.subtract_per_iteration = 1;
+    operation.subtract_ratio_site = site(cal::kPythonTime);
+    operation.ring_events_per_iteration = 2;
+    operation.rule_files = {rules};
+    cases.push_back(operation);
+    cases.push_back(Case{site(cal::kPythonProcess), {python, script, "--case", "process"}, Contrast::kProcess});
+  }
+  return cases;
+}
+
+}  // namespace
+
+int CalibrateCommandMain(const std::vector<std::string>& args) {
+  bool help = false;
+  absl::StatusOr<CalibrateOptions> options = ParseOptions(args, &help);
+  if (help) {
+    std::cout << kCalibrateUsage;
+    return 0;
+  }
+  if (!options.ok()) {
+    std::cerr << options.status().message() << "\n";
+    return 2;
+  }
+  absl::StatusOr<Layout> layout = FindLayout();
+  if (!layout.ok()) {
+    std::cerr << "rlscope calibrate: " << layout.status().message() << "\n";
+    return 1;
+  }
+  const char* tmp = getenv("TMPDIR");
+  std::string scratch_template = std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/rlscope-calibrate-XXXXXX";
+  if (mkdtemp(scratch_template.data()) == nullptr) {
+    std::cerr << "rlscope calibrate: cannot make a scratch directory under " << scratch_template << "\n";
+    return 1;
+  }
+  const fs::path scratch(scratch_template);
+  struct Cleanup {
+    fs::path dir;
+    ~Cleanup() {
+      std::error_code error;
+      fs::remove_all(dir, error);
+    }
+  } cleanup{scratch};
+
+  cal::OverheadModel model;
+  model.fingerprint = cal::CurrentMachine();
+  model.rlscope_version = RLSCOPE_VERSION;
+  model.created_unix_s = static_cast<int64_t>(time(nullptr));
+  const std::string path = options->path.empty() ? cal::DefaultCalibrationPath(model.fingerprint) : options->path;
+
+  std::vector<std::string> problems;
+  const std::map<std::string, std::string> pythons = PythonVersions(options->pythons, scratch, &problems);
+  for (const std::string& problem : problems) std::cerr << "rlscope calibrate: warning: " << problem << "\n";
+  if (!options->pythons.empty() && pythons.size() < options->pythons.size()) {
+    std::cerr << "rlscope calibrate: not every --python could be run; nothing written\n";
+    return 1;
+  }
+  const CudaSetup cuda = FindCuda(*layout, scratch);
+  model.fingerprint.cuda_runtime = cuda.available ? cuda.runtime : "none";
+  std::vector<std::string> native_cases;
+  if (std::optional<std::string> list =
+          CaptureOutput({(layout->bin / "rlscope-calibrate-native").string(), "--list"}, {}, scratch)) {
+    std::istringstream lines(*list);
+    for (std::string line; std::getline(lines, line);) {
+      if (!line.empty()) native_cases.push_back(line);
+    }
+  } else {
+    std::cerr << "rlscope calibrate: " << (layout->bin / "rlscope-calibrate-native").string()
+              << " cannot be run: is the build complete?\n";
+    return 1;
+  }
+  std::vector<Case> cases = BuildCases(*layout, cuda, native_cases, pythons);
+
+  std::cerr << absl::StrFormat("rlscope calibrate: %s; %s; CUDA: %s; Python: %s\n", model.fingerprint.cpu,
+                               model.fingerprint.gpu == "none" ? "no GPU" : model.fingerprint.gpu,
+                               cuda.available ? cuda.runtime : "not calibrated (no rlscope-calibrate-cuda or runtime)",
+                               pythons.empty() ? "none" : absl::StrJoin(pythons, ", ", absl::PairFormatter(" ")));
+  std::cerr << absl::StrFormat("  %d costs x %d repetitions, each an unprofiled and a profiled run\n", cases.size(),
+                               options->repetitions);
+  Progress progress(static_cast<int>(cases.size()) * options->repetitions * 2);
+  Sweep sweep(*options, scratch);
+  for (const Case& c : cases) {
+    if (absl::Status status = sweep.Run(c, progress); !status.ok()) {
+      std::cerr << "\nrlscope calibrate: measuring " << c.site << " failed: " << status.message()
+                << "\nnothing was written.\n";
+      return absl::IsCancelled(status) ? 130 : 1;
+    }
+  }
+  for (const auto& [site, cost] : sweep.costs()) model.costs[site] = cost;
+  std::error_code error;
+  fs::create_directories(fs::path(path).parent_path(), error);
+  if (absl::Status written = cal::WriteOverheadModel(path, model); !written.ok()) {
+    std::cerr << "rlscope calibrate: " << written.message() << "\n";
+    return 1;
+  }
+  std::cerr << "rlscope calibrate: wrote " << path << "\n";
+  return 0;
+}
+
+}  // namespace rlscope::collector
