@@ -76,6 +76,14 @@ bool CollectorConnection::Connect() {
   return true;
 }
 
+void CollectorConnection::PrepareHighFd() {
+  const int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return;
+  const int high = fcntl(fd, F_DUPFD_CLOEXEC, kHighFdFloor);
+  if (high >= 0) close(high);
+  close(fd);
+}
+
 bool CollectorConnection::StillOurs() const {
   struct stat info{};
   return fd_ >= 0 && fstat(fd_, &info) == 0 && S_ISSOCK(info.st_mode) && info.st_dev == device_ &&

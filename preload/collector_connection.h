@@ -28,6 +28,12 @@ class CollectorConnection {
 
   // Connect: returns false (with errno) when the collector is unreachable.
   bool Connect();
+  // PrepareHighFd: grows the process's fd table past the floor Connect
+  // moves the socket to. Call while the process is single-threaded (the
+  // preload's start): growing it later, with a second thread alive, makes
+  // the kernel wait out an RCU grace period (9-16 ms measured), which a
+  // short program then waits for at exit.
+  static void PrepareHighFd();
   bool connected() const { return fd_ >= 0; }
   // SendAll: writes all `size` bytes before `deadline_ns` or before
   // `*deadline_cap_ns` (CLOCK_MONOTONIC; re-read while waiting, so another

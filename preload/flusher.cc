@@ -28,6 +28,7 @@ Flusher::Flusher(const char* socket_path, ClockSyncPoint origin, int forked_from
 }
 
 bool Flusher::Start() {
+  CollectorConnection::PrepareHighFd();  // Before the flusher thread exists.
   // The flusher must never receive the program's signals: block them all
   // while creating it so the new thread inherits a full mask.
   sigset_t all, previous;
