@@ -34,10 +34,6 @@ inline constexpr std::string_view kPythonBuiltin = "python_builtin";        // i
 inline constexpr std::string_view kPythonTransition = "python_transition";  // Python -> native call recorded
 inline constexpr std::string_view kPythonOperation = "python_operation";    // inferred operation boundary: push or pop
 inline constexpr std::string_view kPythonProcess = "python_process";        // start + exit of a traced Python process
-// Not per event but a ratio: extra time per unit of Python execution time
-// (CPython 3.11 runs every bytecode slower while any profile function is
-// set, calls or not; 3.12's instrumentation does not).
-inline constexpr std::string_view kPythonTime = "python_time";
 
 // PythonSite: the key of a Python site for interpreter `version` ("3.11").
 std::string PythonSite(std::string_view site, std::string_view version);

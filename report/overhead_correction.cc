@@ -93,13 +93,6 @@ class Estimator {
     const std::string name = api >= 0 ? names_.Name(api) : std::string("?");
     return Take(std::string(cal::kCuptiPrefix) + name, model_.CuptiCost(name, driver));
   }
-  // PythonRatio: the calibrated ratio `site` for this interpreter (0 if
-  // none: 3.12 and later need none).
-  double PythonRatio(std::string_view site) const {
-    if (python_version_.empty()) return 0;
-    return model_.Cost(cal::PythonSite(site, python_version_)).value_or(0);
-  }
-  const std::string& python_version() const { return python_version_; }
   void Measured(double ns) {
     SiteOverhead& tally = out_.by_site["measured"];
     ++tally.events;
@@ -135,7 +128,12 @@ void SiteRemovals(const ThreadTimeline& thread, Estimator& estimator, std::vecto
         if (auto cost = estimator.Plain(cal::kCudaHook)) Around(removals, begin, end, *cost);
         break;
       case OverheadSiteKind::kCupti:
-        if (auto cost = estimator.Cupti(site.api, site.driver)) removals.push_back({begin, begin + *cost, *cost});
+        // Spread over CUPTI's view of the call (its callbacks run at both
+        // ends), widened evenly when the inflation is longer than that.
+        if (auto cost = estimator.Cupti(site.api, site.driver)) {
+          const double widen = std::max(0.0, *cost - (end - begin)) / 2;
+          removals.push_back({begin - widen, end + widen, *cost});
+        }
         break;
       case OverheadSiteKind::kPythonTransition:
         if (auto cost = estimator.Python(cal::kPythonTransition)) Around(removals, begin, end, *cost);
@@ -200,40 +198,9 @@ void Spread(const IntervalList& busy, int64_t begin, int64_t end, double amount,
   }
 }
 
-// FreeTime: the parts of [begin, end] outside the busy intervals.
-std::vector<std::pair<int64_t, int64_t>> FreeTime(const IntervalList& busy, int64_t begin, int64_t end) {
-  std::vector<std::pair<int64_t, int64_t>> pieces;
-  int64_t cursor = begin;
-  for (const Interval& interval : busy) {
-    if (interval.end_ns <= cursor) continue;
-    if (interval.begin_ns >= end) break;
-    if (interval.begin_ns > cursor) pieces.emplace_back(cursor, interval.begin_ns);
-    cursor = std::max(cursor, interval.end_ns);
-  }
-  if (end > cursor) pieces.emplace_back(cursor, end);
-  return pieces;
-}
-
 void WindowRemovals(const ThreadTimeline& thread, Estimator& estimator, std::vector<Removal>& removals) {
+  if (thread.overhead_windows.empty()) return;
   const IntervalList busy = BusyIntervals(thread);
-  // Python's slower bytecode under a profile function: a share r of the
-  // thread's Python time (outside recorded calls) is rlscope's. Counted
-  // costs below then stand on the remaining share only (they were
-  // calibrated net of it).
-  double r = 0;
-  if (thread.python) {
-    const double k = estimator.PythonRatio(cal::kPythonTime);
-    r = k / (1 + k);
-  }
-  if (r > 0) {
-    double total = 0;
-    for (const auto& [b, e] : FreeTime(busy, thread.begin_ns, thread.end_ns)) {
-      const double amount = r * static_cast<double>(e - b);
-      removals.push_back({static_cast<double>(b), static_cast<double>(e), amount});
-      total += amount;
-    }
-    estimator.SelfTimed(cal::PythonSite(cal::kPythonTime, estimator.python_version()), 0, total);
-  }
   for (const OverheadWindow& window : thread.overhead_windows) {
     // Clipped to the thread's life (a window starts at the previous cut,
     // possibly before the thread did).
@@ -244,11 +211,9 @@ void WindowRemovals(const ThreadTimeline& thread, Estimator& estimator, std::vec
     switch (static_cast<wire::OverheadKind>(window.kind)) {
       case wire::OverheadKind::kPythonCall:
         amount = estimator.Python(cal::kPythonCall, window.count).value_or(0) * static_cast<double>(window.count);
-        amount *= 1 - r;
         break;
       case wire::OverheadKind::kPythonBuiltin:
         amount = estimator.Python(cal::kPythonBuiltin, window.count).value_or(0) * static_cast<double>(window.count);
-        amount *= 1 - r;
         break;
       case wire::OverheadKind::kNestedHook:
         amount = estimator.Plain(cal::kNestedHook, window.count).value_or(0) * static_cast<double>(window.count);

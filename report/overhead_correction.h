@@ -7,7 +7,8 @@
 //   - recorded hook calls (CUDA hook, Python transition, trampoline): the
 //     calibrated cost, half just before the call's begin and half just
 //     after its end (where the hook's own work runs);
-//   - CUPTI's inflation of a call: from the call's begin, inside it;
+//   - CUPTI's inflation of a call: evenly over CUPTI's view of the call
+//     (entry to exit callback), widened to the inflation if shorter;
 //   - operation and NVTX boundaries (push or pop): just before the instant;
 //   - what rlscope timed itself (stack samples, CUPTI start-up and final
 //     flush): exactly its interval;

@@ -220,21 +220,3 @@ TEST_CASE("a cost is the median of its repetitions, its spread half their range"
   CHECK(cal::CostFromSamples({10, 20}, 1).ns == Approx(15));
   CHECK(cal::CostFromSamples({}, 1).repetitions == 0);
 }
-
-TEST_CASE("Python time slowed by the hook loses its share; counted costs the rest", "[correction]") {
-  ProcessTimeline process;
-  process.end_ns = 1000;
-  ThreadTimeline thread = Thread(0, 1000);
-  thread.python = true;
-  thread.native_calls.push_back({400, 600, Category::kBackend, 0, 1});
-  thread.overhead_windows.push_back(
-      {0, 1000, static_cast<uint16_t>(rlscope::wire::OverheadKind::kPythonCall), 10, 0});
-  process.threads.push_back(thread);
-  NameTable names;
-  // 25 % slower bytecode: 1/5 of the 800 ns of Python time is rlscope's;
-  // 10 calls of 20 ns net of that, on the remaining 4/5.
-  const ProcessCorrection result =
-      CorrectProcess(process, Model({{"python_time@3.11", 0.25}, {"python_call@3.11", 20}}), "3.11", names);
-  CHECK(result.removed_ns == Approx(160 + 160));
-  CHECK(process.threads[0].native_calls[0].end_ns - process.threads[0].native_calls[0].begin_ns == 200);
-}

@@ -1,0 +1,191 @@
+"""The overhead correction end to end, against known truth.
+
+The fake CUPTI makes each traced CUDA call's callbacks wait a known time
+(RLSCOPE_FAKE_CUPTI_CALLBACK_NS): profiling then inflates every call by a
+known amount, far above timing noise. `rlscope calibrate` must measure that
+inflation; the corrected report of a profiled run must give back the
+per-operation CUDA time the fake runtime's ledger records in an unprofiled
+run (the truth), and `rlscope validate` must find the corrected wall time
+close to the unprofiled one while the raw overhead is large.
+
+The fake runs its calls at their nominal length throughout
+(RLSCOPE_FAKE_CUDART_SCALE=1, also while calibrating): a call waits out its
+nominal time from its start, so part of a nested call's callback time
+hides in it, in the calibration loop exactly as in the client.
+
+  correction_e2e_test.py --rlscope BIN --client BIN --cupti LIB
+"""
+import glob
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+from e2e_support import ARGS, main, run_rlscope, scratch_dir
+
+DELAY_NS = 5000
+STEPS = "300"
+
+
+def cuda_time_by_operation(rows, pid):
+    totals = {}
+    for row in rows:
+        if row["process"] == pid and row["category"] == "CUDA API":
+            totals[row["operation"]] = totals.get(row["operation"], 0) + row["ns"]
+    return totals
+
+
+def load_ledger(prefix):
+    """The fake's own CPU time per operation (one process)."""
+    files = glob.glob(prefix + "*")
+    assert len(files) == 1, files
+    with open(files[0]) as f:
+        ledger = json.load(f)
+    per_operation = {}
+    for call in ledger["calls"]:
+        per_operation[call["operation"]] = per_operation.get(call["operation"], 0) + call["ns"]
+    return ledger["pid"], per_operation
+
+
+class Correction(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = tempfile.mkdtemp(prefix="rlscope-e2e-correction-")
+        cls.env = dict(os.environ, RLSCOPE_FAKE_CUPTI_CALLBACK_NS=str(DELAY_NS), RLSCOPE_FAKE_CUDART_SCALE="1")
+        cls.calibration = os.path.join(cls.dir, "calibration.json")
+        result = run_rlscope("calibrate", "--quick", "--calibration", cls.calibration, "--python", sys.executable,
+                             env=cls.env, timeout=900)
+        if result.returncode != 0:
+            raise AssertionError("rlscope calibrate failed:\n" + result.stderr)
+        with open(cls.calibration) as f:
+            cls.costs = json.load(f)["costs"]
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.dir, True)
+
+    def run_client(self, *options, env=None):
+        out = os.path.join(scratch_dir(self), "run")
+        ledger = os.path.join(os.path.dirname(out), "ledger")
+        env = dict(env or self.env, RLSCOPE_FAKE_CUDART_LOG=ledger)
+        result = run_rlscope("run", "--quiet", "--cupti", ARGS.cupti, *options, "--out", out, "--", ARGS.client,
+                             "--steps", STEPS, env=env)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        with open(os.path.join(out, "report.json")) as f:
+            report = json.load(f)
+        return out, report, result, load_ledger(ledger)
+
+    def unprofiled_truth(self):
+        prefix = os.path.join(scratch_dir(self), "ledger")
+        result = subprocess.run([ARGS.client, "--steps", STEPS], env=dict(self.env, RLSCOPE_FAKE_CUDART_LOG=prefix),
+                                capture_output=True, text=True, timeout=120)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        return load_ledger(prefix)[1]
+
+    def test_calibration_measures_the_known_cupti_inflation(self):
+        # Entry and exit callbacks wait DELAY_NS each. (A launch's nested
+        # driver call's callbacks hide in the launch's nominal time.)
+        for api, callbacks in (("cudaMemsetAsync", 2), ("cudaStreamSynchronize", 2), ("cudaLaunchKernel", 2),
+                               ("cuLaunchKernel", 2)):
+            expected = callbacks * DELAY_NS
+            measured = self.costs["cupti:" + api]["ns"]
+            self.assertGreater(measured, 0.9 * expected, api)
+            self.assertLess(measured, 1.3 * expected, api)
+        for site in ("cuda_hook", "trampoline", "nvtx_range", "native_process"):
+            self.assertIn(site, self.costs)
+
+    def test_corrected_cuda_time_per_operation_matches_the_fakes_ledger(self):
+        # A preemption between the fake's and rlscope's timestamps counts on
+        # one side only: a miss is retried (up to 3 runs); a systematic
+        # error misses every time.
+        misses = []
+        for _ in range(3):
+            truth = self.unprofiled_truth()
+            out, report, _, (pid, _) = self.run_client("--calibration", self.calibration)
+            self.assertTrue(report["corrected"], report["correction"])
+            corrected = cuda_time_by_operation(report["rows"], pid)
+            uncorrected = cuda_time_by_operation(report["uncorrected_rows"], pid)
+            self.assertEqual(set(corrected), set(truth))
+            # Without correction the inflation is plain to see...
+            self.assertGreater(uncorrected["inference"], 1.3 * truth["inference"])
+            # ...with it, the fake's own time comes back.
+            off = [f"{op}: corrected {corrected[op]} vs fake {ns}" for op, ns in truth.items()
+                   if abs(corrected[op] - ns) > 0.05 * ns]
+            if not off:
+                break
+            misses.append(off)
+        else:
+            self.fail(f"corrected CUDA time missed the ledger in 3 runs: {misses}")
+        sites = report["correction"]["sites"]
+        self.assertGreater(sites["cupti:cudaLaunchKernel"]["events"], 0)
+        self.assertGreater(report["wall_ns"], report["corrected_wall_ns"])
+
+    def test_validate_finds_small_bias_where_raw_overhead_is_large(self):
+        out = os.path.join(scratch_dir(self), "validate")
+        result = run_rlscope("validate", "-n", "3", "--calibration", self.calibration, "--cupti", ARGS.cupti,
+                             "--out", out, "--", ARGS.client, "--steps", STEPS, env=self.env, timeout=600)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        with open(os.path.join(out, "validate.json")) as f:
+            summary = json.load(f)
+        self.assertTrue(summary["corrected"], summary)
+        raw = summary["summary"]["raw_overhead"]["mean"]
+        bias = summary["summary"]["bias_of_means"]
+        uncorrected = summary["summary"]["uncorrected_bias_of_means"]
+        self.assertGreater(raw, 1.2, summary["summary"])
+        self.assertLess(abs(bias), 0.06, summary["summary"])
+        self.assertLess(abs(bias), abs(uncorrected) / 4, summary["summary"])
+
+    def test_without_a_calibration_the_report_says_uncorrected_and_how_to_fix_it(self):
+        env = dict(self.env, XDG_CACHE_HOME=scratch_dir(self))
+        out = os.path.join(scratch_dir(self), "run")
+        result = run_rlscope("run", "--cupti", ARGS.cupti, "--out", out, "--", ARGS.client, "--steps", "20", env=env)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        # One line, before the command runs (the report says it again).
+        lines = [line for line in result.stderr.splitlines()
+                 if line.startswith("rlscope run:") and "rlscope calibrate" in line]
+        self.assertEqual(len(lines), 1, result.stderr)
+        with open(os.path.join(out, "report.json")) as f:
+            report = json.load(f)
+        self.assertFalse(report["corrected"])
+        self.assertNotIn("corrected_wall_ns", report)
+        self.assertIn("rlscope calibrate", report["correction"]["message"])
+        # A calibration given later corrects the same run.
+        again = run_rlscope("report", "--calibration", self.calibration, out)
+        self.assertEqual(again.returncode, 0, again.stderr)
+        with open(os.path.join(out, "report.json")) as f:
+            self.assertTrue(json.load(f)["corrected"])
+
+    def test_a_calibration_of_another_machine_is_not_applied(self):
+        cache = scratch_dir(self)
+        env = dict(self.env, XDG_CACHE_HOME=cache)
+        # Where rlscope looks for this machine's file: the first run says.
+        probe = run_rlscope("run", "--out", os.path.join(scratch_dir(self), "probe"), "--", "true", env=env)
+        wanted = probe.stderr.split("no calibration for this machine (")[1].split(")")[0]
+        with open(self.calibration) as f:
+            other = json.load(f)
+        other["machine"]["cpu"] = "Some Other CPU"
+        os.makedirs(os.path.dirname(wanted), exist_ok=True)
+        with open(wanted, "w") as f:
+            json.dump(other, f)
+        out = os.path.join(scratch_dir(self), "run")
+        result = run_rlscope("run", "--out", out, "--", "true", env=env)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertIn("another machine", result.stderr)
+        self.assertIn("Some Other CPU", result.stderr)
+        with open(os.path.join(out, "report.json")) as f:
+            self.assertFalse(json.load(f)["corrected"])
+
+    def test_a_damaged_calibration_is_a_usage_error_before_anything_runs(self):
+        bad = os.path.join(scratch_dir(self), "bad.json")
+        with open(bad, "w") as f:
+            f.write("{not json")
+        result = run_rlscope("run", "--calibration", bad, "--out", os.path.join(scratch_dir(self), "r"), "--", "true")
+        self.assertEqual(result.returncode, 2)
+        self.assertIn("--calibration", result.stderr)
+
+
+if __name__ == "__main__":
+    main(extra_arguments=("--client", "--cupti"))
