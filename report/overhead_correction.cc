@@ -13,43 +13,114 @@ namespace rlscope::report {
 
 namespace cal = rlscope::calibration;
 
-TimeCorrection::TimeCorrection(std::vector<Removal> removals) {
-  // Sweep the removal rate over time: +rate where a stretch begins, -rate
-  // where it ends.
-  std::vector<std::pair<double, double>> steps;
-  steps.reserve(removals.size() * 2);
-  for (const Removal& r : removals) {
-    if (r.amount <= 0) continue;
-    if (r.end <= r.begin) {
-      unplaced_ns_ += r.amount;  // No room at all (zero-length stretch).
-      continue;
+namespace {
+
+// SortNearlySorted: insertion sort, linear for steps in record order (a
+// nested call's steps are a few places early); beyond a budget of moves
+// it hands over to std::sort.
+template <typename Step>
+void SortNearlySorted(std::vector<Step>& steps) {
+  auto earlier = [](const Step& a, const Step& b) { return a.time < b.time; };
+  size_t budget = 8 * steps.size() + 64;
+  for (size_t i = 1; i < steps.size(); ++i) {
+    const Step step = steps[i];
+    size_t j = i;
+    while (j > 0 && step.time < steps[j - 1].time) {
+      if (budget-- == 0) {
+        std::sort(steps.begin(), steps.end(), earlier);
+        return;
+      }
+      steps[j] = steps[j - 1];
+      --j;
     }
-    const double rate = r.amount / (r.end - r.begin);
-    steps.emplace_back(r.begin, rate);
-    steps.emplace_back(r.end, -rate);
+    steps[j] = step;
   }
-  std::sort(steps.begin(), steps.end());
-  double rate = 0, removed = 0;
-  for (size_t i = 0; i < steps.size();) {
-    const double time = steps[i].first;
+}
+
+}  // namespace
+
+TimeCorrection::TimeCorrection(const std::vector<Removal>& removals) {
+  for (const Removal& r : removals) Add(r.begin, r.end, r.amount);
+  Finish();
+}
+
+void TimeCorrection::AddTo(std::vector<Step>& steps, double begin, double end, double amount) {
+  if (amount <= 0) return;
+  if (end <= begin) {
+    unplaced_ns_ += amount;  // No room at all (zero-length stretch).
+    return;
+  }
+  const double rate = amount / (end - begin);
+  steps.push_back({begin, rate});
+  steps.push_back({end, -rate});
+}
+
+void TimeCorrection::Finish() {
+  SortNearlySorted(steps_);
+  SortNearlySorted(ordered_steps_);  // In order already: one pass.
+  // Sweep both series in time order: the rate between consecutive times
+  // is the sum of the stretches covering them, capped at 1.
+  knots_.clear();
+  knots_.reserve(steps_.size() + ordered_steps_.size());
+  size_t i = 0, j = 0;
+  double rate = 0, removed = 0, last_time = 0;
+  while (i < steps_.size() || j < ordered_steps_.size()) {
+    const bool from_first =
+        j == ordered_steps_.size() || (i < steps_.size() && steps_[i].time <= ordered_steps_[j].time);
+    const double time = from_first ? steps_[i].time : ordered_steps_[j].time;
     if (!knots_.empty()) {
-      const Knot& last = knots_.back();
-      const double span = time - last.time;
-      removed = last.removed + last.rate * span;
+      const double span = time - last_time;
+      removed += std::min(rate, 1.0) * span;
       if (rate > 1) unplaced_ns_ += (rate - 1) * span;
     }
-    for (; i < steps.size() && steps[i].first == time; ++i) rate += steps[i].second;
+    for (; i < steps_.size() && steps_[i].time == time; ++i) rate += steps_[i].delta;
+    for (; j < ordered_steps_.size() && ordered_steps_[j].time == time; ++j) rate += ordered_steps_[j].delta;
     if (rate < 1e-12) rate = 0;  // Rounding residue of +r -r.
-    knots_.push_back({time, removed, std::min(rate, 1.0)});
+    // A knot only where the rate changes the slope of the map.
+    knots_.push_back({time, removed});
+    last_time = time;
   }
+  std::vector<Step>().swap(steps_);
+  std::vector<Step>().swap(ordered_steps_);
+}
+
+double TimeCorrection::RemovedAt(size_t knot, double t) const {
+  const Knot& at = knots_[knot];
+  if (knot + 1 == knots_.size()) return at.removed;
+  const Knot& next = knots_[knot + 1];
+  const double span = next.time - at.time;
+  return span > 0 ? at.removed + (next.removed - at.removed) * (t - at.time) / span : at.removed;
 }
 
 double TimeCorrection::Removed(double t) const {
   auto after = std::upper_bound(knots_.begin(), knots_.end(), t,
                                 [](double time, const Knot& knot) { return time < knot.time; });
   if (after == knots_.begin()) return 0;
-  const Knot& knot = *std::prev(after);
-  return knot.removed + knot.rate * (t - knot.time);
+  return RemovedAt(static_cast<size_t>(after - knots_.begin()) - 1, t);
+}
+
+int64_t TimeCorrection::Mapper::operator()(int64_t t) {
+  const std::vector<Knot>& knots = correction_.knots_;
+  if (knots.empty()) return t;
+  const auto time = static_cast<double>(t);
+  // From the previous answer: a few steps forward, else binary search.
+  size_t i = hint_;
+  if (knots[i].time <= time) {
+    int steps = 0;
+    while (i + 1 < knots.size() && knots[i + 1].time <= time && ++steps < 16) ++i;
+    if (i + 1 < knots.size() && knots[i + 1].time <= time) {
+      i = static_cast<size_t>(std::upper_bound(knots.begin() + static_cast<std::ptrdiff_t>(i), knots.end(), time,
+                                               [](double value, const Knot& knot) { return value < knot.time; }) -
+                              knots.begin()) - 1;
+    }
+  } else {
+    auto after = std::upper_bound(knots.begin(), knots.begin() + static_cast<std::ptrdiff_t>(i), time,
+                                  [](double value, const Knot& knot) { return value < knot.time; });
+    if (after == knots.begin()) return t;  // Before any removal.
+    i = static_cast<size_t>(after - knots.begin()) - 1;
+  }
+  hint_ = i;
+  return t - static_cast<int64_t>(std::llround(correction_.RemovedAt(i, time)));
 }
 
 int64_t TimeCorrection::Map(int64_t t) const {
@@ -58,98 +129,128 @@ int64_t TimeCorrection::Map(int64_t t) const {
 
 namespace {
 
-using Removal = TimeCorrection::Removal;
-
-// Estimator: looks up costs, tallies estimates per site, emits removals.
+// Estimator: looks up each site's cost once, tallies estimates per site
+// (written to the result by Flush).
 class Estimator {
  public:
   Estimator(const cal::OverheadModel& model, std::string_view python_version, const NameTable& names,
             ProcessCorrection& out)
       : model_(model), python_version_(python_version), names_(names), out_(out) {}
 
-  // Cost: the per-event cost of `site`, tallied; nullopt if uncalibrated.
-  std::optional<double> Take(const std::string& site, std::optional<double> cost, uint64_t events = 1) {
-    if (!cost) {
-      out_.uncalibrated[site] += events;
-      return std::nullopt;
-    }
-    SiteOverhead& tally = out_.by_site[site];
-    tally.events += events;
-    tally.ns += *cost * static_cast<double>(events);
-    auto it = model_.costs.find(site);
-    if (it != model_.costs.end()) tally.spread_ns += it->second.spread_ns * static_cast<double>(events);
-    out_.estimated_ns += *cost * static_cast<double>(events);
-    return *cost;
-  }
   std::optional<double> Plain(std::string_view site, uint64_t events = 1) {
-    return Take(std::string(site), model_.Cost(site), events);
+    return Take(SlotFor(site, [&] { return Slot{std::string(site), model_.Cost(site)}; }), events);
   }
   std::optional<double> Python(std::string_view site, uint64_t events = 1) {
-    if (python_version_.empty()) return Take(std::string(site), std::nullopt, events);
-    const std::string key = cal::PythonSite(site, python_version_);
-    return Take(key, model_.Cost(key), events);
+    return Take(SlotFor(site, [&] {
+                  if (python_version_.empty()) return Slot{std::string(site), std::nullopt};
+                  const std::string key = cal::PythonSite(site, python_version_);
+                  return Slot{key, model_.Cost(key)};
+                }),
+                events);
   }
   std::optional<double> Cupti(int32_t api, bool driver) {
-    const std::string name = api >= 0 ? names_.Name(api) : std::string("?");
-    return Take(std::string(cal::kCuptiPrefix) + name, model_.CuptiCost(name, driver));
+    const int64_t key = (int64_t{api} << 1) | (driver ? 1 : 0);
+    auto [it, inserted] = cupti_slots_.try_emplace(key, 0);
+    if (inserted) {
+      const std::string name = api >= 0 ? names_.Name(api) : std::string("?");
+      it->second = slots_.size();
+      slots_.push_back({std::string(cal::kCuptiPrefix) + name, model_.CuptiCost(name, driver)});
+    }
+    return Take(slots_[it->second], 1);
   }
-  void Measured(double ns) {
-    SiteOverhead& tally = out_.by_site["measured"];
-    ++tally.events;
-    tally.ns += ns;
-    out_.estimated_ns += ns;
-  }
-  // Spread: the estimate of self-timed window work.
+  void Measured(double ns) { SelfTimed("measured", 1, ns); }
+  // SelfTimed: work rlscope timed itself (no calibrated cost involved).
   void SelfTimed(std::string_view what, uint64_t count, double ns) {
     SiteOverhead& tally = out_.by_site[std::string(what)];
     tally.events += count;
     tally.ns += ns;
     out_.estimated_ns += ns;
   }
+  // Flush: the tallies into the result.
+  void Flush() {
+    for (const Slot& slot : slots_) {
+      if (slot.events == 0) continue;
+      if (!slot.cost) {
+        out_.uncalibrated[slot.site] += slot.events;
+        continue;
+      }
+      SiteOverhead& tally = out_.by_site[slot.site];
+      tally.events += slot.events;
+      tally.ns += *slot.cost * static_cast<double>(slot.events);
+      auto it = model_.costs.find(slot.site);
+      if (it != model_.costs.end()) tally.spread_ns += it->second.spread_ns * static_cast<double>(slot.events);
+    }
+    slots_.clear();
+    by_name_.clear();
+    cupti_slots_.clear();
+  }
 
  private:
+  struct Slot {
+    std::string site;
+    std::optional<double> cost;
+    uint64_t events = 0;
+  };
+  // SlotFor: the slot of a site constant (keyed by its address), made once.
+  template <typename Make>
+  Slot& SlotFor(std::string_view site, Make make) {
+    auto [it, inserted] = by_name_.try_emplace(site.data(), 0);
+    if (inserted) {
+      it->second = slots_.size();
+      slots_.push_back(make());
+    }
+    return slots_[it->second];
+  }
+  std::optional<double> Take(Slot& slot, uint64_t events) {
+    slot.events += events;
+    if (slot.cost) out_.estimated_ns += *slot.cost * static_cast<double>(events);
+    return slot.cost;
+  }
+
   const cal::OverheadModel& model_;
   std::string python_version_;
   const NameTable& names_;
   ProcessCorrection& out_;
+  std::vector<Slot> slots_;
+  absl::flat_hash_map<const char*, size_t> by_name_;
+  absl::flat_hash_map<int64_t, size_t> cupti_slots_;
 };
 
-void Around(std::vector<Removal>& removals, double begin, double end, double cost) {
-  removals.push_back({begin - cost / 2, begin, cost / 2});
-  removals.push_back({end, end + cost / 2, cost / 2});
-}
+// After: a hook's cost, just after the call it recorded (where its
+// bookkeeping runs; the part before the call is a few instructions).
+void After(TimeCorrection& removals, double end, double cost) { removals.Add(end, end + cost, cost); }
 
 // SiteRemovals: the removals of the thread's recorded overhead sites.
-void SiteRemovals(const ThreadTimeline& thread, Estimator& estimator, std::vector<Removal>& removals) {
+void SiteRemovals(const ThreadTimeline& thread, Estimator& estimator, TimeCorrection& removals) {
   for (const OverheadSite& site : thread.overhead_sites) {
     const auto begin = static_cast<double>(site.begin_ns), end = static_cast<double>(site.end_ns);
     switch (site.kind) {
       case OverheadSiteKind::kCudaHook:
-        if (auto cost = estimator.Plain(cal::kCudaHook)) Around(removals, begin, end, *cost);
+        if (auto cost = estimator.Plain(cal::kCudaHook)) After(removals, end, *cost);
         break;
       case OverheadSiteKind::kCupti:
         // Spread over CUPTI's view of the call (its callbacks run at both
         // ends), widened evenly when the inflation is longer than that.
         if (auto cost = estimator.Cupti(site.api, site.driver)) {
           const double widen = std::max(0.0, *cost - (end - begin)) / 2;
-          removals.push_back({begin - widen, end + widen, *cost});
+          removals.Add(begin - widen, end + widen, *cost);
         }
         break;
       case OverheadSiteKind::kPythonTransition:
-        if (auto cost = estimator.Python(cal::kPythonTransition)) Around(removals, begin, end, *cost);
+        if (auto cost = estimator.Python(cal::kPythonTransition)) After(removals, end, *cost);
         break;
       case OverheadSiteKind::kTrampoline:
-        if (auto cost = estimator.Plain(cal::kTrampoline)) Around(removals, begin, end, *cost);
+        if (auto cost = estimator.Plain(cal::kTrampoline)) After(removals, end, *cost);
         break;
       case OverheadSiteKind::kPythonOperation:
-        if (auto cost = estimator.Python(cal::kPythonOperation)) removals.push_back({begin - *cost, begin, *cost});
+        if (auto cost = estimator.Python(cal::kPythonOperation)) removals.Add(begin - *cost, begin, *cost);
         break;
       case OverheadSiteKind::kNvtxRange:
-        if (auto cost = estimator.Plain(cal::kNvtxRange)) removals.push_back({begin - *cost, begin, *cost});
+        if (auto cost = estimator.Plain(cal::kNvtxRange)) removals.Add(begin - *cost, begin, *cost);
         break;
       case OverheadSiteKind::kMeasured:
         estimator.Measured(end - begin);
-        removals.push_back({begin, end, end - begin});
+        removals.Add(begin, end, end - begin);
         break;
     }
   }
@@ -166,82 +267,103 @@ IntervalList BusyIntervals(const ThreadTimeline& thread) {
   return UnionIntervals(std::move(busy));
 }
 
-// Spread: removes `amount` evenly over the parts of [begin, end] inside
-// (`inside`) or outside the busy intervals; over all of it when there are
-// none.
-void Spread(const IntervalList& busy, int64_t begin, int64_t end, double amount, bool inside,
-            std::vector<Removal>& removals) {
-  if (amount <= 0) return;
-  std::vector<std::pair<int64_t, int64_t>> pieces;
+// SpreadWindow: removes `outside` evenly over the parts of [begin, end]
+// outside the busy intervals and `inside` over the parts inside them (over
+// all of [begin, end] when there are none of the kind), in time order.
+void SpreadWindow(const IntervalList& busy, int64_t begin, int64_t end, double outside, double inside,
+                  TimeCorrection& removals) {
+  if (outside <= 0 && inside <= 0) return;
+  // The window as alternating pieces: (begin, end, is inside).
+  struct Piece {
+    int64_t begin, end;
+    bool inside;
+  };
+  std::vector<Piece> pieces;
   auto first = std::lower_bound(busy.begin(), busy.end(), begin,
                                 [](const Interval& interval, int64_t t) { return interval.end_ns <= t; });
   int64_t cursor = begin;
   for (auto it = first; it != busy.end() && it->begin_ns < end; ++it) {
     const int64_t b = std::max(it->begin_ns, begin), e = std::min(it->end_ns, end);
-    if (inside) {
-      if (e > b) pieces.emplace_back(b, e);
-    } else if (b > cursor) {
-      pieces.emplace_back(cursor, b);
-    }
+    if (b > cursor) pieces.push_back({cursor, b, false});
+    if (e > std::max(b, cursor)) pieces.push_back({std::max(b, cursor), e, true});
     cursor = std::max(cursor, e);
   }
-  if (!inside && end > cursor) pieces.emplace_back(cursor, end);
-  int64_t total = 0;
-  for (const auto& [b, e] : pieces) total += e - b;
-  if (total <= 0) {
-    removals.push_back({static_cast<double>(begin), static_cast<double>(end), amount});
-    return;
+  if (end > cursor) pieces.push_back({cursor, end, false});
+  int64_t total[2] = {0, 0};
+  for (const Piece& piece : pieces) total[piece.inside] += piece.end - piece.begin;
+  const double amount[2] = {outside, inside};
+  // A kind with no time of its own is spread over the whole window.
+  double whole = 0;
+  for (int kind = 0; kind < 2; ++kind) {
+    if (total[kind] <= 0) whole += amount[kind];
   }
-  for (const auto& [b, e] : pieces) {
-    removals.push_back({static_cast<double>(b), static_cast<double>(e),
-                        amount * static_cast<double>(e - b) / static_cast<double>(total)});
+  const int64_t length = end - begin;
+  if (whole > 0 && length <= 0) {
+    removals.AddOrdered(static_cast<double>(begin), static_cast<double>(end), whole);  // Unplaced.
+    whole = 0;
+  }
+  for (const Piece& piece : pieces) {
+    const double span = static_cast<double>(piece.end - piece.begin);
+    double share = whole * span / static_cast<double>(std::max<int64_t>(length, 1));
+    if (total[piece.inside] > 0) share += amount[piece.inside] * span / static_cast<double>(total[piece.inside]);
+    if (share > 0) removals.AddOrdered(static_cast<double>(piece.begin), static_cast<double>(piece.end), share);
   }
 }
 
-void WindowRemovals(const ThreadTimeline& thread, Estimator& estimator, std::vector<Removal>& removals) {
+// WindowRemovals: the removals of the thread's counted and self-timed
+// work, batch window by batch window (in time order).
+void WindowRemovals(const ThreadTimeline& thread, Estimator& estimator, TimeCorrection& removals) {
   if (thread.overhead_windows.empty()) return;
   const IntervalList busy = BusyIntervals(thread);
-  for (const OverheadWindow& window : thread.overhead_windows) {
+  // Entries of one batch share its window: summed, then spread once.
+  for (size_t i = 0; i < thread.overhead_windows.size();) {
+    const OverheadWindow& first = thread.overhead_windows[i];
+    double outside = 0, inside = 0;
+    for (; i < thread.overhead_windows.size() && thread.overhead_windows[i].begin_ns == first.begin_ns &&
+           thread.overhead_windows[i].end_ns == first.end_ns;
+         ++i) {
+      const OverheadWindow& window = thread.overhead_windows[i];
+      const auto count = static_cast<double>(window.count);
+      const auto self = static_cast<double>(window.self_ns);
+      switch (static_cast<wire::OverheadKind>(window.kind)) {
+        case wire::OverheadKind::kPythonCall:
+          outside += estimator.Python(cal::kPythonCall, window.count).value_or(0) * count;
+          break;
+        case wire::OverheadKind::kPythonBuiltin:
+          outside += estimator.Python(cal::kPythonBuiltin, window.count).value_or(0) * count;
+          break;
+        case wire::OverheadKind::kNestedHook:
+          inside += estimator.Plain(cal::kNestedHook, window.count).value_or(0) * count;  // Inside hooked calls.
+          break;
+        case wire::OverheadKind::kThreadSetup:
+          estimator.SelfTimed("thread_setup", window.count, self);
+          outside += self;
+          break;
+        case wire::OverheadKind::kCodeSetup:
+          estimator.SelfTimed("code_setup", window.count, self);
+          outside += self;
+          break;
+        case wire::OverheadKind::kFlusherWake:
+          estimator.SelfTimed("flusher_wake", window.count, self);
+          outside += self;
+          break;
+        default:
+          break;  // A kind from a newer rlscope: not known, not removed.
+      }
+    }
     // Clipped to the thread's life (a window starts at the previous cut,
     // possibly before the thread did).
-    const int64_t begin = std::max(window.begin_ns, thread.begin_ns);
-    const int64_t end = std::max(begin, std::min(window.end_ns, thread.end_ns));
-    double amount = 0;
-    bool inside = false;
-    switch (static_cast<wire::OverheadKind>(window.kind)) {
-      case wire::OverheadKind::kPythonCall:
-        amount = estimator.Python(cal::kPythonCall, window.count).value_or(0) * static_cast<double>(window.count);
-        break;
-      case wire::OverheadKind::kPythonBuiltin:
-        amount = estimator.Python(cal::kPythonBuiltin, window.count).value_or(0) * static_cast<double>(window.count);
-        break;
-      case wire::OverheadKind::kNestedHook:
-        amount = estimator.Plain(cal::kNestedHook, window.count).value_or(0) * static_cast<double>(window.count);
-        inside = true;
-        break;
-      case wire::OverheadKind::kThreadSetup:
-        amount = static_cast<double>(window.self_ns);
-        estimator.SelfTimed("thread_setup", window.count, amount);
-        break;
-      case wire::OverheadKind::kCodeSetup:
-        amount = static_cast<double>(window.self_ns);
-        estimator.SelfTimed("code_setup", window.count, amount);
-        break;
-      case wire::OverheadKind::kFlusherWake:
-        amount = static_cast<double>(window.self_ns);
-        estimator.SelfTimed("flusher_wake", window.count, amount);
-        break;
-      default:
-        break;  // A kind from a newer rlscope: not known, not removed.
-    }
-    Spread(busy, begin, end, amount, inside, removals);
+    const int64_t begin = std::max(first.begin_ns, thread.begin_ns);
+    const int64_t end = std::max(begin, std::min(first.end_ns, thread.end_ns));
+    SpreadWindow(busy, begin, end, outside, inside, removals);
   }
 }
 
 void MapIntervals(const TimeCorrection& correction, IntervalList& intervals) {
+  TimeCorrection::Mapper begins(correction), ends(correction);
   for (Interval& interval : intervals) {
-    interval.begin_ns = correction.Map(interval.begin_ns);
-    interval.end_ns = correction.Map(interval.end_ns);
+    interval.begin_ns = begins(interval.begin_ns);
+    interval.end_ns = ends(interval.end_ns);
   }
 }
 
@@ -259,10 +381,10 @@ ProcessCorrection CorrectProcess(ProcessTimeline& process, const cal::OverheadMo
   }
   for (size_t index = 0; index < process.threads.size(); ++index) {
     ThreadTimeline& thread = process.threads[index];
-    std::vector<Removal> removals;
-    SiteRemovals(thread, estimator, removals);
-    WindowRemovals(thread, estimator, removals);
-    const TimeCorrection correction(std::move(removals));
+    TimeCorrection correction;
+    SiteRemovals(thread, estimator, correction);
+    WindowRemovals(thread, estimator, correction);
+    correction.Finish();
     result.removed_ns += correction.Removed(static_cast<double>(thread.end_ns));
     result.unplaced_ns += correction.unplaced_ns();
     if (index == main_thread) {
@@ -270,8 +392,9 @@ ProcessCorrection CorrectProcess(ProcessTimeline& process, const cal::OverheadMo
       result.main_thread_removed_ns = end - correction.Map(end);
       process.end_ns = correction.Map(process.end_ns);
     }
+    TimeCorrection::Mapper launches(correction);
     for (const GpuLaunchPoint& launch : thread.gpu_launches) {
-      launch_shift[launch.correlation_id] = launch.time_ns - correction.Map(launch.time_ns);
+      launch_shift[launch.correlation_id] = launch.time_ns - launches(launch.time_ns);
     }
     thread.begin_ns = correction.Map(thread.begin_ns);
     thread.end_ns = correction.Map(thread.end_ns);
@@ -281,14 +404,16 @@ ProcessCorrection CorrectProcess(ProcessTimeline& process, const cal::OverheadMo
     std::erase_if(thread.cpu_events,
                   [](const Interval& event) { return event.label == static_cast<int32_t>(Category::kProfiler); });
     MapIntervals(correction, thread.cpu_events);
+    TimeCorrection::Mapper call_begins(correction), call_ends(correction), launch_times(correction);
     for (NativeCall& call : thread.native_calls) {
-      call.begin_ns = correction.Map(call.begin_ns);
-      call.end_ns = correction.Map(call.end_ns);
+      call.begin_ns = call_begins(call.begin_ns);
+      call.end_ns = call_ends(call.end_ns);
     }
-    for (GpuLaunchPoint& launch : thread.gpu_launches) launch.time_ns = correction.Map(launch.time_ns);
+    for (GpuLaunchPoint& launch : thread.gpu_launches) launch.time_ns = launch_times(launch.time_ns);
     thread.overhead_sites.clear();
     thread.overhead_windows.clear();
   }
+  estimator.Flush();
   // The spread of the main thread's estimate: per-site spreads scale with
   // the estimate; approximate the main thread's share by its removal.
   double spread = 0;

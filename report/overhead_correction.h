@@ -5,8 +5,8 @@
 // Per thread, every overhead site and window (process_timeline.h) becomes
 // time to remove at a known place:
 //   - recorded hook calls (CUDA hook, Python transition, trampoline): the
-//     calibrated cost, half just before the call's begin and half just
-//     after its end (where the hook's own work runs);
+//     calibrated cost just after the call's end (where the hook's own
+//     bookkeeping runs);
 //   - CUPTI's inflation of a call: evenly over CUPTI's view of the call
 //     (entry to exit callback), widened to the inflation if shorter;
 //   - operation and NVTX boundaries (push or pop): just before the instant;
@@ -69,19 +69,49 @@ class TimeCorrection {
     double end = 0;
     double amount = 0;
   };
-  explicit TimeCorrection(std::vector<Removal> removals);
+  TimeCorrection() = default;
+  // All at once (tests, small inputs).
+  explicit TimeCorrection(const std::vector<Removal>& removals);
+  // Add: a stretch, in roughly time order (record order: fastest);
+  // AddOrdered: one of a second series in strict time order (batch
+  // windows). Then Finish, once, before any lookup.
+  void Add(double begin, double end, double amount) { AddTo(steps_, begin, end, amount); }
+  void AddOrdered(double begin, double end, double amount) { AddTo(ordered_steps_, begin, end, amount); }
+  void Finish();
+
   // Removed: ns removed before `t`.
   double Removed(double t) const;
   int64_t Map(int64_t t) const;
+  // Mapper: Map for a sequence of mostly increasing times (one event list),
+  // in amortised constant time per call.
+  class Mapper {
+   public:
+    explicit Mapper(const TimeCorrection& correction) : correction_(correction) {}
+    int64_t operator()(int64_t t);
+
+   private:
+    const TimeCorrection& correction_;
+    size_t hint_ = 0;
+  };
   double unplaced_ns() const { return unplaced_ns_; }
   double removed_ns() const { return knots_.empty() ? 0 : knots_.back().removed; }
 
  private:
+  // A change of the removal rate.
+  struct Step {
+    double time;
+    double delta;
+  };
+  // The map's corners: `removed` ns were removed before `time`; between two
+  // knots at a constant rate (at most 1); none after the last.
   struct Knot {
     double time;
-    double removed;  // Removed before `time`.
-    double rate;     // From `time` to the next knot, at most 1.
+    double removed;
   };
+  void AddTo(std::vector<Step>& steps, double begin, double end, double amount);
+  double RemovedAt(size_t knot, double t) const;
+
+  std::vector<Step> steps_, ordered_steps_;
   std::vector<Knot> knots_;
   double unplaced_ns_ = 0;
 };

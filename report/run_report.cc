@@ -235,6 +235,26 @@ absl::StatusOr<RunReport> LoadRunReport(const std::string& run_dir, const std::s
   LibraryClassifier classifier(rules.libraries);
   NativeSymbolizer symbolizer;
 
+  // Overhead correction: with the given calibration, else the run's own.
+  // Known before decoding, so the decoder keeps what it needs only then.
+  std::string model_path = calibration_path;
+  if (model_path.empty() && fs::exists(fs::path(run_dir) / kRunCalibrationFileName, error)) {
+    model_path = (fs::path(run_dir) / kRunCalibrationFileName).string();
+  }
+  std::optional<calibration::OverheadModel> model;
+  std::string correction_message;
+  if (model_path.empty()) {
+    correction_message =
+        absl::StrFormat("uncorrected: no calibration was found for the machine of this run; %s, then profile "
+                        "again or `rlscope report %s --calibration FILE`",
+                        kHowToCalibrate, run_dir);
+  } else if (absl::StatusOr<calibration::OverheadModel> loaded = calibration::ReadOverheadModel(model_path);
+             !loaded.ok()) {
+    correction_message = absl::StrFormat("uncorrected: %s", loaded.status().message());
+  } else {
+    model = *std::move(loaded);
+  }
+
   std::vector<fs::path> files;
   for (const fs::directory_entry& entry : fs::directory_iterator(trace_dir, error)) {
     if (entry.path().extension() == ".rlt") files.push_back(entry.path());
@@ -245,6 +265,7 @@ absl::StatusOr<RunReport> LoadRunReport(const std::string& run_dir, const std::s
   std::vector<ProcessTimeline> processes;
   for (const fs::path& file : files) {
     TimelineBuilder builder(names, &classifier, &symbolizer, &rules.operations);
+    builder.CollectOverhead(model.has_value());
     absl::StatusOr<collector::TraceReadResult> read =
         collector::ReadTraceFile(file.string(), [&](const wire::Frame& frame, uint64_t) { builder.AddFrame(frame); });
     if (!read.ok()) {
@@ -264,25 +285,11 @@ absl::StatusOr<RunReport> LoadRunReport(const std::string& run_dir, const std::s
   const int64_t start_unix_ns = metadata.start_unix_ns, wall_ns = metadata.wall_ns;
   processes = MergeExecChains(std::move(processes));
 
-  // Overhead correction: with the given calibration, else the run's own.
-  std::string model_path = calibration_path;
-  if (model_path.empty() && fs::exists(fs::path(run_dir) / kRunCalibrationFileName, error)) {
-    model_path = (fs::path(run_dir) / kRunCalibrationFileName).string();
-  }
-  std::optional<calibration::OverheadModel> model;
-  std::string correction_message;
-  if (model_path.empty()) {
-    correction_message =
-        absl::StrFormat("uncorrected: no calibration was found for the machine of this run; %s, then profile "
-                        "again or `rlscope report %s --calibration FILE`",
-                        kHowToCalibrate, run_dir);
-  } else if (absl::StatusOr<calibration::OverheadModel> loaded = calibration::ReadOverheadModel(model_path);
-             !loaded.ok()) {
-    correction_message = absl::StrFormat("uncorrected: %s", loaded.status().message());
-  } else if (std::string problem = CorrectionProblem(*loaded, processes); !problem.empty()) {
-    correction_message = absl::StrFormat("uncorrected: %s", problem);
-  } else {
-    model = *std::move(loaded);
+  if (model) {
+    if (std::string problem = CorrectionProblem(*model, processes); !problem.empty()) {
+      correction_message = absl::StrFormat("uncorrected: %s", problem);
+      model.reset();
+    }
   }
 
   RunReport report;

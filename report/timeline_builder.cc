@@ -166,7 +166,7 @@ void TimelineBuilder::AddEvents(const wire::ThreadEvents& events) {
   ThreadTimeline& thread = process_.threads[index];
   ThreadState& state = thread_states_[index];
   thread.dropped += events.dropped();
-  if (events.overhead() != nullptr) {
+  if (collect_overhead_ && events.overhead() != nullptr) {
     for (const wire::HookOverhead* overhead : *events.overhead()) {
       thread.overhead_windows.push_back({window_begin_ns_, std::max(window_end_ns_, window_begin_ns_), overhead->kind(),
                                          overhead->count(), static_cast<int64_t>(overhead->self_ns())});
@@ -184,7 +184,7 @@ void TimelineBuilder::AddEvents(const wire::ThreadEvents& events) {
     switch (static_cast<wire::EventKind>(event->kind())) {
       case wire::EventKind::kCudaApi:
         thread.cpu_events.push_back({begin, end, static_cast<int32_t>(Category::kCudaApi)});
-        thread.overhead_sites.push_back({begin, end, OverheadSiteKind::kCudaHook});
+        AddSite(thread, {begin, end, OverheadSiteKind::kCudaHook});
         ++thread.cuda_api_calls;
         break;
       case wire::EventKind::kCuptiApi: {
@@ -201,7 +201,7 @@ void TimelineBuilder::AddEvents(const wire::ThreadEvents& events) {
         // CUPTI's callbacks inflate the call; a nested driver call's share
         // is part of its runtime call's (calibrated together).
         if ((event->flags() & wire::kCuptiNested) == 0) {
-          thread.overhead_sites.push_back({begin, end, OverheadSiteKind::kCupti,
+          AddSite(thread, {begin, end, OverheadSiteKind::kCupti,
                                            (event->flags() & wire::kCuptiDriverApi) != 0,
                                            static_cast<int32_t>(event->name_id())});
         }
@@ -209,7 +209,7 @@ void TimelineBuilder::AddEvents(const wire::ThreadEvents& events) {
       }
       case wire::EventKind::kProfilerOverhead:
         thread.cpu_events.push_back({begin, end, static_cast<int32_t>(Category::kProfiler)});
-        thread.overhead_sites.push_back({begin, end, OverheadSiteKind::kMeasured});
+        AddSite(thread, {begin, end, OverheadSiteKind::kMeasured});
         break;
       case wire::EventKind::kOperationPush: {
         // An instance begins unless the same operation is already open.
@@ -245,7 +245,7 @@ void TimelineBuilder::AddEvents(const wire::ThreadEvents& events) {
       }
       case wire::EventKind::kPythonCall:
         state.native_calls.push_back({begin, end, event->payload(), event->name_id(), event->flags()});
-        thread.overhead_sites.push_back({begin, end, OverheadSiteKind::kPythonTransition});
+        AddSite(thread, {begin, end, OverheadSiteKind::kPythonTransition});
         break;
       case wire::EventKind::kPythonFrame:
         thread.cpu_events.push_back({begin, end, static_cast<int32_t>(Category::kPython)});
@@ -255,17 +255,17 @@ void TimelineBuilder::AddEvents(const wire::ThreadEvents& events) {
         break;
       case wire::EventKind::kSimulatorCall:
         thread.cpu_events.push_back({begin, end, static_cast<int32_t>(Category::kSimulator)});
-        thread.overhead_sites.push_back({begin, end, OverheadSiteKind::kTrampoline});
+        AddSite(thread, {begin, end, OverheadSiteKind::kTrampoline});
         break;
       case wire::EventKind::kPythonHookReplaced:
         ++hook_replacements_;
         break;
       case wire::EventKind::kBackendCall:
         thread.cpu_events.push_back({begin, end, static_cast<int32_t>(Category::kBackend)});
-        thread.overhead_sites.push_back({begin, end, OverheadSiteKind::kTrampoline});
+        AddSite(thread, {begin, end, OverheadSiteKind::kTrampoline});
         break;
       case wire::EventKind::kNativeStack:
-        if (end > begin) thread.overhead_sites.push_back({begin, end, OverheadSiteKind::kMeasured});
+        if (end > begin) AddSite(thread, {begin, end, OverheadSiteKind::kMeasured});
         state.samples.push_back({begin, static_cast<uint32_t>(state.frames.size()), 0});
         state.frames_expected = event->name_id();
         AddStackFrames(state, {event->payload()});
@@ -278,10 +278,10 @@ void TimelineBuilder::AddEvents(const wire::ThreadEvents& events) {
       case wire::EventKind::kRangeStart:
         open_ranges_[event->payload()] = {index, begin, event->name_id()};
         ++state.instances[event->name_id()];
-        thread.overhead_sites.push_back({begin, begin, OverheadSiteKind::kNvtxRange});
+        AddSite(thread, {begin, begin, OverheadSiteKind::kNvtxRange});
         break;
       case wire::EventKind::kRangeEnd: {
-        thread.overhead_sites.push_back({begin, begin, OverheadSiteKind::kNvtxRange});
+        AddSite(thread, {begin, begin, OverheadSiteKind::kNvtxRange});
         auto it = open_ranges_.find(event->payload());
         if (it == open_ranges_.end()) {
           ++unmatched_range_ends_;
@@ -310,12 +310,13 @@ void TimelineBuilder::AddEvents(const wire::ThreadEvents& events) {
 }
 
 void TimelineBuilder::AddOperationSite(ThreadTimeline& thread, wire::OperationSource source, int64_t time_ns) {
+  if (!collect_overhead_) return;
   // rlscope.operation() costs the program about what its own Python does;
   // only the hook-made boundaries are rlscope's.
   if (source == wire::OperationSource::kInferred) {
-    thread.overhead_sites.push_back({time_ns, time_ns, OverheadSiteKind::kPythonOperation});
+    AddSite(thread, {time_ns, time_ns, OverheadSiteKind::kPythonOperation});
   } else if (source == wire::OperationSource::kNvtx) {
-    thread.overhead_sites.push_back({time_ns, time_ns, OverheadSiteKind::kNvtxRange});
+    AddSite(thread, {time_ns, time_ns, OverheadSiteKind::kNvtxRange});
   }
 }
 

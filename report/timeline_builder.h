@@ -34,6 +34,11 @@ class TimelineBuilder {
   // transitions is not assumed to stay in its last operation forever).
   static constexpr int64_t kMaxSampleHoldNs = 10'000'000;
 
+  // CollectOverhead: also keep what the overhead correction needs (a site
+  // per recorded event, the hooks' per-batch counts); off by default, as
+  // it costs memory and time that uncorrected reports do not need.
+  void CollectOverhead(bool collect) { collect_overhead_ = collect; }
+
   void AddFrame(const wire::Frame& frame);
   // Finish: closes what was left open at the end of the stream and returns
   // the timeline. The builder is spent afterwards.
@@ -88,6 +93,9 @@ class TimelineBuilder {
   // Returns its index into process_.threads and thread_states_.
   size_t Thread(uint32_t tid, uint64_t instance);
   int32_t OperationLabel(uint32_t name_id);
+  void AddSite(ThreadTimeline& thread, const OverheadSite& site) {
+    if (collect_overhead_) thread.overhead_sites.push_back(site);
+  }
   // AddOperationSite: the overhead site of an operation boundary from `source`.
   void AddOperationSite(ThreadTimeline& thread, wire::OperationSource source, int64_t time_ns);
   std::string StringOf(uint32_t id) const;
@@ -108,6 +116,7 @@ class TimelineBuilder {
   const std::vector<OperationRule>* operation_rules_;
   ModuleMap modules_;
   ProcessTimeline process_;
+  bool collect_overhead_ = false;
   bool saw_hello_ = false;
   int64_t goodbye_ns_ = 0;
   int64_t last_event_ns_ = INT64_MIN;

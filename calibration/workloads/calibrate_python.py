@@ -9,11 +9,8 @@ Standard library only; CPython 3.11 and 3.12.
   calibrate_python.py --list                       the cases this interpreter can run
 
 Cases (the hook is the C-level profile function of preload/python_hook.cc):
-  python_time        plain bytecode, no calls: no event at all, but the
-                     interpreter runs slower while a profile function is set
-                     (priced as a ratio of the loop's time; every other loop
-                     pays it too)
-  python_call        a trivial Python function: call + return, nothing recorded
+  python_call        a small Python function (about 30 bytecodes, see below):
+                     call + return, nothing recorded
   python_builtin     len(), which lives inside the interpreter: the hook sees
                      the C call, checks where it lives, records nothing
   python_transition  a C function of an extension module in its own shared
@@ -92,17 +89,6 @@ def rlscope_calibrate_operation(state):
     return scaled if scaled < LIMIT else OFFSET
 
 
-def loop_python_time(n):
-    total = 0
-    items = (1, 2, 3)
-    for i in range(n):  # Loads, stores, arithmetic, a branch, a subscript; no call.
-        total += i & 7
-        if total > 1000000:
-            total -= 1000000
-        total += items[i % 3]
-    return total
-
-
 def loop_python_call(n):
     f = rlscope_calibrate_call
     state = State()
@@ -161,7 +147,6 @@ def transition_callee():
 def cases():
     """({name: (loop, events_per_iteration, extra fields)}, why python_transition is missing or None)."""
     found = {
-        "python_time": (loop_python_time, 0, {}),
         "python_call": (loop_python_call, 1, {"python_calls_per_iteration": 1}),
         "python_builtin": (loop_python_builtin, 1, {"callee": "len"}),
         "python_operation": (loop_python_operation, 2,
@@ -201,7 +186,7 @@ def main():
         parser.error("give one of --case, --list")
     available, transition_problem = cases()
     if args.list:
-        for name in ("python_time", "python_call", "python_builtin", "python_transition", "python_operation",
+        for name in ("python_call", "python_builtin", "python_transition", "python_operation",
                      "process"):
             if name in available:
                 print(name)

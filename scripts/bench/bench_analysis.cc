@@ -4,7 +4,10 @@
 // reads, verifies, decodes and analyses it on one core (best of 3 runs of the
 // same trace: the first also faults the file and fresh memory in).
 //
-//   bench_analysis [EVENTS] [DIR]     (defaults: 20000000, /tmp/rlscope-bench-analysis)
+//   bench_analysis [EVENTS] [DIR] [corrected]
+//       (defaults: 20000000, /tmp/rlscope-bench-analysis; "corrected" puts a
+//       calibration in the run, so the overhead correction runs too: the
+//       timelines are corrected and analysed twice, corrected and not)
 //
 // Prints: events, trace bytes per event, analysis seconds, events/s.
 #include <algorithm>
@@ -16,6 +19,7 @@
 #include <string>
 
 #include "batch_encoder.h"
+#include "overhead_model.h"
 #include "run_metadata.h"
 #include "run_report.h"
 
@@ -52,6 +56,14 @@ int main(int argc, char** argv) {
   rlscope::report::RunMetadata metadata;
   metadata.command = {"synthetic"};
   if (!rlscope::report::WriteRunMetadata((dir / "meta.json").string(), metadata).ok()) return 1;
+  if (argc > 3 && std::string(argv[3]) == "corrected") {
+    rlscope::calibration::OverheadModel model;
+    model.costs["cuda_hook"] = {15, 1, 5, 1000};
+    model.costs["nvtx_range"] = {12, 1, 5, 1000};
+    model.costs["native_process"] = {3e6, 1e5, 5, 1};
+    const std::string path = (dir / rlscope::report::kRunCalibrationFileName).string();
+    if (!rlscope::calibration::WriteOverheadModel(path, model).ok()) return 1;
+  }
   const std::string trace = (dir / "trace" / "1000.rlt").string();
   {
     std::ofstream out(trace, std::ios::binary);
@@ -85,7 +97,7 @@ int main(int argc, char** argv) {
     const auto start = std::chrono::steady_clock::now();
     report = rlscope::report::LoadRunReport(dir.string());
     seconds = std::min(seconds, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-    if (!report.ok() || report->processes.size() != 1) {
+    if (!report.ok() || report->processes.size() != 1 || report->corrected != (argc > 3)) {
       fprintf(stderr, "analysis failed\n");
       return 1;
     }

@@ -12,6 +12,12 @@ mkdir -p "$bundle/bin" "$bundle/lib" "$bundle/deps" "$bundle/test" "$bundle/mujo
 cp "$build/bin/rlscope" "$bundle/bin/"
 cp "$build/lib/librlscope_preload.so" "$bundle/lib/"
 cp -r "$build/share" "$bundle/"
+# rlscope calibrate's micro-workloads, laid out as in the build tree.
+for tool in rlscope-calibrate-native rlscope-calibrate-cuda; do
+  if [[ -x "$build/bin/$tool" ]]; then cp "$build/bin/$tool" "$bundle/bin/"; fi
+done
+cp "$build/lib/librlscope_calibrate_sim.so" "$bundle/lib/"
+if [[ -d "$build/lib/rlscope" ]]; then cp -r "$build/lib/rlscope" "$bundle/lib/"; fi
 # libunwind, which the preload loads at its first native stack sample (the
 # GPU machine has none: without it, one warning and no native sampling).
 cp -L /usr/lib/x86_64-linux-gnu/libunwind.so.8 "$bundle/deps/" 2>/dev/null || true

@@ -29,7 +29,7 @@ CUDA_CASES = ["cudaGetDevice", "cudaLaunchKernel", "cudaMemsetAsync", "cudaMemcp
 INTERPOSED = {"cudaLaunchKernel", "cudaMemsetAsync", "cudaMemcpyAsync", "cudaStreamSynchronize"}
 EVENTS_PER_ITERATION = {
     "trampoline": 1, "trampoline_nested": 2, "nvtx_range": 2, "process": 0,
-    "python_time": 0, "python_call": 1, "python_builtin": 1, "python_transition": 1, "python_operation": 2,
+    "python_call": 1, "python_builtin": 1, "python_transition": 1, "python_operation": 2,
     **{case: 1 for case in CUDA_CASES},
 }
 
@@ -134,8 +134,7 @@ class Protocol(unittest.TestCase):
 
     def test_python(self):
         cases, lines = self.run_every_case("python")
-        self.assertEqual(cases, ["python_time", "python_call", "python_builtin", "python_transition",
-                                 "python_operation", "process"])
+        self.assertEqual(cases, ["python_call", "python_builtin", "python_transition", "python_operation", "process"])
         callee = lines["python_transition"]
         self.assertTrue(callee["callee_file"].endswith(".so"), callee)
         self.check_bursts("python", "python_call")

@@ -1,6 +1,7 @@
 """Shared helpers of the end-to-end tests: paths of the built binaries (from
 the command line ctest gives) and one `rlscope run` in a scratch directory."""
 import argparse
+import atexit
 import json
 import os
 import shutil
@@ -10,6 +11,12 @@ import tempfile
 import unittest
 
 ARGS = argparse.Namespace()
+
+# Every rlscope these tests start looks for this machine's calibration in a
+# cache of its own, empty: results must not depend on whether the user ran
+# `rlscope calibrate` (tests that want one pass --calibration FILE).
+os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="rlscope-e2e-cache-")
+atexit.register(shutil.rmtree, os.environ["XDG_CACHE_HOME"], True)
 
 
 def run_rlscope(*args, env=None, timeout=120):

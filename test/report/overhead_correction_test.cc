@@ -86,8 +86,8 @@ TEST_CASE("CUDA hook costs are removed around each call; the operation shrinks b
   CHECK(corrected.operations[0].end_ns == 8600);
   // Calls keep their own length (the cost sits just outside them).
   for (const Interval& call : corrected.cpu_events) CHECK(call.end_ns - call.begin_ns == 500);
-  CHECK(corrected.cpu_events[0].begin_ns == 1950);
-  CHECK(corrected.cpu_events[1].begin_ns == 2850);
+  CHECK(corrected.cpu_events[0].begin_ns == 2000);
+  CHECK(corrected.cpu_events[1].begin_ns == 2900);
   CHECK(process.end_ns == 9600);
   CHECK(result.main_thread_removed_ns == 400);
 }
@@ -124,8 +124,8 @@ TEST_CASE("counted Python calls are spread over the time outside recorded calls"
   const ProcessCorrection result = CorrectProcess(process, Model({{"python_call@3.11", 20}}), "3.11", names);
   CHECK(result.removed_ns == Approx(200));
   const NativeCall& call = process.threads[0].native_calls[0];
-  CHECK(call.begin_ns == 400);  // Half the 200 ns lay before it.
-  CHECK(call.end_ns == 1400);   // None inside it.
+  CHECK(call.begin_ns == 400);  // Half the 200 ns lay before it...
+  CHECK(call.end_ns == 1400);   // ...none inside it.
   CHECK(process.end_ns == 1800);
 }
 

@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# Device check for issue [D] (overhead calibration and correction) on the
+# GPU machine, with .device carried (scripts/device/bundle.sh):
+#   1. rlscope calibrate (real CUDA runtime and CUPTI, this Python)
+#   2. rlscope validate on dqn.py, ppo.py (torch) and dqn_jax.py with
+#      --device cuda, and dqn.py on the CPU: raw overhead and bias of the
+#      corrected wall time, each with its spread
+# Full log, the calibration and every validate.json (merged) in $OUT; a
+# short table is printed last.
+set -uo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh" verify_correction.log
+bounded() { timeout -k 10 "${RUN_TIMEOUT:-240}" "$@"; }
+reps="${REPS:-3}"
+work=/tmp/rlscope-correction
+rm -rf "$work" && mkdir -p "$work"
+# NVIDIA's runtime for rlscope-calibrate-cuda (torch brings its own copy).
+[[ -d /usr/local/cuda/lib64 ]] && export LD_LIBRARY_PATH="$LD_LIBRARY_PATH:/usr/local/cuda/lib64"
+
+echo "== machine"
+python3 -c 'import sys, torch; print(sys.version.split()[0], "torch", torch.__version__, torch.cuda.is_available())'
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+"$bundle/bin/rlscope-calibrate-cuda" --info || echo "(no CUDA runtime for rlscope-calibrate-cuda)"
+
+echo "== 1. calibrate"
+bounded "$rlscope" calibrate --calibration "$out/calibration.json"
+"$rlscope" run --quiet --out "$work/clock" -- /bin/true && "$rlscope" dump "$work"/clock/trace/*.rlt | head -1
+
+validate() {  # name, then the command
+  local name="$1"; shift
+  echo "== validate $name"
+  bounded "$rlscope" validate -n "$reps" --calibration "$out/calibration.json" --out "$work/$name" -- "$@"
+}
+validate dqn_cuda python3 "$workloads/dqn.py" --device cuda --steps "${STEPS_DQN:-500}" --quiet
+validate ppo_cuda python3 "$workloads/ppo.py" --device cuda --steps "${STEPS_PPO:-1000}" --quiet
+validate jax_cuda python3 "$workloads/dqn_jax.py" --device cuda --steps "${STEPS_JAX:-500}" --quiet
+validate dqn_cpu python3 "$workloads/dqn.py" --device cpu --steps "${STEPS_CPU:-500}" --quiet
+
+echo "== summary"
+python3 - "$work" "$out" <<'PY'
+import glob, json, os, sys
+work, out = sys.argv[1:]
+merged = {}
+rows = []
+for path in sorted(glob.glob(os.path.join(work, "*", "validate.json"))):
+    name = os.path.basename(os.path.dirname(path))
+    v = json.load(open(path))
+    merged[name] = v
+    s = v.get("summary", {})
+    if not s:
+        rows.append((name, f"{v.get('status')}: {v.get('message')}"))
+        continue
+    raw, bias = s["raw_overhead"], s.get("bias") or {}
+    text = "raw %.3fx [%.3f..%.3f]" % (raw["mean"], raw["min"], raw["max"])
+    if bias.get("mean") is not None:
+        text += ", bias %+.2f%% [%+.2f..%+.2f] sd %.2f%%" % (100 * bias["mean"], 100 * bias["min"], 100 * bias["max"],
+                                                            100 * (bias["stddev"] or 0))
+    else:
+        text += ", uncorrected: " + str(v.get("correction_message"))
+    text += ", unprofiled %.2f s" % s["unprofiled_wall_s"]["mean"]
+    rows.append((name, text))
+json.dump(merged, open(os.path.join(out, "validate_all.json"), "w"), indent=1)
+costs = json.load(open(os.path.join(out, "calibration.json")))["costs"]
+for site in sorted(costs):
+    c = costs[site]
+    rows.append(("cost " + site, "%.1f ns +- %.1f" % (c["ns"], c["spread_ns"])))
+width = max(len(k) for k, _ in rows)
+for k, v in rows:
+    print(f"{k:<{width}}  {v}")
+PY
