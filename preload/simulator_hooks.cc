@@ -13,7 +13,9 @@
 #include "elf_image.h"
 #include "got_patcher.h"
 #include "raw_log.h"
+#include "recorder.h"
 #include "simulator_rules.h"
+#include "string_table.h"
 #include "trampoline.h"
 
 namespace rlscope::preload {
@@ -247,8 +249,16 @@ void SimulatorHooks::Refresh() {
   LoaderCounters counters;
   dl_iterate_phdr(&ReadCounters, &counters);
   pthread_mutex_lock(&g_mutex);
-  if (!g_have_counters || !(counters == g_counters)) RefreshLocked(counters);
+  const bool changed = !g_have_counters || !(counters == g_counters);
+  // Scanning every new object's relocations takes milliseconds when a
+  // framework loads hundreds of libraries: rlscope's time on the program's
+  // thread, timed so the correction removes it.
+  const uint64_t begin = changed ? NowTicks() : 0;
+  if (changed) RefreshLocked(counters);
   pthread_mutex_unlock(&g_mutex);
+  if (changed && g_recording && !t_state.untraced) {
+    Record(wire::EventKind::kProfilerOverhead, StringTable::Intern("simulator hook installation"), begin, NowTicks());
+  }
 }
 
 bool SimulatorHooks::NameMayBeHooked(const char* symbol) {

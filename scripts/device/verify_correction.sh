@@ -20,6 +20,8 @@ echo "== machine"
 python3 -c 'import sys, torch; print(sys.version.split()[0], "torch", torch.__version__, torch.cuda.is_available())'
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 "$bundle/bin/rlscope-calibrate-cuda" --info || echo "(no CUDA runtime for rlscope-calibrate-cuda)"
+# What a timestamp costs here: every recorded hook reads the clock twice.
+[[ -x "$bundle/test/bench_timers" ]] && "$bundle/test/bench_timers"
 
 echo "== 1. calibrate"
 bounded "$rlscope" calibrate --calibration "$out/calibration.json"
@@ -33,7 +35,8 @@ validate() {  # name, then the command
 validate dqn_cuda python3 "$workloads/dqn.py" --device cuda --steps "${STEPS_DQN:-500}" --quiet
 validate ppo_cuda python3 "$workloads/ppo.py" --device cuda --steps "${STEPS_PPO:-1000}" --quiet
 validate jax_cuda python3 "$workloads/dqn_jax.py" --device cuda --steps "${STEPS_JAX:-500}" --quiet
-validate dqn_cpu python3 "$workloads/dqn.py" --device cpu --steps "${STEPS_CPU:-500}" --quiet
+# STEPS_CPU=0 skips the CPU run.
+[[ "${STEPS_CPU:-500}" != 0 ]] && validate dqn_cpu python3 "$workloads/dqn.py" --device cpu --steps "${STEPS_CPU:-500}" --quiet
 
 echo "== summary"
 python3 - "$work" "$out" <<'PY'
