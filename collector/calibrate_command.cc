@@ -57,10 +57,14 @@ options:
   --repetitions N      measurements per cost (default 5, at least 2)
   --quick              shorter loops and 2 repetitions: for tests, not for
                        accurate corrections
+  --check              measure nothing: say whether this machine has a
+                       usable calibration (exit 0) or not (exit 1)
   -h, --help           show this help
 
 exit status: 0 when the calibration was written; 1 when a measurement or
-the file failed (nothing is written then); 2 for a usage error.
+the file failed (nothing is written then); 2 for a usage error. With
+--check: 0 when there is a usable calibration (its path on stdout), 1 when
+not (why, on stderr).
 )USAGE";
 
 struct CalibrateOptions {
@@ -68,6 +72,7 @@ struct CalibrateOptions {
   std::vector<std::string> pythons;
   int repetitions = 5;
   bool quick = false;
+  bool check = false;
 };
 
 // How a case's two runs differ.
@@ -130,6 +135,8 @@ absl::StatusOr<CalibrateOptions> ParseOptions(const std::vector<std::string>& ar
       return options;
     } else if (option.name == "--quick") {
       options.quick = true;
+    } else if (option.name == "--check") {
+      options.check = true;
     } else if (option.name == "--calibration" || option.name == "--python" || option.name == "--repetitions") {
       absl::StatusOr<std::string> value = cursor.TakeValue(option);
       if (!value.ok()) return UsageError("calibrate", std::string(value.status().message()));
@@ -507,6 +514,17 @@ int CalibrateCommandMain(const std::vector<std::string>& args) {
   if (!options.ok()) {
     std::cerr << options.status().message() << "\n";
     return 2;
+  }
+  if (options->check) {
+    const cal::CalibrationChoice choice =
+        cal::ChooseCalibration(options->path, cal::CurrentMachine(), RLSCOPE_VERSION);
+    if (!choice.model) {
+      std::cerr << "rlscope calibrate: " << choice.message << "\n";
+      return 1;
+    }
+    std::cout << choice.path << "\n";
+    if (!choice.message.empty()) std::cerr << "rlscope calibrate: " << choice.message << "\n";
+    return 0;
   }
   absl::StatusOr<Layout> layout = FindLayout();
   if (!layout.ok()) {

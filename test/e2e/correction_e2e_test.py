@@ -152,6 +152,13 @@ class Correction(unittest.TestCase):
         self.assertFalse(report["corrected"])
         self.assertNotIn("corrected_wall_ns", report)
         self.assertIn("rlscope calibrate", report["correction"]["message"])
+        # `calibrate --check` says the same without measuring anything.
+        check = run_rlscope("calibrate", "--check", env=env)
+        self.assertEqual(check.returncode, 1, check.stderr)
+        self.assertIn("rlscope calibrate", check.stderr)
+        check = run_rlscope("calibrate", "--check", "--calibration", self.calibration, env=env)
+        self.assertEqual(check.returncode, 0, check.stderr)
+        self.assertEqual(check.stdout.strip(), self.calibration)
         # A calibration given later corrects the same run.
         again = run_rlscope("report", "--calibration", self.calibration, out)
         self.assertEqual(again.returncode, 0, again.stderr)
