@@ -290,7 +290,7 @@ std::string CorrectionSection(const RunReport& report) {
   }
   out += "\n";
   if (report.corrected_wall_ns.has_value() && *report.corrected_wall_ns > 0) {
-    out += absl::StrFormat("  estimated wall time without rlscope: %s +- %s (profiled %s: %.2fx)\n",
+    out += absl::StrFormat("  estimated wall time without rlscope: %s +- %s from the calibration's spread (profiled %s: %.2fx)\n",
                            FormatDuration(*report.corrected_wall_ns), FormatDuration(report.corrected_wall_spread_ns),
                            FormatDuration(report.metadata.wall_ns),
                            static_cast<double>(report.metadata.wall_ns) / static_cast<double>(*report.corrected_wall_ns));

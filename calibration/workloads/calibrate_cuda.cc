@@ -36,6 +36,7 @@
 #include <cuda_runtime_api.h>
 
 #include "cuda_runtime_api_list.h"  // preload/: what rlscope interposes.
+#include "workload_args.h"
 
 namespace {
 
@@ -353,40 +354,21 @@ int Usage(const std::string& problem) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string case_name;
-  int64_t iterations = -1;
-  bool list = false;
-  bool info = false;
-  int64_t burst = 0;
-  int64_t pause_ms = 25;  // Longer than the flusher's period (20 ms).
-  for (int i = 1; i < argc; ++i) {
-    const std::string_view arg = argv[i];
-    if (arg == "--list") {
-      list = true;
-    } else if (arg == "--info") {
-      info = true;
-    } else if (arg == "--case" && i + 1 < argc) {
-      case_name = argv[++i];
-    } else if (arg == "--iterations" && i + 1 < argc) {
-      char* end = nullptr;
-      errno = 0;
-      iterations = strtoll(argv[++i], &end, 10);
-      if (errno != 0 || *end != '\0' || iterations < 0) return Usage("--iterations wants a count >= 0");
-    } else if ((arg == "--burst" || arg == "--pause-ms") && i + 1 < argc) {
-      char* end = nullptr;
-      errno = 0;
-      const int64_t value = strtoll(argv[++i], &end, 10);
-      if (errno != 0 || *end != '\0' || value < 0 || value > 1000000000) {
-        return Usage(std::string(arg) + " wants a count >= 0");
-      }
-      (arg == "--burst" ? burst : pause_ms) = value;
-    } else if (arg == "-h" || arg == "--help") {
-      fputs(kUsage, stdout);
-      return 0;
-    } else {
-      return Usage("unexpected argument '" + std::string(arg) + "'");
-    }
+  rlscope::calibration::WorkloadArgs args;
+  if (std::string problem = rlscope::calibration::ParseWorkloadArgs(argc, argv, /*accept_info=*/true, args);
+      !problem.empty()) {
+    return Usage(problem);
   }
+  if (args.help) {
+    fputs(kUsage, stdout);
+    return 0;
+  }
+  const std::string& case_name = args.case_name;
+  const int64_t iterations = args.iterations;
+  const bool list = args.list;
+  const bool info = args.info;
+  const int64_t burst = args.burst;
+  const int64_t pause_ms = args.pause_ms;
   if (list + info + !case_name.empty() != 1) return Usage("give one of --case, --list, --info");
   const Case* selected = nullptr;
   if (!case_name.empty()) {

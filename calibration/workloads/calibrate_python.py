@@ -34,6 +34,7 @@ import importlib
 import json
 import sys
 import time
+import types
 
 # The transition's callee: the first of these whose module is a shared object
 # of its own (Debian and Ubuntu build some into the interpreter, python.org
@@ -78,15 +79,13 @@ def rlscope_calibrate_call(state):
     return scaled if scaled < LIMIT else OFFSET
 
 
-def rlscope_calibrate_operation(state):
-    """Matched by calibrate.rules (`operation calibrate rlscope_calibrate_operation`)."""
-    value = state.value
-    if value > LIMIT:
-        value = 0
-    scaled = value * state.scale + OFFSET
-    state.history[value & 7] = scaled
-    state.value = value + 1
-    return scaled if scaled < LIMIT else OFFSET
+# The same body under the name calibrate.rules matches
+# (`operation calibrate rlscope_calibrate_operation`), so the two cases
+# differ only by the operation rlscope records.
+rlscope_calibrate_operation = types.FunctionType(
+    rlscope_calibrate_call.__code__.replace(co_name="rlscope_calibrate_operation",
+                                            co_qualname="rlscope_calibrate_operation"),
+    globals(), "rlscope_calibrate_operation")
 
 
 def loop_python_call(n):
