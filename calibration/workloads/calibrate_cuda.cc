@@ -355,33 +355,23 @@ int Usage(const std::string& problem) {
 
 int main(int argc, char** argv) {
   rlscope::calibration::WorkloadArgs args;
-  if (std::string problem = rlscope::calibration::ParseWorkloadArgs(argc, argv, /*accept_info=*/true, args);
-      !problem.empty()) {
-    return Usage(problem);
+  if (auto exit_code =
+          rlscope::calibration::ParseOrExit(argc, argv, /*accept_info=*/true, "rlscope-calibrate-cuda", kUsage, args)) {
+    return *exit_code;
   }
-  if (args.help) {
-    fputs(kUsage, stdout);
-    return 0;
-  }
-  const std::string& case_name = args.case_name;
-  const int64_t iterations = args.iterations;
-  const bool list = args.list;
-  const bool info = args.info;
-  const int64_t burst = args.burst;
-  const int64_t pause_ms = args.pause_ms;
-  if (list + info + !case_name.empty() != 1) return Usage("give one of --case, --list, --info");
+  if (args.list + args.info + !args.case_name.empty() != 1) return Usage("give one of --case, --list, --info");
   const Case* selected = nullptr;
-  if (!case_name.empty()) {
+  if (!args.case_name.empty()) {
     for (const Case& c : kCases) {
-      if (case_name == c.name) selected = &c;
+      if (args.case_name == c.name) selected = &c;
     }
-    if (selected == nullptr) return Usage("unknown case '" + case_name + "'");
-    if (iterations < 0) return Usage("--case needs --iterations N");
+    if (selected == nullptr) return Usage("unknown case '" + args.case_name + "'");
+    if (args.iterations < 0) return Usage("--case needs --iterations N");
   }
 
   Environment env;
   Describe(env);
-  if (info) {
+  if (args.info) {
     printf("{%s}\n", InfoFields(env).c_str());
     return 0;
   }
@@ -389,10 +379,10 @@ int main(int argc, char** argv) {
     // No case runs here: --list is empty, a case fails.
     fprintf(stderr, "rlscope-calibrate-cuda: %s runtime, no usable device: %s\n", env.fake ? "fake" : "real",
             env.unusable.c_str());
-    return list ? 0 : 1;
+    return args.list ? 0 : 1;
   }
   Prepare(env);
-  if (list) {
+  if (args.list) {
     for (const Case& c : kCases) {
       if (Available(env, c)) printf("%s\n", c.name);
     }
@@ -404,23 +394,23 @@ int main(int argc, char** argv) {
     return 1;
   }
 
-  const int64_t warmup = std::min<int64_t>(iterations / 10, 10000);
-  TimedLoop(env, *selected, warmup, burst, static_cast<int>(pause_ms));
+  const int64_t warmup = std::min<int64_t>(args.iterations / 10, 10000);
+  TimedLoop(env, *selected, warmup, args.burst, static_cast<int>(args.pause_ms));
   // Drains outside the timed loop use cudaDeviceSynchronize, so that the
   // case's own API is called exactly warm-up + N times.
   Check("cudaDeviceSynchronize", cudaDeviceSynchronize());
-  const Totals totals = TimedLoop(env, *selected, iterations, burst, static_cast<int>(pause_ms));
+  const Totals totals = TimedLoop(env, *selected, args.iterations, args.burst, static_cast<int>(args.pause_ms));
   Check("cudaDeviceSynchronize", cudaDeviceSynchronize());
 
   std::string line = "{\"case\": " + JsonString(selected->name);
-  line += ", \"iterations\": " + std::to_string(iterations);
+  line += ", \"iterations\": " + std::to_string(args.iterations);
   line += ", \"elapsed_ns\": " + std::to_string(totals.elapsed_ns);
   line += ", \"events_per_iteration\": 1";
   line += ", \"warmup_iterations\": " + std::to_string(warmup);
   line += ", \"interposed\": " + std::string(Interposed(selected->name) ? "true" : "false");
-  if (burst > 0) {
-    line += ", \"burst\": " + std::to_string(burst) + ", \"bursts\": " + std::to_string(totals.bursts) +
-            ", \"pause_ms\": " + std::to_string(pause_ms);
+  if (args.burst > 0) {
+    line += ", \"burst\": " + std::to_string(args.burst) + ", \"bursts\": " + std::to_string(totals.bursts) +
+            ", \"pause_ms\": " + std::to_string(args.pause_ms);
   }
   if (selected->queues_gpu_work) {
     line += ", \"sync_every\": " + std::to_string(kSyncEvery) + ", \"syncs\": " + std::to_string(totals.syncs) +

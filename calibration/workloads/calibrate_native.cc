@@ -141,45 +141,36 @@ int Usage(const std::string& problem) {
 
 int main(int argc, char** argv) {
   rlscope::calibration::WorkloadArgs args;
-  if (std::string problem = rlscope::calibration::ParseWorkloadArgs(argc, argv, /*accept_info=*/false, args);
-      !problem.empty()) {
-    return Usage(problem);
+  if (auto exit_code =
+          rlscope::calibration::ParseOrExit(argc, argv, /*accept_info=*/false, "rlscope-calibrate-native", kUsage, args)) {
+    return *exit_code;
   }
-  if (args.help) {
-    fputs(kUsage, stdout);
-    return 0;
-  }
-  const std::string& case_name = args.case_name;
-  const int64_t iterations = args.iterations;
-  const bool list = args.list;
-  const int64_t burst = args.burst;
-  const int64_t pause_ms = args.pause_ms;
-  if (list == !case_name.empty()) return Usage("give one of --case, --list");
-  if (list) {
+  if (args.list == !args.case_name.empty()) return Usage("give one of --case, --list");
+  if (args.list) {
     for (const Case& c : Cases()) printf("%s\n", c.name);
     return 0;
   }
   const Case* selected = nullptr;
   for (const Case& c : Cases()) {
-    if (case_name == c.name) selected = &c;
+    if (args.case_name == c.name) selected = &c;
   }
-  if (selected == nullptr) return Usage("unknown case '" + case_name + "'");
-  if (iterations < 0) return Usage("--case needs --iterations N");
-  if (selected->id == CaseId::kProcess && iterations != 0) return Usage("case process takes --iterations 0");
+  if (selected == nullptr) return Usage("unknown case '" + args.case_name + "'");
+  if (args.iterations < 0) return Usage("--case needs --iterations N");
+  if (selected->id == CaseId::kProcess && args.iterations != 0) return Usage("case process takes --iterations 0");
 
-  const int64_t warmup = std::min<int64_t>(iterations / 10, 10000);
+  const int64_t warmup = std::min<int64_t>(args.iterations / 10, 10000);
   int64_t bursts = 0;
-  TimedLoop(selected->id, warmup, burst, pause_ms, &bursts);
+  TimedLoop(selected->id, warmup, args.burst, args.pause_ms, &bursts);
   bursts = 0;
-  const int64_t elapsed = TimedLoop(selected->id, iterations, burst, pause_ms, &bursts);
+  const int64_t elapsed = TimedLoop(selected->id, args.iterations, args.burst, args.pause_ms, &bursts);
   std::string burst_fields;
-  if (burst > 0) {
-    burst_fields = ", \"burst\": " + std::to_string(burst) + ", \"bursts\": " + std::to_string(bursts) +
-                   ", \"pause_ms\": " + std::to_string(pause_ms);
+  if (args.burst > 0) {
+    burst_fields = ", \"burst\": " + std::to_string(args.burst) + ", \"bursts\": " + std::to_string(bursts) +
+                   ", \"pause_ms\": " + std::to_string(args.pause_ms);
   }
   printf("{\"case\": \"%s\", \"iterations\": %lld, \"elapsed_ns\": %lld, \"events_per_iteration\": %d, "
          "\"warmup_iterations\": %lld%s%s}\n",
-         selected->name, static_cast<long long>(iterations), static_cast<long long>(elapsed),
+         selected->name, static_cast<long long>(args.iterations), static_cast<long long>(elapsed),
          selected->events_per_iteration, static_cast<long long>(warmup), burst_fields.c_str(), selected->extra);
   return 0;
 }

@@ -6,7 +6,9 @@
 
 #include <cerrno>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -50,6 +52,22 @@ inline std::string ParseWorkloadArgs(int argc, char** argv, bool accept_info, Wo
     }
   }
   return "";
+}
+
+// ParseOrExit: parses into `args`; on --help prints `usage` (exit 0), on a
+// malformed line "PROGRAM: problem" and `usage` (exit 2). Returns the exit
+// code when the program is to stop, nullopt when it is to run.
+inline std::optional<int> ParseOrExit(int argc, char** argv, bool accept_info, const char* program,
+                                      const char* usage, WorkloadArgs& args) {
+  if (const std::string problem = ParseWorkloadArgs(argc, argv, accept_info, args); !problem.empty()) {
+    fprintf(stderr, "%s: %s\n%s", program, problem.c_str(), usage);
+    return 2;
+  }
+  if (args.help) {
+    fputs(usage, stdout);
+    return 0;
+  }
+  return std::nullopt;
 }
 
 }  // namespace rlscope::calibration
