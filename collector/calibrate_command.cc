@@ -20,6 +20,7 @@
 #include "nlohmann/json.hpp"
 #include "overhead_model.h"
 #include "profiled_run.h"
+#include "run_report.h"
 #include "run_directory.h"
 
 namespace rlscope::collector {
@@ -178,6 +179,21 @@ std::optional<std::string> CaptureOutput(const std::vector<std::string>& command
   return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
+// ListCases: the cases a workload (`command` --list) can run here; empty
+// when it cannot be run.
+std::vector<std::string> ListCases(std::vector<std::string> command, const std::vector<std::string>& environment,
+                                   const fs::path& scratch) {
+  command.push_back("--list");
+  std::vector<std::string> cases;
+  if (std::optional<std::string> list = CaptureOutput(command, environment, scratch)) {
+    std::istringstream lines(*list);
+    for (std::string line; std::getline(lines, line);) {
+      if (!line.empty()) cases.push_back(line);
+    }
+  }
+  return cases;
+}
+
 std::string Trimmed(std::string text) {
   while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
   return text;
@@ -323,11 +339,15 @@ class Sweep {
       request.log_prefix = "rlscope calibrate";
       request.apply_calibration = false;
       outcome = ProfileCommand(request);
-      std::error_code error;
-      fs::remove_all(run_dir, error);  // Traces of micro-loops are of no further use.
+      last_run_dir_ = run_dir;
     }
     if (!outcome.ok()) return outcome.status();
     if (outcome->interrupted_by != 0) return absl::CancelledError("interrupted");
+    if (profiled && c.contrast == Contrast::kProcess && outcome->exit_code == 0) {
+      // Start-up's cost is what the per-event costs measured so far do not
+      // explain: the report of this very run removes those already.
+      return static_cast<double>(outcome->wall_ns) - RemovedByKnownCosts(last_run_dir_);
+    }
     if (outcome->exit_code != 0) {
       std::ifstream in(err);
       const std::string text((std::istreambuf_iterator<char>(in)), {});
@@ -335,6 +355,7 @@ class Sweep {
                                                  profiled ? "profiled" : "unprofiled", outcome->exit_code,
                                                  Trimmed(text.substr(0, 2000))));
     }
+    Forget();
     if (c.contrast == Contrast::kProcess) return static_cast<double>(outcome->wall_ns);
     std::ifstream in(out);
     std::string line, last;
@@ -349,8 +370,32 @@ class Sweep {
     return json["elapsed_ns"].get<double>();
   }
 
+  // RemovedByKnownCosts: what the correction, with the costs measured so
+  // far, removes from the first thread of the run in `run_dir`.
+  double RemovedByKnownCosts(const fs::path& run_dir) {
+    cal::OverheadModel partial;
+    partial.costs = costs_;
+    const std::string path = (scratch_ / "partial-calibration.json").string();
+    double removed = 0;
+    if (cal::WriteOverheadModel(path, partial).ok()) {
+      absl::StatusOr<report::RunReport> analysed = report::LoadRunReport(run_dir.string(), path);
+      if (analysed.ok() && analysed->corrected) removed = static_cast<double>(analysed->overhead.main_thread_removed_ns);
+    }
+    Forget();
+    return removed;
+  }
+  // Forget: the last profiled run's directory (micro-loop traces are of no
+  // further use).
+  void Forget() {
+    if (last_run_dir_.empty()) return;
+    std::error_code error;
+    fs::remove_all(last_run_dir_, error);
+    last_run_dir_.clear();
+  }
+
   const CalibrateOptions& options_;
   fs::path scratch_;
+  fs::path last_run_dir_;
   int runs_ = 0;
   std::map<std::string, cal::MeasuredCost, std::less<>> costs_;
 };
@@ -416,18 +461,13 @@ CudaSetup FindCuda(const Layout& layout, const fs::path& scratch) {
     setup.fake = true;
     setup.runtime = "fake (no GPU)";
   }
-  std::optional<std::string> list = CaptureOutput({binary, "--list"}, setup.environment, scratch);
-  if (!list) return setup;
-  std::istringstream lines(*list);
-  for (std::string line; std::getline(lines, line);) {
-    if (!line.empty()) setup.cases.push_back(line);
-  }
+  setup.cases = ListCases({binary}, setup.environment, scratch);
   setup.available = !setup.cases.empty();
   return setup;
 }
 
 std::vector<Case> BuildCases(const Layout& layout, const CudaSetup& cuda, const std::vector<std::string>& native_cases,
-                             const std::map<std::string, std::string>& pythons) {
+                             const std::map<std::string, std::string>& pythons, const fs::path& scratch) {
   std::vector<Case> cases;
   const std::string native = (layout.bin / "rlscope-calibrate-native").string();
   const std::string sim_pattern = "*librlscope_calibrate_sim*:rlscope_calibrate_*";
@@ -443,8 +483,6 @@ std::vector<Case> BuildCases(const Layout& layout, const CudaSetup& cuda, const 
     nested.subtract_per_iteration = 1;
     nested.ring_events_per_iteration = 1;
     cases.push_back(nested);
-    Case process{std::string(cal::kNativeProcess), {native, "--case", "process"}, Contrast::kProcess};
-    cases.push_back(process);
   }
   if (cuda.available) {
     const std::string binary = (layout.bin / "rlscope-calibrate-cuda").string();
@@ -481,14 +519,22 @@ std::vector<Case> BuildCases(const Layout& layout, const CudaSetup& cuda, const 
   const std::string rules = (layout.share / "calibration" / "calibrate.rules").string();
   for (const auto& [version, python] : pythons) {
     auto site = [&](std::string_view name) { return cal::PythonSite(name, version); };
+    // The cases this interpreter can run (one whose every C function lives
+    // inside the interpreter has no transition to price, nor any to make).
+    const std::vector<std::string> available = ListCases({python, script}, {}, scratch);
+    auto can = [&](std::string_view name) {
+      return std::find(available.begin(), available.end(), name) != available.end();
+    };
     // Per-call costs include the slowdown of the loop's own few bytecodes
     // (CPython 3.11 runs all bytecode slower while a profile function is
     // set; see calibration/README.md for why that is not modelled apart).
     for (std::string_view name : {cal::kPythonCall, cal::kPythonBuiltin, cal::kPythonTransition}) {
+      if (!can(name)) continue;
       Case c{site(name), {python, script, "--case", std::string(name)}};
       c.ring_events_per_iteration = name == cal::kPythonTransition ? 1 : 0;
       cases.push_back(c);
     }
+    if (!can("python_operation")) continue;
     // Each iteration is a Python call too, and two boundaries.
     Case operation{site(cal::kPythonOperation), {python, script, "--case", "python_operation"}};
     operation.events_per_iteration = 2;
@@ -497,7 +543,12 @@ std::vector<Case> BuildCases(const Layout& layout, const CudaSetup& cuda, const 
     operation.ring_events_per_iteration = 2;
     operation.rule_files = {rules};
     cases.push_back(operation);
-    cases.push_back(Case{site(cal::kPythonProcess), {python, script, "--case", "process"}, Contrast::kProcess});
+  }
+  // Start-up last: its cost is the rest the per-event costs leave.
+  cases.push_back(Case{std::string(cal::kNativeProcess), {native, "--case", "process"}, Contrast::kProcess});
+  for (const auto& [version, python] : pythons) {
+    cases.push_back(
+        Case{cal::PythonSite(cal::kPythonProcess, version), {python, script, "--case", "process"}, Contrast::kProcess});
   }
   return cases;
 }
@@ -561,19 +612,14 @@ int CalibrateCommandMain(const std::vector<std::string>& args) {
   }
   const CudaSetup cuda = FindCuda(*layout, scratch);
   model.fingerprint.cuda_runtime = cuda.available ? cuda.runtime : "none";
-  std::vector<std::string> native_cases;
-  if (std::optional<std::string> list =
-          CaptureOutput({(layout->bin / "rlscope-calibrate-native").string(), "--list"}, {}, scratch)) {
-    std::istringstream lines(*list);
-    for (std::string line; std::getline(lines, line);) {
-      if (!line.empty()) native_cases.push_back(line);
-    }
-  } else {
+  const std::vector<std::string> native_cases =
+      ListCases({(layout->bin / "rlscope-calibrate-native").string()}, {}, scratch);
+  if (native_cases.empty()) {
     std::cerr << "rlscope calibrate: " << (layout->bin / "rlscope-calibrate-native").string()
               << " cannot be run: is the build complete?\n";
     return 1;
   }
-  std::vector<Case> cases = BuildCases(*layout, cuda, native_cases, pythons);
+  std::vector<Case> cases = BuildCases(*layout, cuda, native_cases, pythons, scratch);
 
   std::cerr << absl::StrFormat("rlscope calibrate: %s; %s; CUDA: %s; Python: %s\n", model.fingerprint.cpu,
                                model.fingerprint.gpu == "none" ? "no GPU" : model.fingerprint.gpu,

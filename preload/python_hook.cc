@@ -477,9 +477,23 @@ void SetProfile() {
 // runs Python, and the inferred operations it had open are open in the
 // child too: say so on the child's own stream (the parent's records were
 // discarded).
+// PostPythonVersion: tells the report which interpreter ran (its
+// calibrated Python costs are per MAJOR.MINOR version), once per process.
+void PostPythonVersion() {
+  using VersionFunction = const char* (*)();
+  auto version = reinterpret_cast<VersionFunction>(dlsym(RTLD_DEFAULT, "Py_GetVersion"));
+  const char* text = version != nullptr ? version() : nullptr;
+  if (text == nullptr) return;
+  // "3.11.2 (main, ...) [GCC ...]": the version is the first word.
+  const char* space = strchr(text, ' ');
+  const size_t length = space != nullptr ? static_cast<size_t>(space - text) : strlen(text);
+  CaptureNotices::Post("python", "captured", std::string_view(text, length));
+}
+
 void OnForkChild() {
   PythonThread* thread = t_python;
   if (thread == nullptr || !g_recording) return;
+  PostPythonVersion();  // The child's stream is new: say again which Python runs.
   const uint64_t now = NowTicks();
   Record(wire::EventKind::kPythonThread, 0, now, now);
   for (int i = 0; i < thread->watched_depth && i < kMaxDepth; ++i) {
@@ -562,19 +576,6 @@ void LoadRules() {
 }  // namespace
 
 bool ThreadRunsPython() { return t_python != nullptr; }
-
-// PostPythonVersion: tells the report which interpreter ran (its
-// calibrated Python costs are per MAJOR.MINOR version), once per process.
-void PostPythonVersion() {
-  using VersionFunction = const char* (*)();
-  auto version = reinterpret_cast<VersionFunction>(dlsym(RTLD_DEFAULT, "Py_GetVersion"));
-  const char* text = version != nullptr ? version() : nullptr;
-  if (text == nullptr) return;
-  // "3.11.2 (main, ...) [GCC ...]": the version is the first word.
-  const char* space = strchr(text, ' ');
-  const size_t length = space != nullptr ? static_cast<size_t>(space - text) : strlen(text);
-  CaptureNotices::Post("python", "captured", std::string_view(text, length));
-}
 
 int AttachPythonAllThreads(const char* name) {
   if (!g_recording || !ResolvePythonApi()) return 0;

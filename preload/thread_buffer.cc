@@ -29,7 +29,10 @@ ThreadBuffer* ThreadRegistry::Claim(uint32_t tid) {
   void* memory = mmap(nullptr, sizeof(ThreadBuffer), PROT_READ | PROT_WRITE,
                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (memory == MAP_FAILED) return nullptr;
-  auto* buffer = new (memory) ThreadBuffer();
+  // Default-initialised, not value-initialised: `ThreadBuffer()` would
+  // zero-fill the 1 MiB ring (fresh mmap memory is zero already) and touch
+  // every page of it on the thread's first event.
+  auto* buffer = new (memory) ThreadBuffer;
   buffer->tid_.store(tid, std::memory_order_relaxed);
   buffer->instance_.store(NextInstance(), std::memory_order_relaxed);
   buffer->state_.store(ThreadBuffer::kOwned, std::memory_order_relaxed);  // Published by the list push.
@@ -48,6 +51,14 @@ void ThreadRegistry::Retire(ThreadBuffer* buffer) {
 bool ThreadRegistry::ReleaseIfDrained(ThreadBuffer* buffer) {
   if (buffer->state() != ThreadBuffer::kRetired) return false;
   if (buffer->ReadIndex() != buffer->WriteIndex()) return false;
+  // Hook work counted after the last batch took the counts belongs to the
+  // retired thread: the next pass sends it, then the buffer is free.
+  for (int k = 0; k < wire::kOverheadKindCount; ++k) {
+    if (buffer->overhead_count_[k].load(std::memory_order_relaxed) != buffer->overhead_count_sent_[k] ||
+        buffer->overhead_ticks_[k].load(std::memory_order_relaxed) != buffer->overhead_ticks_sent_[k]) {
+      return false;
+    }
+  }
   buffer->state_.store(ThreadBuffer::kFree, std::memory_order_release);
   return true;
 }

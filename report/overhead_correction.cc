@@ -27,6 +27,7 @@ void SortNearlySorted(std::vector<Step>& steps) {
     size_t j = i;
     while (j > 0 && step.time < steps[j - 1].time) {
       if (budget-- == 0) {
+        steps[j] = step;  // Put the held step back before handing over.
         std::sort(steps.begin(), steps.end(), earlier);
         return;
       }
@@ -101,8 +102,9 @@ double TimeCorrection::Removed(double t) const {
 
 int64_t TimeCorrection::Mapper::operator()(int64_t t) {
   const std::vector<Knot>& knots = correction_.knots_;
-  if (knots.empty()) return t;
-  const auto time = static_cast<double>(t);
+  const int64_t base = std::llround(correction_.base_);
+  if (knots.empty()) return t - base;
+  const double time = correction_.Rel(t);
   // From the previous answer: a few steps forward, else binary search.
   size_t i = hint_;
   if (knots[i].time <= time) {
@@ -116,15 +118,15 @@ int64_t TimeCorrection::Mapper::operator()(int64_t t) {
   } else {
     auto after = std::upper_bound(knots.begin(), knots.begin() + static_cast<std::ptrdiff_t>(i), time,
                                   [](double value, const Knot& knot) { return value < knot.time; });
-    if (after == knots.begin()) return t;  // Before any removal.
+    if (after == knots.begin()) return t - base;  // Before any removal.
     i = static_cast<size_t>(after - knots.begin()) - 1;
   }
   hint_ = i;
-  return t - static_cast<int64_t>(std::llround(correction_.RemovedAt(i, time)));
+  return t - std::llround(correction_.base_ + correction_.RemovedAt(i, time));
 }
 
 int64_t TimeCorrection::Map(int64_t t) const {
-  return t - static_cast<int64_t>(std::llround(Removed(static_cast<double>(t))));
+  return t - std::llround(base_ + Removed(Rel(t)));
 }
 
 namespace {
@@ -223,7 +225,7 @@ void After(TimeCorrection& removals, double end, double cost) { removals.Add(end
 // SiteRemovals: the removals of the thread's recorded overhead sites.
 void SiteRemovals(const ThreadTimeline& thread, Estimator& estimator, TimeCorrection& removals) {
   for (const OverheadSite& site : thread.overhead_sites) {
-    const auto begin = static_cast<double>(site.begin_ns), end = static_cast<double>(site.end_ns);
+    const double begin = removals.Rel(site.begin_ns), end = removals.Rel(site.end_ns);
     switch (site.kind) {
       case OverheadSiteKind::kCudaHook:
         if (auto cost = estimator.Plain(cal::kCudaHook)) After(removals, end, *cost);
@@ -299,14 +301,14 @@ void SpreadWindow(const IntervalList& busy, int64_t begin, int64_t end, double o
   }
   const int64_t length = end - begin;
   if (whole > 0 && length <= 0) {
-    removals.AddOrdered(static_cast<double>(begin), static_cast<double>(end), whole);  // Unplaced.
+    removals.AddOrdered(removals.Rel(begin), removals.Rel(end), whole);  // Unplaced.
     whole = 0;
   }
   for (const Piece& piece : pieces) {
     const double span = static_cast<double>(piece.end - piece.begin);
     double share = whole * span / static_cast<double>(std::max<int64_t>(length, 1));
     if (total[piece.inside] > 0) share += amount[piece.inside] * span / static_cast<double>(total[piece.inside]);
-    if (share > 0) removals.AddOrdered(static_cast<double>(piece.begin), static_cast<double>(piece.end), share);
+    if (share > 0) removals.AddOrdered(removals.Rel(piece.begin), removals.Rel(piece.end), share);
   }
 }
 
@@ -379,13 +381,23 @@ ProcessCorrection CorrectProcess(ProcessTimeline& process, const cal::OverheadMo
   for (size_t i = 0; i < process.threads.size(); ++i) {
     if (process.threads[i].begin_ns < process.threads[main_thread].begin_ns) main_thread = i;
   }
-  for (size_t index = 0; index < process.threads.size(); ++index) {
+  // The main thread first: a thread it started would, unprofiled, have
+  // started earlier by what the main thread lost until then.
+  std::vector<size_t> thread_order;
+  if (!process.threads.empty()) thread_order.push_back(main_thread);
+  for (size_t i = 0; i < process.threads.size(); ++i) {
+    if (i != main_thread) thread_order.push_back(i);
+  }
+  std::optional<TimeCorrection> main_correction;
+  for (size_t index : thread_order) {
     ThreadTimeline& thread = process.threads[index];
-    TimeCorrection correction;
+    double base = 0;
+    if (main_correction) base = main_correction->Removed(main_correction->Rel(thread.begin_ns));
+    TimeCorrection correction(thread.begin_ns, base);
     SiteRemovals(thread, estimator, correction);
     WindowRemovals(thread, estimator, correction);
     correction.Finish();
-    result.removed_ns += correction.Removed(static_cast<double>(thread.end_ns));
+    result.removed_ns += correction.Removed(correction.Rel(thread.end_ns));
     result.unplaced_ns += correction.unplaced_ns();
     if (index == main_thread) {
       const int64_t end = std::max(process.end_ns, thread.end_ns);
@@ -412,6 +424,7 @@ ProcessCorrection CorrectProcess(ProcessTimeline& process, const cal::OverheadMo
     for (GpuLaunchPoint& launch : thread.gpu_launches) launch.time_ns = launch_times(launch.time_ns);
     thread.overhead_sites.clear();
     thread.overhead_windows.clear();
+    if (index == main_thread) main_correction = std::move(correction);
   }
   estimator.Flush();
   // The spread of the main thread's estimate: per-site spreads scale with

@@ -69,18 +69,25 @@ class TimeCorrection {
     double end = 0;
     double amount = 0;
   };
-  TimeCorrection() = default;
-  // All at once (tests, small inputs).
+  // Times inside are doubles relative to `origin` (absolute CLOCK_MONOTONIC
+  // nanoseconds outgrow a double's exact range after ~104 days of uptime).
+  // `base`: time removed before `origin` by another timeline (the thread
+  // that started this one), which every mapped time loses too.
+  explicit TimeCorrection(int64_t origin = 0, double base = 0) : origin_(origin), base_(base) {}
+  // All at once (tests, small inputs; origin 0).
   explicit TimeCorrection(const std::vector<Removal>& removals);
-  // Add: a stretch, in roughly time order (record order: fastest);
-  // AddOrdered: one of a second series in strict time order (batch
-  // windows). Then Finish, once, before any lookup.
+  // Rel: `t` as this map's relative time.
+  double Rel(int64_t t) const { return static_cast<double>(t - origin_); }
+  // Add: a stretch (relative times), in roughly time order (record order:
+  // fastest); AddOrdered: one of a second series in strict time order
+  // (batch windows). Then Finish, once, before any lookup.
   void Add(double begin, double end, double amount) { AddTo(steps_, begin, end, amount); }
   void AddOrdered(double begin, double end, double amount) { AddTo(ordered_steps_, begin, end, amount); }
   void Finish();
 
-  // Removed: ns removed before `t`.
+  // Removed: ns removed before relative time `t` by this map's own stretches.
   double Removed(double t) const;
+  // Map: the corrected time of absolute time `t` (base included).
   int64_t Map(int64_t t) const;
   // Mapper: Map for a sequence of mostly increasing times (one event list),
   // in amortised constant time per call.
@@ -111,6 +118,8 @@ class TimeCorrection {
   void AddTo(std::vector<Step>& steps, double begin, double end, double amount);
   double RemovedAt(size_t knot, double t) const;
 
+  int64_t origin_ = 0;
+  double base_ = 0;
   std::vector<Step> steps_, ordered_steps_;
   std::vector<Knot> knots_;
   double unplaced_ns_ = 0;

@@ -168,8 +168,16 @@ RunReport BuildRunReport(RunMetadata metadata, std::vector<ProcessTimeline> proc
 namespace {
 
 // PythonVersionOf: "3.11" for a process whose Python hook reported
-// "3.11.2"; "" if it ran no Python under the hook.
-std::string PythonVersionOf(const ProcessTimeline& process) {
+// "3.11.2" (a fork() child that did not say takes its parent's); "" if it
+// ran no Python under the hook.
+std::string PythonVersionOf(const ProcessTimeline& process, const std::vector<ProcessTimeline>& all, int depth = 0) {
+  bool said = false;
+  for (const CaptureNotice& notice : process.notices) said = said || notice.topic == "python";
+  if (!said && process.forked_from != 0 && depth < 16) {  // (Reused pids could make a cycle.)
+    for (const ProcessTimeline& parent : all) {
+      if (parent.pid == process.forked_from && &parent != &process) return PythonVersionOf(parent, all, depth + 1);
+    }
+  }
   for (const CaptureNotice& notice : process.notices) {
     if (notice.topic != "python") continue;
     const size_t first = notice.message.find('.');
@@ -186,7 +194,7 @@ constexpr char kHowToCalibrate[] = "run `rlscope calibrate` once on this machine
 std::string CorrectionProblem(const calibration::OverheadModel& model, const std::vector<ProcessTimeline>& processes) {
   const std::vector<std::string> versions = model.PythonVersions();
   for (const ProcessTimeline& process : processes) {
-    const std::string version = PythonVersionOf(process);
+    const std::string version = PythonVersionOf(process, processes);
     if (version.empty() || std::find(versions.begin(), versions.end(), version) != versions.end()) continue;
     return absl::StrFormat("the calibration has no costs for Python %s (process %d); run `rlscope calibrate "
                            "--python PYTHON` with that interpreter",
@@ -306,7 +314,7 @@ absl::StatusOr<RunReport> LoadRunReport(const std::string& run_dir, const std::s
       if (root == nullptr || processes[i].begin_ns < root->begin_ns) root = &processes[i];
     }
     for (size_t i = 0; i < corrected.size(); ++i) {
-      const std::string version = PythonVersionOf(processes[i]);
+      const std::string version = PythonVersionOf(processes[i], processes);
       ProcessCorrection correction = CorrectProcess(corrected[i], *model, version, names);
       if (&processes[i] == root) {
         root_removed_ns = correction.main_thread_removed_ns;

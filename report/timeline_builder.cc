@@ -45,9 +45,13 @@ void TimelineBuilder::AddHello(const wire::Hello& hello) {
 }
 
 void TimelineBuilder::AddBatch(const wire::Batch& batch) {
-  // The batch's window: hook work counted in it happened since the last cut.
-  window_begin_ns_ = last_flush_ns_ != INT64_MIN ? last_flush_ns_ : process_.begin_ns;
-  window_end_ns_ = batch.flushed_ns();
+  // The batch's window: hook work counted in it happened since the last
+  // cut. The frames of one flush share its cut (a flush larger than a
+  // frame is sent as several), and so its window.
+  if (batch.flushed_ns() != window_end_ns_ || last_flush_ns_ == INT64_MIN) {
+    window_begin_ns_ = last_flush_ns_ != INT64_MIN ? last_flush_ns_ : process_.begin_ns;
+    window_end_ns_ = batch.flushed_ns();
+  }
   last_flush_ns_ = std::max(last_flush_ns_, batch.flushed_ns());
   if (batch.strings() != nullptr) {
     for (const wire::StringDef* def : *batch.strings()) {

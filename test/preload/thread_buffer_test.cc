@@ -17,6 +17,15 @@ EventRecord Numbered(uint64_t writer, uint64_t sequence) {
   return EventRecord{sequence, sequence, static_cast<uint32_t>(writer), EventKind::kCudaApi, 0, writer};
 }
 
+// TakeAllOverhead: what the flusher does with a buffer's hook counts.
+uint64_t TakeAllOverhead(ThreadBuffer* buffer) {
+  uint64_t count = 0;
+  for (int k = 1; k < rlscope::wire::kOverheadKindCount; ++k) {
+    count += buffer->TakeOverhead(static_cast<rlscope::wire::OverheadKind>(k)).count;
+  }
+  return count;
+}
+
 }  // namespace
 
 TEST_CASE("ThreadBuffer drops and counts when full, never overwrites", "[thread_buffer]") {
@@ -32,7 +41,36 @@ TEST_CASE("ThreadBuffer drops and counts when full, never overwrites", "[thread_
   CHECK(buffer->At(start + ThreadBuffer::kCapacity - 1).begin_ticks == ThreadBuffer::kCapacity - 1);
   buffer->Consume(buffer->WriteIndex() - buffer->ReadIndex());
   ThreadRegistry::Retire(buffer);
+  // Half full woke the flusher once (timed): hook work the flusher must
+  // send before the buffer can pass to another thread.
+  CHECK_FALSE(ThreadRegistry::ReleaseIfDrained(buffer));
+  CHECK(TakeAllOverhead(buffer) == 1);
   CHECK(ThreadRegistry::ReleaseIfDrained(buffer));
+}
+
+TEST_CASE("Hook counts are taken once, and a reused buffer starts with none", "[thread_buffer]") {
+  ThreadBuffer* buffer = ThreadRegistry::Claim(3);
+  REQUIRE(buffer != nullptr);
+  TakeAllOverhead(buffer);
+  buffer->CountOverhead(rlscope::wire::OverheadKind::kPythonCall);
+  buffer->CountOverhead(rlscope::wire::OverheadKind::kPythonCall);
+  buffer->CountOverhead(rlscope::wire::OverheadKind::kCodeSetup, 500);
+  CHECK(buffer->TakeOverhead(rlscope::wire::OverheadKind::kPythonCall).count == 2);
+  const ThreadBuffer::OverheadDelta setup = buffer->TakeOverhead(rlscope::wire::OverheadKind::kCodeSetup);
+  CHECK(setup.count == 1);
+  CHECK(setup.ticks == 500);
+  CHECK(TakeAllOverhead(buffer) == 0);
+  // Counted after the last take, then the thread exits: not released
+  // until taken, so the next owner does not inherit them.
+  buffer->CountOverhead(rlscope::wire::OverheadKind::kNestedHook);
+  ThreadRegistry::Retire(buffer);
+  CHECK_FALSE(ThreadRegistry::ReleaseIfDrained(buffer));
+  CHECK(TakeAllOverhead(buffer) == 1);
+  CHECK(ThreadRegistry::ReleaseIfDrained(buffer));
+  ThreadBuffer* reused = ThreadRegistry::Claim(4);
+  CHECK(TakeAllOverhead(reused) == 0);
+  ThreadRegistry::Retire(reused);
+  CHECK(ThreadRegistry::ReleaseIfDrained(reused));
 }
 
 TEST_CASE("Retired buffers are reused only once drained", "[thread_buffer]") {

@@ -220,3 +220,45 @@ TEST_CASE("a cost is the median of its repetitions, its spread half their range"
   CHECK(cal::CostFromSamples({10, 20}, 1).ns == Approx(15));
   CHECK(cal::CostFromSamples({}, 1).repetitions == 0);
 }
+
+TEST_CASE("removals in any order give the same map, also past the insertion-sort budget", "[correction]") {
+  std::vector<TimeCorrection::Removal> forward, backward;
+  for (int i = 0; i < 400; ++i) forward.push_back({10.0 * i, 10.0 * i + 1, 1});
+  backward.assign(forward.rbegin(), forward.rend());
+  const TimeCorrection a(forward), b(backward);
+  CHECK(b.removed_ns() == Approx(400));
+  CHECK(b.unplaced_ns() == Approx(0));
+  for (int64_t t : {0, 5, 1234, 2001, 3999, 5000}) CHECK(a.Map(t) == b.Map(t));
+}
+
+TEST_CASE("a thread the main thread started moves with what the main thread lost before", "[correction]") {
+  ProcessTimeline process;
+  process.end_ns = 1000;
+  ThreadTimeline main = Thread(0, 1000);
+  main.overhead_sites.push_back({100, 400, OverheadSiteKind::kMeasured});
+  ThreadTimeline worker = Thread(500, 1000);
+  worker.cpu_events.push_back({600, 700, static_cast<int32_t>(Category::kNative)});
+  process.threads = {main, worker};
+  NameTable names;
+  CorrectProcess(process, Model({}), "", names);
+  CHECK(process.end_ns == 700);
+  CHECK(process.threads[1].begin_ns == 200);
+  CHECK(process.threads[1].cpu_events[0].begin_ns == 300);
+  CHECK(process.threads[1].end_ns == 700);
+}
+
+TEST_CASE("nanosecond costs stay exact at large clock values", "[correction]") {
+  const int64_t t0 = int64_t{1} << 55;  // About 417 days of uptime.
+  ProcessTimeline process;
+  process.begin_ns = t0;
+  process.end_ns = t0 + 10'000;
+  ThreadTimeline thread = Thread(t0, t0 + 10'000);
+  for (int i = 0; i < 100; ++i) {
+    thread.overhead_sites.push_back({t0 + 50 * i, t0 + 50 * i + 20, OverheadSiteKind::kCudaHook});
+  }
+  process.threads.push_back(thread);
+  NameTable names;
+  const ProcessCorrection result = CorrectProcess(process, Model({{"cuda_hook", 11.9}}), "", names);
+  CHECK(result.removed_ns == Approx(1190).margin(1));
+  CHECK(result.unplaced_ns < 1);
+}

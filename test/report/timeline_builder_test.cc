@@ -371,3 +371,41 @@ TEST_CASE("Native stack frames in ML backend libraries never name operations", "
     CHECK(OnlyThread(process, 9).inferred_operations.empty());
   }
 }
+
+TEST_CASE("Hook counts arrive as windows between cuts; the frames of one flush share its window",
+          "[timeline][correction]") {
+  NameTable names;
+  TimelineBuilder builder(names);
+  builder.CollectOverhead(true);
+  FeedHello(builder, 10, 0);
+  auto batch = [&](int64_t flushed_ns, uint32_t tid, uint64_t calls) {
+    BatchEncoder encoder;
+    encoder.BeginBatch(1, flushed_ns);
+    const wire::HookOverhead overhead(calls, 0, static_cast<uint16_t>(wire::OverheadKind::kPythonCall));
+    encoder.AddThreadEvents(tid, tid, 0, 0, {&overhead, 1}, [](wire::Event*) {});
+    Feed(builder, encoder.FinishBatch());
+  };
+  batch(1000, 10, 5);
+  batch(2000, 10, 7);
+  batch(2000, 11, 9);  // A second frame of the same flush.
+  const ProcessTimeline process = builder.Finish();
+  const ThreadTimeline& first = OnlyThread(process, 10);
+  REQUIRE(first.overhead_windows.size() == 2);
+  CHECK(first.overhead_windows[0].end_ns == 1000);
+  CHECK(first.overhead_windows[1].begin_ns == 1000);
+  CHECK(first.overhead_windows[1].end_ns == 2000);
+  CHECK(first.overhead_windows[1].count == 7);
+  const ThreadTimeline& second = OnlyThread(process, 11);
+  REQUIRE(second.overhead_windows.size() == 1);
+  CHECK(second.overhead_windows[0].begin_ns == 1000);
+  CHECK(second.overhead_windows[0].end_ns == 2000);
+}
+
+TEST_CASE("Without CollectOverhead no sites or windows are kept", "[timeline][correction]") {
+  NameTable names;
+  TimelineBuilder builder(names);
+  FeedHello(builder, 10, 0);
+  FeedEvents(builder, 10, {Ev(12, 20, wire::EventKind::kCudaApi, 1)});
+  const ProcessTimeline process = builder.Finish();
+  CHECK(OnlyThread(process, 10).overhead_sites.empty());
+}
