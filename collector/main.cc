@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "dump_command.h"
+#include "export_command.h"
 #include "report_command.h"
 #include "run_command.h"
 #include "validate_command.h"
@@ -20,6 +21,7 @@ with no change to the program.
 commands:
   run [--out DIR] -- CMD...   profile CMD and print the breakdown
   report DIR                  re-analyse a run directory and print it
+  export DIR --chrome F|--csv F|--folded F   write the run for other tools
   dump FILE.rlt               print a raw trace file as text (debugging)
   calibrate                   measure rlscope's overhead on this machine (once),
                               so reports can be corrected for it
@@ -49,6 +51,7 @@ int main(int argc, char** argv) {
   }
   if (command == "run") return rlscope::collector::RunCommandMain(rest);
   if (command == "report") return rlscope::collector::ReportCommandMain(rest);
+  if (command == "export") return rlscope::collector::ExportCommandMain(rest);
   if (command == "dump") return rlscope::collector::DumpCommandMain(rest);
   if (command == "validate") return rlscope::collector::ValidateCommandMain(rest);
   if (command == "calibrate") return rlscope::collector::CalibrateCommandMain(rest);

@@ -205,7 +205,7 @@ std::string CorrectionProblem(const calibration::OverheadModel& model, const std
 
 }  // namespace
 
-absl::StatusOr<RunReport> LoadRunReport(const std::string& run_dir, const std::string& calibration_path) {
+absl::StatusOr<DecodedRun> LoadRunTimelines(const std::string& run_dir, bool collect_overhead) {
   namespace fs = std::filesystem;
   std::error_code error;
   if (!fs::is_directory(run_dir, error)) {
@@ -217,17 +217,16 @@ absl::StatusOr<RunReport> LoadRunReport(const std::string& run_dir, const std::s
         "%s is not an rlscope run directory (it has no trace/ subdirectory; `rlscope run --out DIR` makes one)",
         run_dir));
   }
-  std::vector<std::string> problems;
-  bool data_damaged = false;
-  RunMetadata metadata;
+  DecodedRun run;
+  std::vector<std::string>& problems = run.problems;
   absl::StatusOr<RunMetadata> loaded = ReadRunMetadata((fs::path(run_dir) / "meta.json").string());
   if (loaded.ok()) {
-    metadata = *std::move(loaded);
+    run.metadata = *std::move(loaded);
   } else {
     problems.push_back(absl::StrFormat("%s; command, exit code and wall time are unknown",
                                        loaded.status().message()));
   }
-  for (const std::string& problem : metadata.collector_problems) problems.push_back(problem);
+  for (const std::string& problem : run.metadata.collector_problems) problems.push_back(problem);
 
   // The rules the run used (copied into DIR/rules/ by `rlscope run`).
   RuleSet rules;
@@ -243,6 +242,39 @@ absl::StatusOr<RunReport> LoadRunReport(const std::string& run_dir, const std::s
   LibraryClassifier classifier(rules.libraries);
   NativeSymbolizer symbolizer;
 
+  std::vector<fs::path> files;
+  for (const fs::directory_entry& entry : fs::directory_iterator(trace_dir, error)) {
+    if (entry.path().extension() == ".rlt") files.push_back(entry.path());
+  }
+  std::sort(files.begin(), files.end());
+  run.names.Intern("(none)");
+  std::vector<ProcessTimeline> processes;
+  for (const fs::path& file : files) {
+    TimelineBuilder builder(run.names, &classifier, &symbolizer, &rules.operations);
+    builder.CollectOverhead(collect_overhead);
+    absl::StatusOr<collector::TraceReadResult> read =
+        collector::ReadTraceFile(file.string(), [&](const wire::Frame& frame, uint64_t) { builder.AddFrame(frame); });
+    if (!read.ok()) {
+      problems.push_back(std::string(read.status().message()));
+      run.data_damaged = true;
+      continue;
+    }
+    ProcessTimeline process = builder.Finish();
+    if (read->damage) {
+      run.data_damaged = true;
+      problems.push_back(*read->damage);
+      process.problems.push_back(*read->damage);
+    }
+    processes.push_back(std::move(process));
+  }
+  if (files.empty()) problems.push_back("no trace files: no process reported to the collector");
+  run.processes = MergeExecChains(std::move(processes));
+  return run;
+}
+
+absl::StatusOr<RunReport> LoadRunReport(const std::string& run_dir, const std::string& calibration_path) {
+  namespace fs = std::filesystem;
+  std::error_code error;
   // Overhead correction: with the given calibration, else the run's own.
   // Known before decoding, so the decoder keeps what it needs only then.
   std::string model_path = calibration_path;
@@ -263,35 +295,14 @@ absl::StatusOr<RunReport> LoadRunReport(const std::string& run_dir, const std::s
     model = *std::move(loaded);
   }
 
-  std::vector<fs::path> files;
-  for (const fs::directory_entry& entry : fs::directory_iterator(trace_dir, error)) {
-    if (entry.path().extension() == ".rlt") files.push_back(entry.path());
-  }
-  std::sort(files.begin(), files.end());
-  NameTable names;
-  names.Intern("(none)");
-  std::vector<ProcessTimeline> processes;
-  for (const fs::path& file : files) {
-    TimelineBuilder builder(names, &classifier, &symbolizer, &rules.operations);
-    builder.CollectOverhead(model.has_value());
-    absl::StatusOr<collector::TraceReadResult> read =
-        collector::ReadTraceFile(file.string(), [&](const wire::Frame& frame, uint64_t) { builder.AddFrame(frame); });
-    if (!read.ok()) {
-      problems.push_back(std::string(read.status().message()));
-      data_damaged = true;
-      continue;
-    }
-    ProcessTimeline process = builder.Finish();
-    if (read->damage) {
-      data_damaged = true;
-      problems.push_back(*read->damage);
-      process.problems.push_back(*read->damage);
-    }
-    processes.push_back(std::move(process));
-  }
-  if (files.empty()) problems.push_back("no trace files: no process reported to the collector");
+  absl::StatusOr<DecodedRun> decoded = LoadRunTimelines(run_dir, model.has_value());
+  if (!decoded.ok()) return decoded.status();
+  RunMetadata metadata = std::move(decoded->metadata);
+  NameTable& names = decoded->names;
+  std::vector<ProcessTimeline> processes = std::move(decoded->processes);
+  std::vector<std::string> problems = std::move(decoded->problems);
+  const bool data_damaged = decoded->data_damaged;
   const int64_t start_unix_ns = metadata.start_unix_ns, wall_ns = metadata.wall_ns;
-  processes = MergeExecChains(std::move(processes));
 
   if (model) {
     if (std::string problem = CorrectionProblem(*model, processes); !problem.empty()) {

@@ -134,6 +134,28 @@ RunReport BuildRunReport(RunMetadata metadata, std::vector<ProcessTimeline> proc
 // matched the machine), so the run's reports stay corrected anywhere.
 inline constexpr char kRunCalibrationFileName[] = "calibration.json";
 
+// DecodedRun: a run directory's decoded data before analysis: what
+// LoadRunReport analyses, and what exporters that need the timelines
+// themselves (export_chrome.h) read.
+struct DecodedRun {
+  RunMetadata metadata;
+  NameTable names;  // Labels of every timeline in `processes`.
+  // One entry per process (exec chains merged), ordered by pid; as
+  // measured (not corrected for rlscope's overhead).
+  std::vector<ProcessTimeline> processes;
+  // Problems with the run's data as a whole (meta.json, rule files,
+  // damaged trace files, ...), and whether some trace data was damaged.
+  std::vector<std::string> problems;
+  bool data_damaged = false;
+};
+
+// LoadRunTimelines: reads DIR/meta.json, DIR/rules/ and every
+// DIR/trace/*.rlt and decodes them. Fails when DIR is not a run directory;
+// damaged trace files are decoded up to the damage and listed in
+// `problems`. `collect_overhead`: keep what the overhead correction needs
+// (TimelineBuilder::CollectOverhead).
+absl::StatusOr<DecodedRun> LoadRunTimelines(const std::string& run_dir, bool collect_overhead = false);
+
 // LoadRunReport: reads DIR/meta.json and every DIR/trace/*.rlt and analyses
 // them. Fails when DIR is not a run directory; damaged trace files are
 // analysed up to the damage and listed in `problems`. The report is
