@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "diff_command.h"
 #include "dump_command.h"
 #include "export_command.h"
 #include "report_command.h"
@@ -21,6 +22,7 @@ with no change to the program.
 commands:
   run [--out DIR] -- CMD...   profile CMD and print the breakdown
   report DIR                  re-analyse a run directory and print it
+  diff DIR_A DIR_B [DIR...]   compare runs side by side (the first is the baseline)
   export DIR --chrome F|--csv F|--folded F   write the run for other tools
   dump FILE.rlt               print a raw trace file as text (debugging)
   calibrate                   measure rlscope's overhead on this machine (once),
@@ -52,6 +54,7 @@ int main(int argc, char** argv) {
   if (command == "run") return rlscope::collector::RunCommandMain(rest);
   if (command == "report") return rlscope::collector::ReportCommandMain(rest);
   if (command == "export") return rlscope::collector::ExportCommandMain(rest);
+  if (command == "diff") return rlscope::collector::DiffCommandMain(rest);
   if (command == "dump") return rlscope::collector::DumpCommandMain(rest);
   if (command == "validate") return rlscope::collector::ValidateCommandMain(rest);
   if (command == "calibrate") return rlscope::collector::CalibrateCommandMain(rest);

@@ -1,0 +1,145 @@
+#include "diff_command.h"
+
+#include <cstdlib>
+#include <iostream>
+
+#include "absl/strings/str_format.h"
+#include "cli_args.h"
+#include "diff_json.h"
+#include "diff_text.h"
+#include "run_diff.h"
+#include "run_report.h"
+
+namespace rlscope::collector {
+
+namespace {
+
+constexpr const char* kDiffUsage = R"USAGE(usage: rlscope diff [--format text|json] [--top N] [--calibration FILE] DIR_A DIR_B [DIR_C ...]
+
+Compare two or more runs (directories made by 'rlscope run --out DIR'),
+side by side: torch vs jax, eager vs compiled, PPO vs DQN. The first run is
+the baseline; every later run is compared with it. Each run is analysed
+again from its traces, as 'rlscope report DIR' does (nothing is written).
+
+Runs are labelled by their directory's basename; where basenames repeat,
+"#N" (the run's position, from 1) is appended to every one of them.
+
+What is compared:
+  - totals: wall time (the corrected estimate when the run's report is
+    corrected, else the profiled one), thread time (sum of the CPU-side
+    rows), GPU time (sum of the GPU rows), GPU busy time (some GPU busy) and
+    its fraction of the wall time;
+  - per operation (matched by exact name; processes summed, as pids differ
+    between runs) and per category (Python, Backend, Simulator, Native,
+    CUDA API, Profiler; GPU Kernel, Memcpy, Memset): time and share. CPU
+    and CPU+GPU resources are merged. A CPU-side share is of the run's
+    thread time, a GPU one of its GPU time;
+  - transitions between levels per operation instance, and instances.
+For each run after the baseline: ratio = run / baseline and delta = run -
+baseline. An operation, category or transition a run does not have is
+shown as an em dash (null in JSON), never as 0; its ratio is "new" when the
+baseline lacks it, "gone" when the run lacks it.
+
+Times are each report's rows: corrected ones (estimated without rlscope's
+overhead) when the run has a calibration, else measured ones. Comparing a
+corrected run with an uncorrected one is misleading; the output warns.
+
+options:
+  --format text|json  output format (default text). JSON: schema
+                      "rlscope.diff/1":
+      {"schema", "baseline": 0, "mixed_correction": bool, "warnings": [...],
+       "runs": [{"label", "dir", "command", "exit_code", "corrected",
+                 "data_damaged", "wall_ns", "corrected_wall_ns"|null,
+                 "total_wall_ns", "thread_ns", "gpu_ns", "gpu_busy_ns"|null,
+                 "gpu_busy_fraction"|null}],
+       "totals": {"total_wall_ns", "thread_ns", "gpu_ns", "gpu_busy_ns",
+                  "gpu_busy_fraction": VALUES},
+       "operations": [{"operation", "cpu_ns": VALUES, "gpu_ns": VALUES,
+                       "categories": [{"category", "resource": "CPU"|"GPU",
+                                       VALUES...}],
+                       "instances": VALUES,
+                       "transitions": [{"from", "to", VALUES...}]}]}
+      VALUES = {"values": [per run, null: absent],
+                "shares": [per run, fraction 0..1, null: absent] (times only),
+                "changes": [null for the baseline, then per run
+                            {"status": "both"|"new"|"gone"|"absent",
+                             "ratio": number|null, "delta": number|null}]}
+      Operations are ordered by the baseline's thread time (largest first),
+      then those the baseline lacks.
+  --top N             text: show the N largest operations (default 20; 0: all)
+  --calibration FILE  correct every run with this calibration instead of its own
+  -h, --help          show this help
+
+exit status: 0 compared; 1 a directory could not be analysed (not a run
+directory); 2 usage error (e.g. fewer than two directories).
+)USAGE";
+
+int Usage(const std::string& message) {
+  std::cerr << UsageError("diff", message).message() << "\n";
+  return 2;
+}
+
+}  // namespace
+
+int DiffCommandMain(const std::vector<std::string>& args) {
+  ArgCursor cursor(args);
+  std::string format = "text", calibration_path;
+  size_t top = 20;
+  std::vector<std::string> dirs;
+  while (!cursor.AtEnd()) {
+    if (cursor.AtSeparator()) {
+      cursor.Take();
+      for (std::string& dir : cursor.TakeRest()) dirs.push_back(std::move(dir));
+      break;
+    }
+    if (!cursor.AtOption()) {
+      dirs.push_back(cursor.Take());
+      continue;
+    }
+    const ParsedOption option = cursor.TakeOption();
+    if (option.name == "-h" || option.name == "--help") {
+      std::cout << kDiffUsage;
+      return 0;
+    }
+    if (option.name != "--format" && option.name != "--top" && option.name != "--calibration") {
+      return Usage(absl::StrFormat("unknown option '%s'", option.name));
+    }
+    absl::StatusOr<std::string> value = cursor.TakeValue(option);
+    if (!value.ok()) return Usage(std::string(value.status().message()));
+    if (option.name == "--format") {
+      if (*value != "text" && *value != "json") {
+        return Usage(absl::StrFormat("--format must be text or json, not '%s'", *value));
+      }
+      format = *value;
+    } else if (option.name == "--top") {
+      char* end = nullptr;
+      const long n = std::strtol(value->c_str(), &end, 10);
+      if (value->empty() || *end != '\0' || n < 0) return Usage(absl::StrFormat("--top needs a count, not '%s'", *value));
+      top = static_cast<size_t>(n);
+    } else {
+      calibration_path = *value;
+    }
+  }
+  if (dirs.size() < 2) {
+    return Usage(dirs.empty() ? "no run directories given: give two or more"
+                              : "give two or more run directories (the first is the baseline)");
+  }
+  std::vector<report::RunReport> reports;
+  reports.reserve(dirs.size());
+  for (const std::string& dir : dirs) {
+    absl::StatusOr<report::RunReport> run = report::LoadRunReport(dir, calibration_path);
+    if (!run.ok()) {
+      std::cerr << "rlscope diff: " << run.status().message() << "\n";
+      return 1;
+    }
+    reports.push_back(*std::move(run));
+  }
+  const std::vector<std::string> labels = report::RunLabels(dirs);
+  std::vector<report::DiffInput> inputs;
+  for (size_t i = 0; i < dirs.size(); ++i) inputs.push_back({labels[i], dirs[i], &reports[i]});
+  const report::RunDiff diff = report::DiffRuns(inputs);
+  std::cout << (format == "json" ? report::FormatDiffJson(diff) : report::FormatDiffText(diff, top));
+  return 0;
+}
+
+}  // namespace rlscope::collector

@@ -1,0 +1,181 @@
+#include "diff_text.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <functional>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "report_text.h"
+
+namespace rlscope::report {
+
+namespace {
+
+constexpr const char* kAbsent = "\u2014";  // An em dash: not there (never a 0).
+
+using Formatter = std::function<std::string(double)>;
+using Table = std::vector<std::vector<std::string>>;
+
+std::string Duration(double ns) { return FormatDuration(static_cast<int64_t>(std::llround(ns))); }
+std::string Count(double n) { return absl::StrFormat("%.0f", n); }
+std::string Rate(double n) { return absl::StrFormat("%.2f", n); }
+std::string Fraction(double f) { return absl::StrFormat("%.1f%%", 100.0 * f); }
+
+std::string Signed(double delta, const Formatter& format) {
+  return (delta < 0 ? "-" : "+") + format(std::fabs(delta));
+}
+
+// Display width: UTF-8 code points (the em dash is one column).
+size_t Width(const std::string& text) {
+  size_t width = 0;
+  for (unsigned char c : text) width += (c & 0xC0) != 0x80;
+  return width;
+}
+
+// Aligned columns: the first two left-aligned, the others right-aligned.
+std::string Render(const Table& table) {
+  std::vector<size_t> widths;
+  for (const auto& row : table) {
+    widths.resize(std::max(widths.size(), row.size()), 0);
+    for (size_t i = 0; i < row.size(); ++i) widths[i] = std::max(widths[i], Width(row[i]));
+  }
+  std::string out;
+  for (const auto& row : table) {
+    std::string line = " ";
+    for (size_t i = 0; i < row.size(); ++i) {
+      const std::string pad(widths[i] - Width(row[i]), ' ');
+      line += " " + (i < 2 ? row[i] + pad : pad + row[i]);
+    }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    out += line + "\n";
+  }
+  return out;
+}
+
+// Header rows: each run's label over its columns, then the column names.
+// Each run has value (and share) columns; later runs also ratio and delta.
+void AddHeader(Table& table, const RunDiff& diff, const std::string& first, const std::string& second, bool shares) {
+  std::vector<std::string> labels = {"", ""}, names = {first, second};
+  for (size_t i = 0; i < diff.runs.size(); ++i) {
+    labels.push_back(diff.runs[i].label + (i == 0 ? " (baseline)" : ""));
+    names.push_back("value");
+    if (shares) {
+      labels.push_back("");
+      names.push_back("share");
+    }
+    if (i > 0) {
+      labels.insert(labels.end(), {"", ""});
+      names.insert(names.end(), {"ratio", "delta"});
+    }
+  }
+  table.push_back(labels);
+  table.push_back(names);
+}
+
+void AddLine(Table& table, const std::string& first, const std::string& second, const DiffValues& values,
+             const Formatter& format, bool shares) {
+  std::vector<std::string> line = {first, second};
+  for (size_t i = 0; i < values.values.size(); ++i) {
+    line.push_back(values.values[i].has_value() ? format(*values.values[i]) : kAbsent);
+    if (shares) {
+      const std::optional<double> share = i < values.shares.size() ? values.shares[i] : std::nullopt;
+      line.push_back(share.has_value() ? Fraction(*share) : kAbsent);
+    }
+    if (i == 0) continue;
+    const Change& change = values.changes[i];
+    switch (change.status) {
+      case ChangeStatus::kNew: line.insert(line.end(), {"new", kAbsent}); break;
+      case ChangeStatus::kGone: line.insert(line.end(), {"gone", kAbsent}); break;
+      case ChangeStatus::kAbsent: line.insert(line.end(), {kAbsent, kAbsent}); break;
+      case ChangeStatus::kBoth:
+        line.push_back(change.ratio.has_value() ? absl::StrFormat("%.2fx", *change.ratio) : kAbsent);
+        line.push_back(Signed(change.delta.value_or(0), format));
+        break;
+    }
+  }
+  table.push_back(line);
+}
+
+std::string CategoryLabel(const DiffCategory& category) {
+  const std::string name(CategoryName(category.category));
+  return category.gpu ? "GPU " + name : name;
+}
+
+bool AnyValue(const DiffValues& values) {
+  return std::any_of(values.values.begin(), values.values.end(), [](const auto& v) { return v.has_value(); });
+}
+
+}  // namespace
+
+std::string FormatDiffText(const RunDiff& diff, size_t max_operations) {
+  std::string out;
+  const size_t n = diff.runs.size();
+  out += absl::StrFormat("rlscope diff: %d runs, baseline %s; ratio = run / baseline, delta = run - baseline, "
+                         "%s = not in that run\n",
+                         n, n > 0 ? diff.runs[0].label : "-", kAbsent);
+  for (size_t i = 0; i < n; ++i) {
+    const DiffRunSummary& run = diff.runs[i];
+    out += absl::StrFormat("  %s%s: %s, %s\n      %s\n", run.label, i == 0 ? " (baseline)" : "", run.dir,
+                           run.corrected ? "corrected (times are estimated without rlscope's overhead)"
+                                         : "NOT corrected (times include rlscope's overhead)",
+                           run.command.empty() ? "(unknown command)" : absl::StrJoin(run.command, " "));
+  }
+  for (const std::string& warning : diff.warnings) out += "  ! " + warning + "\n";
+
+  Table totals;
+  AddHeader(totals, diff, "total", "", false);
+  AddLine(totals, "wall time", "(corrected when corrected)", diff.total_wall, Duration, false);
+  AddLine(totals, "thread time", "(CPU-side rows)", diff.thread_time, Duration, false);
+  if (AnyValue(diff.gpu_time)) AddLine(totals, "GPU time", "(GPU rows)", diff.gpu_time, Duration, false);
+  if (AnyValue(diff.gpu_busy)) {
+    AddLine(totals, "GPU busy", "(some GPU busy)", diff.gpu_busy, Duration, false);
+    AddLine(totals, "GPU busy fraction", "(of wall time)", diff.gpu_busy_fraction, Fraction, false);
+  }
+  out += "\ntotals:\n" + Render(totals);
+
+  const size_t shown = max_operations == 0 ? diff.operations.size() : std::min(max_operations, diff.operations.size());
+  Table operations;
+  AddHeader(operations, diff, "operation", "category", true);
+  for (size_t k = 0; k < shown; ++k) {
+    const DiffOperation& op = diff.operations[k];
+    AddLine(operations, op.name, "(all CPU)", op.cpu_time, Duration, true);
+    for (const DiffCategory& category : op.categories) {
+      if (!category.gpu) AddLine(operations, "", CategoryLabel(category), category.time, Duration, true);
+    }
+    if (AnyValue(op.gpu_time)) {
+      AddLine(operations, "", "(all GPU)", op.gpu_time, Duration, true);
+      for (const DiffCategory& category : op.categories) {
+        if (category.gpu) AddLine(operations, "", CategoryLabel(category), category.time, Duration, true);
+      }
+    }
+  }
+  out += "\nper operation and category (share: of the run's thread time; GPU rows: of its GPU time):\n" +
+         Render(operations);
+  if (shown < diff.operations.size()) {
+    out += absl::StrFormat("  (%d more operations, smaller in the baseline: --top 0 shows all, --format json "
+                           "has all)\n",
+                           diff.operations.size() - shown);
+  }
+
+  Table transitions;
+  AddHeader(transitions, diff, "operation", "transition", false);
+  bool any_transitions = false;
+  for (size_t k = 0; k < shown; ++k) {
+    const DiffOperation& op = diff.operations[k];
+    if (op.transitions.empty()) continue;
+    any_transitions = true;
+    AddLine(transitions, op.name, "instances", op.instances, Count, false);
+    for (const DiffTransition& transition : op.transitions) {
+      AddLine(transitions, "", absl::StrFormat("%s->%s", CategoryName(transition.from), CategoryName(transition.to)),
+              transition.per_instance, Rate, false);
+    }
+  }
+  if (any_transitions) out += "\ntransitions per operation instance:\n" + Render(transitions);
+  return out;
+}
+
+}  // namespace rlscope::report

@@ -1,0 +1,267 @@
+#include "run_diff.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <utility>
+
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+
+namespace rlscope::report {
+
+namespace {
+
+using LevelPair = std::pair<Category, Category>;
+
+// One run's rows and transitions, summed over processes.
+struct RunTotals {
+  std::map<std::string, std::map<Category, int64_t>> cpu, gpu;  // operation -> category -> ns
+  std::map<std::string, int64_t> operation_cpu, operation_gpu;
+  std::map<std::string, std::map<LevelPair, uint64_t>> transitions;
+  std::map<std::string, uint64_t> instances;
+  int64_t thread_ns = 0, gpu_ns = 0;
+  bool gpu_captured = false;
+};
+
+RunTotals Tally(const RunReport& report) {
+  RunTotals totals;
+  for (const BreakdownRow& row : report.rows) {
+    if (row.resource == Resource::kGpu) {
+      totals.gpu[row.operation][row.category] += row.ns;
+      totals.operation_gpu[row.operation] += row.ns;
+      totals.gpu_ns += row.ns;
+    } else {
+      totals.cpu[row.operation][row.category] += row.ns;
+      totals.operation_cpu[row.operation] += row.ns;
+      totals.thread_ns += row.ns;
+    }
+  }
+  for (const ProcessReport& process : report.processes) {
+    if (process.gpu.status == "captured" || process.gpu.status == "degraded") totals.gpu_captured = true;
+    // operation_instances repeats on each transition row of an operation:
+    // count it once per process.
+    std::map<std::string, uint64_t> process_instances;
+    for (const TransitionRow& row : process.transitions) {
+      totals.transitions[row.operation][{row.from, row.to}] += row.count;
+      process_instances[row.operation] = std::max(process_instances[row.operation], row.operation_instances);
+    }
+    for (const auto& [operation, n] : process_instances) totals.instances[operation] += n;
+  }
+  return totals;
+}
+
+template <typename Map, typename Key>
+std::optional<double> Lookup(const Map& map, const Key& key) {
+  const auto it = map.find(key);
+  if (it == map.end()) return std::nullopt;
+  return static_cast<double>(it->second);
+}
+
+std::optional<double> ShareOf(std::optional<double> value, int64_t whole) {
+  if (!value.has_value() || whole <= 0) return std::nullopt;
+  return *value / static_cast<double>(whole);
+}
+
+// MakeValues: `value(i)` for each run, shares against `whole(i)` when given.
+template <typename ValueFn>
+DiffValues MakeValues(size_t runs, bool integral, ValueFn value, const std::vector<int64_t>* wholes = nullptr) {
+  DiffValues out;
+  out.integral = integral;
+  for (size_t i = 0; i < runs; ++i) {
+    out.values.push_back(value(i));
+    if (wholes != nullptr) out.shares.push_back(ShareOf(out.values.back(), (*wholes)[i]));
+  }
+  for (size_t i = 0; i < runs; ++i) out.changes.push_back(CompareValues(out.values[0], out.values[i]));
+  return out;
+}
+
+std::string Basename(std::string path) {
+  while (path.size() > 1 && path.back() == '/') path.pop_back();
+  const size_t slash = path.rfind('/');
+  if (slash != std::string::npos && path.size() > 1) path = path.substr(slash + 1);
+  return path.empty() ? "." : path;
+}
+
+}  // namespace
+
+std::string_view ChangeStatusName(ChangeStatus status) {
+  switch (status) {
+    case ChangeStatus::kBoth: return "both";
+    case ChangeStatus::kNew: return "new";
+    case ChangeStatus::kGone: return "gone";
+    case ChangeStatus::kAbsent: return "absent";
+  }
+  return "absent";
+}
+
+Change CompareValues(std::optional<double> baseline, std::optional<double> value) {
+  Change change;
+  if (baseline.has_value() && value.has_value()) {
+    change.status = ChangeStatus::kBoth;
+    change.delta = *value - *baseline;
+    if (*baseline != 0) change.ratio = *value / *baseline;
+  } else if (value.has_value()) {
+    change.status = ChangeStatus::kNew;
+  } else if (baseline.has_value()) {
+    change.status = ChangeStatus::kGone;
+  }
+  return change;
+}
+
+std::vector<std::string> RunLabels(const std::vector<std::string>& dirs) {
+  std::vector<std::string> labels;
+  std::map<std::string, int> seen;
+  for (const std::string& dir : dirs) {
+    labels.push_back(Basename(dir));
+    ++seen[labels.back()];
+  }
+  for (size_t i = 0; i < labels.size(); ++i) {
+    if (seen[labels[i]] > 1) labels[i] = absl::StrFormat("%s#%d", labels[i], i + 1);
+  }
+  return labels;
+}
+
+RunDiff DiffRuns(const std::vector<DiffInput>& inputs) {
+  RunDiff diff;
+  const size_t n = inputs.size();
+  std::vector<RunTotals> totals;
+  std::vector<int64_t> thread_wholes, gpu_wholes;
+  for (const DiffInput& input : inputs) {
+    const RunReport& report = *input.report;
+    totals.push_back(Tally(report));
+    const RunTotals& t = totals.back();
+    DiffRunSummary run;
+    run.label = input.label;
+    run.dir = input.dir;
+    run.command = report.metadata.command;
+    run.exit_code = report.metadata.exit_code;
+    run.corrected = report.corrected;
+    run.data_damaged = report.data_damaged;
+    run.wall_ns = report.metadata.wall_ns;
+    if (report.corrected) run.corrected_wall_ns = report.corrected_wall_ns;
+    run.total_wall_ns = run.corrected_wall_ns.value_or(run.wall_ns);
+    run.thread_ns = t.thread_ns;
+    run.gpu_ns = t.gpu_ns;
+    if (t.gpu_captured) {
+      run.gpu_busy_ns = report.gpu_busy_ns;
+      if (run.total_wall_ns > 0) {
+        run.gpu_busy_fraction = static_cast<double>(report.gpu_busy_ns) / static_cast<double>(run.total_wall_ns);
+      }
+    }
+    thread_wholes.push_back(t.thread_ns);
+    gpu_wholes.push_back(t.gpu_ns);
+    diff.runs.push_back(std::move(run));
+  }
+  if (n == 0) return diff;
+
+  const auto& runs = diff.runs;
+  diff.total_wall = MakeValues(n, true, [&](size_t i) { return std::optional<double>(runs[i].total_wall_ns); });
+  diff.thread_time = MakeValues(n, true, [&](size_t i) { return std::optional<double>(runs[i].thread_ns); });
+  diff.gpu_time = MakeValues(n, true, [&](size_t i) -> std::optional<double> {
+    if (!totals[i].gpu_captured && runs[i].gpu_ns == 0) return std::nullopt;
+    return static_cast<double>(runs[i].gpu_ns);
+  });
+  diff.gpu_busy = MakeValues(n, true, [&](size_t i) -> std::optional<double> {
+    if (!runs[i].gpu_busy_ns.has_value()) return std::nullopt;
+    return static_cast<double>(*runs[i].gpu_busy_ns);
+  });
+  diff.gpu_busy_fraction = MakeValues(n, false, [&](size_t i) { return runs[i].gpu_busy_fraction; });
+
+  // Operations: every name any run has, ordered as documented.
+  std::set<std::string> names;
+  for (const RunTotals& t : totals) {
+    for (const auto& [name, ns] : t.operation_cpu) names.insert(name);
+    for (const auto& [name, ns] : t.operation_gpu) names.insert(name);
+    for (const auto& [name, rows] : t.transitions) names.insert(name);
+  }
+  std::vector<std::string> ordered(names.begin(), names.end());
+  auto sort_key = [&](const std::string& name) {
+    const bool in_baseline = totals[0].operation_cpu.count(name) || totals[0].operation_gpu.count(name) ||
+                             totals[0].transitions.count(name);
+    double ns = 0;
+    if (in_baseline) {
+      ns = Lookup(totals[0].operation_cpu, name).value_or(0);
+    } else {
+      for (const RunTotals& t : totals) ns = std::max(ns, Lookup(t.operation_cpu, name).value_or(0));
+    }
+    return std::make_pair(in_baseline ? 0 : 1, -ns);
+  };
+  std::stable_sort(ordered.begin(), ordered.end(),
+                   [&](const std::string& a, const std::string& b) { return sort_key(a) < sort_key(b); });
+
+  for (const std::string& name : ordered) {
+    DiffOperation op;
+    op.name = name;
+    op.cpu_time = MakeValues(n, true, [&](size_t i) { return Lookup(totals[i].operation_cpu, name); }, &thread_wholes);
+    op.gpu_time = MakeValues(n, true, [&](size_t i) { return Lookup(totals[i].operation_gpu, name); }, &gpu_wholes);
+    std::set<Category> cpu_categories, gpu_categories;
+    std::set<LevelPair> transition_keys;
+    for (const RunTotals& t : totals) {
+      if (auto it = t.cpu.find(name); it != t.cpu.end()) {
+        for (const auto& [category, ns] : it->second) cpu_categories.insert(category);
+      }
+      if (auto it = t.gpu.find(name); it != t.gpu.end()) {
+        for (const auto& [category, ns] : it->second) gpu_categories.insert(category);
+      }
+      if (auto it = t.transitions.find(name); it != t.transitions.end()) {
+        for (const auto& [key, count] : it->second) transition_keys.insert(key);
+      }
+    }
+    for (bool gpu : {false, true}) {
+      for (Category category : gpu ? gpu_categories : cpu_categories) {
+        DiffCategory cell;
+        cell.category = category;
+        cell.gpu = gpu;
+        cell.time = MakeValues(
+            n, true,
+            [&](size_t i) -> std::optional<double> {
+              const auto& side = gpu ? totals[i].gpu : totals[i].cpu;
+              const auto it = side.find(name);
+              if (it == side.end()) return std::nullopt;
+              return Lookup(it->second, category);
+            },
+            gpu ? &gpu_wholes : &thread_wholes);
+        op.categories.push_back(std::move(cell));
+      }
+    }
+    op.instances = MakeValues(n, true, [&](size_t i) { return Lookup(totals[i].instances, name); });
+    for (const LevelPair& key : transition_keys) {
+      DiffTransition transition;
+      transition.from = key.first;
+      transition.to = key.second;
+      transition.per_instance = MakeValues(n, false, [&](size_t i) -> std::optional<double> {
+        const auto it = totals[i].transitions.find(name);
+        if (it == totals[i].transitions.end()) return std::nullopt;
+        const std::optional<double> count = Lookup(it->second, key);
+        if (!count.has_value()) return std::nullopt;
+        const double instances = Lookup(totals[i].instances, name).value_or(0);
+        return instances > 0 ? *count / instances : *count;
+      });
+      op.transitions.push_back(std::move(transition));
+    }
+    diff.operations.push_back(std::move(op));
+  }
+
+  std::vector<std::string> corrected, uncorrected;
+  for (const DiffRunSummary& run : runs) (run.corrected ? corrected : uncorrected).push_back(run.label);
+  diff.mixed_correction = !corrected.empty() && !uncorrected.empty();
+  if (diff.mixed_correction) {
+    diff.warnings.push_back(absl::StrFormat(
+        "runs mix corrected (%s) and uncorrected (%s) reports: the uncorrected include rlscope's own overhead, so "
+        "comparing them is misleading (run 'rlscope calibrate', then 'rlscope report DIR' on each run)",
+        absl::StrJoin(corrected, ", "), absl::StrJoin(uncorrected, ", ")));
+  }
+  for (const DiffRunSummary& run : runs) {
+    if (run.data_damaged) {
+      diff.warnings.push_back(absl::StrFormat("%s: some trace data was damaged; its report covers what could be read",
+                                              run.label));
+    }
+    if (run.exit_code != 0) {
+      diff.warnings.push_back(absl::StrFormat("%s: the command exited with status %d", run.label, run.exit_code));
+    }
+  }
+  return diff;
+}
+
+}  // namespace rlscope::report

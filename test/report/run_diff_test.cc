@@ -1,0 +1,197 @@
+#include "run_diff.h"
+
+#include <catch2/catch.hpp>
+
+#include "diff_json.h"
+#include "diff_text.h"
+#include "nlohmann/json.hpp"
+
+using namespace rlscope::report;
+
+namespace {
+
+BreakdownRow Row(const char* operation, Category category, int64_t ns, Resource resource = Resource::kCpu,
+                 int pid = 1) {
+  BreakdownRow row;
+  row.pid = pid;
+  row.operation = operation;
+  row.category = category;
+  row.resource = resource;
+  row.ns = ns;
+  return row;
+}
+
+RunReport Run(std::vector<BreakdownRow> rows, int64_t wall_ns = 1000) {
+  RunReport report;
+  report.metadata.command = {"python3", "train.py"};
+  report.metadata.wall_ns = wall_ns;
+  report.rows = std::move(rows);
+  ProcessReport process;
+  process.pid = 1;
+  process.gpu.status = "unused";
+  report.processes.push_back(process);
+  return report;
+}
+
+const DiffOperation& Op(const RunDiff& diff, const std::string& name) {
+  for (const DiffOperation& op : diff.operations) {
+    if (op.name == name) return op;
+  }
+  FAIL("no operation " << name);
+  return diff.operations.front();
+}
+
+const DiffCategory* Cat(const DiffOperation& op, Category category, bool gpu = false) {
+  for (const DiffCategory& cell : op.categories) {
+    if (cell.category == category && cell.gpu == gpu) return &cell;
+  }
+  return nullptr;
+}
+
+RunDiff Diff(const std::vector<const RunReport*>& reports) {
+  std::vector<DiffInput> inputs;
+  for (size_t i = 0; i < reports.size(); ++i) inputs.push_back({"r" + std::to_string(i), "/x", reports[i]});
+  return DiffRuns(inputs);
+}
+
+}  // namespace
+
+TEST_CASE("CompareValues: both, new, gone, absent", "[diff]") {
+  Change both = CompareValues(200, 300);
+  CHECK(both.status == ChangeStatus::kBoth);
+  CHECK(*both.ratio == Approx(1.5));
+  CHECK(*both.delta == Approx(100));
+  Change zero = CompareValues(0, 5);
+  CHECK(zero.status == ChangeStatus::kBoth);
+  CHECK_FALSE(zero.ratio.has_value());
+  CHECK(*zero.delta == Approx(5));
+  CHECK(CompareValues(std::nullopt, 5).status == ChangeStatus::kNew);
+  CHECK_FALSE(CompareValues(std::nullopt, 5).delta.has_value());
+  CHECK(CompareValues(5, std::nullopt).status == ChangeStatus::kGone);
+  CHECK_FALSE(CompareValues(5, std::nullopt).ratio.has_value());
+  CHECK(CompareValues(std::nullopt, std::nullopt).status == ChangeStatus::kAbsent);
+}
+
+TEST_CASE("operations matched by name across processes, ratio and delta per category", "[diff]") {
+  RunReport a = Run({Row("train", Category::kPython, 100), Row("train", Category::kCudaApi, 300),
+                     Row("train", Category::kCudaApi, 100, Resource::kCpuGpu), Row("(none)", Category::kPython, 500)});
+  RunReport b = Run({Row("train", Category::kPython, 50, Resource::kCpu, 7),
+                     Row("train", Category::kPython, 150, Resource::kCpu, 8), Row("train", Category::kCudaApi, 200),
+                     Row("(none)", Category::kPython, 600)});
+  const RunDiff diff = Diff({&a, &b});
+  REQUIRE(diff.operations.size() == 2);
+  CHECK(diff.operations[0].name == "(none)");  // Baseline's largest first.
+  const DiffOperation& train = Op(diff, "train");
+  CHECK(*train.cpu_time.values[0] == 500);
+  CHECK(*train.cpu_time.values[1] == 400);
+  CHECK(*train.cpu_time.shares[0] == Approx(0.5));  // Of 1000 ns thread time.
+  CHECK(*train.cpu_time.shares[1] == Approx(0.4));
+  CHECK(*train.cpu_time.changes[1].ratio == Approx(0.8));
+  CHECK(*train.cpu_time.changes[1].delta == Approx(-100));
+  const DiffCategory* python = Cat(train, Category::kPython);
+  REQUIRE(python != nullptr);
+  CHECK(*python->time.values[1] == 200);  // Two processes summed.
+  CHECK(*python->time.changes[1].ratio == Approx(2.0));
+  const DiffCategory* cuda = Cat(train, Category::kCudaApi);
+  REQUIRE(cuda != nullptr);
+  CHECK(*cuda->time.values[0] == 400);  // CPU and CPU+GPU merged.
+  CHECK(*cuda->time.changes[1].delta == Approx(-200));
+  CHECK(*diff.thread_time.values[0] == 1000);
+  CHECK(*diff.total_wall.values[0] == 1000);
+  CHECK_FALSE(diff.gpu_busy.values[0].has_value());  // No GPU capture: absent, not 0.
+  CHECK_FALSE(diff.mixed_correction);
+}
+
+TEST_CASE("an operation or category one side lacks is absent, new or gone, never 0", "[diff]") {
+  RunReport a = Run({Row("inference", Category::kBackend, 100), Row("old", Category::kPython, 10)});
+  RunReport b = Run({Row("inference", Category::kPython, 100), Row("fresh", Category::kSimulator, 30)});
+  const RunDiff diff = Diff({&a, &b});
+  const DiffOperation& fresh = Op(diff, "fresh");
+  CHECK_FALSE(fresh.cpu_time.values[0].has_value());
+  CHECK_FALSE(fresh.cpu_time.shares[0].has_value());
+  CHECK(fresh.cpu_time.changes[1].status == ChangeStatus::kNew);
+  CHECK_FALSE(fresh.cpu_time.changes[1].ratio.has_value());
+  CHECK_FALSE(fresh.cpu_time.changes[1].delta.has_value());
+  CHECK(Op(diff, "old").cpu_time.changes[1].status == ChangeStatus::kGone);
+  CHECK(diff.operations.back().name == "fresh");  // Not in the baseline: last.
+  const DiffOperation& inference = Op(diff, "inference");
+  CHECK(Cat(inference, Category::kBackend)->time.changes[1].status == ChangeStatus::kGone);
+  CHECK(Cat(inference, Category::kPython)->time.changes[1].status == ChangeStatus::kNew);
+  CHECK(inference.cpu_time.changes[1].status == ChangeStatus::kBoth);
+  CHECK(*inference.cpu_time.changes[1].ratio == Approx(1.0));
+  CHECK_FALSE(inference.gpu_time.values[0].has_value());  // No GPU rows.
+
+  const std::string text = FormatDiffText(diff);
+  CHECK(text.find("new") != std::string::npos);
+  CHECK(text.find("gone") != std::string::npos);
+  CHECK(text.find("\u2014") != std::string::npos);
+  const nlohmann::json json = nlohmann::json::parse(FormatDiffJson(diff));
+  CHECK(json["schema"] == "rlscope.diff/1");
+  for (const auto& op : json["operations"]) {
+    if (op["operation"] != "fresh") continue;
+    CHECK(op["cpu_ns"]["values"][0].is_null());
+    CHECK(op["cpu_ns"]["values"][1] == 30);
+    CHECK(op["cpu_ns"]["changes"][0].is_null());
+    CHECK(op["cpu_ns"]["changes"][1]["status"] == "new");
+    CHECK(op["cpu_ns"]["changes"][1]["ratio"].is_null());
+  }
+}
+
+TEST_CASE("three runs: each compared with the first, GPU rows and busy time", "[diff]") {
+  RunReport a = Run({Row("step", Category::kCudaApi, 100), Row("step", Category::kGpuKernel, 40, Resource::kGpu)}, 200);
+  RunReport b = Run({Row("step", Category::kCudaApi, 300), Row("step", Category::kGpuKernel, 80, Resource::kGpu)}, 400);
+  RunReport c = Run({Row("step", Category::kCudaApi, 50)}, 100);
+  for (RunReport* report : {&a, &b}) {
+    report->processes[0].gpu.status = "captured";
+    report->gpu_busy_ns = 50;
+  }
+  a.corrected = true;
+  a.corrected_wall_ns = 100;
+  const RunDiff diff = Diff({&a, &b, &c});
+  REQUIRE(diff.runs.size() == 3);
+  const DiffOperation& step = Op(diff, "step");
+  CHECK(*step.cpu_time.changes[1].ratio == Approx(3.0));
+  CHECK(*step.cpu_time.changes[2].ratio == Approx(0.5));
+  CHECK(*step.cpu_time.changes[2].delta == Approx(-50));
+  const DiffCategory* kernel = Cat(step, Category::kGpuKernel, true);
+  REQUIRE(kernel != nullptr);
+  CHECK(*kernel->time.shares[0] == Approx(1.0));  // Of the run's GPU time.
+  CHECK(*kernel->time.changes[1].ratio == Approx(2.0));
+  CHECK(kernel->time.changes[2].status == ChangeStatus::kGone);
+  // Corrected wall for the corrected run, profiled for the others.
+  CHECK(diff.runs[0].total_wall_ns == 100);
+  CHECK(*diff.total_wall.changes[1].ratio == Approx(4.0));
+  CHECK(*diff.gpu_busy_fraction.values[0] == Approx(0.5));
+  CHECK(*diff.gpu_busy_fraction.values[1] == Approx(0.125));
+  CHECK(diff.gpu_busy.changes[2].status == ChangeStatus::kGone);
+  CHECK(diff.mixed_correction);
+  REQUIRE_FALSE(diff.warnings.empty());
+  CHECK(diff.warnings[0].find("mix corrected") != std::string::npos);
+}
+
+TEST_CASE("transitions per operation instance, summed over processes", "[diff]") {
+  RunReport a = Run({Row("step", Category::kPython, 10)});
+  RunReport b = Run({Row("step", Category::kPython, 10)});
+  a.processes[0].transitions = {{"step", Category::kPython, Category::kBackend, 20, 10},
+                                {"step", Category::kBackend, Category::kCudaApi, 30, 10}};
+  ProcessReport second;
+  second.pid = 2;
+  second.transitions = {{"step", Category::kPython, Category::kBackend, 40, 10}};
+  b.processes[0].transitions = {{"step", Category::kPython, Category::kBackend, 20, 10}};
+  b.processes.push_back(second);
+  const RunDiff diff = Diff({&a, &b});
+  const DiffOperation& step = Op(diff, "step");
+  CHECK(*step.instances.values[0] == 10);
+  CHECK(*step.instances.values[1] == 20);
+  REQUIRE(step.transitions.size() == 2);
+  CHECK(step.transitions[0].from == Category::kPython);
+  CHECK(*step.transitions[0].per_instance.values[0] == Approx(2.0));
+  CHECK(*step.transitions[0].per_instance.values[1] == Approx(3.0));
+  CHECK(*step.transitions[0].per_instance.changes[1].ratio == Approx(1.5));
+  CHECK(step.transitions[1].per_instance.changes[1].status == ChangeStatus::kGone);
+}
+
+TEST_CASE("run labels: basenames, disambiguated by position", "[diff]") {
+  CHECK(RunLabels({"/a/torch/", "jax"}) == std::vector<std::string>{"torch", "jax"});
+  CHECK(RunLabels({"/x/run", "/y/run", "z"}) == std::vector<std::string>{"run#1", "run#2", "z"});
+}
