@@ -84,6 +84,9 @@ enum class Contrast {
 };
 
 struct Case {
+  Case(std::string site_name, std::vector<std::string> command, Contrast how = Contrast::kHooks)
+      : site(std::move(site_name)), workload(std::move(command)), contrast(how) {}
+
   std::string site;                   // Where the result goes (overhead_model.h).
   std::vector<std::string> workload;  // argv, without --iterations.
   Contrast contrast = Contrast::kHooks;
@@ -472,12 +475,12 @@ std::vector<Case> BuildCases(const Layout& layout, const CudaSetup& cuda, const 
   const std::string native = (layout.bin / "rlscope-calibrate-native").string();
   const std::string sim_pattern = "*librlscope_calibrate_sim*:rlscope_calibrate_*";
   {
-    Case c{std::string(cal::kTrampoline), {native, "--case", "trampoline"}};
+    Case c(std::string(cal::kTrampoline), {native, "--case", "trampoline"});
     c.simulator_patterns = {sim_pattern};
     c.ring_events_per_iteration = 1;
     cases.push_back(c);
     // Outer call recorded, inner one nested: minus the recorded one.
-    Case nested{std::string(cal::kNestedHook), {native, "--case", "trampoline_nested"}};
+    Case nested(std::string(cal::kNestedHook), {native, "--case", "trampoline_nested"});
     nested.simulator_patterns = {sim_pattern};
     nested.subtract_site = std::string(cal::kTrampoline);
     nested.subtract_per_iteration = 1;
@@ -492,7 +495,7 @@ std::vector<Case> BuildCases(const Layout& layout, const CudaSetup& cuda, const 
     // The hook alone (CUPTI off): a call the libcudart hook intercepts and
     // that is cheap on an idle stream.
     if (has("cudaStreamSynchronize")) {
-      Case hook{std::string(cal::kCudaHook), {binary, "--case", "cudaStreamSynchronize"}};
+      Case hook(std::string(cal::kCudaHook), {binary, "--case", "cudaStreamSynchronize"});
       hook.environment = cuda.environment;
       hook.ring_events_per_iteration = 1;
       cases.push_back(hook);
@@ -501,7 +504,7 @@ std::vector<Case> BuildCases(const Layout& layout, const CudaSetup& cuda, const 
     for (const char* api : {"cudaLaunchKernel", "cudaMemcpyAsync", "cudaMemsetAsync", "cudaStreamSynchronize",
                             "cuLaunchKernel"}) {
       if (!has(api)) continue;
-      Case c{std::string(cal::kCuptiPrefix) + api, {binary, "--case", api}, Contrast::kCupti};
+      Case c(std::string(cal::kCuptiPrefix) + api, {binary, "--case", api}, Contrast::kCupti);
       c.environment = cuda.environment;
       c.cupti_path = cuda.cupti_path;
       c.ring_events_per_iteration = 3;  // The hooked call, CUPTI's view of it, a nested driver call.
@@ -510,7 +513,7 @@ std::vector<Case> BuildCases(const Layout& layout, const CudaSetup& cuda, const 
   }
   if (std::find(native_cases.begin(), native_cases.end(), "nvtx_range") != native_cases.end()) {
     // Push and pop: two boundaries per iteration.
-    Case nvtx{std::string(cal::kNvtxRange), {native, "--case", "nvtx_range"}};
+    Case nvtx(std::string(cal::kNvtxRange), {native, "--case", "nvtx_range"});
     nvtx.events_per_iteration = 2;
     nvtx.ring_events_per_iteration = 2;
     cases.push_back(nvtx);
@@ -530,13 +533,13 @@ std::vector<Case> BuildCases(const Layout& layout, const CudaSetup& cuda, const 
     // set; see calibration/README.md for why that is not modelled apart).
     for (std::string_view name : {cal::kPythonCall, cal::kPythonBuiltin, cal::kPythonTransition}) {
       if (!can(name)) continue;
-      Case c{site(name), {python, script, "--case", std::string(name)}};
+      Case c(site(name), {python, script, "--case", std::string(name)});
       c.ring_events_per_iteration = name == cal::kPythonTransition ? 1 : 0;
       cases.push_back(c);
     }
     if (!can("python_operation")) continue;
     // Each iteration is a Python call too, and two boundaries.
-    Case operation{site(cal::kPythonOperation), {python, script, "--case", "python_operation"}};
+    Case operation(site(cal::kPythonOperation), {python, script, "--case", "python_operation"});
     operation.events_per_iteration = 2;
     operation.subtract_site = site(cal::kPythonCall);
     operation.subtract_per_iteration = 1;
@@ -545,10 +548,10 @@ std::vector<Case> BuildCases(const Layout& layout, const CudaSetup& cuda, const 
     cases.push_back(operation);
   }
   // Start-up last: its cost is the rest the per-event costs leave.
-  cases.push_back(Case{std::string(cal::kNativeProcess), {native, "--case", "process"}, Contrast::kProcess});
+  cases.push_back(Case(std::string(cal::kNativeProcess), {native, "--case", "process"}, Contrast::kProcess));
   for (const auto& [version, python] : pythons) {
     cases.push_back(
-        Case{cal::PythonSite(cal::kPythonProcess, version), {python, script, "--case", "process"}, Contrast::kProcess});
+        Case(cal::PythonSite(cal::kPythonProcess, version), {python, script, "--case", "process"}, Contrast::kProcess));
   }
   return cases;
 }

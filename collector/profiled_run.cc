@@ -393,7 +393,11 @@ absl::StatusOr<ProfileOutcome> RunUnprofiled(const UnprofiledRequest& request) {
                                                 signals.fd(), nullptr, nullptr);
   signals.Release();
   if (!waited.ok()) return waited.status();
-  return ProfileOutcome{ExitCodeOf(waited->wait_status), waited->wall_ns, waited->interrupted_by};
+  ProfileOutcome outcome;
+  outcome.exit_code = ExitCodeOf(waited->wait_status);
+  outcome.wall_ns = waited->wall_ns;
+  outcome.interrupted_by = waited->interrupted_by;
+  return outcome;
 }
 
 absl::StatusOr<ProfileOutcome> RunUnprofiled(const std::vector<std::string>& command,
