@@ -146,6 +146,7 @@ bool Receiver::ConsumeFrames(Connection& connection) {
                                           connection.trace_path, strerror(errno), connection.pid));
     }
     ++stats_.frames;
+    CountBatch(**frame);
     connection.pending_offset += frame_bytes;
   }
   // Compact once the consumed prefix dominates, keeping appends amortised O(1).
@@ -155,6 +156,20 @@ bool Receiver::ConsumeFrames(Connection& connection) {
     connection.pending_offset = 0;
   }
   return true;
+}
+
+void Receiver::CountBatch(const wire::Frame& frame) {
+  const wire::Batch* batch = frame.message_as_Batch();
+  if (batch == nullptr) return;
+  if (const auto* threads = batch->threads(); threads != nullptr) {
+    for (const wire::ThreadEvents* thread : *threads) {
+      if (thread == nullptr) continue;
+      if (thread->events() != nullptr) stats_.events += thread->events()->size();
+      stats_.dropped += thread->dropped();
+    }
+  }
+  if (batch->gpu_activities() != nullptr) stats_.events += batch->gpu_activities()->size();
+  stats_.dropped += batch->gpu_dropped();
 }
 
 bool Receiver::OpenTraceFile(Connection& connection, int pid) {

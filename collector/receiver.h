@@ -18,12 +18,23 @@
 
 #include "absl/status/statusor.h"
 
+namespace rlscope::wire {
+struct Frame;
+}  // namespace rlscope::wire
+
 namespace rlscope::collector {
 
 struct ReceiverStats {
   uint64_t connections = 0;
   uint64_t frames = 0;
   uint64_t bytes = 0;
+  // From the Batch frames' vector lengths and counters (no extra parse:
+  // the frame is verified anyway): CPU events plus GPU activity records,
+  // and what the processes reported they could not record (ThreadEvents
+  // .dropped plus Batch.gpu_dropped). Both only grow as batches arrive, so
+  // a process's drops show once its next batch is flushed.
+  uint64_t events = 0;
+  uint64_t dropped = 0;
 };
 
 class Receiver {
@@ -55,6 +66,7 @@ class Receiver {
   bool Read(Connection& connection);
   bool ConsumeFrames(Connection& connection);
   bool OpenTraceFile(Connection& connection, int pid);
+  void CountBatch(const wire::Frame& frame);
   void Finish(Connection& connection);
 
   int listen_fd_;
