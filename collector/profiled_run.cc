@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <optional>
 
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -26,6 +27,7 @@
 #include "run_directory.h"
 #include "run_metadata.h"
 #include "run_report.h"
+#include "terminal_status.h"
 
 namespace rlscope::collector {
 
@@ -91,12 +93,14 @@ class SignalGuard {
 // processes.
 class Session {
  public:
-  Session(pid_t child, Receiver* receiver, int signal_fd, int terminal_fd, bool stop_with_command)
+  Session(pid_t child, Receiver* receiver, int signal_fd, int terminal_fd, bool stop_with_command,
+          StatusLine* status_line)
       : child_(child),
         receiver_(receiver),
         signal_fd_(signal_fd),
         terminal_fd_(terminal_fd),
-        stop_with_command_(stop_with_command) {}
+        stop_with_command_(stop_with_command),
+        status_line_(status_line) {}
 
   // Wait: runs until COMMAND has exited and its streams are closed (or the
   // drain timeout passed). Returns COMMAND's wait status.
@@ -118,10 +122,15 @@ class Session {
       if (receiver_ != nullptr) receiver_->AppendPollFds(fds);
       const int ready = poll(fds.data(), fds.size(), 100);
       if (ready < 0 && errno != EINTR) break;
-      if (ready <= 0) continue;
+      if (ready <= 0) {
+        UpdateStatusLine();
+        continue;
+      }
       if (fds[0].revents & POLLIN) HandleSignals();
       if (receiver_ != nullptr) receiver_->OnPollResult(fds.data() + 1, fds.size() - 1);
+      UpdateStatusLine();
     }
+    if (status_line_ != nullptr) status_line_->Erase();
     return wait_status_;
   }
   size_t still_open() const { return still_open_; }
@@ -129,6 +138,18 @@ class Session {
   int interrupted_by() const { return interrupted_by_; }
 
  private:
+  // The status line runs while the command does (drawn at most every
+  // 250 ms; the 100 ms poll timeout wakes us often enough), and goes as
+  // soon as it exits: the report follows, and the drain may take seconds.
+  void UpdateStatusLine() {
+    if (status_line_ == nullptr) return;
+    if (exited_) {
+      status_line_->Erase();
+      return;
+    }
+    const ReceiverStats& stats = receiver_ != nullptr ? receiver_->stats() : ReceiverStats{};
+    status_line_->Update(NowNs(CLOCK_MONOTONIC), stats.connections, stats.events, stats.dropped);
+  }
   void HandleSignals() {
     signalfd_siginfo info{};
     while (read(signal_fd_, &info, sizeof(info)) == sizeof(info)) {
@@ -162,6 +183,7 @@ class Session {
   // the terminal back to COMMAND (if it had it) and continue it.
   void SuspendWithCommand() {
     if (!stop_with_command_) return;  // Not interactive: a debugger's stop, say.
+    if (status_line_ != nullptr) status_line_->Erase();  // The shell's "Stopped" line goes there.
     GiveTerminalTo(terminal_fd_, getpgrp());
     kill(getpid(), SIGSTOP);
     GiveTerminalTo(terminal_fd_, child_);
@@ -173,6 +195,7 @@ class Session {
   int signal_fd_;
   int terminal_fd_;
   bool stop_with_command_;
+  StatusLine* status_line_;
   bool exited_ = false;
   int wait_status_ = 0;
   int64_t exit_ns_ = 0;
@@ -223,7 +246,7 @@ struct Waited {
 absl::StatusOr<Waited> LaunchAndWait(const std::vector<std::string>& command,
                                      const std::vector<std::string>& environment, bool give_terminal,
                                      const ChildStdio& stdio, int signal_fd, Receiver* receiver,
-                                     GpuUtilizationSampler* sampler) {
+                                     GpuUtilizationSampler* sampler, bool status_line = false) {
   const int controlling_terminal = ControllingTerminal();
   const int terminal_fd = give_terminal ? controlling_terminal : -1;
   Waited waited;
@@ -231,7 +254,9 @@ absl::StatusOr<Waited> LaunchAndWait(const std::vector<std::string>& command,
   const int64_t start_ns = NowNs(CLOCK_MONOTONIC);
   absl::StatusOr<pid_t> child = Launch(command, environment, terminal_fd, stdio);
   if (!child.ok()) return absl::NotFoundError(child.status().message());
-  Session session(*child, receiver, signal_fd, terminal_fd, controlling_terminal >= 0);
+  std::optional<StatusLine> line;
+  if (status_line) line.emplace(STDERR_FILENO, start_ns);
+  Session session(*child, receiver, signal_fd, terminal_fd, controlling_terminal >= 0, line ? &*line : nullptr);
   waited.wait_status = session.Wait();
   if (sampler != nullptr) sampler->Stop();
   GiveTerminalTo(terminal_fd, getpgrp());
@@ -352,7 +377,7 @@ absl::StatusOr<ProfileOutcome> ProfileCommand(const ProfileRequest& request) {
     }
   }
   absl::StatusOr<Waited> waited = LaunchAndWait(request.command, environment, request.give_terminal, stdio.fds(),
-                                                signals.fd(), receiver->get(), sampler.get());
+                                                signals.fd(), receiver->get(), sampler.get(), request.status_line);
   // From here on a Ctrl-C (or SIGTERM) ends `rlscope run`: only the report is left.
   signals.Release();
   if (!waited.ok()) {

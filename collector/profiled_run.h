@@ -47,6 +47,10 @@ struct ProfileRequest {
   bool say_calibration_problem = true;
   bool sample_nvidia_smi = true;  // Only with `cupti`, as `rlscope run` does.
   bool give_terminal = true;      // See the top of this file.
+  // Draw a live status line on stderr while the command runs (the caller
+  // decides: stderr a terminal, not TERM=dumb, not --quiet). It is erased
+  // when the command exits, before anything else is printed.
+  bool status_line = false;
   std::vector<std::string> extra_environment;  // "NAME=VALUE", set (replacing) in the child's environment.
   // The command's standard descriptors: a file path (stdout/stderr files are
   // created or truncated), or empty to inherit rlscope's.

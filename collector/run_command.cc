@@ -4,6 +4,9 @@
 // report. Exits with the command's own exit code.
 #include "run_command.h"
 
+#include <unistd.h>
+
+#include <cstdlib>
 #include <iostream>
 #include <optional>
 
@@ -14,6 +17,7 @@
 #include "profiling_options.h"
 #include "report_command.h"
 #include "run_directory.h"
+#include "terminal_status.h"
 
 namespace rlscope::collector {
 
@@ -33,7 +37,10 @@ options:
                        already). default: ./rlscope-out/<date>-<time>-<name>
 )USAGE";
 
-constexpr const char* kRunUsageAfterProfilingOptions = R"USAGE(  --quiet              do not print the report at the end (still written)
+constexpr const char* kRunUsageAfterProfilingOptions = R"USAGE(  --quiet              print neither the report at the end (still written)
+                       nor the live status line (shown while COMMAND runs
+                       when stderr is a terminal and TERM is not dumb;
+                       the printed report is coloured there unless NO_COLOR)
   -h, --help           show this help
 
 results (in DIR):
@@ -121,6 +128,11 @@ int RunCommandMain(const std::vector<std::string>& args) {
   SetProfilingOptions(options->profiling, request);
   // --quiet: the report (which says it is uncorrected, and why) only.
   request.say_calibration_problem = !options->quiet;
+  // On a terminal: a live status line while COMMAND runs, emphasis in the
+  // printed report (report.txt stays plain: WriteReport wrote it already).
+  const bool stderr_is_tty = isatty(STDERR_FILENO) == 1;
+  request.status_line = !options->quiet && StatusLineEnabled(stderr_is_tty, std::getenv("TERM"));
+  const bool color = ColorEnabled(stderr_is_tty, std::getenv("NO_COLOR"), std::getenv("TERM"));
   absl::StatusOr<ProfileOutcome> outcome = ProfileCommand(request);
   if (!outcome.ok()) {
     std::cerr << "rlscope run: " << outcome.status().message() << "\n";
@@ -130,7 +142,7 @@ int RunCommandMain(const std::vector<std::string>& args) {
   if (!report.status.ok()) {
     std::cerr << "rlscope run: " << report.status.message() << "\n";
   } else if (!options->quiet) {
-    std::cerr << "\n" << report.text << "\nrlscope: results in " << *run_dir << "/\n";
+    std::cerr << "\n" << Colorize(report.text, color) << "\nrlscope: results in " << *run_dir << "/\n";
   }
   return outcome->exit_code;
 }

@@ -6,6 +6,7 @@ signals, processes and exec chains, bad input.
 """
 import json
 import os
+import pty
 import signal
 import subprocess
 import sys
@@ -216,6 +217,78 @@ class BadInput(unittest.TestCase):
         with open(path, "wb") as f:
             f.write(b"\x10\x00\x00\x00not a trace at all")
         self.check(["dump", path], 1, "not a readable rlscope trace")
+
+
+def run_on_pty(test, options=(), env_changes=None, seconds=1.2):
+    """`rlscope run` of a short busy Python loop with stderr on a pseudo
+    terminal (stdout a pipe): returns (everything written to the terminal,
+    stdout, report.txt)."""
+    out = os.path.join(scratch_dir(test), "run")
+    env = dict(os.environ, TERM="xterm")
+    env.pop("NO_COLOR", None)
+    env.update(env_changes or {})
+    script = f"import time\nt = time.time()\nwhile time.time() - t < {seconds}: sum(range(1000))\nprint('done')\n"
+    master, slave = pty.openpty()
+    proc = subprocess.Popen([ARGS.rlscope, "run", *options, "--out", out, "--", PYTHON, "-c", script],
+                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=slave, env=env)
+    os.close(slave)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:  # EIO: every writer of the terminal has gone.
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(master)
+    stdout = proc.stdout.read()
+    proc.stdout.close()
+    test.assertEqual(proc.wait(timeout=60), 0)
+    with open(os.path.join(out, "report.txt"), "rb") as f:
+        report_txt = f.read()
+    return b"".join(chunks).decode(errors="replace"), stdout.decode(), report_txt
+
+
+class Terminal(unittest.TestCase):
+    def test_without_a_terminal_nothing_is_drawn_or_coloured(self):
+        run = ProfiledRun(self, [PYTHON, "-c", "print('hi')"], env=dict(os.environ, TERM="xterm"))
+        self.assertIn("rlscope report:", run.result.stderr)
+        self.assertNotIn("\r", run.result.stderr)
+        self.assertNotIn("\x1b", run.result.stderr)
+
+    def test_on_a_terminal_a_status_line_then_the_coloured_report(self):
+        terminal, stdout, report_txt = run_on_pty(self)
+        self.assertEqual(stdout, "done\n")
+        self.assertIn("\r\x1b[K", terminal)
+        status = terminal.split("\r\x1b[K")[1]
+        self.assertTrue(status.startswith("rlscope: "), terminal)
+        self.assertIn(" events (", status)
+        self.assertIn(" dropped", status)
+        # Erased before the report, which is printed, coloured.
+        before_report = terminal[:terminal.index("rlscope report:")]
+        # (The terminal turns "\n" into "\r\n".)
+        self.assertTrue(before_report.endswith("\r\x1b[K\r\n\x1b[1m"), repr(before_report[-200:]))
+        self.assertIn("rlscope: results in", terminal)
+        self.assertNotIn(b"\x1b", report_txt)
+        self.assertNotIn(b"\r", report_txt)
+        self.assertTrue(report_txt.startswith(b"rlscope report:"))
+
+    def test_no_color_keeps_the_status_line_but_not_the_colours(self):
+        terminal, _, report_txt = run_on_pty(self, env_changes={"NO_COLOR": "1"})
+        self.assertIn(" events (", terminal)
+        self.assertNotIn("\x1b[1m", terminal)
+        self.assertNotIn("\x1b[31m", terminal)
+        self.assertIn("rlscope report:", terminal)
+        self.assertNotIn(b"\x1b", report_txt)
+
+    def test_dumb_terminal_and_quiet_draw_nothing(self):
+        terminal, _, _ = run_on_pty(self, env_changes={"TERM": "dumb"}, seconds=0.6)
+        self.assertNotIn("\r\x1b[K", terminal.replace("\r\n", "\n"))
+        self.assertNotIn("\x1b", terminal)
+        self.assertIn("rlscope report:", terminal)
+        terminal, _, _ = run_on_pty(self, options=("--quiet",), seconds=0.6)
+        self.assertEqual(terminal, "")
 
 
 if __name__ == "__main__":
