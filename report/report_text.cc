@@ -310,6 +310,28 @@ std::string CorrectionSection(const RunReport& report) {
     out += absl::StrFormat("  %s of the estimate had no time left to be removed from (estimate too high there)\n",
                            FormatDuration(static_cast<int64_t>(report.overhead.unplaced_ns)));
   }
+  // Both views side by side, per operation (thread time, all processes):
+  // the tables below are the corrected ones.
+  std::map<std::string, std::pair<int64_t, int64_t>> by_operation;  // measured, corrected
+  for (const BreakdownRow& row : report.uncorrected_rows) {
+    if (row.resource != Resource::kGpu) by_operation[row.operation].first += row.ns;
+  }
+  for (const BreakdownRow& row : report.rows) {
+    if (row.resource != Resource::kGpu) by_operation[row.operation].second += row.ns;
+  }
+  std::vector<std::pair<std::string, std::pair<int64_t, int64_t>>> operations(by_operation.begin(),
+                                                                             by_operation.end());
+  std::sort(operations.begin(), operations.end(),
+            [](const auto& a, const auto& b) { return a.second.first > b.second.first; });
+  if (operations.size() > 8) operations.resize(8);
+  out += "  operation        measured     corrected  removed\n";
+  for (const auto& [operation, times] : operations) {
+    const auto [measured, corrected] = times;
+    out += absl::StrFormat("  %-14s %10s  %12s  %5.1f%%\n", operation.substr(0, 14), FormatDuration(measured),
+                           FormatDuration(corrected),
+                           measured > 0 ? 100.0 * static_cast<double>(measured - corrected) / static_cast<double>(measured)
+                                        : 0.0);
+  }
   return out;
 }
 

@@ -122,6 +122,12 @@ class Correction(unittest.TestCase):
         sites = report["correction"]["sites"]
         self.assertGreater(sites["cupti:cudaLaunchKernel"]["events"], 0)
         self.assertGreater(report["wall_ns"], report["corrected_wall_ns"])
+        # The text report says so, with both views per operation.
+        with open(os.path.join(out, "report.txt")) as f:
+            text = f.read()
+        self.assertIn("corrected for profiling overhead", text)
+        self.assertIn("estimated wall time without rlscope", text)
+        self.assertRegex(text, r"\n  inference +[0-9.]+ [mu]?s +[0-9.]+ [mu]?s +[0-9.]+%")
 
     def test_validate_finds_small_bias_where_raw_overhead_is_large(self):
         out = os.path.join(scratch_dir(self), "validate")
