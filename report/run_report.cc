@@ -171,36 +171,56 @@ namespace {
 // "3.11.2" (a fork() child that did not say takes its parent's); "" if it
 // ran no Python under the hook.
 std::string PythonVersionOf(const ProcessTimeline& process, const std::vector<ProcessTimeline>& all, int depth = 0) {
-  bool said = false;
-  for (const CaptureNotice& notice : process.notices) said = said || notice.topic == "python";
-  if (!said && process.forked_from != 0 && depth < 16) {  // (Reused pids could make a cycle.)
-    for (const ProcessTimeline& parent : all) {
-      if (parent.pid == process.forked_from && &parent != &process) return PythonVersionOf(parent, all, depth + 1);
-    }
-  }
   for (const CaptureNotice& notice : process.notices) {
     if (notice.topic != "python") continue;
     const size_t first = notice.message.find('.');
     if (first == std::string::npos) return notice.message;
-    const size_t second = notice.message.find('.', first + 1);
-    return notice.message.substr(0, second);
+    return notice.message.substr(0, notice.message.find('.', first + 1));
+  }
+  if (process.forked_from != 0 && depth < 16) {  // (Reused pids could make a cycle.)
+    for (const ProcessTimeline& parent : all) {
+      if (parent.pid == process.forked_from && &parent != &process) return PythonVersionOf(parent, all, depth + 1);
+    }
   }
   return "";
 }
 
+// PythonVersions: PythonVersionOf each process, in order.
+std::vector<std::string> PythonVersions(const std::vector<ProcessTimeline>& processes) {
+  std::vector<std::string> versions;
+  for (const ProcessTimeline& process : processes) versions.push_back(PythonVersionOf(process, processes));
+  return versions;
+}
+
 constexpr char kHowToCalibrate[] = "run `rlscope calibrate` once on this machine (a few minutes)";
 
-// CorrectionProblem: why `model` cannot correct these processes ("" if it can).
-std::string CorrectionProblem(const calibration::OverheadModel& model, const std::vector<ProcessTimeline>& processes) {
-  const std::vector<std::string> versions = model.PythonVersions();
-  for (const ProcessTimeline& process : processes) {
-    const std::string version = PythonVersionOf(process, processes);
-    if (version.empty() || std::find(versions.begin(), versions.end(), version) != versions.end()) continue;
+// CorrectionProblem: why `model` cannot correct these processes, whose
+// Python versions are `versions` ("" if it can).
+std::string CorrectionProblem(const calibration::OverheadModel& model, const std::vector<ProcessTimeline>& processes,
+                              const std::vector<std::string>& versions) {
+  const std::vector<std::string> calibrated = model.PythonVersions();
+  for (size_t i = 0; i < processes.size(); ++i) {
+    const std::string& version = versions[i];
+    if (version.empty() || std::find(calibrated.begin(), calibrated.end(), version) != calibrated.end()) continue;
     return absl::StrFormat("the calibration has no costs for Python %s (process %d); run `rlscope calibrate "
                            "--python PYTHON` with that interpreter",
-                           version, process.pid);
+                           version, processes[i].pid);
   }
   return "";
+}
+
+// AddInto: one process's correction into the run's total.
+void AddInto(ProcessCorrection& total, const ProcessCorrection& part) {
+  total.estimated_ns += part.estimated_ns;
+  total.removed_ns += part.removed_ns;
+  total.unplaced_ns += part.unplaced_ns;
+  for (const auto& [site, tally] : part.by_site) {
+    SiteOverhead& sum = total.by_site[site];
+    sum.events += tally.events;
+    sum.ns += tally.ns;
+    sum.spread_ns += tally.spread_ns;
+  }
+  for (const auto& [site, count] : part.uncalibrated) total.uncalibrated[site] += count;
 }
 
 }  // namespace
@@ -304,8 +324,9 @@ absl::StatusOr<RunReport> LoadRunReport(const std::string& run_dir, const std::s
   const bool data_damaged = decoded->data_damaged;
   const int64_t start_unix_ns = metadata.start_unix_ns, wall_ns = metadata.wall_ns;
 
+  const std::vector<std::string> python_versions = PythonVersions(processes);
   if (model) {
-    if (std::string problem = CorrectionProblem(*model, processes); !problem.empty()) {
+    if (std::string problem = CorrectionProblem(*model, processes, python_versions); !problem.empty()) {
       correction_message = absl::StrFormat("uncorrected: %s", problem);
       model.reset();
     }
@@ -325,8 +346,8 @@ absl::StatusOr<RunReport> LoadRunReport(const std::string& run_dir, const std::s
       if (root == nullptr || processes[i].begin_ns < root->begin_ns) root = &processes[i];
     }
     for (size_t i = 0; i < corrected.size(); ++i) {
-      const std::string version = PythonVersionOf(processes[i], processes);
-      ProcessCorrection correction = CorrectProcess(corrected[i], *model, version, names);
+      const std::string& version = python_versions[i];
+      const ProcessCorrection correction = CorrectProcess(corrected[i], *model, version, names);
       if (&processes[i] == root) {
         root_removed_ns = correction.main_thread_removed_ns;
         root_spread_ns = correction.main_thread_spread_ns;
@@ -335,16 +356,7 @@ absl::StatusOr<RunReport> LoadRunReport(const std::string& run_dir, const std::s
                             : calibration::PythonSite(calibration::kPythonProcess, version);
         root_fixed_ns = static_cast<int64_t>(model->Cost(site).value_or(0));
       }
-      total.estimated_ns += correction.estimated_ns;
-      total.removed_ns += correction.removed_ns;
-      total.unplaced_ns += correction.unplaced_ns;
-      for (const auto& [site, tally] : correction.by_site) {
-        SiteOverhead& sum = total.by_site[site];
-        sum.events += tally.events;
-        sum.ns += tally.ns;
-        sum.spread_ns += tally.spread_ns;
-      }
-      for (const auto& [site, count] : correction.uncalibrated) total.uncalibrated[site] += count;
+      AddInto(total, correction);
     }
     const RunMetadata uncorrected_metadata = metadata;
     report = BuildRunReport(std::move(metadata), std::move(corrected), names, std::move(problems));
