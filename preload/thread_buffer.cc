@@ -53,12 +53,7 @@ bool ThreadRegistry::ReleaseIfDrained(ThreadBuffer* buffer) {
   if (buffer->ReadIndex() != buffer->WriteIndex()) return false;
   // Hook work counted after the last batch took the counts belongs to the
   // retired thread: the next pass sends it, then the buffer is free.
-  for (int k = 0; k < wire::kOverheadKindCount; ++k) {
-    if (buffer->overhead_count_[k].load(std::memory_order_relaxed) != buffer->overhead_count_sent_[k] ||
-        buffer->overhead_ticks_[k].load(std::memory_order_relaxed) != buffer->overhead_ticks_sent_[k]) {
-      return false;
-    }
-  }
+  if (buffer->OverheadPending()) return false;
   buffer->state_.store(ThreadBuffer::kFree, std::memory_order_release);
   return true;
 }
@@ -68,10 +63,7 @@ void ThreadRegistry::ResetAfterFork(ThreadBuffer* survivor, uint32_t child_tid) 
     // Forget the parent's pending records and drop counts.
     b->read_index_.store(b->write_index_.load(std::memory_order_relaxed), std::memory_order_relaxed);
     b->dropped_reported_ = b->dropped_.load(std::memory_order_relaxed);
-    for (int k = 0; k < wire::kOverheadKindCount; ++k) {
-      b->overhead_count_sent_[k] = b->overhead_count_[k].load(std::memory_order_relaxed);
-      b->overhead_ticks_sent_[k] = b->overhead_ticks_[k].load(std::memory_order_relaxed);
-    }
+    b->ForgetOverhead();
     b->name_sent_instance = 0;  // The child's flusher sends every name anew.
     b->name_sent_id = 0;
     // A buffer caught mid-claim by the fork belongs to a thread that is gone.

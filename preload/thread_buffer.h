@@ -76,6 +76,22 @@ class ThreadBuffer {
     return delta;
   }
 
+  // OverheadPending: consumer side, whether counts were made since the
+  // last TakeOverhead of their kind.
+  bool OverheadPending() const {
+    for (int k = 0; k < wire::kOverheadKindCount; ++k) {
+      if (overhead_count_[k].load(std::memory_order_relaxed) != overhead_count_sent_[k] ||
+          overhead_ticks_[k].load(std::memory_order_relaxed) != overhead_ticks_sent_[k]) {
+        return true;
+      }
+    }
+    return false;
+  }
+  // ForgetOverhead: consumer side, drops the counts not taken yet.
+  void ForgetOverhead() {
+    for (int k = 0; k < wire::kOverheadKindCount; ++k) TakeOverhead(static_cast<wire::OverheadKind>(k));
+  }
+
   // Consumer side: records [read, write) are readable until Consume(n).
   uint64_t ReadIndex() const { return read_index_.load(std::memory_order_relaxed); }
   uint64_t WriteIndex() const { return write_index_.load(std::memory_order_acquire); }
