@@ -346,10 +346,7 @@ std::string InfoFields(const Environment& env) {
   return out;
 }
 
-int Usage(const std::string& problem) {
-  fprintf(stderr, "rlscope-calibrate-cuda: %s\n%s", problem.c_str(), kUsage);
-  return 2;
-}
+int Usage(const std::string& problem) { return rlscope::calibration::UsageError("rlscope-calibrate-cuda", kUsage, problem); }
 
 }  // namespace
 

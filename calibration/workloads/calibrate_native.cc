@@ -132,10 +132,7 @@ int64_t TimedLoop(CaseId id, int64_t iterations, int64_t burst, int64_t pause_ms
   return elapsed;
 }
 
-int Usage(const std::string& problem) {
-  fprintf(stderr, "rlscope-calibrate-native: %s\n%s", problem.c_str(), kUsage);
-  return 2;
-}
+int Usage(const std::string& problem) { return rlscope::calibration::UsageError("rlscope-calibrate-native", kUsage, problem); }
 
 }  // namespace
 

@@ -54,14 +54,19 @@ inline std::string ParseWorkloadArgs(int argc, char** argv, bool accept_info, Wo
   return "";
 }
 
+// UsageError: "PROGRAM: problem" and `usage` on stderr; returns exit code 2.
+inline int UsageError(const char* program, const char* usage, const std::string& problem) {
+  fprintf(stderr, "%s: %s\n%s", program, problem.c_str(), usage);
+  return 2;
+}
+
 // ParseOrExit: parses into `args`; on --help prints `usage` (exit 0), on a
 // malformed line "PROGRAM: problem" and `usage` (exit 2). Returns the exit
 // code when the program is to stop, nullopt when it is to run.
 inline std::optional<int> ParseOrExit(int argc, char** argv, bool accept_info, const char* program,
                                       const char* usage, WorkloadArgs& args) {
   if (const std::string problem = ParseWorkloadArgs(argc, argv, accept_info, args); !problem.empty()) {
-    fprintf(stderr, "%s: %s\n%s", program, problem.c_str(), usage);
-    return 2;
+    return UsageError(program, usage, problem);
   }
   if (args.help) {
     fputs(usage, stdout);
