@@ -5,9 +5,11 @@
 #include <fstream>
 
 #include "category.h"
+#include "timeline_fixtures.h"
 #include "wire_format.h"
 
 using namespace rlscope::report;
+using rlscope::report::fixtures::Thread;
 namespace cal = rlscope::calibration;
 
 namespace {
@@ -16,13 +18,6 @@ cal::OverheadModel Model(std::initializer_list<std::pair<const char*, double>> c
   cal::OverheadModel model;
   for (const auto& [site, ns] : costs) model.costs[site] = {ns, ns / 10, 5, 1000};
   return model;
-}
-
-ThreadTimeline Thread(int64_t begin, int64_t end) {
-  ThreadTimeline thread;
-  thread.begin_ns = begin;
-  thread.end_ns = end;
-  return thread;
 }
 
 }  // namespace

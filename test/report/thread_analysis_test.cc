@@ -2,7 +2,10 @@
 
 #include <catch2/catch.hpp>
 
+#include "timeline_fixtures.h"
+
 using namespace rlscope::report;
+using rlscope::report::fixtures::Thread;
 
 namespace {
 
@@ -26,13 +29,6 @@ int64_t Total(const Breakdown& breakdown) {
   int64_t total = 0;
   for (const auto& [key, ns] : breakdown) total += ns;
   return total;
-}
-
-ThreadTimeline Thread(int64_t begin, int64_t end) {
-  ThreadTimeline thread;
-  thread.begin_ns = begin;
-  thread.end_ns = end;
-  return thread;
 }
 
 }  // namespace
