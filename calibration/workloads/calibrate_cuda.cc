@@ -346,7 +346,9 @@ std::string InfoFields(const Environment& env) {
   return out;
 }
 
-int Usage(const std::string& problem) { return rlscope::calibration::UsageError("rlscope-calibrate-cuda", kUsage, problem); }
+int Usage(const std::string& problem) {
+  return rlscope::calibration::UsageError("rlscope-calibrate-cuda", kUsage, problem);
+}
 
 }  // namespace
 

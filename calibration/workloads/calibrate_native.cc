@@ -132,7 +132,9 @@ int64_t TimedLoop(CaseId id, int64_t iterations, int64_t burst, int64_t pause_ms
   return elapsed;
 }
 
-int Usage(const std::string& problem) { return rlscope::calibration::UsageError("rlscope-calibrate-native", kUsage, problem); }
+int Usage(const std::string& problem) {
+  return rlscope::calibration::UsageError("rlscope-calibrate-native", kUsage, problem);
+}
 
 }  // namespace
 
