@@ -10,14 +10,15 @@
 #include "export_chrome.h"
 #include "export_csv.h"
 #include "export_folded.h"
+#include "export_perfetto.h"
 #include "run_report.h"
 
 namespace rlscope::collector {
 
 namespace {
 
-constexpr const char* kExportUsage = R"USAGE(usage: rlscope export DIR [--chrome FILE] [--csv FILE] [--folded FILE]
-                      [--calibration FILE]
+constexpr const char* kExportUsage = R"USAGE(usage: rlscope export DIR [--chrome FILE] [--perfetto FILE] [--csv FILE]
+                      [--folded FILE] [--calibration FILE]
 
 Write the run in DIR (made by 'rlscope run --out DIR') in formats other
 tools read. At least one of:
@@ -32,6 +33,14 @@ tools read. At least one of:
                   and flow arrows from each launching CUDA call to its GPU
                   activity. Times as measured (not corrected), ts/dur in
                   microseconds from the earliest process start.
+  --perfetto FILE Perfetto protobuf trace (TrackEvent), for ui.perfetto.dev
+                  ("Open trace file") or trace_processor: a track per
+                  process and per thread (its operations), beside each
+                  thread "NAME TID CPU categories" (and "NAME TID inferred
+                  operations"), a track per GPU stream ("GPU D stream S")
+                  with kernels, copies and memsets, and flows from each
+                  launching CUDA call to its GPU work. Times as measured,
+                  in trace-clock nanoseconds.
   --csv FILE      the report's breakdown rows as CSV (RFC 4180):
                   view,process,operation,resource,category,ns where view is
                   "corrected" or "uncorrected" (both views when the report is
@@ -47,8 +56,6 @@ overwritten. --csv and --folded use the same analysis as 'rlscope report'
 
 options:
   --calibration FILE  correct --csv/--folded with this calibration instead
-  --perfetto FILE     (Perfetto protobuf: not implemented yet; use --chrome,
-                      which Perfetto UI opens)
   -h, --help          show this help
 
 exit status: 0 written; 3 written but some trace data was damaged (only
@@ -87,7 +94,7 @@ bool Close(Output& output) {
 
 int ExportCommandMain(const std::vector<std::string>& args) {
   ArgCursor cursor(args);
-  std::string chrome, csv, folded, calibration_path;
+  std::string chrome, perfetto, csv, folded, calibration_path;
   std::vector<std::string> positional;
   while (!cursor.AtEnd()) {
     if (cursor.AtSeparator()) {
@@ -114,9 +121,7 @@ int ExportCommandMain(const std::vector<std::string>& args) {
     } else if (option.name == "--calibration") {
       target = &calibration_path;
     } else if (option.name == "--perfetto") {
-      std::cerr << "rlscope export: --perfetto is not implemented yet; --chrome writes JSON that Perfetto UI "
-                   "opens\n";
-      return 2;
+      target = &perfetto;
     } else {
       return Usage(absl::StrFormat("unknown option '%s'", option.name));
     }
@@ -128,15 +133,17 @@ int ExportCommandMain(const std::vector<std::string>& args) {
   if (positional.size() != 1) {
     return Usage(positional.empty() ? "no run directory given" : "give exactly one run directory");
   }
-  if (chrome.empty() && csv.empty() && folded.empty()) {
-    return Usage("nothing to export: give --chrome FILE, --csv FILE and/or --folded FILE");
+  if (chrome.empty() && perfetto.empty() && csv.empty() && folded.empty()) {
+    return Usage("nothing to export: give --chrome FILE, --perfetto FILE, --csv FILE and/or --folded FILE");
   }
-  if ((chrome == "-") + (csv == "-") + (folded == "-") > 1) return Usage("only one format can go to stdout (\"-\")");
+  if ((chrome == "-") + (perfetto == "-") + (csv == "-") + (folded == "-") > 1) {
+    return Usage("only one format can go to stdout (\"-\")");
+  }
   const std::string& run_dir = positional[0];
 
   // Open every output first: an unwritable one fails before the analysis.
   std::vector<std::pair<std::string, Output>> outputs;  // (format, output)
-  for (const auto& [format, path] : {std::pair{"chrome", chrome}, {"csv", csv}, {"folded", folded}}) {
+  for (const auto& [format, path] : {std::pair{"chrome", chrome}, {"perfetto", perfetto}, {"csv", csv}, {"folded", folded}}) {
     if (path.empty()) continue;
     Output output{path, nullptr};
     if (!Open(output)) {
@@ -157,17 +164,23 @@ int ExportCommandMain(const std::vector<std::string>& args) {
     damaged = loaded->data_damaged;
     run_report = *std::move(loaded);
   }
+  std::optional<report::DecodedRun> decoded;
+  if (!chrome.empty() || !perfetto.empty()) {
+    // The timelines themselves, decoded again: the report's analysis
+    // consumes its copy.
+    absl::StatusOr<report::DecodedRun> loaded = report::LoadRunTimelines(run_dir);
+    if (!loaded.ok()) {
+      std::cerr << "rlscope export: " << loaded.status().message() << "\n";
+      return 1;
+    }
+    damaged = damaged || loaded->data_damaged;
+    decoded = *std::move(loaded);
+  }
   for (auto& [format, output] : outputs) {
     if (format == std::string("chrome")) {
-      // The timelines themselves, decoded again: the report's analysis
-      // consumes its copy.
-      absl::StatusOr<report::DecodedRun> decoded = report::LoadRunTimelines(run_dir);
-      if (!decoded.ok()) {
-        std::cerr << "rlscope export: " << decoded.status().message() << "\n";
-        return 1;
-      }
-      damaged = damaged || decoded->data_damaged;
       report::WriteChromeTrace(decoded->processes, decoded->names, output.stream());
+    } else if (format == std::string("perfetto")) {
+      report::WritePerfettoTrace(decoded->processes, decoded->names, output.stream());
     } else if (format == std::string("csv")) {
       report::WriteRowsCsv(*run_report, output.stream());
     } else {

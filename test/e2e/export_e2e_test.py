@@ -112,14 +112,15 @@ class Export(unittest.TestCase):
         result = run_rlscope("export", self.run_.out, "--chrome", unwritable)
         self.assertEqual(result.returncode, 1)
         self.assertIn(unwritable, result.stderr)
-        result = run_rlscope("export", self.run_.out, "--perfetto", "x.pb")
+        result = run_rlscope("export", self.run_.out, "--perfetto", "-", "--chrome", "-")
         self.assertEqual(result.returncode, 2)
-        self.assertIn("not implemented yet", result.stderr)
+        self.assertIn("only one format", result.stderr)
         result = run_rlscope("export", self.run_.out)
         self.assertEqual(result.returncode, 2)
         result = run_rlscope("export", "--help")
         self.assertEqual(result.returncode, 0)
         self.assertIn("--folded", result.stdout)
+        self.assertIn("--perfetto", result.stdout)
 
 
 if __name__ == "__main__":
