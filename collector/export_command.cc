@@ -46,9 +46,11 @@ tools read. At least one of:
                   "corrected" or "uncorrected" (both views when the report is
                   corrected; sum only the rows of one view).
   --folded FILE   folded stacks for flame graphs (flamegraph.pl, speedscope):
-                  "PROCESS;OPERATION;CATEGORY NS" per line; the count is
-                  nanoseconds of thread time (CPU and CPU+GPU rows, corrected
-                  when the report is); GPU device time is left out.
+                  "PROCESS;OPERATION;CATEGORY;qualname (file:LINE) NS" per
+                  line, the last frame the Python line whose native call
+                  the time was in (left out where no line is known); the
+                  count is nanoseconds of thread time (CPU and CPU+GPU rows,
+                  corrected when the report is); GPU device time is left out.
 
 FILE "-" writes to stdout (for one format only). Existing files are
 overwritten. --csv and --folded use the same analysis as 'rlscope report'
@@ -143,7 +145,8 @@ int ExportCommandMain(const std::vector<std::string>& args) {
 
   // Open every output first: an unwritable one fails before the analysis.
   std::vector<std::pair<std::string, Output>> outputs;  // (format, output)
-  for (const auto& [format, path] : {std::pair{"chrome", chrome}, {"perfetto", perfetto}, {"csv", csv}, {"folded", folded}}) {
+  for (const auto& [format, path] :
+       {std::pair{"chrome", chrome}, {"perfetto", perfetto}, {"csv", csv}, {"folded", folded}}) {
     if (path.empty()) continue;
     Output output{path, nullptr};
     if (!Open(output)) {
@@ -156,7 +159,8 @@ int ExportCommandMain(const std::vector<std::string>& args) {
   bool damaged = false;
   std::optional<report::RunReport> run_report;
   if (!csv.empty() || !folded.empty()) {
-    absl::StatusOr<report::RunReport> loaded = report::LoadRunReport(run_dir, calibration_path);
+    absl::StatusOr<report::RunReport> loaded =
+        report::LoadRunReport(run_dir, calibration_path, /*locate_lines=*/!folded.empty());
     if (!loaded.ok()) {
       std::cerr << "rlscope export: " << loaded.status().message() << "\n";
       return 1;

@@ -3,6 +3,7 @@
 #include <map>
 #include <tuple>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_format.h"
 
 namespace rlscope::report {
@@ -16,33 +17,47 @@ std::string FoldedFrame(std::string_view name) {
   return frame;
 }
 
+std::string LineFrame(std::string_view location, uint32_t line) {
+  const size_t colon = location.rfind(':');
+  if (colon != std::string_view::npos && location.size() >= colon + 3 && location.back() == ')') {
+    const std::string_view first_line = location.substr(colon + 1, location.size() - colon - 2);
+    bool digits = true;
+    for (char c : first_line) digits = digits && absl::ascii_isdigit(static_cast<unsigned char>(c));
+    if (digits) return absl::StrFormat("%s%d)", location.substr(0, colon + 1), line);
+  }
+  return absl::StrFormat("%s line %d", location, line);
+}
+
 namespace {
 
-std::string ProcessFrame(const RunReport& report, int pid) {
-  for (const ProcessReport& process : report.processes) {
-    if (process.pid != pid) continue;
-    std::string path = !process.argv.empty() ? process.argv[0] : process.executable;
-    const size_t slash = path.rfind('/');
-    if (slash != std::string::npos) path = path.substr(slash + 1);
-    if (!path.empty()) return FoldedFrame(absl::StrFormat("%s (pid %d)", path, pid));
-  }
-  return absl::StrFormat("pid %d", pid);
+std::string ProcessFrame(const ProcessReport& process) {
+  std::string path = !process.argv.empty() ? process.argv[0] : process.executable;
+  const size_t slash = path.rfind('/');
+  if (slash != std::string::npos) path = path.substr(slash + 1);
+  if (path.empty()) return absl::StrFormat("pid %d", process.pid);
+  return FoldedFrame(absl::StrFormat("%s (pid %d)", path, process.pid));
 }
 
 }  // namespace
 
 void WriteFoldedStacks(const RunReport& report, std::ostream& out) {
-  std::map<std::tuple<int, std::string, std::string_view>, int64_t> stacks;
-  for (const BreakdownRow& row : report.rows) {
-    if (row.resource == Resource::kGpu || row.ns <= 0) continue;
-    stacks[{row.pid, row.operation, CategoryName(row.category)}] += row.ns;
-  }
+  // (process frame, operation, category, line frame or "") -> ns; CPU and
+  // CPU+GPU rows merge here.
+  std::map<std::tuple<int, std::string, std::string_view, std::string>, int64_t> stacks;
   std::map<int, std::string> process_frames;
+  for (const ProcessReport& process : report.processes) {
+    process_frames.try_emplace(process.pid, ProcessFrame(process));
+    for (const LocatedRow& row : process.located_rows) {
+      if (row.resource == Resource::kGpu || row.ns <= 0) continue;
+      std::string frame = row.location.empty() ? "" : FoldedFrame(LineFrame(row.location, row.line));
+      stacks[{process.pid, row.operation, CategoryName(row.category), std::move(frame)}] += row.ns;
+    }
+  }
   for (const auto& [key, ns] : stacks) {
-    const auto& [pid, operation, category] = key;
-    auto [frame, inserted] = process_frames.try_emplace(pid);
-    if (inserted) frame->second = ProcessFrame(report, pid);
-    out << frame->second << ';' << FoldedFrame(operation) << ';' << FoldedFrame(category) << ' ' << ns << '\n';
+    const auto& [pid, operation, category, line] = key;
+    out << process_frames.at(pid) << ';' << FoldedFrame(operation) << ';' << FoldedFrame(category);
+    if (!line.empty()) out << ';' << line;
+    out << ' ' << ns << '\n';
   }
 }
 

@@ -381,7 +381,8 @@ void WriteProcess(const ProcessTimeline& process, const NameTable& names, Packet
     const GpuActivity& activity = process.gpu_activities[a];
     PerfettoSlice slice = Slice(activity.begin_ns, activity.end_ns, names.Name(activity.name),
                                 ActivityCategory(activity.kind));
-    slice.args = {{"correlation_id", int64_t{activity.correlation_id}}, {"bytes", static_cast<int64_t>(activity.bytes)}};
+    slice.args = {{"correlation_id", int64_t{activity.correlation_id}},
+                  {"bytes", static_cast<int64_t>(activity.bytes)}};
     if (activity_flow[a] != 0) slice.terminating_flow_ids = {activity_flow[a]};
     gpu_tracks[{activity.device, activity.stream}].push_back(std::move(slice));
   }

@@ -55,7 +55,7 @@ std::vector<LineRow> ToLineRows(const ThreadAnalysis& analysis, const NameTable&
 // Consumes the timeline's event lists (see AnalyseThread).
 // `gpu_busy`: the process's GpuBusyIntervals.
 ProcessReport AnalyseProcess(ProcessTimeline& process, const IntervalList& gpu_busy, const std::string& gpu_capture,
-                             NameTable& names, Breakdown& total) {
+                             NameTable& names, Breakdown& total, bool locate_lines) {
   const int32_t none = names.Intern("(none)");
   ProcessReport report;
   report.pid = process.pid;
@@ -84,7 +84,7 @@ ProcessReport AnalyseProcess(ProcessTimeline& process, const IntervalList& gpu_b
     report.events += thread.events;
     thread_dropped += thread.dropped;
     // Last use of `thread`: its event lists are consumed.
-    const ThreadAnalysis analysis = AnalyseThread(std::move(thread), none, &inherited, &gpu_busy);
+    const ThreadAnalysis analysis = AnalyseThread(std::move(thread), none, &inherited, &gpu_busy, locate_lines);
     AddInto(process_analysis, analysis);
     thread_report.rows = ToRows(process.pid, analysis.breakdown, names);
     thread_report.active_time_only = analysis.active_time_only;
@@ -96,6 +96,11 @@ ProcessReport AnalyseProcess(ProcessTimeline& process, const IntervalList& gpu_b
   AddInto(total, report.gpu.rows);
   report.transitions = ToTransitionRows(process_analysis, names);
   report.python_lines = ToLineRows(process_analysis, names);
+  for (const auto& [key, ns] : process_analysis.located) {
+    if (ns <= 0) continue;
+    report.located_rows.push_back({names.Name(key.operation), key.location == kNoLabel ? "" : names.Name(key.location),
+                                   key.line, key.resource, key.category, ns});
+  }
   // The Goodbye's count also covers events lost on the way; without one,
   // the per-thread counts are all we know.
   report.dropped_events = std::max(process.dropped_events, thread_dropped);
@@ -144,7 +149,7 @@ std::vector<ProcessTimeline> MergeExecChains(std::vector<ProcessTimeline> stream
 }  // namespace
 
 RunReport BuildRunReport(RunMetadata metadata, std::vector<ProcessTimeline> processes, NameTable& names,
-                         std::vector<std::string> problems) {
+                         std::vector<std::string> problems, bool locate_lines) {
   RunReport report;
   report.metadata = std::move(metadata);
   report.problems = std::move(problems);
@@ -157,7 +162,7 @@ RunReport BuildRunReport(RunMetadata metadata, std::vector<ProcessTimeline> proc
     run_gpu_busy.insert(run_gpu_busy.end(), gpu_busy.begin(), gpu_busy.end());
     Breakdown process_total;
     ProcessReport process_report =
-        AnalyseProcess(process, gpu_busy, report.metadata.gpu_capture, names, process_total);
+        AnalyseProcess(process, gpu_busy, report.metadata.gpu_capture, names, process_total, locate_lines);
     for (BreakdownRow& row : ToRows(process.pid, process_total, names)) report.rows.push_back(std::move(row));
     report.processes.push_back(std::move(process_report));
   }
@@ -292,7 +297,8 @@ absl::StatusOr<DecodedRun> LoadRunTimelines(const std::string& run_dir, bool col
   return run;
 }
 
-absl::StatusOr<RunReport> LoadRunReport(const std::string& run_dir, const std::string& calibration_path) {
+absl::StatusOr<RunReport> LoadRunReport(const std::string& run_dir, const std::string& calibration_path,
+                                        bool locate_lines) {
   namespace fs = std::filesystem;
   std::error_code error;
   // Overhead correction: with the given calibration, else the run's own.
@@ -334,7 +340,7 @@ absl::StatusOr<RunReport> LoadRunReport(const std::string& run_dir, const std::s
 
   RunReport report;
   if (!model) {
-    report = BuildRunReport(std::move(metadata), std::move(processes), names, std::move(problems));
+    report = BuildRunReport(std::move(metadata), std::move(processes), names, std::move(problems), locate_lines);
     report.correction_message = correction_message;
   } else {
     std::vector<ProcessTimeline> corrected = processes;
@@ -359,7 +365,7 @@ absl::StatusOr<RunReport> LoadRunReport(const std::string& run_dir, const std::s
       AddInto(total, correction);
     }
     const RunMetadata uncorrected_metadata = metadata;
-    report = BuildRunReport(std::move(metadata), std::move(corrected), names, std::move(problems));
+    report = BuildRunReport(std::move(metadata), std::move(corrected), names, std::move(problems), locate_lines);
     report.uncorrected_rows = BuildRunReport(uncorrected_metadata, std::move(processes), names, {}).rows;
     report.corrected = true;
     report.calibration_file = model_path;

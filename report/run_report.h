@@ -76,6 +76,17 @@ struct LineRow {
   uint64_t calls = 0;
 };
 
+// A CPU-side breakdown row split by the Python line that caused the time
+// (located_breakdown.h): `location` "" where no line is known.
+struct LocatedRow {
+  std::string operation;
+  std::string location;  // "qualname (file:firstline)" of the calling code, or "".
+  uint32_t line = 0;
+  Resource resource = Resource::kCpu;
+  Category category = Category::kNative;
+  int64_t ns = 0;
+};
+
 struct ProcessReport {
   int pid = 0;
   int ppid = 0;
@@ -91,6 +102,9 @@ struct ProcessReport {
   std::vector<ThreadReport> threads;
   std::vector<TransitionRow> transitions;
   std::vector<LineRow> python_lines;  // Top lines per operation, by time.
+  // Only when asked for (LoadRunReport's `locate_lines`): the thread rows
+  // split by line; they sum to traced_thread_ns.
+  std::vector<LocatedRow> located_rows;
   GpuAnalysis gpu;
   std::vector<std::string> problems;
 };
@@ -127,8 +141,9 @@ struct RunReport {
 };
 
 // BuildRunReport: analyses decoded processes (ordered by start time).
+// `locate_lines`: also fill each process's located_rows.
 RunReport BuildRunReport(RunMetadata metadata, std::vector<ProcessTimeline> processes, NameTable& names,
-                         std::vector<std::string> problems);
+                         std::vector<std::string> problems, bool locate_lines = false);
 
 // The calibration `rlscope run` copies into a run directory (when one
 // matched the machine), so the run's reports stay corrected anywhere.
@@ -161,7 +176,9 @@ absl::StatusOr<DecodedRun> LoadRunTimelines(const std::string& run_dir, bool col
 // analysed up to the damage and listed in `problems`. The report is
 // corrected for rlscope's overhead with `calibration_path` (empty: the
 // run's own DIR/calibration.json, if any); otherwise it says why not.
-absl::StatusOr<RunReport> LoadRunReport(const std::string& run_dir, const std::string& calibration_path = "");
+// `locate_lines`: also fill each process's located_rows (folded stacks).
+absl::StatusOr<RunReport> LoadRunReport(const std::string& run_dir, const std::string& calibration_path = "",
+                                        bool locate_lines = false);
 
 }  // namespace rlscope::report
 

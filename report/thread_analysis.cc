@@ -100,7 +100,8 @@ IntervalList InheritedOperations(const std::vector<ThreadTimeline>& threads) {
 }
 
 ThreadAnalysis AnalyseThread(ThreadTimeline thread, int32_t none_operation,
-                             const IntervalList* inherited_operations, const IntervalList* gpu_busy) {
+                             const IntervalList* inherited_operations, const IntervalList* gpu_busy,
+                             bool locate_lines) {
   ThreadAnalysis analysis;
   const Category base = thread.python ? Category::kPython : Category::kNative;
   IntervalList operations;
@@ -119,6 +120,11 @@ ThreadAnalysis AnalyseThread(ThreadTimeline thread, int32_t none_operation,
     cost.ns += call.end_ns - call.begin_ns;
     ++cost.calls;
   }
+  if (locate_lines) {
+    analysis.located = ComputeLocatedBreakdown(thread.begin_ns, thread.end_ns, operations, thread.cpu_events,
+                                               thread.native_calls, none_operation, base, inherited,
+                                               gpu_busy != nullptr ? *gpu_busy : IntervalList{});
+  }
   analysis.launches =
       ResolveLaunches(std::move(thread.gpu_launches), operations, std::move(thread.native_calls), none_operation);
   analysis.active_time_only = inherited;
@@ -133,6 +139,7 @@ void AddInto(ThreadAnalysis& total, const ThreadAnalysis& part) {
   for (const auto& [key, count] : part.transitions) total.transitions[key] += count;
   for (const auto& [key, count] : part.instances) total.instances[key] += count;
   total.launches.insert(total.launches.end(), part.launches.begin(), part.launches.end());
+  AddInto(total.located, part.located);
   for (const auto& [key, cost] : part.lines) {
     total.lines[key].ns += cost.ns;
     total.lines[key].calls += cost.calls;

@@ -17,6 +17,7 @@
 
 #include "breakdown.h"
 #include "category.h"
+#include "located_breakdown.h"
 #include "process_timeline.h"
 
 namespace rlscope::report {
@@ -66,6 +67,9 @@ struct ThreadAnalysis {
   std::map<int32_t, uint64_t> instances;  // Operation label -> times entered.
   std::map<LineKey, LineCost> lines;
   std::vector<ResolvedLaunch> launches;
+  // The breakdown split by Python line; only with AnalyseThread's
+  // `locate_lines` (folded stacks), else empty.
+  LocatedBreakdown located;
 };
 
 // AnalyseThread: consumes the thread's event lists. `none_operation`: the
@@ -73,10 +77,11 @@ struct ThreadAnalysis {
 // operation timeline to use when the thread has no operations of its own
 // and does not run Python (see InheritedOperations); inherited operations
 // add no instances. `gpu_busy` (may be null): when the process's GPUs were
-// busy (ComputeThreadBreakdown).
+// busy (ComputeThreadBreakdown). `locate_lines`: also fill `located` (a
+// second breakdown pass).
 ThreadAnalysis AnalyseThread(ThreadTimeline thread, int32_t none_operation,
                              const IntervalList* inherited_operations = nullptr,
-                             const IntervalList* gpu_busy = nullptr);
+                             const IntervalList* gpu_busy = nullptr, bool locate_lines = false);
 
 // InheritedOperations: the operation timeline of the process's thread with
 // the most operation time (empty if no thread has any). Threads without

@@ -4,7 +4,7 @@ fake CUPTI (GPU activities and their launches), exported as Chrome trace
 JSON, CSV and folded stacks, each checked against report.json; and the
 command's errors.
 
-  export_e2e_test.py --rlscope BIN --client BIN --cupti LIB
+  export_e2e_test.py --rlscope BIN --client BIN --cupti LIB --python PYTHON
 """
 import csv
 import json
@@ -94,7 +94,9 @@ class Export(unittest.TestCase):
             for line in f:
                 stack, count = line.rstrip("\n").rsplit(" ", 1)
                 frames = stack.split(";")
-                self.assertEqual(len(frames), 3, line)
+                self.assertIn(len(frames), (3, 4), line)
+                if len(frames) == 4:  # The Python line: "qualname (file:LINE)".
+                    self.assertRegex(frames[3], r" \(.*:\d+\)$", line)
                 pid = int(frames[0].rsplit("pid ", 1)[1].rstrip(")"))
                 totals[pid] = totals.get(pid, 0) + int(count)
         self.assertEqual(totals, {p["pid"]: p["traced_thread_ns"] for p in self.report["processes"]
@@ -123,5 +125,29 @@ class Export(unittest.TestCase):
         self.assertIn("--perfetto", result.stdout)
 
 
+class FoldedPythonLines(unittest.TestCase):
+    """A Python RL loop: folded stacks carry the calling Python line under
+    the category, and still sum to each process's thread time."""
+
+    def test_python_lines_are_frames_and_the_sums_hold(self):
+        loop = os.path.join(os.path.dirname(os.path.abspath(__file__)), "python_programs", "rl_loop.py")
+        run = ProfiledRun(self, [ARGS.python, loop, "200"])
+        result = run_rlscope("export", run.out, "--folded", "-")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        totals, located = {}, 0
+        for line in result.stdout.splitlines():
+            stack, count = line.rsplit(" ", 1)
+            frames = stack.split(";")
+            self.assertIn(len(frames), (3, 4), line)
+            if len(frames) == 4:
+                self.assertRegex(frames[3], r"^\S.* \(.+:\d+\)$", line)
+                located += int(count)
+            pid = int(frames[0].rsplit("pid ", 1)[1].rstrip(")"))
+            totals[pid] = totals.get(pid, 0) + int(count)
+        self.assertGreater(located, 0)
+        self.assertEqual(totals, {p["pid"]: p["traced_thread_ns"] for p in run.report["processes"]
+                                  if p["traced_thread_ns"] > 0})
+
+
 if __name__ == "__main__":
-    main(extra_arguments=("--client", "--cupti"))
+    main(extra_arguments=("--client", "--cupti", "--python"))

@@ -83,7 +83,8 @@ struct Event {
 
 TEST_CASE("Slices that overlap without nesting are cut to their parent", "[perfetto]") {
   std::vector<PerfettoSlice> slices;
-  for (const auto& [begin, end, name] : {std::tuple{5, 15, "inner"}, {0, 10, "outer"}, {10, 12, "after"}, {0, 3, "first"}}) {
+  for (const auto& [begin, end, name] :
+       {std::tuple{5, 15, "inner"}, {0, 10, "outer"}, {10, 12, "after"}, {0, 3, "first"}}) {
     PerfettoSlice slice;
     slice.begin_ns = begin;
     slice.end_ns = end;

@@ -37,20 +37,37 @@ TEST_CASE("CSV has both views of a corrected report", "[export]") {
   CHECK(out.str() == "view,process,operation,resource,category,ns\r\nuncorrected,7,\"train, step\",CPU+GPU,CUDA API,10\r\n");
 }
 
-TEST_CASE("Folded stacks merge CPU and CPU+GPU rows and leave GPU rows out", "[export]") {
+TEST_CASE("Folded stacks merge CPU and CPU+GPU rows, add the Python line, leave GPU rows out", "[export]") {
   RunReport report;
   ProcessReport process;
   process.pid = 7;
   process.argv = {"/usr/bin/python3", "train.py"};
+  process.located_rows = {{"a;b", "", 0, Resource::kCpu, Category::kPython, 5},
+                          {"a;b", "", 0, Resource::kCpuGpu, Category::kPython, 6},
+                          {"a;b", "step (t.py:3)", 7, Resource::kCpu, Category::kCudaApi, 4},
+                          {"a;b", "step (t.py:3)", 7, Resource::kCpuGpu, Category::kCudaApi, 2},
+                          {"a;b", "step (t.py:3)", 9, Resource::kCpu, Category::kCudaApi, 1},
+                          {"a;b", "", 0, Resource::kGpu, Category::kGpuKernel, 100}};
   report.processes.push_back(process);
-  report.rows = {{7, "a;b", Resource::kCpu, Category::kPython, 5},
-                 {7, "a;b", Resource::kCpuGpu, Category::kPython, 6},
-                 {7, "a;b", Resource::kGpu, Category::kGpuKernel, 100},
-                 {8, "(none)", Resource::kCpu, Category::kNative, 3}};
+  process.pid = 8;
+  process.argv.clear();
+  process.located_rows = {{"(none)", "", 0, Resource::kCpu, Category::kNative, 3}};
+  report.processes.push_back(process);
   std::ostringstream out;
   WriteFoldedStacks(report, out);
-  CHECK(out.str() == "python3 (pid 7);a:b;Python 11\npid 8;(none);Native 3\n");
+  CHECK(out.str() ==
+        "python3 (pid 7);a:b;CUDA API;step (t.py:7) 6\n"
+        "python3 (pid 7);a:b;CUDA API;step (t.py:9) 1\n"
+        "python3 (pid 7);a:b;Python 11\n"
+        "pid 8;(none);Native 3\n");
   CHECK(FoldedFrame("x\ny;z") == "x y:z");
+}
+
+TEST_CASE("Line frames put the calling line in place of the first line", "[export]") {
+  CHECK(LineFrame("Agent.act (agent.py:10)", 14) == "Agent.act (agent.py:14)");
+  CHECK(LineFrame("<module> (/a:b/c.py:1)", 2) == "<module> (/a:b/c.py:2)");
+  CHECK(LineFrame("odd", 3) == "odd line 3");
+  CHECK(LineFrame("f (x.py:)", 3) == "f (x.py:) line 3");
 }
 
 TEST_CASE("JSON strings and microseconds are formatted exactly", "[export]") {
