@@ -51,6 +51,10 @@ void ThreadRegistry::Retire(ThreadBuffer* buffer) {
 bool ThreadRegistry::ReleaseIfDrained(ThreadBuffer* buffer) {
   if (buffer->state() != ThreadBuffer::kRetired) return false;
   if (buffer->ReadIndex() != buffer->WriteIndex()) return false;
+  // Drops counted after the flusher last took them (the thread filled its
+  // ring while the flusher was draining it, then exited) must be sent too,
+  // or they would be lost, or charged to the buffer's next owner.
+  if (buffer->dropped_.load(std::memory_order_relaxed) != buffer->dropped_reported_) return false;
   // Hook work counted after the last batch took the counts belongs to the
   // retired thread: the next pass sends it, then the buffer is free.
   if (buffer->OverheadPending()) return false;

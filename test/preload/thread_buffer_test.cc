@@ -88,6 +88,19 @@ TEST_CASE("Retired buffers are reused only once drained", "[thread_buffer]") {
   ThreadRegistry::ReleaseIfDrained(reused);
 }
 
+TEST_CASE("Drops counted while the flusher drained, then the thread exited, are not lost", "[thread_buffer]") {
+  ThreadBuffer* buffer = ThreadRegistry::Claim(5);
+  for (uint64_t i = 0; i < ThreadBuffer::kCapacity; ++i) buffer->Append(Numbered(5, i));
+  TakeAllOverhead(buffer);
+  CHECK(buffer->TakeDropped() == 0);  // The flusher's pass begins: nothing dropped yet.
+  buffer->Append(Numbered(5, 0));     // The ring is still full: dropped.
+  ThreadRegistry::Retire(buffer);     // ... and the thread exits.
+  buffer->Consume(ThreadBuffer::kCapacity);
+  CHECK_FALSE(ThreadRegistry::ReleaseIfDrained(buffer));  // The drop is not sent yet.
+  CHECK(buffer->TakeDropped() == 1);
+  CHECK(ThreadRegistry::ReleaseIfDrained(buffer));
+}
+
 TEST_CASE("Concurrent writers and one draining reader lose nothing", "[thread_buffer][concurrency]") {
   constexpr int kWriters = 8;
   constexpr uint64_t kPerWriter = 200000;
