@@ -154,7 +154,9 @@ class PacketStream {
   }
 
   // WriteSlices: `slices` as NestSlices left them (instant events may
-  // follow, outside every slice), as events on track `uuid`.
+  // follow, outside every slice), as events on track `uuid`. At equal
+  // timestamps trace_processor keeps file order, so an END written before
+  // a BEGIN of the same instant closes the right slice.
   void WriteSlices(uint64_t uuid, std::vector<PerfettoSlice>& slices) {
     std::stable_sort(slices.begin(), slices.end(), [](const PerfettoSlice& a, const PerfettoSlice& b) {
       return a.begin_ns < b.begin_ns || (a.begin_ns == b.begin_ns && a.end_ns > b.end_ns);
