@@ -378,17 +378,23 @@ void WriteProcess(const ProcessTimeline& process, const NameTable& names, Packet
     }
   }
 
-  std::map<std::pair<uint32_t, uint32_t>, std::vector<PerfettoSlice>> gpu_tracks;
+  // One GPU track at a time: only its slices are held while it is written.
+  std::map<std::pair<uint32_t, uint32_t>, std::vector<size_t>> gpu_tracks;  // (device, stream) -> activities.
   for (size_t a = 0; a < process.gpu_activities.size(); ++a) {
-    const GpuActivity& activity = process.gpu_activities[a];
-    PerfettoSlice slice = Slice(activity.begin_ns, activity.end_ns, names.Name(activity.name),
-                                ActivityCategory(activity.kind));
-    slice.args = {{"correlation_id", int64_t{activity.correlation_id}},
-                  {"bytes", static_cast<int64_t>(activity.bytes)}};
-    if (activity_flow[a] != 0) slice.terminating_flow_ids = {activity_flow[a]};
-    gpu_tracks[{activity.device, activity.stream}].push_back(std::move(slice));
+    gpu_tracks[{process.gpu_activities[a].device, process.gpu_activities[a].stream}].push_back(a);
   }
-  for (auto& [key, slices] : gpu_tracks) {
+  std::vector<PerfettoSlice> slices;
+  for (const auto& [key, activities] : gpu_tracks) {
+    slices.clear();
+    for (const size_t a : activities) {
+      const GpuActivity& activity = process.gpu_activities[a];
+      PerfettoSlice slice = Slice(activity.begin_ns, activity.end_ns, names.Name(activity.name),
+                                  ActivityCategory(activity.kind));
+      slice.args = {{"correlation_id", int64_t{activity.correlation_id}},
+                    {"bytes", static_cast<int64_t>(activity.bytes)}};
+      if (activity_flow[a] != 0) slice.terminating_flow_ids = {activity_flow[a]};
+      slices.push_back(std::move(slice));
+    }
     const uint64_t uuid = stream.NewUuid();
     stream.ChildTrack(uuid, process_uuid, absl::StrFormat("GPU %d stream %d", key.first, key.second),
                       process.begin_ns);
