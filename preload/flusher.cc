@@ -100,7 +100,7 @@ bool Flusher::EnsureConnected() {
   BatchEncoder hello;
   const ProcessIdentity identity = ProcessIdentity::ReadCurrent(clock_.origin_ns(), forked_from_);
   BatchEncoder::Frame frame = hello.EncodeHello(identity, TickClock::SourceName());
-  if (!connection_.SendAll(frame.data(), frame.size(), MonotonicNs() + kSendTimeoutNs, &exit_deadline_ns_)) {
+  if (!connection_.SendAll(frame.data(), frame.size(), INT64_MAX, &exit_deadline_ns_)) {
     RawLog("lost the collector (%s); the program continues unprofiled", strerror(errno));
     gave_up_ = true;
     return false;
@@ -108,9 +108,12 @@ bool Flusher::EnsureConnected() {
   return true;
 }
 
+// Sends wait for a live collector without a time limit: giving up would
+// lose every later count, while waiting costs the program nothing (its
+// threads drop and count). Stop lowers exit_deadline_ns_, which bounds them.
 void Flusher::SendFrame(BatchEncoder::Frame frame) {
   if (!EnsureConnected()) return;
-  if (!connection_.SendAll(frame.data(), frame.size(), MonotonicNs() + kSendTimeoutNs, &exit_deadline_ns_)) {
+  if (!connection_.SendAll(frame.data(), frame.size(), INT64_MAX, &exit_deadline_ns_)) {
     RawLog("lost the collector (%s); the program continues unprofiled", strerror(errno));
     gave_up_ = true;
   }

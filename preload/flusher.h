@@ -6,7 +6,11 @@
 //
 // If the collector cannot be reached or goes away, the flusher keeps
 // draining and counts everything as dropped, so threads never block and
-// memory never grows. One line goes to stderr when that happens.
+// memory never grows. One line goes to stderr when that happens. A
+// collector that is there but not reading (stalled, swapped out, a slow
+// disk) is waited for as long as the program runs: threads drop and count
+// meanwhile, and the counts reach it when it reads again. Only the exit
+// bounds that wait (kExitTimeoutNs).
 #ifndef RLSCOPE_PRELOAD_FLUSHER_H_
 #define RLSCOPE_PRELOAD_FLUSHER_H_
 
@@ -30,8 +34,6 @@ class Flusher {
   static constexpr int kFlushIntervalMs = 20;
   // Events per frame: 32 K x 32 B = 1 MiB frames.
   static constexpr uint32_t kMaxEventsPerFrame = 32768;
-  // A live collector that cannot take a frame for this long is given up on.
-  static constexpr int64_t kSendTimeoutNs = 10'000'000'000;
   // Longest the last flush may take at the program's exit (sends in flight
   // are cut short too); the exit waits at most this plus one second.
   static constexpr int64_t kExitTimeoutNs = 3'000'000'000;
