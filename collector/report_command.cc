@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_format.h"
 #include "cli_args.h"
+#include "report_html.h"
 #include "report_json.h"
 #include "report_text.h"
 #include "run_report.h"
@@ -17,8 +18,9 @@ namespace {
 constexpr const char* kReportUsage = R"USAGE(usage: rlscope report [--quiet] [--calibration FILE] DIR
 
 Analyse the run in DIR (made by 'rlscope run --out DIR') again: rewrite
-DIR/report.json and DIR/report.txt from DIR/trace/*.rlt and DIR/meta.json,
-and print the report to stdout.
+DIR/report.json, DIR/report.txt and DIR/report.html (the same report as one
+self-contained page with charts, for a browser) from DIR/trace/*.rlt and
+DIR/meta.json, and print the report to stdout.
 
 A damaged trace file (truncated or corrupt, e.g. after a crash) is analysed
 up to the damage; the report names the file and byte offset.
@@ -61,6 +63,9 @@ ReportOutcome WriteReport(const std::string& run_dir, report::RunReport* analyse
   const std::filesystem::path dir(run_dir);
   outcome.status = WriteFile(dir / "report.json", report::FormatReportJson(*run));
   if (outcome.status.ok()) outcome.status = WriteFile(dir / "report.txt", outcome.text);
+  if (outcome.status.ok()) {
+    outcome.status = WriteFile(dir / report::kReportHtmlFileName, report::FormatReportHtml(*run));
+  }
   if (analysed != nullptr) *analysed = *std::move(run);
   return outcome;
 }

@@ -49,6 +49,8 @@ results (in DIR):
   report.json      the breakdown, for tools (schema rlscope.report/1)
   report.txt       the breakdown, for people (also printed to stderr, so the
                    command's own stdout stays exactly as without rlscope)
+  report.html      the breakdown as one self-contained page (charts, per
+                   process and thread; opens offline in any browser)
 
 exit status: COMMAND's own (128+N if it died of signal N); 127 if COMMAND
 cannot be run; 2 for a usage error; 1 if rlscope itself failed before

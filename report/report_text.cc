@@ -16,11 +16,6 @@ constexpr size_t kMaxOperationsShown = 15;
 
 std::string BaseName(const std::string& path);
 
-std::string Percent(int64_t part, int64_t whole) {
-  if (whole <= 0) return "-";
-  return absl::StrFormat("%.1f%%", 100.0 * static_cast<double>(part) / static_cast<double>(whole));
-}
-
 // Table: left-aligned first column (and last, when `left_last`), the
 // others right-aligned.
 std::string FormatTable(const std::vector<std::vector<std::string>>& rows, bool left_last = false) {
@@ -82,19 +77,19 @@ std::string ProcessTable(const ProcessReport& process, const std::vector<Breakdo
   std::map<std::string, int64_t> column_totals;
   for (const std::string& operation : operations) {
     std::vector<std::string> line = {operation, FormatDuration(operation_totals[operation]),
-                                     Percent(operation_totals[operation], whole)};
+                                     FormatPercent(operation_totals[operation], whole)};
     for (const std::string& column : columns) {
       const auto it = cells[operation].find(column);
       const int64_t ns = it == cells[operation].end() ? 0 : it->second;
       column_totals[column] += ns;
-      line.push_back(ns > 0 ? absl::StrFormat("%s %s", FormatDuration(ns), Percent(ns, whole)) : "-");
+      line.push_back(ns > 0 ? absl::StrFormat("%s %s", FormatDuration(ns), FormatPercent(ns, whole)) : "-");
     }
     table.push_back(line);
   }
-  std::vector<std::string> total_line = {"(all)", FormatDuration(whole), Percent(whole, whole)};
+  std::vector<std::string> total_line = {"(all)", FormatDuration(whole), FormatPercent(whole, whole)};
   for (const std::string& column : columns) {
     total_line.push_back(absl::StrFormat("%s %s", FormatDuration(column_totals[column]),
-                                         Percent(column_totals[column], whole)));
+                                         FormatPercent(column_totals[column], whole)));
   }
   table.push_back(total_line);
   return FormatTable(table);
@@ -103,15 +98,6 @@ std::string ProcessTable(const ProcessReport& process, const std::vector<Breakdo
 std::string BaseName(const std::string& path) {
   const size_t slash = path.rfind('/');
   return slash == std::string::npos ? path : path.substr(slash + 1);
-}
-
-// IsQuiet: no operation and no category other than the thread's base level.
-bool IsQuiet(const ProcessReport& process, const std::vector<BreakdownRow>& rows) {
-  if (!process.problems.empty()) return false;
-  for (const BreakdownRow& row : rows) {
-    if (row.operation != "(none)" || row.category != Category::kNative) return false;
-  }
-  return true;
 }
 
 // TransitionTable: per operation, how many times per instance it crossed
@@ -146,15 +132,6 @@ std::string TransitionTable(const ProcessReport& process) {
   return "  transitions per operation instance:\n" + FormatTable(table);
 }
 
-// SourceLine: "file.py:LINE  qualname" from "qualname (/path/file.py:FIRST)".
-std::string SourceLine(const std::string& location, uint32_t line) {
-  const size_t open = location.rfind(" (");
-  const size_t colon = location.rfind(':');
-  if (open == std::string::npos || colon == std::string::npos || colon < open) return location;
-  const std::string file = location.substr(open + 2, colon - open - 2);
-  return absl::StrFormat("%s:%d  %s", BaseName(file), line, location.substr(0, open));
-}
-
 // LineTable: the Python lines whose native calls took the most time.
 std::string LineTable(const ProcessReport& process) {
   if (process.python_lines.empty()) return "";
@@ -163,7 +140,7 @@ std::string LineTable(const ProcessReport& process) {
   std::vector<std::vector<std::string>> table = {{"operation", "native time", "calls", "where"}};
   for (size_t i = 0; i < lines.size() && i < 8; ++i) {
     table.push_back({lines[i].operation, FormatDuration(lines[i].ns), absl::StrCat(lines[i].calls),
-                     SourceLine(lines[i].location, lines[i].line)});
+                     FormatSourceLine(lines[i].location, lines[i].line)});
   }
   return "  Python lines by the native time they caused:\n" + FormatTable(table, /*left_last=*/true);
 }
@@ -197,7 +174,7 @@ std::string GpuSection(const ProcessReport& process) {
   const int64_t lifetime = process.end_ns - process.begin_ns;
   out += absl::StrFormat(
       "  GPU: %d device(s) busy %s (%s of the process's %s); %d kernels (%s), %d copies (%s), %d memsets (%s)\n",
-      gpu.devices, FormatDuration(gpu.busy_ns), Percent(gpu.busy_ns, lifetime), FormatDuration(lifetime),
+      gpu.devices, FormatDuration(gpu.busy_ns), FormatPercent(gpu.busy_ns, lifetime), FormatDuration(lifetime),
       gpu.kernels, FormatDuration(gpu.kernel_ns), gpu.memcpys, FormatDuration(gpu.memcpy_ns), gpu.memsets,
       FormatDuration(gpu.memset_ns));
   std::vector<OperationGpuRow> operations = gpu.operations;
@@ -211,7 +188,7 @@ std::string GpuSection(const ProcessReport& process) {
       // Operations off the main timeline (launches in "(none)", on helper
       // threads) have no wall time of their own there.
       table.push_back({row.operation, row.wall_ns > 0 ? FormatDuration(row.wall_ns) : "-",
-                       Percent(row.gpu_busy_ns, row.wall_ns),
+                       FormatPercent(row.gpu_busy_ns, row.wall_ns),
                        absl::StrCat(row.kernels), FormatDuration(row.kernel_ns)});
     }
     out += FormatTable(table);
@@ -232,7 +209,7 @@ std::string GpuSection(const ProcessReport& process) {
     std::vector<std::vector<std::string>> table = {{"operation", "GPU time", "activities", "where"}};
     for (size_t i = 0; i < lines.size() && i < 5; ++i) {
       table.push_back({lines[i].operation, FormatDuration(lines[i].ns), absl::StrCat(lines[i].activities),
-                       SourceLine(lines[i].location, lines[i].line)});
+                       FormatSourceLine(lines[i].location, lines[i].line)});
     }
     out += "  Python lines by the GPU time they launched:\n" + FormatTable(table, /*left_last=*/true);
   }
@@ -253,7 +230,7 @@ std::string NvidiaSmiComparison(const RunReport& report) {
   if (!report.nvidia_smi.has_value() || report.nvidia_smi->gpus.empty()) return "";
   std::string out = absl::StrFormat("\nGPU busy (measured by rlscope): %s of the %s run (%s)\n",
                                     FormatDuration(report.gpu_busy_ns), FormatDuration(report.metadata.wall_ns),
-                                    Percent(report.gpu_busy_ns, report.metadata.wall_ns));
+                                    FormatPercent(report.gpu_busy_ns, report.metadata.wall_ns));
   for (const GpuUtilizationSummary& gpu : report.nvidia_smi->gpus) {
     out += absl::StrFormat("nvidia-smi utilization.gpu, GPU %d: mean %.1f%%, max %d%% (%d samples)\n",
                            gpu.gpu_index, gpu.mean_percent, gpu.max_percent, gpu.samples);
@@ -262,6 +239,27 @@ std::string NvidiaSmiComparison(const RunReport& report) {
 }
 
 }  // namespace
+
+std::string FormatPercent(int64_t part, int64_t whole) {
+  if (whole <= 0) return "-";
+  return absl::StrFormat("%.1f%%", 100.0 * static_cast<double>(part) / static_cast<double>(whole));
+}
+
+std::string FormatSourceLine(const std::string& location, uint32_t line) {
+  const size_t open = location.rfind(" (");
+  const size_t colon = location.rfind(':');
+  if (open == std::string::npos || colon == std::string::npos || colon < open) return location;
+  const std::string file = location.substr(open + 2, colon - open - 2);
+  return absl::StrFormat("%s:%d  %s", BaseName(file), line, location.substr(0, open));
+}
+
+bool IsQuietProcess(const ProcessReport& process, const std::vector<BreakdownRow>& rows) {
+  if (!process.problems.empty()) return false;
+  for (const BreakdownRow& row : rows) {
+    if (row.operation != "(none)" || row.category != Category::kNative) return false;
+  }
+  return true;
+}
 
 std::string FormatDuration(int64_t ns) {
   const double value = static_cast<double>(ns);
@@ -354,7 +352,7 @@ std::string FormatReportText(const RunReport& report) {
     for (const BreakdownRow& row : report.rows) {
       if (row.pid == process.pid) rows.push_back(row);
     }
-    if (IsQuiet(process, rows)) {
+    if (IsQuietProcess(process, rows)) {
       ++quiet_commands[process.argv.empty() ? "?" : BaseName(process.argv[0])];
       quiet_ns += process.traced_thread_ns;
       continue;

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "run_report.h"
 
@@ -15,6 +16,18 @@ std::string FormatReportText(const RunReport& report);
 
 // FormatDuration: "12.3 s", "45.6 ms", "789 us", "12 ns".
 std::string FormatDuration(int64_t ns);
+
+// Helpers the other renderers (report_html) share:
+// FormatPercent: part of whole as "12.3%", "-" when whole is not positive.
+std::string FormatPercent(int64_t part, int64_t whole);
+
+// FormatSourceLine: "file.py:LINE  qualname" from a LineRow's location
+// "qualname (/path/file.py:FIRST)" and its line.
+std::string FormatSourceLine(const std::string& location, uint32_t line);
+
+// IsQuietProcess: a process where nothing was intercepted (no operation, no
+// category but Native, no problem; `rows` its rows): summarised, not shown.
+bool IsQuietProcess(const ProcessReport& process, const std::vector<BreakdownRow>& rows);
 
 }  // namespace rlscope::report
 

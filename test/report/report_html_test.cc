@@ -1,0 +1,191 @@
+#include "report_html.h"
+
+#include <catch2/catch.hpp>
+#include <regex>
+#include <string>
+
+#include "html_page.h"
+#include "report_text.h"
+
+using namespace rlscope::report;
+
+namespace {
+
+BreakdownRow Row(const std::string& operation, Resource resource, Category category, int64_t ns, int pid = 7) {
+  BreakdownRow row;
+  row.pid = pid;
+  row.operation = operation;
+  row.resource = resource;
+  row.category = category;
+  row.ns = ns;
+  return row;
+}
+
+RunReport Report(std::vector<BreakdownRow> rows) {
+  RunReport report;
+  report.metadata.command = {"python3", "train.py"};
+  report.metadata.wall_ns = 5'000'000;
+  report.metadata.rlscope_version = "test";
+  report.correction_message = "no calibration for this machine: run `rlscope calibrate`";
+  ProcessReport process;
+  process.pid = 7;
+  process.argv = report.metadata.command;
+  process.gpu.status = "unused";
+  for (const BreakdownRow& row : rows) {
+    if (row.resource != Resource::kGpu) process.traced_thread_ns += row.ns;
+  }
+  ThreadReport thread;
+  thread.tid = 7;
+  thread.name = "python3";
+  thread.rows = rows;
+  process.threads.push_back(thread);
+  report.processes.push_back(process);
+  report.rows = std::move(rows);
+  return report;
+}
+
+size_t Count(const std::string& text, const std::string& needle) {
+  size_t count = 0;
+  for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++count;
+  return count;
+}
+
+// The part of the page between two markers (a view's <div> and the next).
+std::string Between(const std::string& text, const std::string& begin, const std::string& end) {
+  const size_t from = text.find(begin);
+  REQUIRE(from != std::string::npos);
+  const size_t to = text.find(end, from + begin.size());
+  return text.substr(from, to == std::string::npos ? std::string::npos : to - from);
+}
+
+}  // namespace
+
+TEST_CASE("Escape: the five HTML-special characters", "[html]") {
+  CHECK(html::Escape("a<b>&\"c'") == "a&lt;b&gt;&amp;&quot;c&#39;");
+  CHECK(html::Truncate("abcdef", 4) == "abc\u2026");
+  CHECK(html::Truncate("abc", 4) == "abc");
+  CHECK(html::Truncate("\u00e9\u00e9\u00e9\u00e9\u00e9", 3) == "\u00e9\u00e9\u2026");  // Cut between code points.
+  CHECK(html::SeriesColor("CUDA API") == html::SeriesColor("CUDA API"));
+  CHECK(html::SeriesColor("Python") != html::SeriesColor("Kernel"));
+}
+
+TEST_CASE("report.html escapes operation names and the command", "[html]") {
+  RunReport report = Report({Row("<script>alert(\"op\")</script>&", Resource::kCpu, Category::kPython, 1000)});
+  report.metadata.command = {"python3", "-c", "print('<b>&</b>')"};
+  report.processes[0].argv = report.metadata.command;
+  report.problems = {"file <x>.rlt damaged"};
+  const std::string page = FormatReportHtml(report);
+  CHECK(page.find("<script>alert") == std::string::npos);
+  CHECK(page.find("<b>&</b>") == std::string::npos);
+  CHECK(page.find("&lt;script&gt;alert(&quot;op&quot;)&lt;/script&gt;&amp;") != std::string::npos);
+  CHECK(page.find("print(&#39;&lt;b&gt;&amp;&lt;/b&gt;&#39;)") != std::string::npos);
+  CHECK(page.find("file &lt;x&gt;.rlt damaged") != std::string::npos);
+  // Only the page's own two scripts.
+  CHECK(Count(page, "<script>") == 2);
+  CHECK(page.find("src=") == std::string::npos);
+  CHECK(page.find("http") == std::string::npos);
+}
+
+TEST_CASE("report.html of a corrected run has both views and a switch", "[html]") {
+  RunReport report = Report({Row("train", Resource::kCpu, Category::kPython, 900)});
+  report.corrected = true;
+  report.corrected_wall_ns = 4'000'000;
+  report.corrected_wall_spread_ns = 20'000;
+  report.calibration_file = "/cache/calibration.json";
+  report.overhead.by_site["cuda_hook"] = {12, 345.0, 6.0};
+  report.uncorrected_rows = {Row("train", Resource::kCpu, Category::kPython, 900),
+                             Row("train", Resource::kCpu, Category::kProfiler, 111111)};
+  const std::string page = FormatReportHtml(report);
+  CHECK(page.find("data-show-view=\"corrected\"") != std::string::npos);
+  CHECK(page.find("data-show-view=\"uncorrected\"") != std::string::npos);
+  // One pair of views for the run (its only process's would repeat it).
+  CHECK(Count(page, "<div data-view=\"corrected\">") == 1);
+  CHECK(Count(page, "<div data-view=\"uncorrected\" hidden>") == 1);
+  const std::string corrected = Between(page, "<div data-view=\"corrected\">", "<div data-view=\"uncorrected\"");
+  const std::string uncorrected = Between(page, "<div data-view=\"uncorrected\" hidden>", "</svg>");
+  CHECK(corrected.find("111111 ns") == std::string::npos);
+  CHECK(uncorrected.find("train \u00b7 CPU \u00b7 Profiler: 111.1 us = 111111 ns") != std::string::npos);
+  CHECK(page.find("/cache/calibration.json") != std::string::npos);
+  CHECK(page.find("cuda_hook") != std::string::npos);
+  CHECK(page.find("4.00 ms \u00b1 20.0 us") != std::string::npos);
+  CHECK(page.find("Not corrected for rlscope") == std::string::npos);
+}
+
+TEST_CASE("report.html of an uncorrected run says why, with no switch", "[html]") {
+  const std::string page = FormatReportHtml(Report({Row("train", Resource::kCpu, Category::kPython, 900)}));
+  CHECK(page.find("data-view=") == std::string::npos);
+  CHECK(page.find("data-show-view=") == std::string::npos);
+  CHECK(page.find("banner warn\" id=\"not-corrected\"") != std::string::npos);
+  CHECK(page.find("no calibration for this machine: run `rlscope calibrate`") != std::string::npos);
+}
+
+TEST_CASE("report.html chart titles and values are the rows' numbers", "[html]") {
+  const std::vector<BreakdownRow> rows = {
+      Row("inference", Resource::kCpu, Category::kPython, 1'234'567),
+      Row("inference", Resource::kCpuGpu, Category::kCudaApi, 2'000'001),
+      Row("inference", Resource::kGpu, Category::kGpuKernel, 777'777),
+      Row("step", Resource::kCpu, Category::kSimulator, 3'000'000),
+  };
+  RunReport report = Report(rows);
+  report.processes[0].gpu.status = "captured";
+  report.gpu_busy_ns = 800'000;
+  const std::string page = FormatReportHtml(report);
+  const std::string chart = Between(page, "<svg class=\"chart\"", "</svg>");
+  for (const BreakdownRow& row : rows) {
+    const std::string title = std::string(row.operation) + " \u00b7 " + std::string(ResourceName(row.resource)) +
+                              " \u00b7 " + std::string(CategoryName(row.category)) + ": " + FormatDuration(row.ns) +
+                              " = " + std::to_string(row.ns) + " ns";
+    CHECK(chart.find(title) != std::string::npos);
+  }
+  // Every segment's exact value, summed, is the rows' total.
+  const std::regex value("data-value=\"([0-9]+)\"");
+  int64_t sum = 0;
+  for (auto it = std::sregex_iterator(chart.begin(), chart.end(), value); it != std::sregex_iterator(); ++it) {
+    sum += std::stoll((*it)[1]);
+  }
+  CHECK(sum == 1'234'567 + 2'000'001 + 777'777 + 3'000'000);
+  // Same category, same colour, in the chart and its legend.
+  const std::string kernel_color = html::SeriesColor("Kernel");
+  CHECK(page.find("fill=\"" + kernel_color + "\" data-series=\"Kernel\"") != std::string::npos);
+  CHECK(page.find("background:" + kernel_color) != std::string::npos);
+  CHECK(page.find("nvidia-smi&#39;s utilization was not sampled") != std::string::npos);
+}
+
+TEST_CASE("report.html shows transitions per iteration and Python lines", "[html]") {
+  RunReport report = Report({Row("inference", Resource::kCpu, Category::kBackend, 5000)});
+  report.processes[0].transitions.push_back({"inference", Category::kPython, Category::kBackend, 30, 10});
+  report.processes[0].python_lines.push_back({"inference", "act (/src/agent.py:12)", 15, 4000, 9});
+  GpuUtilization smi;
+  smi.gpus.push_back({0, 40, 87.5, 100, 0});
+  report.nvidia_smi = smi;
+  report.processes[0].gpu.status = "captured";
+  report.gpu_busy_ns = 1'000'000;
+  const std::string page = FormatReportHtml(report);
+  CHECK(page.find(">Python\u2192Backend</th>") != std::string::npos);
+  CHECK(page.find("<td class=\"num\">3.0</td>") != std::string::npos);  // 30 crossings / 10 instances.
+  CHECK(page.find("agent.py:15  act") != std::string::npos);
+  CHECK(page.find("nvidia-smi utilization.gpu mean 87.5% over 40 samples") != std::string::npos);
+  CHECK(page.find("GPU busy from the trace: 20.00%") != std::string::npos);
+}
+
+TEST_CASE("report.html of an empty run", "[html]") {
+  RunReport report;
+  report.correction_message = "nothing to correct";
+  const std::string page = FormatReportHtml(report);
+  CHECK(page.rfind("<!DOCTYPE html>", 0) == 0);
+  CHECK(page.find("No time was recorded") != std::string::npos);
+  CHECK(page.find("No process was traced") != std::string::npos);
+  CHECK(page.find("No GPU activity was captured") != std::string::npos);
+  CHECK(page.find("data-rendered") != std::string::npos);
+  CHECK(page.find("</html>") != std::string::npos);
+}
+
+TEST_CASE("report.html caps the operations of a big run", "[html]") {
+  std::vector<BreakdownRow> rows;
+  for (int i = 0; i < 400; ++i) rows.push_back(Row("op" + std::to_string(i), Resource::kCpu, Category::kNative, 1000 + i));
+  const std::string page = FormatReportHtml(Report(rows));
+  CHECK(page.find("(385 more operations)") != std::string::npos);
+  CHECK(page.find(">op399<") != std::string::npos);  // The largest is shown...
+  CHECK(page.find(">op0<") == std::string::npos);    // ...the smallest folded.
+  CHECK(page.size() < 200'000);
+}
