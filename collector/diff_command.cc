@@ -1,10 +1,12 @@
 #include "diff_command.h"
 
 #include <cstdlib>
+#include <fstream>
 #include <iostream>
 
 #include "absl/strings/str_format.h"
 #include "cli_args.h"
+#include "diff_html.h"
 #include "diff_json.h"
 #include "diff_text.h"
 #include "run_diff.h"
@@ -14,7 +16,7 @@ namespace rlscope::collector {
 
 namespace {
 
-constexpr const char* kDiffUsage = R"USAGE(usage: rlscope diff [--format text|json] [--top N] [--calibration FILE] DIR_A DIR_B [DIR_C ...]
+constexpr const char* kDiffUsage = R"USAGE(usage: rlscope diff [--format text|json|html] [-o FILE] [--top N] [--calibration FILE] DIR_A DIR_B [DIR_C ...]
 
 Compare two or more runs (directories made by 'rlscope run --out DIR'),
 side by side: torch vs jax, eager vs compiled, PPO vs DQN. The first run is
@@ -45,7 +47,10 @@ overhead) when the run has a calibration, else measured ones. Comparing a
 corrected run with an uncorrected one is misleading; the output warns.
 
 options:
-  --format text|json  output format (default text). JSON: schema
+  --format text|json|html  output format (default text). HTML: one
+                      self-contained page (no network needed): the runs,
+                      totals, a chart of each operation's time per run
+                      stacked by category, the tables below. JSON: schema
                       "rlscope.diff/1":
       {"schema", "baseline": 0, "mixed_correction": bool, "warnings": [...],
        "runs": [{"label", "dir", "command", "exit_code", "corrected",
@@ -66,12 +71,15 @@ options:
                              "ratio": number|null, "delta": number|null}]}
       Operations are ordered by the baseline's thread time (largest first),
       then those the baseline lacks.
-  --top N             text: show the N largest operations (default 20; 0: all)
+  --top N             text and html: show the N largest operations
+                      (default 20; 0: all)
+  -o, --output FILE   write to FILE instead of stdout
   --calibration FILE  correct every run with this calibration instead of its own
   -h, --help          show this help
 
 exit status: 0 compared; 1 a directory could not be analysed (not a run
-directory); 2 usage error (e.g. fewer than two directories).
+directory) or --output could not be written; 2 usage error (e.g. fewer
+than two directories).
 )USAGE";
 
 int Usage(const std::string& message) {
@@ -83,7 +91,7 @@ int Usage(const std::string& message) {
 
 int DiffCommandMain(const std::vector<std::string>& args) {
   ArgCursor cursor(args);
-  std::string format = "text", calibration_path;
+  std::string format = "text", calibration_path, output_path;
   size_t top = 20;
   std::vector<std::string> dirs;
   while (!cursor.AtEnd()) {
@@ -101,14 +109,15 @@ int DiffCommandMain(const std::vector<std::string>& args) {
       std::cout << kDiffUsage;
       return 0;
     }
-    if (option.name != "--format" && option.name != "--top" && option.name != "--calibration") {
+    if (option.name != "--format" && option.name != "--top" && option.name != "--calibration" &&
+        option.name != "-o" && option.name != "--output") {
       return Usage(absl::StrFormat("unknown option '%s'", option.name));
     }
     absl::StatusOr<std::string> value = cursor.TakeValue(option);
     if (!value.ok()) return Usage(std::string(value.status().message()));
     if (option.name == "--format") {
-      if (*value != "text" && *value != "json") {
-        return Usage(absl::StrFormat("--format must be text or json, not '%s'", *value));
+      if (*value != "text" && *value != "json" && *value != "html") {
+        return Usage(absl::StrFormat("--format must be text, json or html, not '%s'", *value));
       }
       format = *value;
     } else if (option.name == "--top") {
@@ -116,6 +125,8 @@ int DiffCommandMain(const std::vector<std::string>& args) {
       const long n = std::strtol(value->c_str(), &end, 10);
       if (value->empty() || *end != '\0' || n < 0) return Usage(absl::StrFormat("--top needs a count, not '%s'", *value));
       top = static_cast<size_t>(n);
+    } else if (option.name == "-o" || option.name == "--output") {
+      output_path = *value;
     } else {
       calibration_path = *value;
     }
@@ -138,7 +149,20 @@ int DiffCommandMain(const std::vector<std::string>& args) {
   std::vector<report::DiffInput> inputs;
   for (size_t i = 0; i < dirs.size(); ++i) inputs.push_back({labels[i], dirs[i], &reports[i]});
   const report::RunDiff diff = report::DiffRuns(inputs);
-  std::cout << (format == "json" ? report::FormatDiffJson(diff) : report::FormatDiffText(diff, top));
+  const std::string output = format == "json"   ? report::FormatDiffJson(diff)
+                             : format == "html" ? report::FormatDiffHtml(diff, top)
+                                                : report::FormatDiffText(diff, top);
+  if (output_path.empty() || output_path == "-") {
+    std::cout << output;
+    return 0;
+  }
+  std::ofstream file(output_path, std::ios::binary | std::ios::trunc);
+  file << output;
+  file.close();
+  if (!file) {
+    std::cerr << "rlscope diff: cannot write " << output_path << " (does its directory exist and is it writable?)\n";
+    return 1;
+  }
   return 0;
 }
 

@@ -1,0 +1,216 @@
+#include "diff_html.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "html_page.h"
+#include "report_text.h"
+
+namespace rlscope::report {
+
+namespace {
+
+using html::Cell;
+using html::Escape;
+using html::Number;
+using html::Raw;
+using html::Text;
+using Formatter = std::function<std::string(double)>;
+
+constexpr const char* kAbsent = "\u2014";  // An em dash: not in that run (never a 0).
+
+std::string Duration(double ns) { return FormatDuration(static_cast<int64_t>(std::llround(ns))); }
+std::string Count(double n) { return absl::StrFormat("%.0f", n); }
+std::string Rate(double n) { return absl::StrFormat("%.2f", n); }
+std::string Fraction(double f) { return absl::StrFormat("%.1f%%", 100.0 * f); }
+
+bool AnyValue(const DiffValues& values) {
+  return std::any_of(values.values.begin(), values.values.end(), [](const auto& v) { return v.has_value(); });
+}
+
+std::string CategoryLabel(const DiffCategory& category) {
+  const std::string name(CategoryName(category.category));
+  return category.gpu ? "GPU " + name : name;
+}
+
+// Header: per run its value (and share), later runs also ratio and delta.
+std::vector<std::string> Header(const RunDiff& diff, std::vector<std::string> first, bool shares) {
+  for (size_t i = 0; i < diff.runs.size(); ++i) {
+    const std::string& label = diff.runs[i].label;
+    first.push_back(label);
+    if (shares) first.push_back(label + " share");
+    if (i > 0) {
+      first.push_back(label + " ratio");
+      first.push_back(label + " delta");
+    }
+  }
+  return first;
+}
+
+std::vector<Cell> Line(std::vector<Cell> line, const DiffValues& values, const Formatter& format, bool shares) {
+  for (size_t i = 0; i < values.values.size(); ++i) {
+    line.push_back(Number(values.values[i].has_value() ? format(*values.values[i]) : kAbsent));
+    if (shares) {
+      const std::optional<double> share = i < values.shares.size() ? values.shares[i] : std::nullopt;
+      line.push_back(Number(share.has_value() ? Fraction(*share) : kAbsent));
+    }
+    if (i == 0) continue;
+    const Change& change = values.changes[i];
+    switch (change.status) {
+      case ChangeStatus::kNew: line.insert(line.end(), {Number("new"), Number(kAbsent)}); break;
+      case ChangeStatus::kGone: line.insert(line.end(), {Number("gone"), Number(kAbsent)}); break;
+      case ChangeStatus::kAbsent: line.insert(line.end(), {Number(kAbsent), Number(kAbsent)}); break;
+      case ChangeStatus::kBoth: {
+        const double delta = change.delta.value_or(0);
+        line.push_back(Number(change.ratio.has_value() ? absl::StrFormat("%.2fx", *change.ratio) : kAbsent));
+        line.push_back(Number((delta < 0 ? "-" : "+") + format(std::fabs(delta))));
+        break;
+      }
+    }
+  }
+  return line;
+}
+
+std::string RunsTable(const RunDiff& diff) {
+  std::vector<std::vector<Cell>> table;
+  for (size_t i = 0; i < diff.runs.size(); ++i) {
+    const DiffRunSummary& run = diff.runs[i];
+    table.push_back({Text(run.label + (i == 0 ? " (baseline)" : "")), Raw("<code>" + Escape(run.dir) + "</code>"),
+                     Raw("<code>" +
+                         Escape(html::Truncate(run.command.empty() ? "(unknown command)" : absl::StrJoin(run.command, " "),
+                                               160)) +
+                         "</code>"),
+                     Number(absl::StrCat(run.exit_code)), Text(run.corrected ? "corrected" : "NOT corrected"),
+                     Text(run.data_damaged ? "damaged" : "complete")});
+  }
+  return html::Table({"run", "directory", "command", "exit", "overhead", "trace data"}, table);
+}
+
+std::string TotalsTable(const RunDiff& diff) {
+  std::vector<std::vector<Cell>> table;
+  table.push_back(Line({Text("wall time (corrected when corrected)")}, diff.total_wall, Duration, false));
+  table.push_back(Line({Text("thread time (CPU-side rows)")}, diff.thread_time, Duration, false));
+  if (AnyValue(diff.gpu_time)) table.push_back(Line({Text("GPU time (GPU rows)")}, diff.gpu_time, Duration, false));
+  if (AnyValue(diff.gpu_busy)) {
+    table.push_back(Line({Text("GPU busy (some GPU busy)")}, diff.gpu_busy, Duration, false));
+    table.push_back(Line({Text("GPU busy fraction (of wall time)")}, diff.gpu_busy_fraction, Fraction, false));
+  }
+  std::string out = html::Table(Header(diff, {"total"}, false), table);
+  if (!AnyValue(diff.gpu_busy)) out += "<p class=\"note\">GPU busy: no run had GPU capture.</p>";
+  return out;
+}
+
+// Chart: per operation a bar per run (thread time, stacked by CPU-side
+// category) and, where some run has GPU rows, a GPU bar per run.
+std::string Chart(const RunDiff& diff, size_t shown) {
+  html::BarChart chart;
+  chart.description = "Time per operation and run, stacked by category";
+  chart.format_value = Duration;
+  std::vector<std::string> legend;
+  auto add_series = [&](const std::string& name) {
+    if (std::find(legend.begin(), legend.end(), name) == legend.end()) legend.push_back(name);
+  };
+  for (size_t k = 0; k < shown; ++k) {
+    const DiffOperation& op = diff.operations[k];
+    html::ChartGroup group{op.name, {}};
+    for (bool gpu : {false, true}) {
+      const DiffValues& total = gpu ? op.gpu_time : op.cpu_time;
+      if (gpu && !AnyValue(total)) continue;
+      for (size_t i = 0; i < diff.runs.size(); ++i) {
+        html::ChartBar bar{gpu ? diff.runs[i].label + " GPU" : diff.runs[i].label, {}, ""};
+        if (!total.values[i].has_value()) bar.total_text = kAbsent;
+        for (const DiffCategory& category : op.categories) {
+          if (category.gpu != gpu || !category.time.values[i].has_value()) continue;
+          const double ns = *category.time.values[i];
+          const std::string series(CategoryName(category.category));
+          add_series(series);
+          const std::vector<std::optional<double>>& shares = category.time.shares;
+          const std::string share = i < shares.size() && shares[i].has_value() ? Fraction(*shares[i]) : kAbsent;
+          bar.segments.push_back({series, ns,
+                                  absl::StrFormat("%s \u00b7 %s \u00b7 %s: %s = %.0f ns (%s of its %s)", op.name,
+                                                  diff.runs[i].label, CategoryLabel(category), Duration(ns), ns,
+                                                  share,
+                                                  gpu ? "GPU time" : "thread time")});
+        }
+        group.bars.push_back(std::move(bar));
+      }
+    }
+    chart.groups.push_back(std::move(group));
+  }
+  return html::Legend(legend) + html::StackedBarChart(chart);
+}
+
+std::string OperationsTable(const RunDiff& diff, size_t shown) {
+  std::vector<std::vector<Cell>> table;
+  for (size_t k = 0; k < shown; ++k) {
+    const DiffOperation& op = diff.operations[k];
+    table.push_back(Line({Raw("<strong>" + Escape(op.name) + "</strong>"), Text("(all CPU)")}, op.cpu_time, Duration,
+                         true));
+    for (const DiffCategory& category : op.categories) {
+      if (!category.gpu) table.push_back(Line({Text(""), Text(CategoryLabel(category))}, category.time, Duration, true));
+    }
+    if (!AnyValue(op.gpu_time)) continue;
+    table.push_back(Line({Text(""), Text("(all GPU)")}, op.gpu_time, Duration, true));
+    for (const DiffCategory& category : op.categories) {
+      if (category.gpu) table.push_back(Line({Text(""), Text(CategoryLabel(category))}, category.time, Duration, true));
+    }
+  }
+  return html::Table(Header(diff, {"operation", "category"}, true), table, "diff");
+}
+
+std::string TransitionsTable(const RunDiff& diff, size_t shown) {
+  std::vector<std::vector<Cell>> table;
+  for (size_t k = 0; k < shown; ++k) {
+    const DiffOperation& op = diff.operations[k];
+    if (op.transitions.empty()) continue;
+    table.push_back(Line({Raw("<strong>" + Escape(op.name) + "</strong>"), Text("instances")}, op.instances, Count,
+                         false));
+    for (const DiffTransition& transition : op.transitions) {
+      table.push_back(Line({Text(""), Text(absl::StrFormat("%s\u2192%s", CategoryName(transition.from),
+                                                           CategoryName(transition.to)))},
+                           transition.per_instance, Rate, false));
+    }
+  }
+  if (table.empty()) return "<p class=\"note\">No run recorded transitions between stack levels.</p>";
+  return html::Table(Header(diff, {"operation", "transition"}, false), table, "diff");
+}
+
+}  // namespace
+
+std::string FormatDiffHtml(const RunDiff& diff, size_t max_operations) {
+  const size_t n = diff.runs.size();
+  std::string body = absl::StrFormat(
+      "<h1>rlscope diff: %d runs</h1><p>Baseline <strong>%s</strong>; ratio = run / baseline, delta = run \u2212 "
+      "baseline, %s = not in that run (never a zero).</p>",
+      n, Escape(n > 0 ? diff.runs[0].label : "-"), kAbsent);
+  for (const std::string& warning : diff.warnings) {
+    body += absl::StrCat("<div class=\"banner warn\">", Escape(warning), "</div>");
+  }
+  body += "<h2>Runs</h2>" + RunsTable(diff);
+  body += "<h2>Totals</h2>" + TotalsTable(diff);
+  const size_t shown = max_operations == 0 ? diff.operations.size() : std::min(max_operations, diff.operations.size());
+  const std::string capped =
+      shown < diff.operations.size()
+          ? absl::StrFormat("<p class=\"note\">Showing the %d operations largest in the baseline of %d (--top 0 shows "
+                            "all; --format json has all).</p>",
+                            shown, diff.operations.size())
+          : "";
+  body += "<h2>Time per operation</h2>";
+  body += diff.operations.empty() ? "<p class=\"note\">No run has any operation.</p>" : Chart(diff, shown) + capped;
+  body += "<h2>Per operation and category</h2><p class=\"note\">Share: of the run's thread time; GPU rows: of its GPU "
+          "time.</p>" +
+          OperationsTable(diff, shown) + capped;
+  body += "<h2>Transitions per operation instance</h2>" + TransitionsTable(diff, shown);
+  std::vector<std::string> labels;
+  for (const DiffRunSummary& run : diff.runs) labels.push_back(run.label);
+  return html::Page(absl::StrCat("rlscope diff: ", absl::StrJoin(labels, " vs ")), body);
+}
+
+}  // namespace rlscope::report

@@ -1,0 +1,69 @@
+#include "diff_html.h"
+
+#include <catch2/catch.hpp>
+#include <string>
+
+using namespace rlscope::report;
+
+namespace {
+
+BreakdownRow Row(const char* operation, Category category, int64_t ns, Resource resource = Resource::kCpu) {
+  BreakdownRow row;
+  row.pid = 1;
+  row.operation = operation;
+  row.category = category;
+  row.resource = resource;
+  row.ns = ns;
+  return row;
+}
+
+RunReport Run(std::vector<BreakdownRow> rows) {
+  RunReport report;
+  report.metadata.command = {"python3", "train.py", "--tag=<a&b>"};
+  report.metadata.wall_ns = 1000;
+  report.rows = std::move(rows);
+  ProcessReport process;
+  process.pid = 1;
+  process.gpu.status = "unused";
+  report.processes.push_back(process);
+  return report;
+}
+
+RunDiff Diff(const RunReport& a, const RunReport& b) {
+  return DiffRuns({{"torch", "/runs/torch", &a}, {"jax<2>", "/runs/jax", &b}});
+}
+
+}  // namespace
+
+TEST_CASE("diff html: absent sides are an em dash, with new and gone", "[diff][html]") {
+  const RunReport a = Run({Row("inference", Category::kPython, 400), Row("only_a", Category::kNative, 50)});
+  const RunReport b = Run({Row("inference", Category::kPython, 600), Row("only_b", Category::kBackend, 70)});
+  const std::string page = FormatDiffHtml(Diff(a, b));
+  CHECK(page.find("<td class=\"num\">1.50x</td>") != std::string::npos);
+  CHECK(page.find("<td class=\"num\">new</td>") != std::string::npos);
+  CHECK(page.find("<td class=\"num\">gone</td>") != std::string::npos);
+  CHECK(page.find("<td class=\"num\">\u2014</td>") != std::string::npos);
+  // The absent run's bar says so instead of drawing a zero.
+  CHECK(page.find("class=\"total\"") != std::string::npos);
+  CHECK(page.find(">\u2014</text>") != std::string::npos);
+  CHECK(page.find("inference \u00b7 jax&lt;2&gt; \u00b7 Python: 600 ns = 600 ns") != std::string::npos);
+}
+
+TEST_CASE("diff html escapes labels and commands and loads nothing", "[diff][html]") {
+  const RunReport a = Run({Row("<op>", Category::kPython, 400)});
+  const RunReport b = Run({Row("<op>", Category::kPython, 500)});
+  const std::string page = FormatDiffHtml(Diff(a, b));
+  CHECK(page.find("<op>") == std::string::npos);
+  CHECK(page.find("&lt;op&gt;") != std::string::npos);
+  CHECK(page.find("--tag=&lt;a&amp;b&gt;") != std::string::npos);
+  CHECK(page.find("jax&lt;2&gt;") != std::string::npos);
+  CHECK(page.find("http") == std::string::npos);
+}
+
+TEST_CASE("diff html of runs without operations", "[diff][html]") {
+  const RunReport a = Run({});
+  const RunReport b = Run({});
+  const std::string page = FormatDiffHtml(Diff(a, b));
+  CHECK(page.find("No run has any operation") != std::string::npos);
+  CHECK(page.find("</html>") != std::string::npos);
+}
