@@ -54,7 +54,19 @@ void InjectUnlessTaken(std::vector<std::string>& environment, const std::string&
   }
 }
 
+// SIGXFSZ's disposition as rlscope inherited it (IgnoreFileSizeSignal).
+struct sigaction g_inherited_file_size_action;
+bool g_file_size_signal_ignored = false;
+
 }  // namespace
+
+void IgnoreFileSizeSignal() {
+  if (g_file_size_signal_ignored) return;
+  struct sigaction ignore {};
+  ignore.sa_handler = SIG_IGN;
+  sigemptyset(&ignore.sa_mask);
+  g_file_size_signal_ignored = sigaction(SIGXFSZ, &ignore, &g_inherited_file_size_action) == 0;
+}
 
 std::vector<std::string> CurrentEnvironment() {
   std::vector<std::string> environment;
@@ -128,6 +140,8 @@ absl::StatusOr<pid_t> Launch(const std::vector<std::string>& argv, const std::ve
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, nullptr);  // The collector blocks signals; the command must not.
+    // An ignored signal stays ignored across exec: give SIGXFSZ back.
+    if (g_file_size_signal_ignored) sigaction(SIGXFSZ, &g_inherited_file_size_action, nullptr);
     // dup2 clears close-on-exec on the copy, so only the standard fds pass.
     const int redirects[][2] = {{stdio.in, STDIN_FILENO}, {stdio.out, STDOUT_FILENO}, {stdio.err, STDERR_FILENO}};
     for (const auto& [from, to] : redirects) {

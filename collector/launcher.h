@@ -65,6 +65,12 @@ int ControllingTerminal();
 // The caller must have SIGTTOU blocked (it may be in the background).
 void GiveTerminalTo(int terminal_fd, pid_t process_group);
 
+// IgnoreFileSizeSignal: makes rlscope ignore SIGXFSZ, so that writing past
+// a file size limit (ulimit -f) fails with EFBIG, an error it reports,
+// instead of killing it. Launch() gives the command the disposition
+// rlscope inherited.
+void IgnoreFileSizeSignal();
+
 // ExitCodeOf: a wait status as a shell reports it: the exit status, or
 // 128 + N when killed by signal N.
 int ExitCodeOf(int wait_status);

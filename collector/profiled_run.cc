@@ -311,6 +311,9 @@ void SetProfilingOptions(const ProfilingOptions& options, ProfileRequest& reques
 
 absl::StatusOr<ProfileOutcome> ProfileCommand(const ProfileRequest& request) {
   const std::string& prefix = request.log_prefix;
+  // A full disk or a file size limit must be an error we report, not a
+  // SIGXFSZ that kills the collector (the command gets the original back).
+  IgnoreFileSizeSignal();
   absl::StatusOr<Installation> installation = FindInstallation();
   if (!installation.ok()) return absl::FailedPreconditionError(installation.status().message());
   // The calibration goes into DIR now, so the report is corrected with the
@@ -376,6 +379,22 @@ absl::StatusOr<ProfileOutcome> ProfileCommand(const ProfileRequest& request) {
       std::cerr << prefix << ": warning: nvidia-smi sampling not started: " << started.status().message() << "\n";
     }
   }
+  // A provisional meta.json, replaced at the end: if rlscope itself is
+  // killed mid-run, `rlscope report DIR` still knows the command and says
+  // why the rest is missing. The command runs on without us (it is not
+  // tied to our life: no PR_SET_PDEATHSIG, its own process group).
+  const std::string meta_path = (std::filesystem::path(request.run_dir) / "meta.json").string();
+  {
+    report::RunMetadata provisional = metadata;
+    provisional.exit_code = -1;
+    provisional.start_unix_ns = NowNs(CLOCK_REALTIME);
+    provisional.collector_problems.push_back(
+        "rlscope stopped before the command ended (killed?): the command's exit status and wall time are "
+        "unknown, and the traces end where rlscope stopped");
+    if (absl::Status written = report::WriteRunMetadata(meta_path, provisional); !written.ok()) {
+      std::cerr << prefix << ": warning: " << written.message() << "\n";
+    }
+  }
   absl::StatusOr<Waited> waited = LaunchAndWait(request.command, environment, request.give_terminal, stdio.fds(),
                                                 signals.fd(), receiver->get(), sampler.get(), request.status_line);
   // From here on a Ctrl-C (or SIGTERM) ends `rlscope run`: only the report is left.
@@ -400,9 +419,11 @@ absl::StatusOr<ProfileOutcome> ProfileCommand(const ProfileRequest& request) {
   if (absl::Status copied = CopyRules(request.run_dir, rule_files); !copied.ok()) {
     std::cerr << prefix << ": " << copied.message() << "\n";
   }
-  const std::string meta_path = (std::filesystem::path(request.run_dir) / "meta.json").string();
   if (absl::Status written = report::WriteRunMetadata(meta_path, metadata); !written.ok()) {
+    // The report may not be written either (a full disk): say here what
+    // the collector had to say.
     std::cerr << prefix << ": " << written.message() << "\n";
+    for (const std::string& problem : metadata.collector_problems) std::cerr << prefix << ": " << problem << "\n";
   }
   return ProfileOutcome{metadata.exit_code, metadata.wall_ns, waited->interrupted_by, calibration_problem};
 }

@@ -21,15 +21,36 @@ struct Receiver::Connection {
   int pid = 0;  // Known after the Hello.
   std::vector<uint8_t> pending;
   size_t pending_offset = 0;  // Bytes of `pending` already consumed.
-  FILE* trace = nullptr;
+  // The trace file, written with plain write() per frame: what the
+  // collector received is in the kernel's hands at once, so it survives a
+  // SIGKILL of the collector (a stdio buffer would not).
+  int trace_fd = -1;
   std::string trace_path;
-  bool write_failed = false;
+  uint64_t written_bytes = 0;  // Whole frames on disk.
+  // After a failed write (disk full, file size limit, I/O error) the file
+  // is cut back to its last whole frame and later frames are only counted.
+  std::string write_error;
+  uint64_t lost_bytes = 0;
 };
 
 namespace {
 
 constexpr size_t kReadChunkBytes = 256 * 1024;
-constexpr size_t kTraceBufferBytes = 1 << 20;
+
+// WriteAll: false with errno when `size` bytes could not all be written.
+bool WriteAll(int fd, const uint8_t* data, size_t size) {
+  while (size > 0) {
+    const ssize_t n = write(fd, data, size);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      if (n == 0) errno = EIO;
+      return false;
+    }
+    data += n;
+    size -= static_cast<size_t>(n);
+  }
+  return true;
+}
 
 }  // namespace
 
@@ -130,7 +151,7 @@ bool Receiver::ConsumeFrames(Connection& connection) {
                                           frame.status().message()));
       return false;
     }
-    if (connection.trace == nullptr) {
+    if (connection.trace_fd < 0) {
       const wire::Hello* hello = (*frame)->message_as_Hello();
       if (hello == nullptr) {
         problems_.push_back("a connection did not start with a Hello frame; ignored");
@@ -140,11 +161,7 @@ bool Receiver::ConsumeFrames(Connection& connection) {
       if (!OpenTraceFile(connection, hello->pid())) return false;
     }
     const size_t frame_bytes = sizeof(uint32_t) + length;
-    if (!connection.write_failed && fwrite(begin, 1, frame_bytes, connection.trace) != frame_bytes) {
-      connection.write_failed = true;
-      problems_.push_back(absl::StrFormat("cannot write %s: %s; later events of process %d are lost",
-                                          connection.trace_path, strerror(errno), connection.pid));
-    }
+    WriteFrame(connection, begin, frame_bytes);
     ++stats_.frames;
     CountBatch(**frame);
     connection.pending_offset += frame_bytes;
@@ -156,6 +173,23 @@ bool Receiver::ConsumeFrames(Connection& connection) {
     connection.pending_offset = 0;
   }
   return true;
+}
+
+void Receiver::WriteFrame(Connection& connection, const uint8_t* frame, size_t size) {
+  if (connection.write_error.empty()) {
+    if (WriteAll(connection.trace_fd, frame, size)) {
+      connection.written_bytes += size;
+      return;
+    }
+    // Cut the partial frame off, so the file stays a clean stream of whole
+    // frames. A file size limit gives EFBIG here only because SIGXFSZ is
+    // ignored (IgnoreFileSizeSignal, launcher.h).
+    connection.write_error = strerror(errno);
+    if (ftruncate(connection.trace_fd, static_cast<off_t>(connection.written_bytes)) != 0) {
+      connection.write_error += absl::StrFormat(" (and cutting it back failed: %s)", strerror(errno));
+    }
+  }
+  connection.lost_bytes += size;
 }
 
 void Receiver::CountBatch(const wire::Frame& frame) {
@@ -185,8 +219,7 @@ bool Receiver::OpenTraceFile(Connection& connection, int pid) {
                                           strerror(errno), pid));
       return false;
     }
-    connection.trace = fdopen(fd, "wb");
-    setvbuf(connection.trace, nullptr, _IOFBF, kTraceBufferBytes);
+    connection.trace_fd = fd;
     connection.trace_path = path;
     return true;
   }
@@ -200,12 +233,15 @@ void Receiver::Finish(Connection& connection) {
     problems_.push_back(absl::StrFormat("process %d ended in the middle of a frame (%d bytes discarded)",
                                         connection.pid, connection.pending.size() - connection.pending_offset));
   }
-  if (connection.trace != nullptr) {
-    if (fclose(connection.trace) != 0 && !connection.write_failed) {
-      problems_.push_back(absl::StrFormat("cannot write %s: %s", connection.trace_path, strerror(errno)));
-    }
-    connection.trace = nullptr;
+  if (!connection.write_error.empty()) {
+    problems_.push_back(absl::StrFormat(
+        "cannot write %s: %s; it holds the first %d bytes of process %d's stream (readable), the last %d bytes "
+        "received were lost",
+        connection.trace_path, connection.write_error, connection.written_bytes, connection.pid,
+        connection.lost_bytes));
   }
+  if (connection.trace_fd >= 0) close(connection.trace_fd);
+  connection.trace_fd = -1;
   if (connection.fd >= 0) close(connection.fd);
   connection.fd = -1;
 }

@@ -1,7 +1,9 @@
 // Receiver: the collector's end of the event streams. Listens on a Unix
 // socket; each traced process connects once and streams frames
 // (wire_format.h). Every complete frame is verified and appended verbatim to
-// trace/<pid>.rlt, so the file is itself a valid stream.
+// trace/<pid>.rlt, so the file is itself a valid stream; it is written
+// unbuffered, so a collector killed mid-run leaves every frame it received
+// on disk, and a write error (disk full) leaves the frames before it.
 //
 // Single-threaded: the owner polls the descriptors from PollFds() together
 // with its own (child exit, signals) and calls OnPollResult.
@@ -66,6 +68,9 @@ class Receiver {
   bool Read(Connection& connection);
   bool ConsumeFrames(Connection& connection);
   bool OpenTraceFile(Connection& connection, int pid);
+  // WriteFrame: appends one verified frame to the connection's trace file;
+  // after a write error, counts it as lost instead.
+  void WriteFrame(Connection& connection, const uint8_t* frame, size_t size);
   void CountBatch(const wire::Frame& frame);
   void Finish(Connection& connection);
 
