@@ -9,16 +9,36 @@
 namespace rlscope::preload {
 
 std::atomic<uint32_t> FlushSignal::word_{0};
+std::atomic<uint64_t> FlushSignal::waits_{0};
+std::atomic<bool> FlushSignal::sleeping_{false};
 
 void FlushSignal::Wake() {
   syscall(SYS_futex, reinterpret_cast<uint32_t*>(&word_), FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr, 0);
 }
 
 void FlushSignal::WaitFor(int timeout_ms) {
+  waits_.fetch_add(1, std::memory_order_acq_rel);  // The previous flush is done.
+  sleeping_.store(true, std::memory_order_release);
   timespec timeout{timeout_ms / 1000, (timeout_ms % 1000) * 1'000'000L};
   // Returns at once if a request is pending (the word is no longer 0).
   syscall(SYS_futex, reinterpret_cast<uint32_t*>(&word_), FUTEX_WAIT_PRIVATE, 0, &timeout, nullptr, 0);
+  sleeping_.store(false, std::memory_order_release);
   word_.store(0, std::memory_order_release);
+}
+
+bool FlushSignal::RequestAndAwait(int timeout_ms) {
+  // Asleep now: the next flush starts after this point and is done at the
+  // next WaitFor. Awake: a flush may be under way that already passed the
+  // caller's ring; the one after it is done a WaitFor later.
+  const bool asleep = sleeping_.load(std::memory_order_acquire);
+  const uint64_t target = waits_.load(std::memory_order_acquire) + (asleep ? 1 : 2);
+  if (word_.exchange(1, std::memory_order_acq_rel) == 0) Wake();
+  for (int waited_us = 0; waited_us < timeout_ms * 1000; waited_us += 200) {
+    if (waits_.load(std::memory_order_acquire) >= target) return true;
+    timespec pause{0, 200'000};
+    nanosleep(&pause, nullptr);
+  }
+  return false;
 }
 
 }  // namespace rlscope::preload

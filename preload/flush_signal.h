@@ -19,12 +19,25 @@ class FlushSignal {
   // WaitFor: sleeps up to `timeout_ms` unless a request is pending, then
   // clears it. Flusher thread only.
   static void WaitFor(int timeout_ms);
-  // Reset: a fork() child starts with no request pending.
-  static void Reset() { word_.store(0, std::memory_order_relaxed); }
+  // Reset: a fork() child starts with no request pending (and its flusher
+  // not yet asleep).
+  static void Reset() {
+    word_.store(0, std::memory_order_relaxed);
+    sleeping_.store(false, std::memory_order_relaxed);
+  }
+  // RequestAndAwait: requests a flush and waits, polling, until one that
+  // began after the request has finished, or `timeout_ms` passed (false).
+  // Async-signal-safe (atomics, futex wake, nanosleep): the fatal-signal
+  // flush calls it from a crashing thread's handler.
+  static bool RequestAndAwait(int timeout_ms);
 
  private:
   static void Wake();
   static std::atomic<uint32_t> word_;
+  // Flusher state for RequestAndAwait: WaitFor calls begun (a flush has
+  // finished at each), and whether the flusher is inside the wait.
+  static std::atomic<uint64_t> waits_;
+  static std::atomic<bool> sleeping_;
 };
 
 }  // namespace rlscope::preload

@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "fatal_signal_flush.h"
 #include "flush_signal.h"
 #include "flusher.h"
 #include "gpu_activity_queue.h"
@@ -53,6 +54,9 @@ void StartFlusher(ClockSyncPoint origin, int forked_from) {
   g_flusher = new Flusher(g_socket_path, origin, forked_from);
   g_flusher->Start();
 }
+
+// FlusherServesThisProcess: async-signal-safe (the crash handler asks).
+bool FlusherServesThisProcess() { return g_recording && g_flusher != nullptr && getpid() == g_traced_pid; }
 
 uint32_t CurrentTid() { return static_cast<uint32_t>(syscall(SYS_gettid)); }
 
@@ -132,6 +136,7 @@ __attribute__((constructor)) void StartPreload() {
   g_recording = true;
   RegisterCurrentThread();
   StartFlusher(origin, 0);
+  InstallFatalSignalFlush(&FlusherServesThisProcess);
 }
 
 // A destructor of the preload runs after the program's atexit handlers and

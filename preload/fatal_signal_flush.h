@@ -1,0 +1,32 @@
+// FatalSignalFlush: when the program dies of a crash signal (SIGSEGV,
+// SIGBUS, SIGFPE, SIGILL, SIGABRT), the flusher sends what its threads
+// recorded up to the crash before the signal takes its course, so a crash
+// loses nothing instead of the last flush interval (≤ 20 ms) of events.
+//
+// The program must not notice: the handler is installed only where the
+// disposition is SIG_DFL at start-up; SA_RESETHAND puts SIG_DFL back on
+// entry, so the signal then does exactly what it would have (core dump
+// included; a second fault inside the handler ends the process at once);
+// sigaction() reports SIG_DFL in its place (`sigaction` below), so a
+// runtime that installs its own handler only over SIG_DFL (Rust's stack
+// overflow handler) still does, and chaining handlers chain to "default".
+// A handler the program installs replaces ours. The handler waits for the
+// flush at most kFatalFlushWaitMs, and only uses async-signal-safe calls
+// (the flusher thread does the work; it may itself be stuck, e.g. on a
+// malloc lock the crashing thread held: then the wait simply times out).
+#ifndef RLSCOPE_PRELOAD_FATAL_SIGNAL_FLUSH_H_
+#define RLSCOPE_PRELOAD_FATAL_SIGNAL_FLUSH_H_
+
+namespace rlscope::preload {
+
+// Longest a crashing thread waits for the flush before dying.
+constexpr int kFatalFlushWaitMs = 500;
+
+// InstallFatalSignalFlush: at start-up, once a flusher exists. `may_flush`
+// says whether the flusher serves the calling process (not in a vfork()
+// child); it must be async-signal-safe.
+void InstallFatalSignalFlush(bool (*may_flush)());
+
+}  // namespace rlscope::preload
+
+#endif  // RLSCOPE_PRELOAD_FATAL_SIGNAL_FLUSH_H_
