@@ -1,0 +1,436 @@
+#!/usr/bin/env python3
+"""The fault suite (issue [F]): what `rlscope run` guarantees to the profiled
+program when something goes wrong -- the collector is killed or stalls, the
+program is killed, the program takes an unusual shape (fork, exec, spawn,
+many threads, exit from a thread, dlclose, signal handlers calling hooked
+functions), or the output directory is unwritable or fills up.
+
+Every case compares the program's stdout and exit status with an unprofiled
+run of the same command, and runs under its own deadline (CASE_TIMEOUT_S):
+a hang kills every process the case started and fails that case by name.
+The program is test/native/fault_program.c; its calls into libsimtest are
+hooked as simulator calls, so every process and thread has events.
+
+  fault_e2e_test.py --rlscope BIN --program BIN --dlclose-lib LIB --group collector|program|shapes|disk
+"""
+import ctypes
+import glob
+import json
+import os
+import re
+import resource
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from e2e_support import ARGS, main, run_rlscope, scratch_dir  # noqa: E402
+
+SIM = "*libsimtest*:simtest_*"
+CASE_TIMEOUT_S = 60
+
+# Orphans (the program after its collector was killed, grandchildren whose
+# parent died) are re-parented to this process, so a case can wait for them
+# and kill them when it hangs.
+PR_SET_CHILD_SUBREAPER = 36
+ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+
+
+def no_core_dumps():
+    """preexec_fn: the crash cases must not leave core files behind."""
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+
+def children():
+    """Pids whose parent is this process (including adopted orphans)."""
+    me, pids = os.getpid(), []
+    for stat in glob.glob("/proc/[0-9]*/stat"):
+        try:
+            with open(stat) as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == me:
+            pids.append(int(stat.split("/")[2]))
+    return pids
+
+
+def kill_everything():
+    """After a hang: SIGKILL every process the case left, and reap them."""
+    for _ in range(20):
+        pids = children()
+        if not pids:
+            return
+        for pid in pids:
+            try:
+                os.killpg(os.getpgid(pid), signal.SIGKILL)
+            except OSError:
+                pass
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        reap_orphans(0.2)
+
+
+def reap_orphans(seconds):
+    """Waits up to `seconds` for adopted orphans; {pid: wait status}."""
+    reaped, deadline = {}, time.monotonic() + seconds
+    while True:
+        try:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return reaped
+        if pid != 0:
+            reaped[pid] = status
+            continue
+        if time.monotonic() >= deadline:
+            return reaped
+        time.sleep(0.01)
+
+
+class Outcome:
+    def __init__(self, returncode, stdout, stderr, seconds):
+        self.returncode, self.stdout, self.stderr, self.seconds = returncode, stdout, stderr, seconds
+
+
+def bounded(test, command, timeout=CASE_TIMEOUT_S, preexec_fn=no_core_dumps):
+    """Runs `command` with stdout/stderr in files (a pipe would wait for
+    every orphan holding it); fails the test, naming the command, if it
+    does not finish within `timeout` seconds."""
+    directory = scratch_dir(test)
+    out_path, err_path = os.path.join(directory, "stdout"), os.path.join(directory, "stderr")
+    start = time.monotonic()
+    with open(out_path, "w") as out, open(err_path, "w") as err:
+        process = subprocess.Popen(command, stdout=out, stderr=err, stdin=subprocess.DEVNULL, preexec_fn=preexec_fn)
+        try:
+            returncode = process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            kill_everything()
+            process.wait()
+            with open(err_path, errors="replace") as f:
+                tail = f.read()[-2000:]
+            test.fail(f"hung: {' '.join(command)} did not finish in {timeout} s; stderr:\n{tail}")
+    seconds = time.monotonic() - start
+    reap_orphans(0)
+    with open(out_path, errors="replace") as f:
+        stdout = f.read()
+    with open(err_path, errors="replace") as f:
+        stderr = f.read()
+    return Outcome(returncode, stdout, stderr, seconds)
+
+
+def program_pid(parent):
+    """The fault_program process whose parent is `parent`."""
+    for stat in glob.glob("/proc/[0-9]*/stat"):
+        try:
+            with open(stat) as f:
+                text = f.read()
+        except OSError:
+            continue
+        if "(fault_program)" in text and text.rsplit(")", 1)[1].split()[1] == str(parent):
+            return int(stat.split("/")[2])
+    raise AssertionError(f"no fault_program child of {parent}")
+
+
+def shell_status(returncode):
+    """Popen's returncode as a shell (and `rlscope run`) reports it."""
+    return 128 - returncode if returncode < 0 else returncode
+
+
+def profile_command(out, command, options=()):
+    return [ARGS.rlscope, "run", "--quiet", "--out", out, "--sim", SIM, *options, "--", *command]
+
+
+def load_report(out):
+    with open(os.path.join(out, "report.json")) as f:
+        return json.load(f)
+
+
+class FaultCase(unittest.TestCase):
+    def plain(self, command):
+        return bounded(self, command)
+
+    def profiled(self, command, options=(), preexec_fn=no_core_dumps):
+        """`rlscope run` of `command`, checked against an unprofiled run:
+        same stdout, same exit status. Returns (run dir, outcome, report)."""
+        plain = self.plain(command)
+        out = os.path.join(scratch_dir(self), "run")
+        run = bounded(self, profile_command(out, command, options), preexec_fn=preexec_fn)
+        self.assertEqual(run.stdout, plain.stdout, run.stderr)
+        self.assertEqual(run.returncode, shell_status(plain.returncode), run.stderr)
+        return out, run, load_report(out)
+
+    def assert_accounted(self, report, processes, clean=True, min_events=1000):
+        """`processes` traced processes, each with `min_events` or more
+        events delivered or counted as dropped (every process here makes
+        thousands of hooked calls), each ended cleanly (or not, `clean`)."""
+        self.assertEqual(len(report["processes"]), processes, json.dumps(report["processes"])[:2000])
+        for process in report["processes"]:
+            self.assertGreaterEqual(process["events"] + process["dropped_events"], min_events, process["argv"])
+            self.assertEqual(process["ended_cleanly"], clean, (process["argv"], process["problems"]))
+
+
+class CollectorKilled(FaultCase):
+    """Item 1: the collector dies (SIGKILL) or stalls (SIGSTOP) mid-run."""
+
+    def start_and_wait_for_trace(self, out, command, err_path):
+        with open(os.path.join(os.path.dirname(err_path), "stdout"), "w") as stdout, open(err_path, "w") as stderr:
+            rlscope = subprocess.Popen(profile_command(out, command), stdout=stdout, stderr=stderr,
+                                       stdin=subprocess.DEVNULL, preexec_fn=no_core_dumps)
+        started = time.monotonic()
+        deadline = started + 20
+        while time.monotonic() < deadline:
+            traces = glob.glob(os.path.join(out, "trace", "*.rlt"))
+            if traces and os.path.getsize(traces[0]) > 4096:
+                return rlscope, started
+            time.sleep(0.01)
+        rlscope.kill()
+        kill_everything()
+        self.fail("no trace data within 20 s")
+
+    def test_collector_sigkill(self):
+        command = [ARGS.program, "work", "1500", "4"]
+        plain = self.plain(command)
+        directory = scratch_dir(self)
+        out, err_path = os.path.join(directory, "run"), os.path.join(directory, "stderr")
+        rlscope, started = self.start_and_wait_for_trace(out, command, err_path)
+        time.sleep(0.3)
+        rlscope.kill()
+        rlscope.wait()
+        killed = time.monotonic()
+        # The program is not rlscope's to take down: it runs on, adopted by
+        # us, and ends as it would have.
+        reaped = reap_orphans(CASE_TIMEOUT_S)
+        ended = time.monotonic()
+        if not reaped:
+            kill_everything()
+            self.fail("the program did not end within the case's deadline after the collector was killed")
+        self.assertEqual(len(reaped), 1, reaped)
+        status = list(reaped.values())[0]
+        self.assertTrue(os.WIFEXITED(status), status)
+        self.assertEqual(os.WEXITSTATUS(status), plain.returncode)
+        with open(os.path.join(directory, "stdout")) as f:
+            self.assertEqual(f.read(), plain.stdout)
+        with open(err_path) as f:
+            stderr = f.read()
+        lost_lines = [line for line in stderr.splitlines() if "lost the collector" in line]
+        self.assertEqual(len(lost_lines), 1, stderr)
+        # The program lost no time to the dead collector: it ends when its
+        # own work does (1.5 s after its start), not later.
+        print(f"\ncollector killed {killed - started:.2f} s after the start; the program ended "
+              f"{ended - started:.2f} s after the start (alone: {plain.seconds:.2f} s)", file=sys.stderr)
+        self.assertLess(ended - started, plain.seconds + 1.0)
+        # What the collector received before it died is on disk and readable.
+        report = run_rlscope("report", "--quiet", out, timeout=CASE_TIMEOUT_S)
+        self.assertIn(report.returncode, (0, 3), report.stderr)
+        result = load_report(out)
+        self.assertEqual(len(result["processes"]), 1)
+        process = result["processes"][0]
+        self.assertGreater(process["events"], 1000)
+        self.assertFalse(process["ended_cleanly"])
+        self.assertTrue(any("rlscope stopped before the command ended" in p for p in result["problems"]),
+                        result["problems"])
+
+    def test_collector_stalled(self):
+        """A collector that stops reading (SIGSTOP) delays the program's exit
+        by the preload's exit bound at most, never the program's work."""
+        command = [ARGS.program, "work", "1500", "4"]
+        plain = self.plain(command)
+        directory = scratch_dir(self)
+        out, err_path = os.path.join(directory, "run"), os.path.join(directory, "stderr")
+        rlscope, started = self.start_and_wait_for_trace(out, command, err_path)
+        os.kill(rlscope.pid, signal.SIGSTOP)
+        try:
+            # The program is rlscope's child: watch it through /proc.
+            program_stat = f"/proc/{program_pid(rlscope.pid)}/stat"
+            deadline = started + CASE_TIMEOUT_S
+            while time.monotonic() < deadline:
+                try:
+                    with open(program_stat) as f:
+                        state = f.read().rsplit(")", 1)[1].split()[0]
+                except OSError:
+                    break
+                if state == "Z":
+                    break
+                time.sleep(0.01)
+            ended = time.monotonic()
+        finally:
+            os.kill(rlscope.pid, signal.SIGCONT)
+        try:
+            returncode = rlscope.wait(timeout=CASE_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            kill_everything()
+            self.fail("rlscope did not finish after being continued")
+        self.assertEqual(returncode, plain.returncode)
+        with open(os.path.join(directory, "stdout")) as f:
+            self.assertEqual(f.read(), plain.stdout)
+        delay = (ended - started) - plain.seconds
+        print(f"\ncollector stalled: the program ended {ended - started:.2f} s after its start "
+              f"(alone: {plain.seconds:.2f} s)", file=sys.stderr)
+        self.assertLess(delay, 5.0)
+        result = load_report(out)
+        self.assertEqual(len(result["processes"]), 1)
+        process = result["processes"][0]
+        self.assertGreater(process["events"] + process["dropped_events"], 1000)
+
+
+class ProgramKilled(FaultCase):
+    """Item 2: the program dies of a signal; `rlscope run` exits 128+N and
+    reports what it received, the process marked as not ended cleanly."""
+
+    def check_crash(self, how, signal_number, flushed):
+        """`flushed`: the crash handler sent every call made before the
+        signal (delivered or counted as dropped); SIGKILL cannot be caught,
+        so its last flush interval is lost."""
+        out, run, report = self.profiled([ARGS.program, "crash", how])
+        self.assertEqual(run.returncode, 128 + signal_number)
+        self.assert_accounted(report, 1, clean=False)
+        self.assertEqual(report["exit_code"], 128 + signal_number)
+        process = report["processes"][0]
+        self.assertTrue(any("did not end cleanly" in p for p in process["problems"]), process["problems"])
+        calls = int(re.search(r"^calls (\d+)", run.stderr, re.M).group(1))
+        recorded = process["events"] + process["dropped_events"]
+        print(f"\n{how}: {calls} calls made, {process['events']} events + {process['dropped_events']} dropped "
+              f"in the report", file=sys.stderr)
+        if flushed:
+            self.assertGreaterEqual(recorded, calls)
+        self.assertGreater(process["events"], 1000)
+
+    def test_sigsegv(self):
+        self.check_crash("segv", signal.SIGSEGV, flushed=True)
+
+    def test_abort(self):
+        self.check_crash("abort", signal.SIGABRT, flushed=True)
+
+    def test_sigkill(self):
+        self.check_crash("kill", signal.SIGKILL, flushed=False)
+
+    def test_programs_own_handler(self):
+        """The program sees SIGSEGV as default and its own handler runs."""
+        out, run, report = self.profiled([ARGS.program, "own_handler"])
+        self.assertEqual(run.returncode, 9)
+        self.assertIn("disposition at start: default", run.stdout)
+        self.assertIn("caught SIGSEGV", run.stdout)
+
+    def test_core_dump_kept(self):
+        """Dumping core (or not) is the kernel's, as without rlscope: a
+        parent reports the child's WCOREDUMP, compared with an unprofiled run."""
+        directory = scratch_dir(self)
+        reporter = ("import os, subprocess, sys\n"
+                    "child = subprocess.Popen(sys.argv[1:], cwd=%r, stderr=subprocess.DEVNULL)\n"
+                    "_, status = os.waitpid(child.pid, 0)\n"
+                    "print('signal', os.WTERMSIG(status), 'core', os.WCOREDUMP(status))\n" % directory)
+
+        def core_dumps_allowed():
+            hard = resource.getrlimit(resource.RLIMIT_CORE)[1]
+            resource.setrlimit(resource.RLIMIT_CORE, (hard, hard))
+        command = [sys.executable, "-c", reporter, os.path.abspath(ARGS.program), "crash", "segv"]
+        plain = bounded(self, command, preexec_fn=core_dumps_allowed)
+        out = os.path.join(scratch_dir(self), "run")
+        run = bounded(self, profile_command(out, command), preexec_fn=core_dumps_allowed)
+        self.assertEqual(run.stdout, plain.stdout, run.stderr)
+        self.assertIn("signal 11", run.stdout)
+
+
+class ProcessShapes(FaultCase):
+    """Item 3: output and status unchanged, no hang, every process and
+    thread accounted for."""
+
+    def test_fork_without_exec(self):
+        out, run, report = self.profiled([ARGS.program, "fork"])
+        self.assert_accounted(report, 2)
+
+    def test_fork_and_exec(self):
+        out, run, report = self.profiled([ARGS.program, "forkexec"])
+        self.assert_accounted(report, 2)
+
+    def test_posix_spawn(self):
+        out, run, report = self.profiled([ARGS.program, "spawn"])
+        self.assert_accounted(report, 2)
+
+    def test_64_threads(self):
+        out, run, report = self.profiled([ARGS.program, "threads", "64"])
+        self.assert_accounted(report, 1)
+        self.assertGreaterEqual(len(report["processes"][0]["threads"]), 65)
+        self.assertTrue(all(thread["events"] > 0 for thread in report["processes"][0]["threads"]))
+
+    def test_threads_ending_while_flushed(self):
+        out, run, report = self.profiled([ARGS.program, "churn", "500"])
+        self.assert_accounted(report, 1)
+        self.assertGreaterEqual(len(report["processes"][0]["threads"]), 501)
+
+    def test_exit_from_a_thread(self):
+        out, run, report = self.profiled([ARGS.program, "thread_exit"])
+        self.assertEqual(run.returncode, 7)
+        self.assert_accounted(report, 1)
+
+    def test_dlclose_of_a_hooked_library(self):
+        out, run, report = self.profiled([ARGS.program, "dlclose", ARGS.dlclose_lib],
+                                         options=("--sim", "*libsimfault*:simtest_*"))
+        self.assert_accounted(report, 1, min_events=300000)  # Every call of the three rounds.
+
+    def test_signal_handlers_calling_hooks(self):
+        out, run, report = self.profiled([ARGS.program, "signals", "500"])
+        self.assertIn("signals handled", run.stdout)
+        self.assert_accounted(report, 1)
+
+
+def file_size_limit(limit):
+    def apply():
+        no_core_dumps()
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+    return apply
+
+
+class DiskFaults(FaultCase):
+    """Item 5: an unwritable --out fails before the command starts; a disk
+    that fills up mid-run (a file size limit stands in for it: no root
+    needed) costs trace data only, said clearly, and what was written stays
+    readable."""
+
+    def test_unwritable_out(self):
+        directory = scratch_dir(self)
+        not_a_directory = os.path.join(directory, "file")
+        open(not_a_directory, "w").close()
+        marker = os.path.join(directory, "ran")
+        run = bounded(self, [ARGS.rlscope, "run", "--out", os.path.join(not_a_directory, "run"), "--",
+                             "sh", "-c", f"touch {marker}"])
+        self.assertEqual(run.returncode, 1, run.stderr)
+        self.assertIn("cannot create the output directory", run.stderr)
+        self.assertFalse(os.path.exists(marker), "the command ran although the run could not be recorded")
+
+    def test_disk_full_mid_run(self):
+        limit = 4 * 1024 * 1024  # Frames are up to 1 MiB: room for a few.
+        command = [ARGS.program, "work", "1000", "5"]
+        out, run, report = self.profiled(command, preexec_fn=file_size_limit(limit))
+        traces = glob.glob(os.path.join(out, "trace", "*.rlt"))
+        self.assertEqual(len(traces), 1)
+        self.assertLessEqual(os.path.getsize(traces[0]), limit)
+        self.assertGreater(os.path.getsize(traces[0]), 0)
+        problems = [p for p in report["problems"] if "cannot write" in p]
+        self.assertEqual(len(problems), 1, report["problems"])
+        self.assertIn(os.path.basename(traces[0]), problems[0])
+        self.assertIn("bytes received were lost", problems[0])
+        # Cut back to whole frames: the file reads without damage.
+        again = run_rlscope("report", "--quiet", out, timeout=CASE_TIMEOUT_S)
+        self.assertEqual(again.returncode, 0, again.stderr)
+        self.assertGreater(report["processes"][0]["events"], 0)
+
+
+GROUPS = {"collector": CollectorKilled, "program": ProgramKilled, "shapes": ProcessShapes, "disk": DiskFaults}
+
+if __name__ == "__main__":
+    # --group picks one class (one ctest test each); the rest go to unittest.
+    # (No loop variable at module level: unittest would find the class in it.)
+    if "--group" in sys.argv:
+        at = sys.argv.index("--group")
+        chosen = sys.argv[at + 1]
+        del sys.argv[at:at + 2]
+        for unwanted in [cls.__name__ for name, cls in GROUPS.items() if name != chosen]:
+            del globals()[unwanted]
+        del unwanted
+    main(extra_arguments=("--program", "--dlclose-lib"))
