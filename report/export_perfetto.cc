@@ -333,6 +333,8 @@ void WriteProcess(const ProcessTimeline& process, const NameTable& names, Packet
     if (tid != thread.tid) name += absl::StrFormat(" (tid %d, again)", thread.tid);
     const uint64_t thread_uuid = stream.NewUuid();
     stream.ThreadTrack(thread_uuid, process_uuid, process.pid, tid, name, thread.begin_ns);
+    // Child tracks show up beside the thread, so their names say whose they are.
+    const std::string owner = absl::StrFormat("%s %d", thread.name.empty() ? "thread" : thread.name, tid);
 
     std::vector<PerfettoSlice> slices;
     for (const Interval& op : thread.operations) {
@@ -348,7 +350,7 @@ void WriteProcess(const ProcessTimeline& process, const NameTable& names, Packet
         slices.back().args = {{"inferred", true}};
       }
       const uint64_t uuid = stream.NewUuid();
-      stream.ChildTrack(uuid, thread_uuid, absl::StrFormat("%s %d inferred operations", name, tid), thread.begin_ns);
+      stream.ChildTrack(uuid, thread_uuid, owner + " inferred operations", thread.begin_ns);
       NestSlices(slices);
       stream.WriteSlices(uuid, slices);
     }
@@ -371,7 +373,7 @@ void WriteProcess(const ProcessTimeline& process, const NameTable& names, Packet
         slices.push_back(std::move(slice));
       }
       const uint64_t uuid = stream.NewUuid();
-      stream.ChildTrack(uuid, thread_uuid, absl::StrFormat("%s %d CPU categories", name, tid), thread.begin_ns);
+      stream.ChildTrack(uuid, thread_uuid, owner + " CPU categories", thread.begin_ns);
       NestSlices(slices);
       AttachLaunches(launches_by_thread[t], names, slices);
       stream.WriteSlices(uuid, slices);

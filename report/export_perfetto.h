@@ -18,8 +18,9 @@
 //     category intervals: "CUDA API", "Backend", "Simulator", "Python" for a
 //     callback from native code, "Profiler"; a Python->native call is named
 //     after its Python location, with debug annotations `location` and
-//     `line`). Perfetto shows a thread track's children beside it, in its
-//     process;
+//     `line`); NAME is the thread's name ("thread" when it has none), TID
+//     its (possibly synthetic) tid. Perfetto shows a thread track's
+//     children beside it, in its process;
 //   - per process, one track per GPU device and stream, "GPU D stream S"
 //     (child of the process track): kernels, copies and memsets (categories
 //     "Kernel", "Memcpy", "Memset"; annotations correlation_id, bytes).
