@@ -266,12 +266,15 @@ struct LaunchSite {
   std::vector<uint64_t> flow_ids;
 };
 
-// AttachLaunches: gives each launch's flow ids to the innermost of the
-// nested `slices` around its time, or to a new instant event.
+// AttachLaunches: gives each launch's flow ids (it has some) to the
+// innermost of the nested `slices` around its time, or to a new instant
+// event.
 void AttachLaunches(std::vector<const LaunchSite*> launches, const NameTable& names,
                     std::vector<PerfettoSlice>& slices) {
-  std::sort(launches.begin(), launches.end(),
-            [](const LaunchSite* a, const LaunchSite* b) { return a->time_ns < b->time_ns; });
+  // By time, then by flow id: the output does not depend on hash order.
+  std::sort(launches.begin(), launches.end(), [](const LaunchSite* a, const LaunchSite* b) {
+    return std::pair(a->time_ns, a->flow_ids.front()) < std::pair(b->time_ns, b->flow_ids.front());
+  });
   std::vector<size_t> open;
   size_t next = 0;
   const size_t count = slices.size();  // Instants appended below are not candidates.
