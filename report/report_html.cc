@@ -143,7 +143,7 @@ std::string MainFigure(const std::vector<BreakdownRow>& rows, std::string_view v
   }
   std::vector<std::string> header = {"operation", "thread time", "share"};
   for (Category category : cpu_categories) header.emplace_back(CategoryName(category));
-  header.push_back("GPU time");
+  if (totals.gpu_ns > 0) header.push_back("GPU time");
   std::vector<std::vector<Cell>> table;
   for (const OperationCells& operation : operations) {
     std::vector<Cell> line = {Text(operation.name), Number(FormatDuration(operation.cpu_ns)),
@@ -156,14 +156,16 @@ std::string MainFigure(const std::vector<BreakdownRow>& rows, std::string_view v
       }
       line.push_back(Number(ns > 0 ? FormatDuration(ns) : "-"));
     }
-    line.push_back(Number(operation.gpu_ns > 0 ? FormatDuration(operation.gpu_ns) : "-"));
+    if (totals.gpu_ns > 0) line.push_back(Number(operation.gpu_ns > 0 ? FormatDuration(operation.gpu_ns) : "-"));
     table.push_back(std::move(line));
   }
   out += html::Table(header, table, "operations");
-  out += Note(absl::StrFormat(
-      "Thread time %s (CPU and CPU+GPU rows: thread-seconds, threads add up); GPU time %s (GPU rows: device busy "
-      "time). Hover a bar for exact values.",
-      FormatDuration(totals.cpu_ns), FormatDuration(totals.gpu_ns)));
+  out += Note(absl::StrCat(
+      absl::StrFormat("All processes together. Thread time %s (CPU and CPU+GPU rows: thread-seconds, threads add up)",
+                      FormatDuration(totals.cpu_ns)),
+      totals.gpu_ns > 0 ? absl::StrFormat("; GPU time %s (GPU rows: device busy time)", FormatDuration(totals.gpu_ns))
+                        : "; no GPU rows",
+      ". Hover a bar for exact values."));
   return out;
 }
 
