@@ -16,7 +16,8 @@ namespace rlscope::collector {
 
 namespace {
 
-constexpr const char* kDiffUsage = R"USAGE(usage: rlscope diff [--format text|json|html] [-o FILE] [--top N] [--calibration FILE] DIR_A DIR_B [DIR_C ...]
+constexpr const char* kDiffUsage = R"USAGE(usage: rlscope diff [--format text|json|html] [-o FILE] [--top N] [--calibration FILE]
+                    DIR_A DIR_B [DIR_C ...]
 
 Compare two or more runs (directories made by 'rlscope run --out DIR'),
 side by side: torch vs jax, eager vs compiled, PPO vs DQN. The first run is

@@ -84,7 +84,7 @@ std::string RunsTable(const RunDiff& diff) {
     const DiffRunSummary& run = diff.runs[i];
     table.push_back({Text(run.label + (i == 0 ? " (baseline)" : "")), Raw("<code>" + Escape(run.dir) + "</code>"),
                      Raw("<code>" +
-                         Escape(html::Truncate(run.command.empty() ? "(unknown command)" : absl::StrJoin(run.command, " "),
+                         Escape(html::Truncate(FormatCommandLine(run.command),
                                                160)) +
                          "</code>"),
                      Number(absl::StrCat(run.exit_code)), Text(run.corrected ? "corrected" : "NOT corrected"),
@@ -154,7 +154,8 @@ std::string OperationsTable(const RunDiff& diff, size_t shown) {
     table.push_back(Line({Raw("<strong>" + Escape(op.name) + "</strong>"), Text("(all CPU)")}, op.cpu_time, Duration,
                          true));
     for (const DiffCategory& category : op.categories) {
-      if (!category.gpu) table.push_back(Line({Text(""), Text(CategoryLabel(category))}, category.time, Duration, true));
+      if (category.gpu) continue;
+      table.push_back(Line({Text(""), Text(CategoryLabel(category))}, category.time, Duration, true));
     }
     if (!AnyValue(op.gpu_time)) continue;
     table.push_back(Line({Text(""), Text("(all GPU)")}, op.gpu_time, Duration, true));

@@ -208,6 +208,14 @@ std::string Table(const std::vector<std::string>& header, const std::vector<std:
   return out + "</tbody></table>";
 }
 
+std::string Note(std::string_view text) { return absl::StrCat("<p class=\"note\">", Escape(text), "</p>"); }
+
+std::string CappedNote(size_t shown, size_t total, std::string_view what) {
+  if (shown >= total) return "";
+  return Note(absl::StrFormat("Showing the %d largest of %d %s; report.json has all of them.", shown, total,
+                              std::string(what)));
+}
+
 std::string Legend(const std::vector<std::string>& series) {
   std::string out = "<div class=\"legend\">";
   for (const std::string& name : series) {

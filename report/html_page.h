@@ -44,6 +44,13 @@ Cell Raw(std::string html, bool numeric = false);  // Trusted HTML (built here).
 std::string Table(const std::vector<std::string>& header, const std::vector<std::vector<Cell>>& rows,
                   std::string_view css_class = "");
 
+// Note: a muted paragraph of text.
+std::string Note(std::string_view text);
+
+// CappedNote: "Showing the N largest of M WHAT; report.json has all of
+// them." when a table was cut (shown < total), else "".
+std::string CappedNote(size_t shown, size_t total, std::string_view what);
+
 // Legend: a swatch and name per series, in the given order.
 std::string Legend(const std::vector<std::string>& series);
 

@@ -20,10 +20,6 @@ namespace rlscope::report {
 
 inline constexpr char kReportHtmlFileName[] = "report.html";
 
-// Views of a corrected report (data-view names and URL hashes).
-inline constexpr char kCorrectedView[] = "corrected";
-inline constexpr char kUncorrectedView[] = "uncorrected";
-
 std::string FormatReportHtml(const RunReport& report);
 
 }  // namespace rlscope::report

@@ -240,6 +240,10 @@ std::string NvidiaSmiComparison(const RunReport& report) {
 
 }  // namespace
 
+std::string FormatCommandLine(const std::vector<std::string>& argv) {
+  return argv.empty() ? "(unknown command)" : absl::StrJoin(argv, " ");
+}
+
 std::string FormatPercent(int64_t part, int64_t whole) {
   if (whole <= 0) return "-";
   return absl::StrFormat("%.1f%%", 100.0 * static_cast<double>(part) / static_cast<double>(whole));
@@ -337,7 +341,7 @@ std::string FormatReportText(const RunReport& report) {
   std::string out;
   const RunMetadata& meta = report.metadata;
   out += absl::StrFormat("rlscope report: %s\n",
-                         meta.command.empty() ? "(unknown command)" : absl::StrJoin(meta.command, " "));
+                         FormatCommandLine(meta.command));
   out += absl::StrFormat("  exit status %d, wall time %s, %d process(es); %s\n", meta.exit_code,
                          FormatDuration(meta.wall_ns), report.processes.size(),
                          report.corrected ? "corrected for profiling overhead"

@@ -17,7 +17,10 @@ std::string FormatReportText(const RunReport& report);
 // FormatDuration: "12.3 s", "45.6 ms", "789 us", "12 ns".
 std::string FormatDuration(int64_t ns);
 
-// Helpers the other renderers (report_html) share:
+// Helpers the other renderers (report_html, diff_html) share:
+// FormatCommandLine: argv joined by spaces, "(unknown command)" if empty.
+std::string FormatCommandLine(const std::vector<std::string>& argv);
+
 // FormatPercent: part of whole as "12.3%", "-" when whole is not positive.
 std::string FormatPercent(int64_t part, int64_t whole);
 

@@ -182,7 +182,9 @@ TEST_CASE("report.html of an empty run", "[html]") {
 
 TEST_CASE("report.html caps the operations of a big run", "[html]") {
   std::vector<BreakdownRow> rows;
-  for (int i = 0; i < 400; ++i) rows.push_back(Row("op" + std::to_string(i), Resource::kCpu, Category::kNative, 1000 + i));
+  for (int i = 0; i < 400; ++i) {
+    rows.push_back(Row("op" + std::to_string(i), Resource::kCpu, Category::kNative, 1000 + i));
+  }
   const std::string page = FormatReportHtml(Report(rows));
   CHECK(page.find("(385 more operations)") != std::string::npos);
   CHECK(page.find(">op399<") != std::string::npos);  // The largest is shown...
