@@ -8,10 +8,18 @@
 //
 // It counts its own calls exactly (the ground truth the test compares with
 // the report), times every call with the TSC (the longest time one call kept
-// a thread: "blocked") and prints one JSON object on stdout:
-//   threads: [{tid, calls, max_call_ns, stalls_over_1ms, _10ms, _100ms}],
-//   calls, seconds, rate (calls/s reached), max_call_ns, vm_hwm_kb.
+// a thread), counts the thread's voluntary context switches inside its
+// batches of calls (pacing sleeps are outside them: a hook that waited for
+// anything - a lock, the flusher, a socket - would make one; preemption on
+// a busy machine is involuntary and counted apart; the first batch, with
+// the thread's first call, is counted apart too) and prints one JSON
+// object on stdout:
+//   threads: [{tid, calls, max_call_ns, stalls_over_1ms, _10ms, _100ms,
+//              waits_in_calls, preemptions_in_calls, waits_in_first_batch}],
+//   calls, seconds, rate (calls/s reached), max_call_ns, waits_in_calls,
+//   vm_hwm_kb.
 #include <pthread.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <x86intrin.h>
@@ -42,7 +50,19 @@ struct ThreadResult {
   uint64_t calls = 0;
   uint64_t max_call_ticks = 0;
   uint64_t over_ticks[3] = {};  // Calls longer than 1 ms, 10 ms, 100 ms.
+  long waits = 0;        // Voluntary context switches inside batches.
+  long preemptions = 0;  // Involuntary ones.
+  // Voluntary switches in the first batch, which holds the thread's first
+  // hooked call: rlscope maps its ring there (mmap: the kernel's memory-map
+  // lock can make it wait while other threads map theirs).
+  long waits_in_first_batch = 0;
 };
+
+rusage ThreadUsage() {
+  rusage usage{};
+  getrusage(RUSAGE_THREAD, &usage);
+  return usage;
+}
 
 struct Plan {
   double seconds = 10;
@@ -64,6 +84,7 @@ void Flood(const Plan& plan, ThreadResult* result) {
   uint64_t calls = 0, max_ticks = 0;
   uint64_t over[3] = {};
   for (;;) {
+    const rusage before_batch = ThreadUsage();
     for (uint64_t i = 0; i < kPaceEvery; ++i) {
       const uint64_t before = __rdtsc();
       cudaStreamSynchronize(nullptr);
@@ -74,6 +95,10 @@ void Flood(const Plan& plan, ThreadResult* result) {
       }
     }
     calls += kPaceEvery;
+    const rusage after_batch = ThreadUsage();
+    (calls == kPaceEvery ? result->waits_in_first_batch : result->waits) +=
+        after_batch.ru_nvcsw - before_batch.ru_nvcsw;
+    result->preemptions += after_batch.ru_nivcsw - before_batch.ru_nivcsw;
     int64_t now = NowNs();
     if (now >= end_ns) break;
     if (plan.rate_per_thread > 0) {
@@ -148,24 +173,28 @@ int main(int argc, char** argv) {
   const double elapsed_s = static_cast<double>(NowNs() - begin_ns) / 1e9;
 
   uint64_t total = 0, max_ticks = 0;
+  long waits = 0;
   std::string per_thread;
   for (const ThreadResult& r : results) {
     total += r.calls;
     max_ticks = std::max(max_ticks, r.max_call_ticks);
-    char entry[256];
+    waits += r.waits;
+    char entry[320];
     snprintf(entry, sizeof(entry),
              "%s{\"tid\": %u, \"calls\": %llu, \"max_call_ns\": %.0f, \"stalls_over_1ms\": %llu, "
-             "\"stalls_over_10ms\": %llu, \"stalls_over_100ms\": %llu}",
+             "\"stalls_over_10ms\": %llu, \"stalls_over_100ms\": %llu, \"waits_in_calls\": %ld, "
+             "\"preemptions_in_calls\": %ld, \"waits_in_first_batch\": %ld}",
              per_thread.empty() ? "" : ", ", r.tid, static_cast<unsigned long long>(r.calls),
              static_cast<double>(r.max_call_ticks) / ticks_per_ns, static_cast<unsigned long long>(r.over_ticks[0]),
-             static_cast<unsigned long long>(r.over_ticks[1]), static_cast<unsigned long long>(r.over_ticks[2]));
+             static_cast<unsigned long long>(r.over_ticks[1]), static_cast<unsigned long long>(r.over_ticks[2]),
+             r.waits, r.preemptions, r.waits_in_first_batch);
     per_thread += entry;
   }
   // The warm-up call above is the main thread's; the threads' calls are all
   // the flood's.
   printf("{\"threads\": [%s], \"calls\": %llu, \"seconds\": %.3f, \"rate\": %.0f, \"max_call_ns\": %.0f, "
-         "\"vm_hwm_kb\": %ld}\n",
+         "\"waits_in_calls\": %ld, \"vm_hwm_kb\": %ld}\n",
          per_thread.c_str(), static_cast<unsigned long long>(total), elapsed_s, static_cast<double>(total) / elapsed_s,
-         static_cast<double>(max_ticks) / ticks_per_ns, VmHwmKb());
+         static_cast<double>(max_ticks) / ticks_per_ns, waits, VmHwmKb());
   return 0;
 }
