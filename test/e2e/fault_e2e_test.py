@@ -235,6 +235,30 @@ class CollectorKilled(FaultCase):
         self.assertTrue(any("rlscope stopped before the command ended" in p for p in result["problems"]),
                         result["problems"])
 
+    def test_collector_sigkill_while_forking(self):
+        """Children started after the collector died find no collector: one
+        line each on stderr, and they run on."""
+        command = [ARGS.program, "fork_storm", "40"]
+        plain = self.plain(command)
+        directory = scratch_dir(self)
+        out, err_path = os.path.join(directory, "run"), os.path.join(directory, "stderr")
+        rlscope, started = self.start_and_wait_for_trace(out, command, err_path)
+        time.sleep(0.3)
+        rlscope.kill()
+        rlscope.wait()
+        reaped = reap_orphans(CASE_TIMEOUT_S)
+        if not reaped:
+            kill_everything()
+            self.fail("the program did not end within the case's deadline after the collector was killed")
+        status = list(reaped.values())[0]
+        self.assertTrue(os.WIFEXITED(status), status)
+        self.assertEqual(os.WEXITSTATUS(status), plain.returncode)
+        with open(os.path.join(directory, "stdout")) as f:
+            self.assertEqual(f.read(), plain.stdout)
+        report = run_rlscope("report", "--quiet", out, timeout=CASE_TIMEOUT_S)
+        self.assertIn(report.returncode, (0, 3), report.stderr)
+        self.assertGreaterEqual(len(load_report(out)["processes"]), 2)
+
     def test_collector_stalled(self):
         """A collector that stops reading (SIGSTOP) delays the program's exit
         by the preload's exit bound at most, never the program's work."""
@@ -344,6 +368,11 @@ class ProcessShapes(FaultCase):
         out, run, report = self.profiled([ARGS.program, "fork"])
         self.assert_accounted(report, 2)
 
+    def test_fork_storm(self):
+        """Forks landing anywhere in four busy threads' (and the flusher's) work."""
+        out, run, report = self.profiled([ARGS.program, "fork_storm", "40"])
+        self.assert_accounted(report, 41, min_events=100)
+
     def test_fork_and_exec(self):
         out, run, report = self.profiled([ARGS.program, "forkexec"])
         self.assert_accounted(report, 2)
@@ -419,6 +448,29 @@ class DiskFaults(FaultCase):
         again = run_rlscope("report", "--quiet", out, timeout=CASE_TIMEOUT_S)
         self.assertEqual(again.returncode, 0, again.stderr)
         self.assertGreater(report["processes"][0]["events"], 0)
+
+
+    def test_disk_full_on_a_small_tmpfs(self):
+        """The real thing where this process may mount (root, as in CI):
+        ENOSPC on a 3 MiB tmpfs."""
+        mount_point = scratch_dir(self)
+        mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=3m", "tmpfs", mount_point],
+                                 capture_output=True, text=True)
+        if mounted.returncode != 0:
+            self.skipTest(f"cannot mount a tmpfs here: {mounted.stderr.strip()}")
+        self.addCleanup(subprocess.run, ["umount", "-l", mount_point])
+        command = [ARGS.program, "work", "1000", "5"]
+        plain = self.plain(command)
+        out = os.path.join(mount_point, "run")
+        run = bounded(self, profile_command(out, command))
+        self.assertEqual(run.stdout, plain.stdout, run.stderr)
+        self.assertEqual(run.returncode, plain.returncode, run.stderr)
+        report = load_report(out)
+        problems = [p for p in report["problems"] if "No space left on device" in p]
+        self.assertEqual(len(problems), 1, report["problems"])
+        self.assertIn("bytes received were lost", problems[0])
+        again = run_rlscope("report", "--quiet", out, timeout=CASE_TIMEOUT_S)
+        self.assertEqual(again.returncode, 0, again.stderr)
 
 
 GROUPS = {"collector": CollectorKilled, "program": ProgramKilled, "shapes": ProcessShapes, "disk": DiskFaults}

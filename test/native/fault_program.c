@@ -11,6 +11,7 @@
                                       die of that signal
      fault_program own_handler        the program's own SIGSEGV handler, then a fault
      fault_program fork               fork without exec; the child works, exits 3
+     fault_program fork_storm N       N forks in turn while four threads work
      fault_program forkexec           fork + exec of `work`
      fault_program spawn              posix_spawn of `work`
      fault_program threads N          N threads working at once
@@ -126,6 +127,30 @@ static int Fork(void) {
   Work(100);
   printf("child exited with %d\n", WaitChild(pid));
   return 0;
+}
+
+/* ForkStorm: `children` forks, one every 20 ms, while four threads make
+   hooked calls (so a fork can land in the middle of anything the preload
+   does); each child works 5 ms and exits. */
+static void* ThreadWork(void* ms);
+
+static int ForkStorm(int children) {
+  pthread_t threads[4];
+  for (int i = 0; i < 4; ++i) pthread_create(&threads[i], NULL, ThreadWork, (void*)(long)(children * 20 + 100));
+  fflush(stdout);
+  int failed = 0;
+  for (int i = 0; i < children; ++i) {
+    const pid_t pid = fork();
+    if (pid == 0) {
+      Work(5);
+      exit(0);
+    }
+    if (pid < 0 || WaitChild(pid) != 0) ++failed;
+    usleep(20000);
+  }
+  for (int i = 0; i < 4; ++i) pthread_join(threads[i], NULL);
+  printf("%d children, %d failed\n", children, failed);
+  return failed == 0 ? 0 : 1;
 }
 
 static int ForkExec(void) {
@@ -251,6 +276,7 @@ int main(int argc, char** argv) {
   if (strcmp(mode, "own_handler") == 0) return OwnHandler();
   if (strcmp(mode, "fork") == 0) return Fork();
   if (strcmp(mode, "forkexec") == 0) return ForkExec();
+  if (strcmp(mode, "fork_storm") == 0) return ForkStorm(atoi(arg));
   if (strcmp(mode, "spawn") == 0) return Spawn();
   if (strcmp(mode, "threads") == 0) return Threads(atoi(arg), 300, 0);
   if (strcmp(mode, "churn") == 0) return Threads(atoi(arg), 1, 1);
