@@ -25,6 +25,7 @@ using html::Text;
 using Formatter = std::function<std::string(double)>;
 
 constexpr const char* kAbsent = "\u2014";  // An em dash: not in that run (never a 0).
+constexpr size_t kMaxCommandChars = 160;
 
 std::string Duration(double ns) { return FormatDuration(static_cast<int64_t>(std::llround(ns))); }
 std::string Count(double n) { return absl::StrFormat("%.0f", n); }
@@ -82,11 +83,9 @@ std::string RunsTable(const RunDiff& diff) {
   std::vector<std::vector<Cell>> table;
   for (size_t i = 0; i < diff.runs.size(); ++i) {
     const DiffRunSummary& run = diff.runs[i];
+    const std::string command = html::Truncate(FormatCommandLine(run.command), kMaxCommandChars);
     table.push_back({Text(run.label + (i == 0 ? " (baseline)" : "")), Raw("<code>" + Escape(run.dir) + "</code>"),
-                     Raw("<code>" +
-                         Escape(html::Truncate(FormatCommandLine(run.command),
-                                               160)) +
-                         "</code>"),
+                     Raw("<code class=\"command\">" + Escape(command) + "</code>"),
                      Number(absl::StrCat(run.exit_code)), Text(run.corrected ? "corrected" : "NOT corrected"),
                      Text(run.data_damaged ? "damaged" : "complete")});
   }

@@ -97,12 +97,15 @@ code, .mono { font-family: ui-monospace, "DejaVu Sans Mono", monospace; font-siz
 dl.meta { display: grid; grid-template-columns: max-content 1fr; gap: 2px 16px; margin: 8px 0; }
 dl.meta dt { color: var(--muted); }
 dl.meta dd { margin: 0; overflow-wrap: anywhere; }
-table { border-collapse: collapse; margin: 6px 0 12px; font-size: 13px; }
+/* Wide tables scroll sideways instead of overflowing the page. */
+table { border-collapse: collapse; margin: 6px 0 12px; font-size: 13px;
+        display: block; max-width: 100%; overflow-x: auto; }
 th, td { padding: 3px 10px; border-bottom: 1px solid var(--line); text-align: left; vertical-align: top; }
 th { background: var(--panel); font-weight: 600; white-space: nowrap; }
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 td { overflow-wrap: break-word; }
 td code { overflow-wrap: anywhere; }
+td code.command { display: inline-block; min-width: 16em; }
 tr:nth-child(even) td { background: #fbfcfd; }
 .switch { display: inline-flex; border: 1px solid var(--line); border-radius: 6px; overflow: hidden; margin: 6px 0; }
 .switch button { font: inherit; border: 0; padding: 5px 14px; background: #fff; cursor: pointer; }

@@ -171,7 +171,7 @@ std::string ProcessTableHtml(const std::vector<const ProcessReport*>& processes)
     table.push_back({Number(absl::StrCat(process.pid)),
                      Number(process.forked_from != 0 ? absl::StrFormat("fork of %d", process.forked_from)
                                                      : absl::StrCat(process.ppid)),
-                     Raw(absl::StrCat("<code>", Escape(command), "</code>")),
+                     Raw(absl::StrCat("<code class=\"command\">", Escape(command), "</code>")),
                      Number(absl::StrCat(process.threads.size())), Number(FormatDuration(process.traced_thread_ns)),
                      Number(FormatDuration(process.end_ns - process.begin_ns)), Number(absl::StrCat(process.events)),
                      Number(absl::StrCat(process.dropped_events)),

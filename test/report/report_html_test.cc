@@ -191,3 +191,21 @@ TEST_CASE("report.html caps the operations of a big run", "[html]") {
   CHECK(page.find(">op0<") == std::string::npos);    // ...the smallest folded.
   CHECK(page.size() < 200'000);
 }
+
+TEST_CASE("report.html of a corrected run with two processes switches every breakdown", "[html]") {
+  RunReport report = Report({Row("train", Resource::kCpu, Category::kPython, 900),
+                             Row("actor", Resource::kCpu, Category::kSimulator, 400, /*pid=*/8)});
+  ProcessReport actor = report.processes[0];
+  actor.pid = 8;
+  actor.forked_from = 7;
+  report.processes.push_back(actor);
+  report.corrected = true;
+  report.uncorrected_rows = report.rows;
+  const std::string page = FormatReportHtml(report);
+  // The run's figure, then one per process.
+  CHECK(Count(page, "<div data-view=\"corrected\">") == 3);
+  CHECK(Count(page, "<div data-view=\"uncorrected\" hidden>") == 3);
+  CHECK(page.find("Process 8 (fork of 7)") != std::string::npos);
+  const std::string actor_section = Between(page, "<h2 id=\"process-8\">", "<h2 id=\"process-7\">");
+  CHECK(actor_section.find("train \u00b7") == std::string::npos);  // Only its own rows.
+}
