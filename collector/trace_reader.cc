@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <vector>
 
 #include "absl/strings/str_format.h"
 #include "flatbuffers/flatbuffers.h"
@@ -56,6 +57,39 @@ class MappedFile {
   size_t size_ = 0;
 };
 
+constexpr size_t kFrameAlignment = alignof(uint64_t);
+
+// AlignedBytes: a byte buffer whose data() is aligned for any scalar.
+class AlignedBytes {
+ public:
+  void assign(const uint8_t* begin, const uint8_t* end) {
+    words_.resize((static_cast<size_t>(end - begin) + sizeof(uint64_t) - 1) / sizeof(uint64_t));
+    if (end != begin) memcpy(words_.data(), begin, static_cast<size_t>(end - begin));
+  }
+  const void* data() const { return words_.data(); }
+
+ private:
+  std::vector<uint64_t> words_;
+};
+
+// StructsAligned: whether a vector's structs start aligned for their type.
+// FlatBuffers' verifier checks only the vector's length field (4 bytes), so
+// a damaged frame can put 8-byte structs at a 4-byte boundary, and every
+// reader would then read them misaligned (undefined behaviour).
+template <typename T>
+bool StructsAligned(const flatbuffers::Vector<const T*>* vector) {
+  return vector == nullptr || reinterpret_cast<uintptr_t>(vector->Data()) % alignof(T) == 0;
+}
+
+bool BatchStructsAligned(const wire::Batch& batch) {
+  if (!StructsAligned(batch.gpu_activities())) return false;
+  if (batch.threads() == nullptr) return true;
+  for (const wire::ThreadEvents* thread : *batch.threads()) {
+    if (!StructsAligned(thread->events()) || !StructsAligned(thread->overhead())) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 absl::StatusOr<const wire::Frame*> VerifyFrame(const uint8_t* data, size_t size) {
@@ -69,7 +103,14 @@ absl::StatusOr<const wire::Frame*> VerifyFrame(const uint8_t* data, size_t size)
     return absl::DataLossError("frame fails FlatBuffers verification");
   }
   const wire::Frame* frame = wire::GetSizePrefixedFrame(data);
-  if (frame->message_type() == wire::Message::NONE) return absl::DataLossError("frame carries no message");
+  // A union's type without its value passes the verifier: refused here, so
+  // readers can take message_as_X() of the type as present.
+  if (frame->message_type() == wire::Message::NONE || frame->message() == nullptr) {
+    return absl::DataLossError("frame carries no message");
+  }
+  if (const wire::Batch* batch = frame->message_as_Batch(); batch != nullptr && !BatchStructsAligned(*batch)) {
+    return absl::DataLossError("frame holds misaligned records");
+  }
   if (const wire::Hello* hello = frame->message_as_Hello()) {
     if (hello->protocol_version() > wire::kProtocolVersion) {
       return absl::FailedPreconditionError(
@@ -84,12 +125,18 @@ absl::StatusOr<const wire::Frame*> VerifyFrame(const uint8_t* data, size_t size)
 absl::StatusOr<TraceReadResult> ReadTraceFile(const std::string& path, const FrameVisitor& visit) {
   absl::StatusOr<MappedFile> file = MappedFile::Open(path);
   if (!file.ok()) return file.status();
-  const uint8_t* data = file->data();
-  const size_t size = file->size();
+  return ReadTraceBuffer(file->data(), file->size(), path, visit);
+}
+
+absl::StatusOr<TraceReadResult> ReadTraceBuffer(const uint8_t* data, size_t size, const std::string& path,
+                                                const FrameVisitor& visit) {
   TraceReadResult result;
+  AlignedBytes aligned_copy;
+  std::string first_damage;
   uint64_t offset = 0;
   while (offset < size) {
     auto damaged = [&](const std::string& what) {
+      first_damage = what;
       result.damage = absl::StrFormat("%s: %s at byte offset %d; the %d frame(s) before it were analysed", path,
                                       what, offset, result.frames);
     };
@@ -97,7 +144,9 @@ absl::StatusOr<TraceReadResult> ReadTraceFile(const std::string& path, const Fra
       damaged(absl::StrFormat("truncated frame header (%d of 4 bytes)", size - offset));
       break;
     }
-    const uint32_t length = flatbuffers::ReadScalar<uint32_t>(data + offset);
+    uint32_t length;  // memcpy: after damage the prefix may be misaligned.
+    memcpy(&length, data + offset, sizeof(length));
+    length = flatbuffers::EndianScalar(length);
     if (length > wire::kMaxFrameBytes) {
       damaged(absl::StrFormat("corrupt frame length %d", length));
       break;
@@ -107,7 +156,15 @@ absl::StatusOr<TraceReadResult> ReadTraceFile(const std::string& path, const Fra
                               size - offset - sizeof(uint32_t)));
       break;
     }
-    absl::StatusOr<const wire::Frame*> frame = VerifyFrame(data + offset, sizeof(uint32_t) + length);
+    // Fields are read in place, so a frame must start aligned for its widest
+    // scalar, as the writer's frames (multiples of 8 bytes) always do; one
+    // that does not (a damaged or foreign file) is read from an aligned copy.
+    const uint8_t* frame_data = data + offset;
+    if (reinterpret_cast<uintptr_t>(frame_data) % kFrameAlignment != 0) {
+      aligned_copy.assign(frame_data, frame_data + sizeof(uint32_t) + length);
+      frame_data = reinterpret_cast<const uint8_t*>(aligned_copy.data());
+    }
+    absl::StatusOr<const wire::Frame*> frame = VerifyFrame(frame_data, sizeof(uint32_t) + length);
     if (frame.ok() && result.frames == 0 && (*frame)->message_type() != wire::Message::Hello) {
       frame = absl::DataLossError("first frame is not a Hello");
     }
@@ -125,6 +182,12 @@ absl::StatusOr<TraceReadResult> ReadTraceFile(const std::string& path, const Fra
     offset += sizeof(uint32_t) + length;
   }
   if (size == 0) return absl::DataLossError(absl::StrFormat("%s: empty trace file", path));
+  // Damage before any frame: nothing of the file is usable, and it may not
+  // be a trace at all (another file renamed .rlt).
+  if (result.frames == 0 && result.damage) {
+    return absl::DataLossError(
+        absl::StrFormat("%s: not a readable rlscope trace: %s (byte offset 0)", path, first_damage));
+  }
   result.bytes = offset;
   return result;
 }

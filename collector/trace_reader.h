@@ -39,6 +39,12 @@ struct TraceReadResult {
 // reported in the result.
 absl::StatusOr<TraceReadResult> ReadTraceFile(const std::string& path, const FrameVisitor& visit);
 
+// ReadTraceBuffer: the same for a trace already in memory (`source` names
+// it in messages); what ReadTraceFile does after mapping the file, and what
+// the fuzzer (test/fuzz/) drives.
+absl::StatusOr<TraceReadResult> ReadTraceBuffer(const uint8_t* data, size_t size, const std::string& source,
+                                                const FrameVisitor& visit);
+
 }  // namespace rlscope::collector
 
 #endif  // RLSCOPE_COLLECTOR_TRACE_READER_H_
