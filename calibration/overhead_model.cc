@@ -2,10 +2,13 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <set>
+#include <sstream>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "nlohmann/json.hpp"
 
@@ -76,37 +79,95 @@ std::vector<std::string> OverheadModel::PythonVersions() const {
 }
 
 absl::StatusOr<OverheadModel> ReadOverheadModel(const std::string& path) {
-  std::ifstream in(path);
+  std::ifstream in(path, std::ios::binary);
   if (!in) return absl::NotFoundError(absl::StrFormat("%s: cannot be read", path));
-  nlohmann::json json = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  std::stringstream text;
+  text << in.rdbuf();
+  if (in.bad()) return absl::NotFoundError(absl::StrFormat("%s: cannot be read", path));
+  return ParseOverheadModel(text.str(), path);
+}
+
+namespace {
+
+// CheckedCost: one entry of "costs", or why it is unusable.
+absl::StatusOr<MeasuredCost> CheckedCost(const std::string& site, const nlohmann::json& cost) {
+  if (!cost.is_object()) return absl::InvalidArgumentError(absl::StrFormat("cost '%s' is not an object", site));
+  auto number = [&](const char* key, double fallback, double max) -> absl::StatusOr<double> {
+    auto it = cost.find(key);
+    if (it == cost.end()) return fallback;
+    if (!it->is_number()) return absl::InvalidArgumentError(absl::StrFormat("cost '%s': %s is not a number", site, key));
+    const double value = it->get<double>();
+    if (!std::isfinite(value) || value < -max || value > max) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("cost '%s': %s = %g is out of range (|value| <= %g)", site, key, value, max));
+    }
+    return value;
+  };
+  if (!cost.contains("ns")) return absl::InvalidArgumentError(absl::StrFormat("cost '%s' has no ns", site));
+  absl::StatusOr<double> ns = number("ns", 0, kMaxCostNs);
+  absl::StatusOr<double> spread_ns = number("spread_ns", 0, kMaxCostNs);
+  absl::StatusOr<double> repetitions = number("repetitions", 0, 1e6);
+  absl::StatusOr<double> events = number("events", 0, 1e15);
+  for (const absl::StatusOr<double>* value : {&ns, &spread_ns, &repetitions, &events}) {
+    if (!value->ok()) return value->status();
+  }
+  return MeasuredCost{*ns, *spread_ns, static_cast<int>(*repetitions), static_cast<uint64_t>(std::max(0.0, *events))};
+}
+
+// Text: the string at `key` of `object`, "" when absent; a non-string is an error.
+absl::StatusOr<std::string> Text(const nlohmann::json& object, const char* key) {
+  auto it = object.find(key);
+  if (it == object.end()) return std::string();
+  if (!it->is_string()) return absl::InvalidArgumentError(absl::StrFormat("'%s' is not a string", key));
+  return it->get<std::string>();
+}
+
+}  // namespace
+
+absl::StatusOr<OverheadModel> ParseOverheadModel(std::string_view text, const std::string& path) {
+  nlohmann::json json = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (json.is_discarded() || !json.is_object()) {
     return absl::InvalidArgumentError(absl::StrFormat("%s: not a JSON object (damaged calibration file?)", path));
   }
-  const std::string schema = json.value("schema", "");
-  if (schema != kCalibrationSchema) {
+  auto malformed = [&](const absl::Status& status) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: malformed calibration file (%s); run `rlscope calibrate` again", path, status.message()));
+  };
+  absl::StatusOr<std::string> schema = Text(json, "schema");
+  if (!schema.ok() || *schema != kCalibrationSchema) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "%s: calibration schema '%s' is not the '%s' this rlscope reads; run `rlscope calibrate` again", path,
-        schema, kCalibrationSchema));
+        schema.ok() ? *schema : json["schema"].dump(), kCalibrationSchema));
   }
-  try {
-    OverheadModel model;
-    model.rlscope_version = json.value("rlscope_version", "");
-    model.created_unix_s = json.value("created_unix_s", int64_t{0});
-    const nlohmann::json& machine = json.at("machine");
-    model.fingerprint.cpu = machine.value("cpu", "");
-    model.fingerprint.kernel = machine.value("kernel", "");
-    model.fingerprint.gpu = machine.value("gpu", "");
-    model.fingerprint.driver = machine.value("driver", "");
-    model.fingerprint.cuda_runtime = machine.value("cuda_runtime", "");
-    for (const auto& [site, cost] : json.at("costs").items()) {
-      model.costs[site] = {cost.at("ns").get<double>(), cost.value("spread_ns", 0.0), cost.value("repetitions", 0),
-                           cost.value("events", uint64_t{0})};
-    }
-    return model;
-  } catch (const nlohmann::json::exception& error) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("%s: malformed calibration file (%s); run `rlscope calibrate` again", path, error.what()));
+  OverheadModel model;
+  absl::StatusOr<std::string> version = Text(json, "rlscope_version");
+  if (!version.ok()) return malformed(version.status());
+  model.rlscope_version = *version;
+  if (auto created = json.find("created_unix_s"); created != json.end()) {
+    if (!created->is_number_integer()) return malformed(absl::InvalidArgumentError("created_unix_s is not an integer"));
+    model.created_unix_s = created->get<int64_t>();
   }
+  auto machine = json.find("machine");
+  if (machine == json.end() || !machine->is_object()) {
+    return malformed(absl::InvalidArgumentError("'machine' is missing or not an object"));
+  }
+  for (auto [key, field] : {std::pair{"cpu", &model.fingerprint.cpu}, {"kernel", &model.fingerprint.kernel},
+                            {"gpu", &model.fingerprint.gpu}, {"driver", &model.fingerprint.driver},
+                            {"cuda_runtime", &model.fingerprint.cuda_runtime}}) {
+    absl::StatusOr<std::string> value = Text(*machine, key);
+    if (!value.ok()) return malformed(absl::InvalidArgumentError(absl::StrCat("machine: ", value.status().message())));
+    *field = *value;
+  }
+  auto costs = json.find("costs");
+  if (costs == json.end() || !costs->is_object()) {
+    return malformed(absl::InvalidArgumentError("'costs' is missing or not an object"));
+  }
+  for (const auto& [site, cost] : costs->items()) {
+    absl::StatusOr<MeasuredCost> checked = CheckedCost(site, cost);
+    if (!checked.ok()) return malformed(checked.status());
+    model.costs[site] = *checked;
+  }
+  return model;
 }
 
 absl::Status WriteOverheadModel(const std::string& path, const OverheadModel& model) {

@@ -71,6 +71,13 @@ struct OverheadModel {
 // The calibration file (JSON, schema "rlscope.calibration/1").
 inline constexpr std::string_view kCalibrationSchema = "rlscope.calibration/1";
 absl::StatusOr<OverheadModel> ReadOverheadModel(const std::string& path);
+// ParseOverheadModel: the same for the file's text (`path` names it in
+// messages). Refuses other schemas, wrong types and costs that are not
+// finite numbers within kMaxCostNs, each with one message naming the file.
+absl::StatusOr<OverheadModel> ParseOverheadModel(std::string_view text, const std::string& path);
+// A per-event cost beyond a second is no measurement of a hook: a damaged
+// or hand-edited file, refused rather than subtracted from every event.
+inline constexpr double kMaxCostNs = 1e9;
 absl::Status WriteOverheadModel(const std::string& path, const OverheadModel& model);
 
 }  // namespace rlscope::calibration

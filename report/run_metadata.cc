@@ -1,6 +1,8 @@
 #include "run_metadata.h"
 
 #include <fstream>
+#include <limits>
+#include <utility>
 
 #include "absl/strings/str_format.h"
 #include "nlohmann/json.hpp"
@@ -9,6 +11,20 @@ namespace rlscope::report {
 
 namespace {
 constexpr const char* kMetadataSchema = "rlscope.meta/1";
+
+// Integer: the integer at `key` (0 when absent), or why it is unusable; a
+// float or an out-of-range number is refused, never converted (undefined
+// behaviour for a double beyond the integer's range).
+absl::StatusOr<int64_t> Integer(const nlohmann::json& json, const char* key, int64_t min, int64_t max) {
+  auto it = json.find(key);
+  if (it == json.end()) return 0;
+  if (!it->is_number_integer()) return absl::InvalidArgumentError(absl::StrFormat("%s is not an integer", key));
+  if (it->is_number_unsigned() ? it->get<uint64_t>() > static_cast<uint64_t>(max)
+                               : it->get<int64_t>() < min || it->get<int64_t>() > max) {
+    return absl::InvalidArgumentError(absl::StrFormat("%s = %s is out of range [%d, %d]", key, it->dump(), min, max));
+  }
+  return it->get<int64_t>();
+}
 }  // namespace
 
 absl::Status WriteRunMetadata(const std::string& path, const RunMetadata& metadata) {
@@ -37,16 +53,24 @@ absl::StatusOr<RunMetadata> ReadRunMetadata(const std::string& path) {
   if (json.is_discarded() || !json.is_object()) {
     return absl::DataLossError(absl::StrFormat("%s: not valid JSON", path));
   }
-  if (json.value("schema", "") != kMetadataSchema) {
-    return absl::FailedPreconditionError(
-        absl::StrFormat("%s: unknown schema '%s' (expected %s)", path, json.value("schema", ""), kMetadataSchema));
-  }
+  // value() throws on a field of another type; every read is inside the try.
   RunMetadata metadata;
   try {
+    const auto schema = json.find("schema");
+    if (schema == json.end() || !schema->is_string() || *schema != kMetadataSchema) {
+      return absl::FailedPreconditionError(absl::StrFormat(
+          "%s: unknown schema %s (expected \"%s\")", path, schema == json.end() ? "(none)" : schema->dump(),
+          kMetadataSchema));
+    }
     metadata.command = json.value("command", std::vector<std::string>{});
-    metadata.exit_code = json.value("exit_code", 0);
-    metadata.wall_ns = json.value("wall_ns", int64_t{0});
-    metadata.start_unix_ns = json.value("start_unix_ns", int64_t{0});
+    absl::StatusOr<int64_t> exit_code = Integer(json, "exit_code", -1'000'000, 1'000'000);
+    if (!exit_code.ok()) return absl::DataLossError(absl::StrFormat("%s: %s", path, exit_code.status().message()));
+    metadata.exit_code = static_cast<int>(*exit_code);
+    for (auto [key, field] : {std::pair{"wall_ns", &metadata.wall_ns}, {"start_unix_ns", &metadata.start_unix_ns}}) {
+      absl::StatusOr<int64_t> value = Integer(json, key, 0, std::numeric_limits<int64_t>::max());
+      if (!value.ok()) return absl::DataLossError(absl::StrFormat("%s: %s", path, value.status().message()));
+      *field = *value;
+    }
     metadata.rlscope_version = json.value("rlscope_version", "");
     metadata.collector_problems = json.value("collector_problems", std::vector<std::string>{});
     metadata.gpu_capture = json.value("gpu_capture", "");
