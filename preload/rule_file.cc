@@ -1,6 +1,7 @@
 #include "rule_file.h"
 
 #include <fnmatch.h>
+#include <sys/stat.h>
 
 #include <fstream>
 #include <sstream>
@@ -86,8 +87,10 @@ bool ParseRules(std::string_view text, const std::string& source, RuleSet& rules
 
 bool LoadRuleFiles(const std::string& paths, RuleSet& rules, std::string* error) {
   for (const std::string& path : SplitOn(paths, ':')) {
+    // A directory opens as an empty file: say so instead of reading no rules.
+    struct stat info{};
     std::ifstream in(path);
-    if (!in) {
+    if (!in || stat(path.c_str(), &info) != 0 || S_ISDIR(info.st_mode)) {
       if (error != nullptr) *error = path + ": cannot read the rules file";
       return false;
     }
