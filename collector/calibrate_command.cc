@@ -520,7 +520,9 @@ std::vector<Case> BuildCases(const Layout& layout, const CudaSetup& cuda, const 
   }
   const std::string script = (layout.share / "calibration" / "calibrate_python.py").string();
   const std::string rules = (layout.share / "calibration" / "calibrate.rules").string();
-  for (const auto& [version, python] : pythons) {
+  for (const auto& [version_binding, python] : pythons) {
+    // A copy: clang < 16 cannot capture a structured binding in a lambda.
+    const std::string& version = version_binding;
     auto site = [&](std::string_view name) { return cal::PythonSite(name, version); };
     // The cases this interpreter can run (one whose every C function lives
     // inside the interpreter has no transition to price, nor any to make).
