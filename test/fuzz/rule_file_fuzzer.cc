@@ -1,0 +1,18 @@
+// libFuzzer target: arbitrary text as a rules file (--rules FILE, DIR/rules/),
+// through the parser both the preload and the report use, then each glob
+// matched once. It must end in rules or one "FILE:LINE: ..." error.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "rule_file.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  rlscope::RuleSet rules;
+  std::string error;
+  rlscope::ParseRules(std::string_view(reinterpret_cast<const char*>(data), size), "fuzz.rules", rules, &error);
+  for (const rlscope::OperationRule& rule : rules.operations) rlscope::MatchesGlob(rule.qualname_glob, "Env.step");
+  for (const rlscope::LibraryRule& rule : rules.libraries) rlscope::MatchesGlob(rule.path_glob, "/usr/lib/libtorch.so");
+  return 0;
+}
