@@ -19,7 +19,9 @@ import json
 import os
 import re
 import resource
+import shutil
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
@@ -327,6 +329,9 @@ class ProgramKilled(FaultCase):
     def test_sigsegv(self):
         self.check_crash("segv", signal.SIGSEGV, flushed=True)
 
+    def test_sigfpe(self):
+        self.check_crash("fpe", signal.SIGFPE, flushed=True)
+
     def test_abort(self):
         self.check_crash("abort", signal.SIGABRT, flushed=True)
 
@@ -408,6 +413,16 @@ class ProcessShapes(FaultCase):
         self.assert_accounted(report, 1)
 
 
+def world_reachable(path):
+    """Every directory down to `path` lets other users through."""
+    while True:
+        if not os.stat(path).st_mode & stat.S_IXOTH:
+            return False
+        if path == os.path.dirname(path):
+            return True
+        path = os.path.dirname(path)
+
+
 def file_size_limit(limit):
     def apply():
         no_core_dumps()
@@ -430,6 +445,32 @@ class DiskFaults(FaultCase):
                              "sh", "-c", f"touch {marker}"])
         self.assertEqual(run.returncode, 1, run.stderr)
         self.assertIn("cannot create the output directory", run.stderr)
+        self.assertFalse(os.path.exists(marker), "the command ran although the run could not be recorded")
+
+    def test_read_only_out(self):
+        """An existing directory this user may not write into (as root: the
+        run is made as `nobody`)."""
+        directory = scratch_dir(self)
+        marker = os.path.join(tempfile.mkdtemp(prefix="rlscope-e2e-marker-"), "ran")
+        self.addCleanup(shutil.rmtree, os.path.dirname(marker), True)
+        os.chmod(os.path.dirname(marker), 0o777)
+        if os.geteuid() == 0:
+            if not world_reachable(os.path.dirname(os.path.dirname(os.path.realpath(ARGS.rlscope)))):
+                self.skipTest("the build tree is not readable by other users")
+            os.chmod(directory, 0o755)
+
+            def as_nobody():
+                os.setgid(65534)
+                os.setuid(65534)
+            preexec_fn = as_nobody
+        else:
+            os.chmod(directory, 0o555)
+            self.addCleanup(os.chmod, directory, 0o755)
+            preexec_fn = None
+        run = bounded(self, [ARGS.rlscope, "run", "--out", os.path.join(directory, "run"), "--",
+                             "sh", "-c", f"touch {marker}"], preexec_fn=preexec_fn)
+        self.assertEqual(run.returncode, 1, run.stderr)
+        self.assertIn("Permission denied", run.stderr)
         self.assertFalse(os.path.exists(marker), "the command ran although the run could not be recorded")
 
     def test_disk_full_mid_run(self):

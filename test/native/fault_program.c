@@ -7,7 +7,7 @@
    thread has events to stream.
 
      fault_program work MS [STATUS]   hooked calls for MS ms, then exit(STATUS)
-     fault_program crash segv|abort|kill  work 200 ms and a burst of calls, then
+     fault_program crash segv|fpe|abort|kill  work 200 ms and a burst of calls, then
                                       die of that signal
      fault_program own_handler        the program's own SIGSEGV handler, then a fault
      fault_program fork               fork without exec; the child works, exits 3
@@ -82,6 +82,9 @@ static int Crash(const char* how) {
   if (strcmp(how, "segv") == 0) {
     volatile int* null = NULL;
     *null = 1;
+  } else if (strcmp(how, "fpe") == 0) {
+    volatile int seven = 7, zero = 0; /* 1 / x would compile to a compare. */
+    return seven / zero;
   } else if (strcmp(how, "abort") == 0) {
     abort();
   } else if (strcmp(how, "kill") == 0) {
