@@ -101,11 +101,22 @@ bool Flusher::EnsureConnected() {
   const ProcessIdentity identity = ProcessIdentity::ReadCurrent(clock_.origin_ns(), forked_from_);
   BatchEncoder::Frame frame = hello.EncodeHello(identity, TickClock::SourceName());
   if (!connection_.SendAll(frame.data(), frame.size(), INT64_MAX, &exit_deadline_ns_)) {
-    RawLog("lost the collector (%s); the program continues unprofiled", strerror(errno));
+    LogSendFailure();
     gave_up_ = true;
     return false;
   }
   return true;
+}
+
+void Flusher::LogSendFailure() {
+  // Only the exit's deadline times a send out: the program is ending, and
+  // the collector (alive, not reading) never sees the rest or its count.
+  if (errno == ETIMEDOUT) {
+    RawLog("the collector took nothing for the %d s the exit allows; the last events of this process are lost",
+           static_cast<int>(kExitTimeoutNs / 1'000'000'000));
+  } else {
+    RawLog("lost the collector (%s); the program continues unprofiled", strerror(errno));
+  }
 }
 
 // Sends wait for a live collector without a time limit: giving up would
@@ -114,7 +125,7 @@ bool Flusher::EnsureConnected() {
 void Flusher::SendFrame(BatchEncoder::Frame frame) {
   if (!EnsureConnected()) return;
   if (!connection_.SendAll(frame.data(), frame.size(), INT64_MAX, &exit_deadline_ns_)) {
-    RawLog("lost the collector (%s); the program continues unprofiled", strerror(errno));
+    LogSendFailure();
     gave_up_ = true;
   }
 }

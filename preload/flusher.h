@@ -55,6 +55,8 @@ class Flusher {
   void FlushOnce();
   void SendFrame(BatchEncoder::Frame frame);
   bool EnsureConnected();
+  // LogSendFailure: the one stderr line for a failed send (errno set).
+  void LogSendFailure();
   void AddPendingStrings();
   // AddGpuActivityAndNotices: GPU records (CUPTI) and capture notices into
   // the current batch, cutting frames at kMaxEventsPerFrame.
