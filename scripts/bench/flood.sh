@@ -9,10 +9,11 @@
 # with date and machine, in scripts/bench/RESULTS.md.
 #   flood.sh [SECONDS [THREADS]]          (default 10 s, 8 threads)
 # Paths: RLSCOPE_BUILD_DIR (default ./build), or RLSCOPE and FLOOD for
-# the two binaries. On the GPU machine (device tool, .device carried): copy
-# build/test/bin/flood into .device/test/ before carrying, then run
+# the two binaries. On the GPU machine (device tool, .device carried;
+# scripts/device/bundle.sh packs the flood too) run
 #   LD_LIBRARY_PATH=.device/deps:.device/lib/rlscope/fake_cuda \
 #     RLSCOPE=.device/bin/rlscope FLOOD=.device/test/flood scripts/bench/flood.sh
+# (a 10 s profiled run's report stage needs ~6 GB there, 2 such runs).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 build="${RLSCOPE_BUILD_DIR:-$root/build}"

@@ -33,6 +33,8 @@ fi
 cp "$build/test/fake_cuda/nvtx_client" "$bundle/test/"
 [[ -x "$build/bin/bench_cuda_call" ]] && cp "$build/bin/bench_cuda_call" "$bundle/test/"
 if [[ -x "$build/bin/bench_timers" ]]; then cp "$build/bin/bench_timers" "$bundle/test/"; fi
+# The event flood (scripts/bench/flood.sh; its header says how to run it there).
+if [[ -x "$build/test/bin/flood" ]]; then cp "$build/test/bin/flood" "$bundle/test/"; fi
 # Libraries of ours that a stock Ubuntu 24.04 does not have.
 for binary in "$bundle/bin/rlscope" "$bundle/lib/librlscope_preload.so"; do
   ldd "$binary" | awk '/=> \// {print $3}' | { grep -E 'libabsl|libflatbuffers|libunwind' || true; } | while read -r lib; do
