@@ -13,7 +13,7 @@
 # scripts/device/bundle.sh packs the flood too) run
 #   LD_LIBRARY_PATH=.device/deps:.device/lib/rlscope/fake_cuda \
 #     RLSCOPE=.device/bin/rlscope FLOOD=.device/test/flood scripts/bench/flood.sh
-# (a 10 s profiled run's report stage needs ~6 GB there, 2 such runs).
+# (the report stage of each 10 s profiled run needs up to ~6 GB of memory).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 build="${RLSCOPE_BUILD_DIR:-$root/build}"
