@@ -261,17 +261,12 @@ class CollectorKilled(FaultCase):
         self.assertIn(report.returncode, (0, 3), report.stderr)
         self.assertGreaterEqual(len(load_report(out)["processes"]), 2)
 
-    def test_collector_stalled(self):
-        """A collector that stops reading (SIGSTOP) delays the program's exit
-        by the preload's exit bound at most, never the program's work."""
-        command = [ARGS.program, "work", "1500", "4"]
-        plain = self.plain(command)
-        directory = scratch_dir(self)
-        out, err_path = os.path.join(directory, "run"), os.path.join(directory, "stderr")
-        rlscope, started = self.start_and_wait_for_trace(out, command, err_path)
+    def wait_with_collector_stopped(self, rlscope, started):
+        """Stops rlscope (SIGSTOP), waits for its child the program to end
+        (watched through /proc: it stays a zombie until rlscope runs
+        again), continues rlscope; returns when the program ended."""
         os.kill(rlscope.pid, signal.SIGSTOP)
         try:
-            # The program is rlscope's child: watch it through /proc.
             program_stat = f"/proc/{program_pid(rlscope.pid)}/stat"
             deadline = started + CASE_TIMEOUT_S
             while time.monotonic() < deadline:
@@ -282,10 +277,41 @@ class CollectorKilled(FaultCase):
                     break
                 if state == "Z":
                     break
-                time.sleep(0.01)
-            ended = time.monotonic()
+                time.sleep(0.005)
+            return time.monotonic()
         finally:
             os.kill(rlscope.pid, signal.SIGCONT)
+
+    def test_crash_with_collector_stalled(self):
+        """The crash flush cannot send to a stopped collector: the crash
+        waits kFatalFlushWaitMs (500 ms) at most, then happens as usual."""
+        command = [ARGS.program, "crash", "segv"]
+        plain = self.plain(command)
+        directory = scratch_dir(self)
+        out, err_path = os.path.join(directory, "run"), os.path.join(directory, "stderr")
+        rlscope, started = self.start_and_wait_for_trace(out, command, err_path)
+        ended = self.wait_with_collector_stopped(rlscope, started)
+        try:
+            returncode = rlscope.wait(timeout=CASE_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            kill_everything()
+            self.fail("rlscope did not finish after being continued")
+        self.assertEqual(returncode, 128 + signal.SIGSEGV)
+        with open(os.path.join(directory, "stdout")) as f:
+            self.assertEqual(f.read(), plain.stdout)
+        print(f"\ncrash with the collector stopped: the program died {ended - started:.2f} s after its start "
+              f"(alone: {plain.seconds:.2f} s)", file=sys.stderr)
+        self.assertLess(ended - started, plain.seconds + 1.5)
+
+    def test_collector_stalled(self):
+        """A collector that stops reading (SIGSTOP) delays the program's exit
+        by the preload's exit bound at most, never the program's work."""
+        command = [ARGS.program, "work", "1500", "4"]
+        plain = self.plain(command)
+        directory = scratch_dir(self)
+        out, err_path = os.path.join(directory, "run"), os.path.join(directory, "stderr")
+        rlscope, started = self.start_and_wait_for_trace(out, command, err_path)
+        ended = self.wait_with_collector_stopped(rlscope, started)
         try:
             returncode = rlscope.wait(timeout=CASE_TIMEOUT_S)
         except subprocess.TimeoutExpired:
