@@ -201,6 +201,22 @@ class Accounting(unittest.TestCase):
         self.assert_every_call_delivered_or_dropped(run)
 
 
+    def test_with_native_stack_sampling_on_no_thread_waits_either(self):
+        # The default: a stack sample (libunwind) per thread every 1 ms at a
+        # CUDA call. Samples are records of their own, so the count per
+        # thread is a lower bound here.
+        env = flood_env()
+        del env["RLSCOPE_STACK_INTERVAL_US"]
+        run = FloodRun(self, env)
+        self.describe("flood, native stack sampling on", run)
+        self.assertEqual(run.flood["waits_in_calls"], 0, run.flood)
+        threads = {t["tid"]: t for t in run.process["threads"]}
+        for flood_thread in run.flood["threads"]:
+            reported = threads[flood_thread["tid"]]
+            self.assertGreater(reported["events"] - reported["cuda_api_calls"], 2, "no stack samples")
+            self.assertGreaterEqual(reported["events"] + reported["dropped_events"], flood_thread["calls"] + 2)
+            self.assertLessEqual(reported["cuda_api_calls"], flood_thread["calls"])
+
     def test_a_collector_stalled_for_longer_than_any_timeout_still_gets_every_count(self):
         # 11 s without reading mid-run (a swapping machine, a stuck disk):
         # the flusher waits as long as the program runs, then delivers the
