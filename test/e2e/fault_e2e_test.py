@@ -180,9 +180,12 @@ class CollectorKilled(FaultCase):
     """Item 1: the collector dies (SIGKILL) or stalls (SIGSTOP) mid-run."""
 
     def start_and_wait_for_trace(self, out, command, err_path):
+        # TMPDIR: the socket directory a killed rlscope leaves goes with the
+        # case's scratch directory.
+        env = dict(os.environ, TMPDIR=scratch_dir(self))
         with open(os.path.join(os.path.dirname(err_path), "stdout"), "w") as stdout, open(err_path, "w") as stderr:
             rlscope = subprocess.Popen(profile_command(out, command), stdout=stdout, stderr=stderr,
-                                       stdin=subprocess.DEVNULL, preexec_fn=no_core_dumps)
+                                       stdin=subprocess.DEVNULL, preexec_fn=no_core_dumps, env=env)
         started = time.monotonic()
         deadline = started + 20
         while time.monotonic() < deadline:
