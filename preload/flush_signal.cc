@@ -12,11 +12,18 @@ std::atomic<uint32_t> FlushSignal::word_{0};
 std::atomic<uint64_t> FlushSignal::waits_{0};
 std::atomic<bool> FlushSignal::sleeping_{false};
 
+namespace {
+// Set on the flusher thread: it must not wait for itself (an abort() in
+// the flusher reaches the crash handler on that thread).
+__thread bool t_is_flusher __attribute__((tls_model("initial-exec"))) = false;
+}  // namespace
+
 void FlushSignal::Wake() {
   syscall(SYS_futex, reinterpret_cast<uint32_t*>(&word_), FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr, 0);
 }
 
 void FlushSignal::WaitFor(int timeout_ms) {
+  t_is_flusher = true;
   waits_.fetch_add(1, std::memory_order_acq_rel);  // The previous flush is done.
   sleeping_.store(true, std::memory_order_release);
   timespec timeout{timeout_ms / 1000, (timeout_ms % 1000) * 1'000'000L};
@@ -27,6 +34,7 @@ void FlushSignal::WaitFor(int timeout_ms) {
 }
 
 bool FlushSignal::RequestAndAwait(int timeout_ms) {
+  if (t_is_flusher) return false;
   // Asleep now: the next flush starts after this point and is done at the
   // next WaitFor. Awake: a flush may be under way that already passed the
   // caller's ring; the one after it is done a WaitFor later.
