@@ -14,6 +14,8 @@
 // flush at most kFatalFlushWaitMs, and only uses async-signal-safe calls
 // (the flusher thread does the work; it may itself be stuck, e.g. on a
 // malloc lock the crashing thread held: then the wait simply times out).
+// Limits: SIGKILL cannot be caught; a second thread crashing while the
+// first waits meets SIG_DFL and ends the process before the flush.
 #ifndef RLSCOPE_PRELOAD_FATAL_SIGNAL_FLUSH_H_
 #define RLSCOPE_PRELOAD_FATAL_SIGNAL_FLUSH_H_
 
