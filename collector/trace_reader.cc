@@ -75,10 +75,11 @@ class AlignedBytes {
 // StructsAligned: whether a vector's structs start aligned for their type.
 // FlatBuffers' verifier checks only the vector's length field (4 bytes), so
 // a damaged frame can put 8-byte structs at a 4-byte boundary, and every
-// reader would then read them misaligned (undefined behaviour).
+// reader would then read them misaligned (undefined behaviour). An empty
+// vector is never aligned by the builder, and never read.
 template <typename T>
 bool StructsAligned(const flatbuffers::Vector<const T*>* vector) {
-  return vector == nullptr || reinterpret_cast<uintptr_t>(vector->Data()) % alignof(T) == 0;
+  return vector == nullptr || vector->size() == 0 || reinterpret_cast<uintptr_t>(vector->Data()) % alignof(T) == 0;
 }
 
 bool BatchStructsAligned(const wire::Batch& batch) {
