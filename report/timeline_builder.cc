@@ -84,9 +84,26 @@ void TimelineBuilder::AddBatch(const wire::Batch& batch) {
   }
 }
 
+namespace {
+
+// Plausible: whether an interval can be real. Timestamps of damaged data
+// can be anything; beyond these bounds (146 years since the clock's epoch,
+// a 13-day record) the sums and differences of the analysis would overflow.
+bool Plausible(int64_t begin_ns, int64_t end_ns) {
+  constexpr int64_t kMaxTimestampNs = int64_t{1} << 62, kMaxDurationNs = int64_t{1} << 50;
+  return begin_ns >= 0 && begin_ns < kMaxTimestampNs && end_ns >= 0 && end_ns < kMaxTimestampNs &&
+         end_ns - begin_ns <= kMaxDurationNs;
+}
+
+}  // namespace
+
 void TimelineBuilder::AddGpuActivity(const wire::GpuActivity& activity) {
   const int64_t begin = activity.begin_ns();
   const int64_t end = std::max(activity.end_ns(), begin);
+  if (!Plausible(begin, end)) {
+    ++implausible_events_;
+    return;
+  }
   switch (static_cast<wire::GpuActivityKind>(activity.kind())) {
     case wire::GpuActivityKind::kKernel:
     case wire::GpuActivityKind::kMemcpy:
@@ -181,6 +198,10 @@ void TimelineBuilder::AddEvents(const wire::ThreadEvents& events) {
   for (const wire::Event* event : *events.events()) {
     const int64_t begin = event->begin_ns();
     const int64_t end = std::max(event->end_ns(), begin);  // Never trust a reversed interval.
+    if (!Plausible(begin, end)) {
+      ++implausible_events_;
+      continue;
+    }
     if (event->kind() != static_cast<uint16_t>(wire::EventKind::kNativeStackFrames)) {
       state.first_ns = std::min(state.first_ns, begin);
       state.last_ns = std::max(state.last_ns, end);
@@ -489,6 +510,10 @@ ProcessTimeline TimelineBuilder::Finish() {
         "another profiler (cProfile, sys.setprofile, torch.profiler with stacks) replaced rlscope's Python hook "
         "%d time(s): Python-level transitions and inferred operations after that are missing",
         hook_replacements_));
+  }
+  if (implausible_events_ > 0) {
+    process_.problems.push_back(absl::StrFormat(
+        "%d event(s) with impossible timestamps were skipped (damaged trace data)", implausible_events_));
   }
   if (unknown_events_ > 0) {
     process_.problems.push_back(

@@ -138,6 +138,7 @@ class TimelineBuilder {
   uint64_t unbalanced_pops_ = 0;
   uint64_t unmatched_range_ends_ = 0;
   uint64_t unknown_events_ = 0;
+  uint64_t implausible_events_ = 0;  // Timestamps no clock gives (damaged data).
   uint64_t hook_replacements_ = 0;
 };
 
