@@ -1,0 +1,263 @@
+"""Bad input through the rlscope CLI: damaged, foreign and empty trace files,
+broken meta.json, calibration files of another version, of wrong types or
+with absurd numbers, and rules files with bad syntax. Each must end in one
+message naming the file and what is wrong, a documented exit status, and
+never a crash (signal, uncaught exception, sanitizer report) or a hang."""
+import json
+import os
+import random
+import shutil
+import struct
+import unittest
+
+from e2e_support import ProfiledRun, main, run_rlscope, scratch_dir
+
+# Signs of a crash rather than an error message, in any output.
+CRASH_SIGNS = ("terminate called", "Segmentation fault", "AddressSanitizer", "runtime error:", "LeakSanitizer",
+               "Aborted", "core dumped")
+REPORT_TIMEOUT_S = 60
+
+
+def frames(data):
+    """(offset, length) of each length-prefixed frame of a trace."""
+    result, offset = [], 0
+    while offset + 4 <= len(data):
+        (length,) = struct.unpack_from("<I", data, offset)
+        if offset + 4 + length > len(data):
+            break
+        result.append((offset, length))
+        offset += 4 + length
+    return result
+
+
+def problem_lines(report_text):
+    """The '! ...' lines of the report's run-wide problems section."""
+    section = report_text.split("problems with this run's data:\n", 1)
+    return [line for line in section[1].splitlines() if line.startswith("  ! ")] if len(section) == 2 else []
+
+
+class BadRunData(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        # One small real run whose files each test damages in a copy.
+        cls.holder = unittest.TestCase()
+        cls.base = ProfiledRun(cls.holder, ["sh", "-c", "sleep 0.02"])
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.holder.doCleanups()
+
+    def copy_run(self):
+        out = os.path.join(scratch_dir(self), "run")
+        shutil.copytree(self.base.out, out)
+        return out
+
+    def first_trace(self, out):
+        trace_dir = os.path.join(out, "trace")
+        return os.path.join(trace_dir, sorted(os.listdir(trace_dir))[0])
+
+    def report(self, out, *options, codes=(0, 3)):
+        result = run_rlscope("report", *options, out, timeout=REPORT_TIMEOUT_S)
+        for sign in CRASH_SIGNS:
+            self.assertNotIn(sign, result.stderr + result.stdout)
+        self.assertIn(result.returncode, codes, result.stderr)
+        return result
+
+    def assert_one_problem(self, result, *needles):
+        """Exactly one run-wide problem line holds every needle."""
+        matching = [line for line in problem_lines(result.stdout) if all(n in line for n in needles)]
+        self.assertEqual(len(matching), 1, (needles, result.stdout))
+        return matching[0]
+
+    def rewrite(self, path, data):
+        with open(path, "wb") as f:
+            f.write(data)
+
+    # Trace files.
+
+    def test_trace_cut_at_every_kind_of_boundary(self):
+        with open(self.first_trace(self.base.out), "rb") as f:
+            original = f.read()
+        spans = frames(original)
+        self.assertGreater(len(spans), 1)
+        cuts = set()
+        for offset, length in spans[1:]:
+            cuts.update({offset, offset + 2, offset + 4, offset + 4 + length // 2, offset + 4 + length - 1})
+        for cut in sorted(cuts):
+            with self.subTest(cut=cut):
+                out = self.copy_run()
+                path = self.first_trace(out)
+                self.rewrite(path, original[:cut])
+                at_boundary = any(cut == offset for offset, _ in spans)
+                result = self.report(out, codes=(0,) if at_boundary else (3,))
+                if not at_boundary:
+                    self.assert_one_problem(result, path, f"at byte offset {max(o for o, _ in spans if o <= cut)}")
+                    self.assertIn("some trace data was damaged", result.stderr)
+
+    def test_trace_cut_inside_its_hello_is_not_a_trace(self):
+        out = self.copy_run()
+        path = self.first_trace(out)
+        with open(path, "rb") as f:
+            data = f.read()
+        for cut in (1, 3, 4, 5, frames(data)[0][1]):
+            self.rewrite(path, data[:cut])
+            result = self.report(out, codes=(3,))
+            self.assert_one_problem(result, path)
+
+    def test_flipped_bytes_never_crash(self):
+        with open(self.first_trace(self.base.out), "rb") as f:
+            original = f.read()
+        rng = random.Random(20261130)
+        for trial in range(24):
+            data = bytearray(original)
+            for _ in range(rng.choice((1, 4, 16))):
+                data[rng.randrange(len(data))] ^= 1 << rng.randrange(8)
+            with self.subTest(trial=trial):
+                out = self.copy_run()
+                path = self.first_trace(out)
+                self.rewrite(path, bytes(data))
+                result = self.report(out)
+                if result.returncode == 3:
+                    self.assert_one_problem(result, path)
+
+    def test_empty_and_foreign_files_are_named(self):
+        not_a_trace = "not a readable rlscope trace: "
+        cases = [
+            ("empty trace file", b""),
+            (not_a_trace + "corrupt frame length", json.dumps({"schema": "rlscope.report/1"}).encode()),
+            # A FlatBuffers buffer of another schema: size prefix, root
+            # offset, identifier "ZZZZ".
+            (not_a_trace + "not an rlscope frame", struct.pack("<III", 16, 8, 0x5A5A5A5A) + b"\0" * 12),
+            (not_a_trace + "corrupt frame length 4294967295", b"\xff\xff\xff\xff" + b"\0" * 64),
+            (not_a_trace + "truncated frame header (3 of 4 bytes)", b"\x10\0\0"),
+        ]
+        for what, content in cases:
+            with self.subTest(what=what):
+                out = self.copy_run()
+                path = self.first_trace(out)
+                self.rewrite(path, content)
+                result = self.report(out, codes=(3,))
+                self.assertIn(what, self.assert_one_problem(result, path))
+
+    def test_dump_of_damaged_traces(self):
+        out = self.copy_run()
+        path = self.first_trace(out)
+        with open(path, "rb") as f:
+            data = f.read()
+        self.rewrite(path, data[:-3])
+        result = run_rlscope("dump", path, timeout=REPORT_TIMEOUT_S)
+        self.assertNotIn("terminate called", result.stderr)
+        self.assertEqual(result.stderr.count("byte offset"), 1, result.stderr)
+        self.rewrite(path, b"")
+        result = run_rlscope("dump", path, timeout=REPORT_TIMEOUT_S)
+        self.assertEqual(result.returncode, 1)
+        self.assertIn(f"{path}: empty trace file", result.stderr)
+
+    # meta.json.
+
+    def test_meta_json_missing_garbled_or_mistyped(self):
+        cases = {
+            "missing": None,
+            "not valid JSON": b"{\"schema\": \"rlscope.meta/1\", ",
+            "unknown schema": json.dumps({"schema": 7}).encode(),
+            "exit_code is not an integer": json.dumps({"schema": "rlscope.meta/1", "exit_code": "zero"}).encode(),
+            "wall_ns is not an integer": json.dumps({"schema": "rlscope.meta/1", "wall_ns": 1e300}).encode(),
+            "wall_ns = 18446744073709551615 is out of range": json.dumps(
+                {"schema": "rlscope.meta/1", "wall_ns": 2**64 - 1}).encode(),
+            "malformed field": json.dumps({"schema": "rlscope.meta/1", "command": [1, 2]}).encode(),
+        }
+        for what, content in cases.items():
+            with self.subTest(what=what):
+                out = self.copy_run()
+                meta = os.path.join(out, "meta.json")
+                if content is None:
+                    os.remove(meta)
+                else:
+                    self.rewrite(meta, content)
+                result = self.report(out, codes=(0,))
+                line = self.assert_one_problem(result, meta)
+                if content is not None:
+                    self.assertIn(what, line)
+
+    # Calibration files.
+
+    def calibration_cases(self):
+        good = {"schema": "rlscope.calibration/1", "rlscope_version": "0.1.0", "created_unix_s": 1,
+                "machine": {"cpu": "x"}, "costs": {"cuda_hook": {"ns": 100.0}}}
+
+        def variant(**changes):
+            return json.dumps({**good, **changes}).encode()
+
+        return {
+            "calibration schema 'rlscope.calibration/99'": variant(schema="rlscope.calibration/99"),
+            "calibration schema '12'": variant(schema=12),
+            "not a JSON object": b"\x00\x01garbage",
+            "'costs' is missing or not an object": variant(costs="lots"),
+            "'machine' is missing or not an object": variant(machine=[1]),
+            "ns is not a number": variant(costs={"cuda_hook": {"ns": "100"}}),
+            "ns = 1e+300 is out of range": variant(costs={"cuda_hook": {"ns": 1e300}}),
+            "repetitions = 1e+20 is out of range": variant(costs={"cuda_hook": {"ns": 1, "repetitions": 1e20}}),
+            "created_unix_s is not an integer": variant(created_unix_s=1.5),
+            "machine: 'cpu' is not a string": variant(machine={"cpu": 3}),
+        }
+
+    def test_bad_calibration_in_the_run_leaves_the_report_uncorrected(self):
+        for what, content in self.calibration_cases().items():
+            with self.subTest(what=what):
+                out = self.copy_run()
+                calibration = os.path.join(out, "calibration.json")
+                self.rewrite(calibration, content)
+                result = self.report(out, codes=(0,))
+                self.assertEqual(result.stdout.count(f"uncorrected: {calibration}: "), 1, result.stdout)
+                self.assertIn(what, result.stdout)
+
+    def test_bad_calibration_named_on_the_command_line(self):
+        for what, content in self.calibration_cases().items():
+            with self.subTest(what=what):
+                path = os.path.join(scratch_dir(self), "calibration.json")
+                self.rewrite(path, content)
+                result = run_rlscope("run", "--calibration", path, "--out", os.path.join(scratch_dir(self), "r"),
+                                     "--", "true", timeout=REPORT_TIMEOUT_S)
+                self.assertEqual(result.returncode, 2, result.stderr)
+                self.assertEqual(result.stderr.count(path), 1, result.stderr)
+                self.assertIn(what, result.stderr)
+
+    # Rules files.
+
+    def rules_cases(self):
+        return {
+            "unknown rule 'operaton'": b"operaton step *.step\n",
+            "expected 'operation NAME QUALNAME-GLOB": b"# fine\noperation step\n",
+            "unknown option 'when=x'": b"operation step *.step when=x\n",
+            "unknown category 'GPU'": b"library GPU *libcuda*\n",
+            "expected 'library CATEGORY PATH-GLOB'": b"library Backend\n",
+            "unknown rule '\ufffd": b"\xff\xfe\x00binary\n",
+        }
+
+    def test_bad_rules_file_of_a_run_is_one_problem(self):
+        for what, content in self.rules_cases().items():
+            with self.subTest(what=what):
+                out = self.copy_run()
+                rules = os.path.join(out, "rules", "zz-user.rules")
+                self.rewrite(rules, content)
+                result = self.report(out, codes=(0,))
+                self.assertIn(what.split("\ufffd")[0], self.assert_one_problem(result, f"{rules}:"))
+
+    def test_bad_rules_file_given_to_run_is_a_usage_error(self):
+        for what, content in self.rules_cases().items():
+            with self.subTest(what=what):
+                rules = os.path.join(scratch_dir(self), "bad.rules")
+                self.rewrite(rules, content)
+                result = run_rlscope("run", "--rules", rules, "--out", os.path.join(scratch_dir(self), "r"), "--",
+                                     "true", timeout=REPORT_TIMEOUT_S)
+                self.assertEqual(result.returncode, 2, result.stderr)
+                self.assertEqual(result.stderr.count(f"{rules}:"), 1, result.stderr)
+                self.assertIn(what.split("\ufffd")[0], result.stderr)
+        directory = scratch_dir(self)
+        result = run_rlscope("run", "--rules", directory, "--out", os.path.join(scratch_dir(self), "r"), "--", "true")
+        self.assertEqual(result.returncode, 2, result.stderr)
+        self.assertIn(f"{directory}: cannot read the rules file", result.stderr)
+
+
+if __name__ == "__main__":
+    main()
