@@ -61,6 +61,19 @@ double BarTotal(const ChartBar& bar) {
 
 std::string Num(double value) { return absl::StrFormat("%.1f", value); }
 
+// TickLabel: an axis value without the trailing zeros a table keeps
+// ("5.000 s" -> "5 s", "2.50 ms" -> "2.5 ms"); ticks are round numbers.
+std::string TickLabel(std::string label) {
+  const size_t number_end = label.find_first_not_of("0123456789.-");
+  const size_t end = number_end == std::string::npos ? label.size() : number_end;
+  const size_t dot = label.find('.');
+  if (dot == std::string::npos || dot >= end) return label;
+  size_t cut = end;
+  while (cut > dot + 1 && label[cut - 1] == '0') --cut;
+  if (cut == dot + 1) cut = dot;
+  return label.erase(cut, end - cut);
+}
+
 std::string Rect(double x, double y, double width, double height, const ChartSegment& segment) {
   return absl::StrFormat(
       "<rect x=\"%s\" y=\"%s\" width=\"%s\" height=\"%s\" fill=\"%s\" data-series=\"%s\" data-value=\"%.0f\">"
@@ -250,8 +263,9 @@ std::string StackedBarChart(const BarChart& chart) {
     const double x = kPlotX + tick * scale;
     out += absl::StrFormat("<line class=\"grid\" x1=\"%s\" y1=\"%s\" x2=\"%s\" y2=\"%s\"/>", Num(x),
                            Num(kAxisHeight - 6), Num(x), Num(height));
+    const std::string label = tick == 0 ? "0" : TickLabel(chart.format_value ? chart.format_value(tick) : Num(tick));
     out += absl::StrFormat("<text class=\"tick\" x=\"%s\" y=\"%s\" text-anchor=\"middle\">%s</text>", Num(x),
-                           Num(kAxisHeight - 12), Escape(chart.format_value ? chart.format_value(tick) : Num(tick)));
+                           Num(kAxisHeight - 12), Escape(label));
   }
   double y = kAxisHeight + kGroupGap / 2;
   for (size_t g = 0; g < chart.groups.size(); ++g) {

@@ -219,27 +219,30 @@ std::string FormatReportHtml(const RunReport& report) {
   body += BreakdownViews(report);
   body += "<h2 id=\"gpu\">GPU busy: the trace against nvidia-smi</h2>" + GpuBusySection(report);
   body += "<h2 id=\"correction\">Overhead correction and calibration</h2>" + CorrectionSection(report);
-  // Processes by thread time; quiet ones (nothing intercepted) only in the table.
+  // Processes by thread time; quiet ones (nothing intercepted: compilers,
+  // shells) are one summary line, as in report.txt, not a row each.
   std::vector<const ProcessReport*> processes;
-  for (const ProcessReport& process : report.processes) processes.push_back(&process);
+  for (const ProcessReport& process : report.processes) {
+    if (!IsQuietProcess(process, RowsOfProcess(report.rows, process.pid))) processes.push_back(&process);
+  }
   std::stable_sort(processes.begin(), processes.end(), [](const ProcessReport* a, const ProcessReport* b) {
     return a->traced_thread_ns > b->traced_thread_ns;
   });
+  const QuietProcesses quiet = SummarizeQuietProcesses(report);
   body += "<h2 id=\"processes\">Processes</h2>";
-  body += processes.empty() ? Note("No process was traced.") : ProcessTableHtml(processes);
-  size_t detailed = 0, quiet = 0;
-  for (const ProcessReport* process : processes) {
-    if (IsQuietProcess(*process, RowsOfProcess(report.rows, process->pid))) {
-      ++quiet;
-    } else if (detailed++ < kMaxDetailedProcesses) {
-      body += ProcessSectionHtml(report, *process);
-    }
+  if (!processes.empty()) body += ProcessTableHtml(processes);
+  if (quiet.count > 0) {
+    body += Note(absl::StrFormat("%d %sprocess(es) with nothing intercepted (%s of thread time): %s", quiet.count,
+                                 processes.empty() ? "" : "more ", FormatDuration(quiet.thread_ns), quiet.commands));
   }
-  if (detailed > kMaxDetailedProcesses) {
+  if (report.processes.empty()) body += Note("No process was traced.");
+  for (size_t i = 0; i < processes.size() && i < kMaxDetailedProcesses; ++i) {
+    body += ProcessSectionHtml(report, *processes[i]);
+  }
+  if (processes.size() > kMaxDetailedProcesses) {
     body += Note(absl::StrFormat("%d more processes with intercepted activity are in the table above only.",
-                                 detailed - kMaxDetailedProcesses));
+                                 processes.size() - kMaxDetailedProcesses));
   }
-  if (quiet > 0) body += Note(absl::StrFormat("%d process(es) had nothing intercepted.", quiet));
   body += "<h2 id=\"problems\">Problems with this run's data</h2>" + ProblemsSection(report);
   const std::string title = html::Truncate(FormatCommandLine(report.metadata.command), 80);
   return html::Page(absl::StrCat("rlscope report: ", title), body);

@@ -265,6 +265,25 @@ bool IsQuietProcess(const ProcessReport& process, const std::vector<BreakdownRow
   return true;
 }
 
+QuietProcesses SummarizeQuietProcesses(const RunReport& report) {
+  QuietProcesses quiet;
+  std::map<std::string, int> commands;
+  for (const ProcessReport& process : report.processes) {
+    std::vector<BreakdownRow> rows;
+    for (const BreakdownRow& row : report.rows) {
+      if (row.pid == process.pid) rows.push_back(row);
+    }
+    if (!IsQuietProcess(process, rows)) continue;
+    ++commands[process.argv.empty() ? "?" : BaseName(process.argv[0])];
+    ++quiet.count;
+    quiet.thread_ns += process.traced_thread_ns;
+  }
+  std::vector<std::string> parts;
+  for (const auto& [command, n] : commands) parts.push_back(n > 1 ? absl::StrFormat("%s x%d", command, n) : command);
+  quiet.commands = absl::StrJoin(parts, ", ");
+  return quiet;
+}
+
 std::string FormatDuration(int64_t ns) {
   const double value = static_cast<double>(ns);
   if (ns >= 1'000'000'000) return absl::StrFormat("%.3f s", value / 1e9);
@@ -349,18 +368,12 @@ std::string FormatReportText(const RunReport& report) {
   out += CorrectionSection(report);
   // Processes where nothing was intercepted (compilers, shells a program
   // spawns) get one summary line instead of a table each.
-  std::map<std::string, int> quiet_commands;
-  int64_t quiet_ns = 0;
   for (const ProcessReport& process : report.processes) {
     std::vector<BreakdownRow> rows;
     for (const BreakdownRow& row : report.rows) {
       if (row.pid == process.pid) rows.push_back(row);
     }
-    if (IsQuietProcess(process, rows)) {
-      ++quiet_commands[process.argv.empty() ? "?" : BaseName(process.argv[0])];
-      quiet_ns += process.traced_thread_ns;
-      continue;
-    }
+    if (IsQuietProcess(process, rows)) continue;
     out += absl::StrFormat("\nprocess %d%s: %s\n", process.pid,
                            process.forked_from != 0 ? absl::StrFormat(" (fork of %d)", process.forked_from) : "",
                            absl::StrJoin(process.argv, " "));
@@ -373,15 +386,9 @@ std::string FormatReportText(const RunReport& report) {
     out += GpuSection(process);
     for (const std::string& problem : process.problems) out += "  ! " + problem + "\n";
   }
-  if (!quiet_commands.empty()) {
-    std::vector<std::string> parts;
-    int count = 0;
-    for (const auto& [command, n] : quiet_commands) {
-      parts.push_back(n > 1 ? absl::StrFormat("%s x%d", command, n) : command);
-      count += n;
-    }
-    out += absl::StrFormat("\n%d more process(es) with nothing intercepted (%s of thread time): %s\n", count,
-                           FormatDuration(quiet_ns), absl::StrJoin(parts, ", "));
+  if (const QuietProcesses quiet = SummarizeQuietProcesses(report); quiet.count > 0) {
+    out += absl::StrFormat("\n%d more process(es) with nothing intercepted (%s of thread time): %s\n", quiet.count,
+                           FormatDuration(quiet.thread_ns), quiet.commands);
   }
   out += NvidiaSmiComparison(report);
   if (!report.problems.empty()) {

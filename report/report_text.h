@@ -32,6 +32,15 @@ std::string FormatSourceLine(const std::string& location, uint32_t line);
 // category but Native, no problem; `rows` its rows): summarised, not shown.
 bool IsQuietProcess(const ProcessReport& process, const std::vector<BreakdownRow>& rows);
 
+// QuietProcesses: the run's quiet processes, summarised in one line
+// (compilers such as JAX's ptxas can be hundreds of them).
+struct QuietProcesses {
+  int count = 0;
+  int64_t thread_ns = 0;
+  std::string commands;  // "ptxas x189, sh"
+};
+QuietProcesses SummarizeQuietProcesses(const RunReport& report);
+
 }  // namespace rlscope::report
 
 #endif  // RLSCOPE_REPORT_REPORT_TEXT_H_

@@ -209,3 +209,33 @@ TEST_CASE("report.html of a corrected run with two processes switches every brea
   const std::string actor_section = Between(page, "<h2 id=\"process-8\">", "<h2 id=\"process-7\">");
   CHECK(actor_section.find("train \u00b7") == std::string::npos);  // Only its own rows.
 }
+
+TEST_CASE("report.html sums quiet processes in one line, as report.txt does", "[html]") {
+  RunReport report = Report({Row("inference", Resource::kCpu, Category::kPython, 4000)});
+  for (int pid = 100; pid < 103; ++pid) {  // Three compiler runs: nothing intercepted.
+    ProcessReport compiler;
+    compiler.pid = pid;
+    compiler.argv = {"/usr/local/cuda/bin/ptxas", "-arch", "sm_90a"};
+    compiler.traced_thread_ns = 2'000'000;
+    report.processes.push_back(compiler);
+    report.rows.push_back(Row("(none)", Resource::kCpu, Category::kNative, 2'000'000, pid));
+  }
+  const QuietProcesses quiet = SummarizeQuietProcesses(report);
+  CHECK(quiet.count == 3);
+  CHECK(quiet.thread_ns == 6'000'000);
+  CHECK(quiet.commands == "ptxas x3");
+  const std::string page = FormatReportHtml(report);
+  CHECK(page.find("sm_90a") == std::string::npos);  // No row of their own.
+  CHECK(page.find("3 more process(es) with nothing intercepted (6.00 ms of thread time): ptxas x3") !=
+        std::string::npos);
+  CHECK(FormatReportText(report).find("3 more process(es) with nothing intercepted (6.00 ms of thread time): ptxas x3") !=
+        std::string::npos);
+}
+
+TEST_CASE("Chart axes label round values without trailing zeros", "[html]") {
+  const std::string page = FormatReportHtml(Report({Row("inference", Resource::kCpu, Category::kPython, 5'000'000'000)}));
+  // Ticks only: a bar's total keeps the table's precision ("5.000 s").
+  CHECK(std::regex_search(page, std::regex("class=\"tick\"[^>]*>0</text>")));
+  CHECK_FALSE(std::regex_search(page, std::regex("class=\"tick\"[^>]*>[^<]*(0 ns|\\.000 s)</text>")));
+  CHECK(std::regex_search(page, std::regex("class=\"tick\"[^>]*>[1-5] s</text>")));
+}
