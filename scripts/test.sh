@@ -8,7 +8,7 @@ bash "$root/scripts/install_deps.sh"
 bash "$root/scripts/build.sh"
 cd "$build_dir"
 ctest --output-on-failure --parallel "$(nproc)" --timeout 900
-# Then the reliability checks (sanitizers, fuzzing: about 10 min on 2
+# Then the reliability checks (sanitizers, fuzzing: 5.5 min on 2
 # cores); RLSCOPE_RELIABILITY=none skips them, =asan or =tsan runs one.
 if [[ "${RLSCOPE_RELIABILITY:-}" != none ]]; then
   RLSCOPE_RELIABILITY_BUILD_PREFIX="$build_dir" bash "$root/scripts/test_reliability.sh"
