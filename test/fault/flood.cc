@@ -11,11 +11,11 @@
 // a thread), counts the thread's voluntary context switches inside its
 // batches of calls (pacing sleeps are outside them: a hook that waited for
 // anything - a lock, the flusher, a socket - would make one; preemption on
-// a busy machine is involuntary and counted apart; the first batch, with
-// the thread's first call, is counted apart too) and prints one JSON
-// object on stdout:
+// a busy machine is involuntary and counted apart; the batches of the
+// thread's first kRingRecords calls are counted apart too) and prints one
+// JSON object on stdout:
 //   threads: [{tid, calls, max_call_ns, stalls_over_1ms, _10ms, _100ms,
-//              waits_in_calls, preemptions_in_calls, waits_in_first_batch}],
+//              waits_in_calls, preemptions_in_calls, waits_in_first_ring}],
 //   calls, seconds, rate (calls/s reached), max_call_ns, waits_in_calls,
 //   vm_hwm_kb.
 #include <pthread.h>
@@ -52,10 +52,13 @@ struct ThreadResult {
   uint64_t over_ticks[3] = {};  // Calls longer than 1 ms, 10 ms, 100 ms.
   long waits = 0;        // Voluntary context switches inside batches.
   long preemptions = 0;  // Involuntary ones.
-  // Voluntary switches in the first batch, which holds the thread's first
-  // hooked call: rlscope maps its ring there (mmap: the kernel's memory-map
-  // lock can make it wait while other threads map theirs).
-  long waits_in_first_batch = 0;
+  // Voluntary switches while the thread's first kRingRecords calls fill its
+  // ring for the first time: rlscope maps the ring at the first call and
+  // each page is faulted in at its first record, and a page fault can wait
+  // for the kernel's memory-map lock while another thread of the process
+  // maps memory (its ring, the flusher's buffers). Past that, a record
+  // touches only resident pages.
+  long waits_in_first_ring = 0;
 };
 
 rusage ThreadUsage() {
@@ -74,6 +77,8 @@ struct Plan {
 // Pacing is checked every kPaceEvery calls so the clock read stays off the
 // per-call path; the per-call cost is two TSC reads around the call.
 constexpr uint64_t kPaceEvery = 1024;
+// The preload's ring, in records (ThreadBuffer::kCapacity, 1 MiB).
+constexpr uint64_t kRingRecords = 32768;
 
 void Flood(const Plan& plan, ThreadResult* result) {
   result->tid = static_cast<uint32_t>(syscall(SYS_gettid));
@@ -96,7 +101,7 @@ void Flood(const Plan& plan, ThreadResult* result) {
     }
     calls += kPaceEvery;
     const rusage after_batch = ThreadUsage();
-    (calls == kPaceEvery ? result->waits_in_first_batch : result->waits) +=
+    (calls <= kRingRecords ? result->waits_in_first_ring : result->waits) +=
         after_batch.ru_nvcsw - before_batch.ru_nvcsw;
     result->preemptions += after_batch.ru_nivcsw - before_batch.ru_nivcsw;
     int64_t now = NowNs();
@@ -183,11 +188,11 @@ int main(int argc, char** argv) {
     snprintf(entry, sizeof(entry),
              "%s{\"tid\": %u, \"calls\": %llu, \"max_call_ns\": %.0f, \"stalls_over_1ms\": %llu, "
              "\"stalls_over_10ms\": %llu, \"stalls_over_100ms\": %llu, \"waits_in_calls\": %ld, "
-             "\"preemptions_in_calls\": %ld, \"waits_in_first_batch\": %ld}",
+             "\"preemptions_in_calls\": %ld, \"waits_in_first_ring\": %ld}",
              per_thread.empty() ? "" : ", ", r.tid, static_cast<unsigned long long>(r.calls),
              static_cast<double>(r.max_call_ticks) / ticks_per_ns, static_cast<unsigned long long>(r.over_ticks[0]),
              static_cast<unsigned long long>(r.over_ticks[1]), static_cast<unsigned long long>(r.over_ticks[2]),
-             r.waits, r.preemptions, r.waits_in_first_batch);
+             r.waits, r.preemptions, r.waits_in_first_ring);
     per_thread += entry;
   }
   // The warm-up call above is the main thread's; the threads' calls are all
