@@ -8,6 +8,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_format.h"
+#include "export_tracks.h"
 
 namespace rlscope::report {
 
@@ -38,17 +39,7 @@ size_t Utf8Length(std::string_view s, size_t i) {
   return n;
 }
 
-constexpr int64_t kReusedTidBase = 1000000000;
 constexpr int64_t kGpuTrackBase = 2000000000;
-
-std::string_view ActivityCategory(GpuActivityKind kind) {
-  switch (kind) {
-    case GpuActivityKind::kKernel: return CategoryName(Category::kGpuKernel);
-    case GpuActivityKind::kMemcpy: return CategoryName(Category::kGpuMemcpy);
-    case GpuActivityKind::kMemset: return CategoryName(Category::kGpuMemset);
-  }
-  return "GPU";
-}
 
 class TraceWriter {
  public:
@@ -111,13 +102,12 @@ struct LaunchSite {
 void WriteProcess(const ProcessTimeline& process, const NameTable& names, TraceWriter& writer, uint64_t& next_flow) {
   const int pid = process.pid;
   writer.Metadata("process_name", pid, 0, ProcessName(process));
-  std::set<uint32_t> seen_tids;
-  int64_t next_reused = kReusedTidBase;
+  ThreadTrackIds track_ids;
   absl::flat_hash_map<uint32_t, LaunchSite> launches;
   for (const ThreadTimeline& thread : process.threads) {
-    const int64_t tid = seen_tids.insert(thread.tid).second ? int64_t{thread.tid} : next_reused++;
-    std::string name = thread.name.empty() ? absl::StrFormat("thread %d", thread.tid) : thread.name;
-    if (tid != thread.tid) name += absl::StrFormat(" (tid %d, again)", thread.tid);
+    const ThreadTrackIds::Track track = track_ids.Next(thread);
+    const int64_t tid = track.tid;
+    const std::string& name = track.name;
     writer.Metadata("thread_name", pid, tid, name);
     for (const Interval& op : thread.operations) {
       writer.Complete(pid, tid, names.Name(op.label), "operation", op.begin_ns, op.end_ns, "");
@@ -154,7 +144,7 @@ void WriteProcess(const ProcessTimeline& process, const NameTable& names, TraceW
       writer.Metadata("thread_name", pid, track->second,
                       absl::StrFormat("GPU %d stream %d", activity.device, activity.stream));
     }
-    const std::string_view category = ActivityCategory(activity.kind);
+    const std::string_view category = GpuActivityCategoryName(activity.kind);
     writer.Complete(pid, track->second, names.Name(activity.name), category, activity.begin_ns, activity.end_ns,
                     absl::StrFormat("\"correlation_id\":%d,\"bytes\":%d", activity.correlation_id, activity.bytes));
     const auto launch = launches.find(activity.correlation_id);

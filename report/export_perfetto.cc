@@ -8,6 +8,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_format.h"
+#include "export_tracks.h"
 #include "protobuf_writer.h"
 
 namespace rlscope::report {
@@ -78,16 +79,6 @@ constexpr uint32_t kEntryName = 2;
 }  // namespace interned_data_field
 
 constexpr uint32_t kSequenceId = 1;
-constexpr int64_t kReusedTidBase = 1000000000;
-
-std::string_view ActivityCategory(GpuActivityKind kind) {
-  switch (kind) {
-    case GpuActivityKind::kKernel: return CategoryName(Category::kGpuKernel);
-    case GpuActivityKind::kMemcpy: return CategoryName(Category::kGpuMemcpy);
-    case GpuActivityKind::kMemset: return CategoryName(Category::kGpuMemset);
-  }
-  return "GPU";
-}
 
 // One table of interned strings (an InternedData field): iids from 1.
 class InternTable {
@@ -327,13 +318,12 @@ void WriteProcess(const ProcessTimeline& process, const NameTable& names, Packet
     if (!site.flow_ids.empty()) launches_by_thread[site.thread].push_back(&site);
   }
 
-  std::set<uint32_t> seen_tids;
-  int64_t next_reused = kReusedTidBase;
+  ThreadTrackIds track_ids;
   for (size_t t = 0; t < process.threads.size(); ++t) {
     const ThreadTimeline& thread = process.threads[t];
-    const int64_t tid = seen_tids.insert(thread.tid).second ? int64_t{thread.tid} : next_reused++;
-    std::string name = thread.name.empty() ? absl::StrFormat("thread %d", thread.tid) : thread.name;
-    if (tid != thread.tid) name += absl::StrFormat(" (tid %d, again)", thread.tid);
+    const ThreadTrackIds::Track track = track_ids.Next(thread);
+    const int64_t tid = track.tid;
+    const std::string& name = track.name;
     const uint64_t thread_uuid = stream.NewUuid();
     stream.ThreadTrack(thread_uuid, process_uuid, process.pid, tid, name, thread.begin_ns);
     // Child tracks show up beside the thread, so their names say whose they are.
@@ -394,7 +384,7 @@ void WriteProcess(const ProcessTimeline& process, const NameTable& names, Packet
     for (const size_t a : activities) {
       const GpuActivity& activity = process.gpu_activities[a];
       PerfettoSlice slice = Slice(activity.begin_ns, activity.end_ns, names.Name(activity.name),
-                                  ActivityCategory(activity.kind));
+                                  GpuActivityCategoryName(activity.kind));
       slice.args = {{"correlation_id", int64_t{activity.correlation_id}},
                     {"bytes", static_cast<int64_t>(activity.bytes)}};
       if (activity_flow[a] != 0) slice.terminating_flow_ids = {activity_flow[a]};

@@ -1,0 +1,37 @@
+// What the timeline exporters (export_chrome, export_perfetto) name alike:
+// a thread's track id and label, and a GPU activity's category.
+#ifndef RLSCOPE_REPORT_EXPORT_TRACKS_H_
+#define RLSCOPE_REPORT_EXPORT_TRACKS_H_
+
+#include <cstdint>
+#include <set>
+#include <string>
+#include <string_view>
+
+#include "process_timeline.h"
+
+namespace rlscope::report {
+
+// ThreadTrackIds: one track id per thread timeline of a process. The OS
+// reuses thread ids, and two timelines of one id would merge into one track
+// in a trace viewer, so a repeated tid gets a synthetic id from 1000000000
+// and a name that says which tid it was.
+class ThreadTrackIds {
+ public:
+  struct Track {
+    int64_t tid = 0;
+    std::string name;
+  };
+  Track Next(const ThreadTimeline& thread);
+
+ private:
+  std::set<uint32_t> seen_tids_;
+  int64_t next_reused_ = 1000000000;
+};
+
+// GpuActivityCategoryName: "Kernel", "Memcpy" or "Memset" (CategoryName).
+std::string_view GpuActivityCategoryName(GpuActivityKind kind);
+
+}  // namespace rlscope::report
+
+#endif  // RLSCOPE_REPORT_EXPORT_TRACKS_H_
