@@ -1,7 +1,9 @@
 #include "fatal_signal_flush.h"
 
+#include <dlfcn.h>
 #include <signal.h>
 
+#include <atomic>
 #include <cerrno>
 
 #include "flush_signal.h"
@@ -22,7 +24,16 @@ void OnFatalSignal(int signal_number, siginfo_t* info, void*) {
   const int saved_errno = errno;
   if (g_may_flush != nullptr && g_may_flush()) FlushSignal::RequestAndAwait(kFatalFlushWaitMs);
   errno = saved_errno;
-  // The disposition is SIG_DFL again (SA_RESETHAND). A fault re-executes
+  // SIG_DFL again, also where SA_RESETHAND did not apply: a program whose
+  // handler chains to the one it replaced calls us as a function (glibc's
+  // signal() and a raw rt_sigaction show ours, not SIG_DFL). Returning with
+  // its handler still installed would re-fault into it for ever (a hang
+  // instead of the crash); with SIG_DFL the crash takes its course.
+  struct sigaction default_action {};
+  default_action.sa_handler = SIG_DFL;
+  sigemptyset(&default_action.sa_mask);
+  __sigaction(signal_number, &default_action, nullptr);
+  // A fault re-executes
   // its instruction on return and faults again; a signal that was sent
   // (kill, raise, abort: si_code <= 0) must be raised again. It stays
   // pending until we return, so the core shows the crash, not this frame.
@@ -31,6 +42,31 @@ void OnFatalSignal(int signal_number, siginfo_t* info, void*) {
 
 bool IsOurs(const struct sigaction& action) {
   return (action.sa_flags & SA_SIGINFO) != 0 && action.sa_sigaction == &OnFatalSignal;
+}
+
+// glibc's signal() and sigset() call its sigaction internally, past the
+// wrapper below: their own wrappers hide our handler in what they return.
+using SignalFunction = sighandler_t (*)(int, sighandler_t);
+std::atomic<SignalFunction> g_real_signal{nullptr};
+std::atomic<SignalFunction> g_real_sigset{nullptr};
+
+SignalFunction Real(std::atomic<SignalFunction>& slot, const char* name) {
+  SignalFunction real = slot.load(std::memory_order_acquire);
+  if (real == nullptr) {
+    real = reinterpret_cast<SignalFunction>(dlsym(RTLD_NEXT, name));
+    slot.store(real, std::memory_order_release);
+  }
+  return real;
+}
+
+// Resolved at load, so a first call from a signal handler needs no dlsym.
+__attribute__((constructor)) void ResolveSignalFunctions() {
+  Real(g_real_signal, "signal");
+  Real(g_real_sigset, "sigset");
+}
+
+sighandler_t HideOurs(sighandler_t previous) {
+  return reinterpret_cast<void*>(previous) == reinterpret_cast<void*>(&OnFatalSignal) ? SIG_DFL : previous;
 }
 
 }  // namespace
@@ -63,4 +99,22 @@ extern "C" __attribute__((visibility("default"))) int sigaction(int signal_numbe
     sigemptyset(&old_action->sa_mask);
   }
   return result;
+}
+
+extern "C" __attribute__((visibility("default"))) sighandler_t signal(int signal_number, sighandler_t handler) {
+  const rlscope::preload::SignalFunction real = rlscope::preload::Real(rlscope::preload::g_real_signal, "signal");
+  if (real == nullptr) {
+    errno = ENOSYS;
+    return SIG_ERR;
+  }
+  return rlscope::preload::HideOurs(real(signal_number, handler));
+}
+
+extern "C" __attribute__((visibility("default"))) sighandler_t sigset(int signal_number, sighandler_t handler) {
+  const rlscope::preload::SignalFunction real = rlscope::preload::Real(rlscope::preload::g_real_sigset, "sigset");
+  if (real == nullptr) {
+    errno = ENOSYS;
+    return SIG_ERR;
+  }
+  return rlscope::preload::HideOurs(real(signal_number, handler));
 }

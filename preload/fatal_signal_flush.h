@@ -7,10 +7,13 @@
 // disposition is SIG_DFL at start-up; SA_RESETHAND puts SIG_DFL back on
 // entry, so the signal then does exactly what it would have (core dump
 // included; a second fault inside the handler ends the process at once);
-// sigaction() reports SIG_DFL in its place (`sigaction` below), so a
-// runtime that installs its own handler only over SIG_DFL (Rust's stack
-// overflow handler) still does, and chaining handlers chain to "default".
-// A handler the program installs replaces ours. The handler waits for the
+// sigaction(), signal() and sigset() report SIG_DFL in its place (the
+// wrappers in fatal_signal_flush.cc), so a runtime that installs its own
+// handler only over SIG_DFL (Rust's stack overflow handler) still does,
+// and chaining handlers chain to "default". A handler the program installs
+// replaces ours; one that still finds ours (a raw rt_sigaction,
+// bsd_signal) and calls it when chaining gets the crash as by SIG_DFL: the
+// handler sets SIG_DFL before it returns. The handler waits for the
 // flush at most kFatalFlushWaitMs, and only uses async-signal-safe calls
 // (the flusher thread does the work; it may itself be stuck, e.g. on a
 // malloc lock the crashing thread held: then the wait simply times out).

@@ -374,6 +374,15 @@ class ProgramKilled(FaultCase):
         self.assertIn("disposition at start: default", run.stdout)
         self.assertIn("caught SIGSEGV", run.stdout)
 
+    def test_chaining_handler(self):
+        """A handler set with signal() that calls the one it replaced: it
+        replaced SIG_DFL, as without rlscope, and the fault ends the program
+        (the crash handler, called as a function, must not leave it
+        re-faulting for ever)."""
+        out, run, report = self.profiled([ARGS.program, "chain_handler"])
+        self.assertEqual(run.returncode, 128 + signal.SIGSEGV, run.stdout)
+        self.assertIn("signal() replaced: default", run.stdout)
+
     def test_core_dump_kept(self):
         """Dumping core (or not) is the kernel's, as without rlscope: a
         parent reports the child's WCOREDUMP, compared with an unprofiled run."""

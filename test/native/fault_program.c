@@ -10,6 +10,8 @@
      fault_program crash segv|fpe|abort|kill  work 200 ms and a burst of calls, then
                                       die of that signal
      fault_program own_handler        the program's own SIGSEGV handler, then a fault
+     fault_program chain_handler      a SIGSEGV handler set with signal() that calls
+                                      the one it replaced, then a fault
      fault_program fork               fork without exec; the child works, exits 3
      fault_program fork_storm N       N forks in turn while four threads work
      fault_program forkexec           fork + exec of `work`
@@ -110,6 +112,37 @@ static int OwnHandler(void) {
   memset(&action, 0, sizeof(action));
   action.sa_handler = OnOwnSegv;
   sigaction(SIGSEGV, &action, NULL);
+  Work(100);
+  fflush(stdout);
+  volatile int* null = NULL;
+  *null = 1;
+  return 1;
+}
+
+/* ChainHandler: signal() returns the handler it replaced, and a handler
+   that chains calls it as a function; rlscope's crash handler must read
+   as SIG_DFL here too, and if called must not leave the program re-faulting
+   into its own handler for ever. */
+static void (*g_replaced)(int);
+static int g_chained;
+
+static void OnChainedSegv(int signal_number) {
+  if (++g_chained > 3) {
+    static const char looping[] = "re-faulting in a loop\n";
+    (void)!write(STDOUT_FILENO, looping, sizeof(looping) - 1);
+    _exit(10);
+  }
+  if (g_replaced != SIG_DFL && g_replaced != SIG_IGN && g_replaced != SIG_ERR) {
+    g_replaced(signal_number);
+  } else {
+    signal(signal_number, SIG_DFL);
+    raise(signal_number);
+  }
+}
+
+static int ChainHandler(void) {
+  g_replaced = signal(SIGSEGV, OnChainedSegv);
+  printf("signal() replaced: %s\n", g_replaced == SIG_DFL ? "default" : "not default");
   Work(100);
   fflush(stdout);
   volatile int* null = NULL;
@@ -277,6 +310,7 @@ int main(int argc, char** argv) {
   }
   if (strcmp(mode, "crash") == 0) return Crash(arg);
   if (strcmp(mode, "own_handler") == 0) return OwnHandler();
+  if (strcmp(mode, "chain_handler") == 0) return ChainHandler();
   if (strcmp(mode, "fork") == 0) return Fork();
   if (strcmp(mode, "forkexec") == 0) return ForkExec();
   if (strcmp(mode, "fork_storm") == 0) return ForkStorm(atoi(arg));
