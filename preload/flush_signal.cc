@@ -11,6 +11,7 @@ namespace rlscope::preload {
 std::atomic<uint32_t> FlushSignal::word_{0};
 std::atomic<uint64_t> FlushSignal::waits_{0};
 std::atomic<bool> FlushSignal::sleeping_{false};
+std::atomic<bool> FlushSignal::awaited_{false};
 
 namespace {
 // Set on the flusher thread: it must not wait for itself (an abort() in
@@ -38,6 +39,7 @@ bool FlushSignal::RequestAndAwait(int timeout_ms) {
   // Asleep now: the next flush starts after this point and is done at the
   // next WaitFor. Awake: a flush may be under way that already passed the
   // caller's ring; the one after it is done a WaitFor later.
+  awaited_.store(true, std::memory_order_release);
   const bool asleep = sleeping_.load(std::memory_order_acquire);
   const uint64_t target = waits_.load(std::memory_order_acquire) + (asleep ? 1 : 2);
   if (word_.exchange(1, std::memory_order_acq_rel) == 0) Wake();

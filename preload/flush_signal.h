@@ -24,12 +24,17 @@ class FlushSignal {
   static void Reset() {
     word_.store(0, std::memory_order_relaxed);
     sleeping_.store(false, std::memory_order_relaxed);
+    awaited_.store(false, std::memory_order_relaxed);
   }
   // RequestAndAwait: requests a flush and waits, polling, until one that
   // began after the request has finished, or `timeout_ms` passed (false).
   // Async-signal-safe (atomics, futex wake, nanosleep): the fatal-signal
   // flush calls it from a crashing thread's handler.
   static bool RequestAndAwait(int timeout_ms);
+  // Awaited: whether a RequestAndAwait was made (the process is crashing):
+  // the flusher must then send, even where it would rather wait (a tick
+  // rate not measured yet).
+  static bool Awaited() { return awaited_.load(std::memory_order_acquire); }
 
  private:
   static void Wake();
@@ -38,6 +43,7 @@ class FlushSignal {
   // finished at each), and whether the flusher is inside the wait.
   static std::atomic<uint64_t> waits_;
   static std::atomic<bool> sleeping_;
+  static std::atomic<bool> awaited_;
 };
 
 }  // namespace rlscope::preload

@@ -145,8 +145,10 @@ void Flusher::FlushOnce() {
   clock_.Update(now);
   if (clock_.RateKnown() && !rate_was_known) SetStackSampleTicksPerNs(1.0 / clock_.ns_per_tick());
   if (!clock_.RateKnown()) {
-    if (!final_flush) return;  // A later flush will know the tick rate.
-    // Exit of a process younger than kMinRateSpanNs: wait out the rest.
+    // A later flush will know the tick rate, unless there is none: the
+    // process is exiting, or crashing (the crash flush waits for this one).
+    if (!final_flush && !FlushSignal::Awaited()) return;
+    // Exit or crash of a process younger than kMinRateSpanNs: wait out the rest.
     while (!clock_.RateKnown()) {
       timespec pause{0, 200000};
       nanosleep(&pause, nullptr);

@@ -367,6 +367,15 @@ class ProgramKilled(FaultCase):
     def test_sigkill(self):
         self.check_crash("kill", signal.SIGKILL, flushed=False)
 
+    def test_crash_at_once(self):
+        """A crash in the first 2 ms, before the flusher knows its clock's
+        rate: the crash flush still sends every call made."""
+        out, run, report = self.profiled([ARGS.program, "crash_at_once"])
+        self.assertEqual(run.returncode, 128 + signal.SIGSEGV)
+        process = report["processes"][0]
+        calls = int(re.search(r"^calls (\d+)", run.stderr, re.M).group(1))
+        self.assertGreaterEqual(process["events"] + process["dropped_events"], calls, process)
+
     def test_programs_own_handler(self):
         """The program sees SIGSEGV as default and its own handler runs."""
         out, run, report = self.profiled([ARGS.program, "own_handler"])

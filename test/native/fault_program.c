@@ -9,6 +9,7 @@
      fault_program work MS [STATUS]   hooked calls for MS ms, then exit(STATUS)
      fault_program crash segv|fpe|abort|kill  work 200 ms and a burst of calls, then
                                       die of that signal
+     fault_program crash_at_once      a burst of calls and a fault, all in about 1 ms
      fault_program own_handler        the program's own SIGSEGV handler, then a fault
      fault_program chain_handler      a SIGSEGV handler set with signal() that calls
                                       the one it replaced, then a fault
@@ -92,6 +93,19 @@ static int Crash(const char* how) {
   } else if (strcmp(how, "kill") == 0) {
     kill(getpid(), SIGKILL);
   }
+  return 1;
+}
+
+/* CrashAtOnce: a fault within about a millisecond of the start, before
+   the flusher has measured its clock (2 ms): the crash flush must still
+   send the calls made. */
+static int CrashAtOnce(void) {
+  long sum = 0;
+  for (int i = 0; i < 1000; ++i) sum += simtest_add(i, 2);
+  t_calls += 1000;
+  fprintf(stderr, "calls %ld (%ld)\n", t_calls, sum & 1);
+  volatile int* null = NULL;
+  *null = 1;
   return 1;
 }
 
@@ -309,6 +323,7 @@ int main(int argc, char** argv) {
     return argc > 3 ? atoi(argv[3]) : 0;
   }
   if (strcmp(mode, "crash") == 0) return Crash(arg);
+  if (strcmp(mode, "crash_at_once") == 0) return CrashAtOnce();
   if (strcmp(mode, "own_handler") == 0) return OwnHandler();
   if (strcmp(mode, "chain_handler") == 0) return ChainHandler();
   if (strcmp(mode, "fork") == 0) return Fork();
