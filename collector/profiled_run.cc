@@ -402,6 +402,15 @@ absl::StatusOr<ProfileOutcome> ProfileCommand(const ProfileRequest& request) {
   if (!waited.ok()) {
     receiver->reset();
     RemoveSocket(*socket_path);
+    // The provisional meta.json would say rlscope was killed: say instead
+    // that the command never ran (the exit status `rlscope run` gives).
+    metadata.exit_code = absl::IsNotFound(waited.status()) ? 127 : 1;
+    metadata.start_unix_ns = NowNs(CLOCK_REALTIME);
+    metadata.collector_problems.push_back(absl::StrFormat("the command could not be started: %s",
+                                                          waited.status().message()));
+    if (absl::Status written = report::WriteRunMetadata(meta_path, metadata); !written.ok()) {
+      std::cerr << prefix << ": warning: " << written.message() << "\n";
+    }
     return waited.status();
   }
   metadata.start_unix_ns = waited->start_unix_ns;

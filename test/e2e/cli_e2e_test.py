@@ -206,6 +206,12 @@ class BadInput(unittest.TestCase):
     def test_missing_command(self):
         out = os.path.join(scratch_dir(self), "r")
         self.check(["run", "--out", out, "--", "/no/such/program"], 127, "cannot run '/no/such/program'")
+        # meta.json says so (not the provisional "rlscope stopped ... (killed?)").
+        with open(os.path.join(out, "meta.json")) as f:
+            meta = json.load(f)
+        self.assertEqual(meta["exit_code"], 127)
+        self.assertEqual(len(meta["collector_problems"]), 1, meta["collector_problems"])
+        self.assertIn("could not be started", meta["collector_problems"][0])
 
     def test_report_of_a_directory_that_is_not_a_run(self):
         empty = scratch_dir(self)
