@@ -19,6 +19,8 @@ namespace {
 constexpr int kFatalSignals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
 
 bool (*g_may_flush)() = nullptr;
+// The signals whose SIG_DFL was ours at start-up (bit N: signal N).
+std::atomic<uint64_t> g_managed{0};
 
 void OnFatalSignal(int signal_number, siginfo_t* info, void*) {
   const int saved_errno = errno;
@@ -69,6 +71,28 @@ sighandler_t HideOurs(sighandler_t previous) {
   return reinterpret_cast<void*>(previous) == reinterpret_cast<void*>(&OnFatalSignal) ? SIG_DFL : previous;
 }
 
+struct sigaction OurAction() {
+  struct sigaction ours {};
+  ours.sa_sigaction = &OnFatalSignal;
+  // SA_ONSTACK: the program's alternate stack, if it set one, serves us
+  // too (a stack overflow without one ends the process as by default).
+  ours.sa_flags = SA_SIGINFO | SA_RESETHAND | SA_ONSTACK | SA_RESTART;
+  sigemptyset(&ours.sa_mask);
+  return ours;
+}
+
+// SetsDefault: whether `action` asks for SIG_DFL on a signal we serve.
+// Handlers that chain to what they replaced put that "SIG_DFL" back and
+// raise the signal again (Python's faulthandler, PyTorch's DataLoader
+// workers): ours goes back instead, reading as SIG_DFL, so the crash is
+// still flushed. Async-signal-safe (these calls come from handlers).
+bool SetsDefault(int signal_number, const struct sigaction* action) {
+  if (action == nullptr || (action->sa_flags & SA_SIGINFO) != 0 || action->sa_handler != SIG_DFL) return false;
+  if (signal_number <= 0 || signal_number >= 64) return false;
+  if ((g_managed.load(std::memory_order_acquire) & (uint64_t{1} << signal_number)) == 0) return false;
+  return g_may_flush != nullptr && g_may_flush();
+}
+
 }  // namespace
 
 void InstallFatalSignalFlush(bool (*may_flush)()) {
@@ -77,21 +101,24 @@ void InstallFatalSignalFlush(bool (*may_flush)()) {
     struct sigaction current {};
     if (__sigaction(signal_number, nullptr, &current) != 0) continue;
     if ((current.sa_flags & SA_SIGINFO) != 0 || current.sa_handler != SIG_DFL) continue;  // The program's own.
-    struct sigaction ours {};
-    ours.sa_sigaction = &OnFatalSignal;
-    // SA_ONSTACK: the program's alternate stack, if it set one, serves us
-    // too (a stack overflow without one ends the process as by default).
-    ours.sa_flags = SA_SIGINFO | SA_RESETHAND | SA_ONSTACK | SA_RESTART;
-    sigemptyset(&ours.sa_mask);
-    __sigaction(signal_number, &ours, nullptr);
+    const struct sigaction ours = OurAction();
+    if (__sigaction(signal_number, &ours, nullptr) == 0) {
+      g_managed.fetch_or(uint64_t{1} << signal_number, std::memory_order_acq_rel);
+    }
   }
 }
 
 }  // namespace rlscope::preload
 
-// sigaction wrapper: our crash handler reads as SIG_DFL (see the header).
+// sigaction wrapper: our crash handler reads as SIG_DFL, and SIG_DFL set
+// on a signal we serve puts it back (see the header).
 extern "C" __attribute__((visibility("default"))) int sigaction(int signal_number, const struct sigaction* action,
                                                                 struct sigaction* old_action) {
+  struct sigaction ours;
+  if (rlscope::preload::SetsDefault(signal_number, action)) {
+    ours = rlscope::preload::OurAction();
+    action = &ours;
+  }
   const int result = __sigaction(signal_number, action, old_action);
   if (result == 0 && old_action != nullptr && rlscope::preload::IsOurs(*old_action)) {
     *old_action = {};

@@ -11,7 +11,10 @@
 // wrappers in fatal_signal_flush.cc), so a runtime that installs its own
 // handler only over SIG_DFL (Rust's stack overflow handler) still does,
 // and chaining handlers chain to "default". A handler the program installs
-// replaces ours; one that still finds ours (a raw rt_sigaction,
+// replaces ours; SIG_DFL set through sigaction() on a signal we serve puts
+// ours back (still reading as SIG_DFL), so a handler that restores the
+// "SIG_DFL" it replaced and raises again (Python's faulthandler) is
+// flushed too; one that still finds ours (a raw rt_sigaction,
 // bsd_signal) and calls it when chaining gets the crash as by SIG_DFL: the
 // handler sets SIG_DFL before it returns. The handler waits for the
 // flush at most kFatalFlushWaitMs, and only uses async-signal-safe calls

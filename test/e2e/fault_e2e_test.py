@@ -358,6 +358,11 @@ class ProgramKilled(FaultCase):
     def test_sigsegv(self):
         self.check_crash("segv", signal.SIGSEGV, flushed=True)
 
+    def test_sigsegv_through_a_faulthandler(self):
+        """A handler that puts back the SIG_DFL it replaced and raises
+        again (Python's faulthandler, pytest's default): still flushed."""
+        self.check_crash("segv_faulthandler", signal.SIGSEGV, flushed=True)
+
     def test_sigfpe(self):
         self.check_crash("fpe", signal.SIGFPE, flushed=True)
 

@@ -8,7 +8,8 @@
 
      fault_program work MS [STATUS]   hooked calls for MS ms, then exit(STATUS)
      fault_program crash segv|fpe|abort|kill  work 200 ms and a burst of calls, then
-                                      die of that signal
+                                      die of that signal (segv_faulthandler: a
+                                      SIGSEGV handler as Python's faulthandler's)
      fault_program crash_at_once      a burst of calls and a fault, all in about 1 ms
      fault_program own_handler        the program's own SIGSEGV handler, then a fault
      fault_program chain_handler      a SIGSEGV handler set with signal() that calls
@@ -71,10 +72,30 @@ static int WaitChild(pid_t pid) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
+/* A handler as Python's faulthandler installs it: on the fault it puts
+   back the action it replaced (SIG_DFL, as the program sees it) and
+   raises the signal again. */
+static struct sigaction g_replaced_segv;
+
+static void OnSegvLikeFaulthandler(int signal_number) {
+  static const char message[] = "Fatal error: Segmentation fault\n";
+  (void)!write(STDERR_FILENO, message, sizeof(message) - 1);
+  sigaction(signal_number, &g_replaced_segv, NULL);
+  raise(signal_number);
+}
+
 /* Crash: dies right after a burst of calls that no periodic flush has
    sent yet; stderr says how many calls the process made in all, for the
    test to compare with what the report holds. */
 static int Crash(const char* how) {
+  if (strcmp(how, "segv_faulthandler") == 0) {
+    struct sigaction action;
+    memset(&action, 0, sizeof(action));
+    action.sa_handler = OnSegvLikeFaulthandler;
+    action.sa_flags = SA_NODEFER | SA_ONSTACK;
+    sigemptyset(&action.sa_mask);
+    sigaction(SIGSEGV, &action, &g_replaced_segv);
+  }
   Work(200);
   printf("about to die: %s\n", how);
   fflush(stdout);
@@ -82,7 +103,7 @@ static int Crash(const char* how) {
   for (int i = 0; i < 20000; ++i) sum += simtest_add(i, 2);
   t_calls += 20000;
   fprintf(stderr, "calls %ld (%ld)\n", t_calls, sum & 1);
-  if (strcmp(how, "segv") == 0) {
+  if (strcmp(how, "segv") == 0 || strcmp(how, "segv_faulthandler") == 0) {
     volatile int* null = NULL;
     *null = 1;
   } else if (strcmp(how, "fpe") == 0) {
