@@ -22,6 +22,10 @@ namespace {
 constexpr int kHighFdFloor = 900;
 // Longest single wait inside SendAll, so a lowered deadline cap is noticed.
 constexpr int kPollSliceMs = 50;
+// The same with a while_blocked callback, which then runs this often: the
+// flusher frees ended threads' rings there, and a program that starts a
+// thread per millisecond must not get ahead of it.
+constexpr int kBlockedPollSliceMs = 5;
 
 }  // namespace
 
@@ -91,7 +95,8 @@ bool CollectorConnection::StillOurs() const {
 }
 
 bool CollectorConnection::SendAll(const uint8_t* data, size_t size, int64_t deadline_ns,
-                                  const std::atomic<int64_t>* deadline_cap_ns) {
+                                  const std::atomic<int64_t>* deadline_cap_ns, void (*while_blocked)(void*),
+                                  void* while_blocked_arg) {
   if (!StillOurs()) {
     fd_ = -1;  // Not ours any more: forget it, never close it.
     errno = EBADF;
@@ -114,8 +119,10 @@ bool CollectorConnection::SendAll(const uint8_t* data, size_t size, int64_t dead
         errno = ETIMEDOUT;
         return false;
       }
+      if (while_blocked != nullptr) while_blocked(while_blocked_arg);
       pollfd waiter{fd_, POLLOUT, 0};
-      poll(&waiter, 1, static_cast<int>(std::min<int64_t>(left_ns / 1000000 + 1, kPollSliceMs)));
+      const int slice_ms = while_blocked != nullptr ? kBlockedPollSliceMs : kPollSliceMs;
+      poll(&waiter, 1, static_cast<int>(std::min<int64_t>(left_ns / 1000000 + 1, slice_ms)));
       continue;
     }
     const int saved = errno;

@@ -40,7 +40,10 @@ class CollectorConnection {
   // thread can cut the wait short). On failure the connection is dropped (a
   // half-written frame would corrupt the stream) and errno says why:
   // ETIMEDOUT for a deadline, EBADF when the program closed our socket.
-  bool SendAll(const uint8_t* data, size_t size, int64_t deadline_ns, const std::atomic<int64_t>* deadline_cap_ns);
+  // `while_blocked(arg)`, if given, runs each time the send waits for room
+  // (every 5 ms while it waits), on the sending thread.
+  bool SendAll(const uint8_t* data, size_t size, int64_t deadline_ns, const std::atomic<int64_t>* deadline_cap_ns,
+               void (*while_blocked)(void*) = nullptr, void* while_blocked_arg = nullptr);
   // Close: also used in a fork() child, where the inherited socket carries
   // the parent's stream and must be let go without writing to it.
   void Close();

@@ -124,9 +124,33 @@ void Flusher::LogSendFailure() {
 // threads drop and count). Stop lowers exit_deadline_ns_, which bounds them.
 void Flusher::SendFrame(BatchEncoder::Frame frame) {
   if (!EnsureConnected()) return;
-  if (!connection_.SendAll(frame.data(), frame.size(), INT64_MAX, &exit_deadline_ns_)) {
+  send_blocked_since_ns_ = 0;
+  if (!connection_.SendAll(frame.data(), frame.size(), INT64_MAX, &exit_deadline_ns_, &Flusher::ReclaimEndedThreads,
+                           this)) {
     LogSendFailure();
     gave_up_ = true;
+  }
+}
+
+void Flusher::ReclaimEndedThreads(void* self) {
+  auto* flusher = static_cast<Flusher*>(self);
+  // At exit the final flush drains every ring anyway, and the Goodbye's
+  // count is already fixed.
+  if (flusher->stop_requested_.load(std::memory_order_acquire)) return;
+  const int64_t now_ns = MonotonicNs();
+  if (flusher->send_blocked_since_ns_ == 0) flusher->send_blocked_since_ns_ = now_ns;
+  if (now_ns - flusher->send_blocked_since_ns_ < kReclaimAfterBlockedNs) return;
+  for (ThreadBuffer* buffer = ThreadRegistry::Head(); buffer != nullptr; buffer = buffer->next()) {
+    if (buffer == flusher->reading_ || buffer->state() != ThreadBuffer::kRetired) continue;
+    // The owner is gone: nothing writes this ring any more. Its hook
+    // counts go too (the correction then misses them: a stall is rare).
+    const uint64_t unsent = buffer->WriteIndex() - buffer->ReadIndex();
+    buffer->Consume(unsent);
+    const uint64_t dropped = unsent + buffer->TakeDropped();
+    flusher->events_dropped_ += dropped;
+    buffer->ForgetOverhead();
+    if (dropped > 0) flusher->reclaimed_.push_back({buffer->tid(), buffer->instance(), dropped});
+    ThreadRegistry::ReleaseIfDrained(buffer);
   }
 }
 
@@ -178,6 +202,12 @@ void Flusher::FlushOnce() {
     }
   };
   begin_batch();
+  if (!gave_up_) {
+    for (const ReclaimedThread& thread : reclaimed_) {
+      encoder_.AddThreadEvents(thread.tid, thread.instance, 0, thread.dropped, {}, [](wire::Event*) {});
+    }
+  }
+  reclaimed_.clear();
   if (modules_changed) {
     for (const ModuleRange& range : modules_.Snapshot()) {
       encoder_.AddModule(range.path, range.begin, range.end, range.load_bias);
@@ -186,6 +216,7 @@ void Flusher::FlushOnce() {
   for (ThreadBuffer* buffer = ThreadRegistry::Head(); buffer != nullptr; buffer = buffer->next()) {
     const ThreadBuffer::State state = buffer->state();
     if (state == ThreadBuffer::kFree || state == ThreadBuffer::kClaiming) continue;
+    reading_ = buffer;  // Its read position is held in locals below.
     const uint32_t tid = buffer->tid();
     uint64_t read = buffer->ReadIndex();
     const uint64_t write = buffer->WriteIndex();
@@ -239,6 +270,7 @@ void Flusher::FlushOnce() {
       }
     }
     ThreadRegistry::ReleaseIfDrained(buffer);
+    reading_ = nullptr;
   }
   AddGpuActivityAndNotices(send_batch, begin_batch);
   send_batch();

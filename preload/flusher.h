@@ -10,7 +10,10 @@
 // collector that is there but not reading (stalled, swapped out, a slow
 // disk) is waited for as long as the program runs: threads drop and count
 // meanwhile, and the counts reach it when it reads again. Only the exit
-// bounds that wait (kExitTimeoutNs).
+// bounds that wait (kExitTimeoutNs). Once a send has waited
+// kReclaimAfterBlockedNs, threads that have ended give their rings back
+// (ReclaimEndedThreads), so a program that keeps starting threads during a
+// stall holds one ring per live thread, not one per thread it ever started.
 #ifndef RLSCOPE_PRELOAD_FLUSHER_H_
 #define RLSCOPE_PRELOAD_FLUSHER_H_
 
@@ -28,6 +31,8 @@
 #include "tick_clock.h"
 
 namespace rlscope::preload {
+
+class ThreadBuffer;
 
 class Flusher {
  public:
@@ -54,6 +59,14 @@ class Flusher {
   // FlushOnce: drains everything pending into frames and sends them.
   void FlushOnce();
   void SendFrame(BatchEncoder::Frame frame);
+  // ReclaimEndedThreads: once a send has waited kReclaimAfterBlockedNs for
+  // a stalled collector, the rings of threads that have ended are freed for
+  // reuse; their unsent records and drops count as dropped, per thread
+  // (reclaimed_, sent by the next flush). Skips the ring being read.
+  static void ReclaimEndedThreads(void* self);
+  // A short wait is a busy collector: ended threads' rings are drained as
+  // usual. This long, it is a stall, and rings would pile up.
+  static constexpr int64_t kReclaimAfterBlockedNs = 200'000'000;
   bool EnsureConnected();
   // LogSendFailure: the one stderr line for a failed send (errno set).
   void LogSendFailure();
@@ -77,6 +90,15 @@ class Flusher {
 
   // Flusher-thread state.
   bool gave_up_ = false;         // Collector unreachable or gone: drop all.
+  const ThreadBuffer* reading_ = nullptr;  // The ring FlushOnce is draining.
+  int64_t send_blocked_since_ns_ = 0;      // 0: the current send has not waited.
+  // Ended threads whose rings were reclaimed: what they dropped, to send.
+  struct ReclaimedThread {
+    uint32_t tid;
+    uint64_t instance;
+    uint64_t dropped;
+  };
+  std::vector<ReclaimedThread> reclaimed_;
   uint32_t strings_sent_ = 0;
   uint64_t sequence_ = 0;
   uint64_t events_sent_ = 0;

@@ -457,7 +457,14 @@ ProcessTimeline TimelineBuilder::Finish() {
   for (size_t index = 0; index < process_.threads.size(); ++index) {
     ThreadTimeline& thread = process_.threads[index];
     ThreadState& state = thread_states_[index];
-    if (!state.saw_begin) thread.begin_ns = state.first_ns != INT64_MAX ? state.first_ns : process_.begin_ns;
+    if (!state.saw_begin && state.first_ns == INT64_MAX) {
+      // Not one event of this thread arrived, only a count of dropped ones
+      // (its ring was reclaimed while the collector stalled): its lifetime
+      // is unknown, so it covers no time rather than the process's.
+      thread.begin_ns = thread.end_ns = process_.end_ns;
+      continue;
+    }
+    if (!state.saw_begin) thread.begin_ns = state.first_ns;
     if (!state.saw_end) thread.end_ns = process_.end_ns;
     thread.end_ns = std::max(thread.end_ns, std::max(thread.begin_ns, state.last_ns));
     for (const OpenOperation& open : state.open) {

@@ -20,6 +20,7 @@
      fault_program spawn              posix_spawn of `work`
      fault_program threads N          N threads working at once
      fault_program churn N            N short threads, created and joined in turn
+                                      (then its peak memory on stderr: vm_hwm_kb K)
      fault_program thread_exit        exit(7) from a non-main thread mid-work
      fault_program dlclose LIB        dlopen LIB, call it, dlclose, three times
      fault_program signals MS         SIGALRM and SIGUSR1 handlers that call a
@@ -251,6 +252,19 @@ static void* ThreadWork(void* ms) {
   return NULL;
 }
 
+/* PeakRssKb: the process's peak resident memory (VmHWM), or -1. */
+static long PeakRssKb(void) {
+  FILE* status = fopen("/proc/self/status", "r");
+  if (status == NULL) return -1;
+  char line[256];
+  long kb = -1;
+  while (fgets(line, sizeof(line), status) != NULL) {
+    if (sscanf(line, "VmHWM: %ld kB", &kb) == 1) break;
+  }
+  fclose(status);
+  return kb;
+}
+
 static int Threads(int n, long ms, int one_at_a_time) {
   pthread_t* threads = calloc((size_t)n, sizeof(pthread_t));
   for (int i = 0; i < n; ++i) {
@@ -262,6 +276,8 @@ static int Threads(int n, long ms, int one_at_a_time) {
   }
   free(threads);
   printf("%d threads done\n", n);
+  /* stderr: the number differs between runs; the test reads it there. */
+  fprintf(stderr, "vm_hwm_kb %ld\n", PeakRssKb());
   return 0;
 }
 

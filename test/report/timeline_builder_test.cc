@@ -409,3 +409,24 @@ TEST_CASE("Without CollectOverhead no sites or windows are kept", "[timeline][co
   const ProcessTimeline process = builder.Finish();
   CHECK(OnlyThread(process, 10).overhead_sites.empty());
 }
+
+TEST_CASE("A thread known only by a count of dropped events covers no time", "[timeline]") {
+  // The preload sends such a count for a thread whose ring it reclaimed
+  // while the collector stalled (flusher.h): none of its events arrived.
+  NameTable names;
+  TimelineBuilder builder(names);
+  FeedHello(builder, 10, 0);
+  FeedEvents(builder, 10, {Ev(0, 0, wire::EventKind::kThreadBegin), Ev(12, 20, wire::EventKind::kCudaApi, 1)});
+  BatchEncoder encoder;
+  encoder.BeginBatch(2, 50);
+  encoder.AddThreadEvents(11, 11, 0, 3943, {}, [](wire::Event*) {});
+  Feed(builder, encoder.FinishBatch());
+  Feed(builder, encoder.EncodeGoodbye(100, 3945, 3943, "exit"));
+  const ProcessTimeline process = builder.Finish();
+  const ThreadTimeline& reclaimed = OnlyThread(process, 11);
+  CHECK(reclaimed.dropped == 3943);
+  CHECK(reclaimed.events == 0);
+  CHECK(reclaimed.end_ns - reclaimed.begin_ns == 0);
+  const ThreadTimeline& main_thread = OnlyThread(process, 10);
+  CHECK(main_thread.end_ns == 100);
+}
