@@ -264,6 +264,17 @@ class CollectorKilled(FaultCase):
         self.assertIn(report.returncode, (0, 3), report.stderr)
         self.assertGreaterEqual(len(load_report(out)["processes"]), 2)
 
+    def assert_finishes_as(self, rlscope, directory, returncode, stdout):
+        """rlscope, continued, ends within the case's deadline with
+        `returncode`, and the command wrote `stdout`."""
+        try:
+            self.assertEqual(rlscope.wait(timeout=CASE_TIMEOUT_S), returncode)
+        except subprocess.TimeoutExpired:
+            kill_everything()
+            self.fail("rlscope did not finish after being continued")
+        with open(os.path.join(directory, "stdout")) as f:
+            self.assertEqual(f.read(), stdout)
+
     def wait_with_collector_stopped(self, rlscope, started):
         """Stops rlscope (SIGSTOP), waits for its child the program to end
         (watched through /proc: it stays a zombie until rlscope runs
@@ -298,14 +309,7 @@ class CollectorKilled(FaultCase):
         os.kill(rlscope.pid, signal.SIGSTOP)
         time.sleep(2.5)
         os.kill(rlscope.pid, signal.SIGCONT)
-        try:
-            returncode = rlscope.wait(timeout=CASE_TIMEOUT_S)
-        except subprocess.TimeoutExpired:
-            kill_everything()
-            self.fail("rlscope did not finish after being continued")
-        self.assertEqual(returncode, plain.returncode)
-        with open(os.path.join(directory, "stdout")) as f:
-            self.assertEqual(f.read(), plain.stdout)
+        self.assert_finishes_as(rlscope, directory, plain.returncode, plain.stdout)
         with open(err_path) as f:
             stderr = f.read()
         def peak_kb(text):
@@ -333,14 +337,7 @@ class CollectorKilled(FaultCase):
         out, err_path = os.path.join(directory, "run"), os.path.join(directory, "stderr")
         rlscope, started = self.start_and_wait_for_trace(out, command, err_path)
         ended = self.wait_with_collector_stopped(rlscope, started)
-        try:
-            returncode = rlscope.wait(timeout=CASE_TIMEOUT_S)
-        except subprocess.TimeoutExpired:
-            kill_everything()
-            self.fail("rlscope did not finish after being continued")
-        self.assertEqual(returncode, 128 + signal.SIGSEGV)
-        with open(os.path.join(directory, "stdout")) as f:
-            self.assertEqual(f.read(), plain.stdout)
+        self.assert_finishes_as(rlscope, directory, 128 + signal.SIGSEGV, plain.stdout)
         print(f"\ncrash with the collector stopped: the program died {ended - started:.2f} s after its start "
               f"(alone: {plain.seconds:.2f} s)", file=sys.stderr)
         self.assertLess(ended - started, plain.seconds + 1.5)
@@ -354,14 +351,7 @@ class CollectorKilled(FaultCase):
         out, err_path = os.path.join(directory, "run"), os.path.join(directory, "stderr")
         rlscope, started = self.start_and_wait_for_trace(out, command, err_path)
         ended = self.wait_with_collector_stopped(rlscope, started)
-        try:
-            returncode = rlscope.wait(timeout=CASE_TIMEOUT_S)
-        except subprocess.TimeoutExpired:
-            kill_everything()
-            self.fail("rlscope did not finish after being continued")
-        self.assertEqual(returncode, plain.returncode)
-        with open(os.path.join(directory, "stdout")) as f:
-            self.assertEqual(f.read(), plain.stdout)
+        self.assert_finishes_as(rlscope, directory, plain.returncode, plain.stdout)
         delay = (ended - started) - plain.seconds
         print(f"\ncollector stalled: the program ended {ended - started:.2f} s after its start "
               f"(alone: {plain.seconds:.2f} s)", file=sys.stderr)
