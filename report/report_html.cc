@@ -221,19 +221,17 @@ std::string FormatReportHtml(const RunReport& report) {
   body += "<h2 id=\"correction\">Overhead correction and calibration</h2>" + CorrectionSection(report);
   // Processes by thread time; quiet ones (nothing intercepted: compilers,
   // shells) are one summary line, as in report.txt, not a row each.
-  std::vector<const ProcessReport*> processes;
-  for (const ProcessReport& process : report.processes) {
-    if (!IsQuietProcess(process, RowsOfProcess(report.rows, process.pid))) processes.push_back(&process);
-  }
+  const ProcessSplit split = SplitQuietProcesses(report);
+  std::vector<const ProcessReport*> processes = split.shown;
   std::stable_sort(processes.begin(), processes.end(), [](const ProcessReport* a, const ProcessReport* b) {
     return a->traced_thread_ns > b->traced_thread_ns;
   });
-  const QuietProcesses quiet = SummarizeQuietProcesses(report);
   body += "<h2 id=\"processes\">Processes</h2>";
   if (!processes.empty()) body += ProcessTableHtml(processes);
-  if (quiet.count > 0) {
-    body += Note(absl::StrFormat("%d %sprocess(es) with nothing intercepted (%s of thread time): %s", quiet.count,
-                                 processes.empty() ? "" : "more ", FormatDuration(quiet.thread_ns), quiet.commands));
+  if (split.quiet_count > 0) {
+    body += Note(absl::StrFormat("%d %sprocess(es) with nothing intercepted (%s of thread time): %s",
+                                 split.quiet_count, processes.empty() ? "" : "more ",
+                                 FormatDuration(split.quiet_thread_ns), split.quiet_commands));
   }
   if (report.processes.empty()) body += Note("No process was traced.");
   for (size_t i = 0; i < processes.size() && i < kMaxDetailedProcesses; ++i) {

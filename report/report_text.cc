@@ -257,31 +257,26 @@ std::string FormatSourceLine(const std::string& location, uint32_t line) {
   return absl::StrFormat("%s:%d  %s", BaseName(file), line, location.substr(0, open));
 }
 
-bool IsQuietProcess(const ProcessReport& process, const std::vector<BreakdownRow>& rows) {
-  if (!process.problems.empty()) return false;
-  for (const BreakdownRow& row : rows) {
-    if (row.operation != "(none)" || row.category != Category::kNative) return false;
+ProcessSplit SplitQuietProcesses(const RunReport& report) {
+  std::set<int> loud_pids;  // Processes with a row other than (none)/Native.
+  for (const BreakdownRow& row : report.rows) {
+    if (row.operation != "(none)" || row.category != Category::kNative) loud_pids.insert(row.pid);
   }
-  return true;
-}
-
-QuietProcesses SummarizeQuietProcesses(const RunReport& report) {
-  QuietProcesses quiet;
+  ProcessSplit split;
   std::map<std::string, int> commands;
   for (const ProcessReport& process : report.processes) {
-    std::vector<BreakdownRow> rows;
-    for (const BreakdownRow& row : report.rows) {
-      if (row.pid == process.pid) rows.push_back(row);
+    if (!process.problems.empty() || loud_pids.count(process.pid) > 0) {
+      split.shown.push_back(&process);
+      continue;
     }
-    if (!IsQuietProcess(process, rows)) continue;
     ++commands[process.argv.empty() ? "?" : BaseName(process.argv[0])];
-    ++quiet.count;
-    quiet.thread_ns += process.traced_thread_ns;
+    ++split.quiet_count;
+    split.quiet_thread_ns += process.traced_thread_ns;
   }
   std::vector<std::string> parts;
   for (const auto& [command, n] : commands) parts.push_back(n > 1 ? absl::StrFormat("%s x%d", command, n) : command);
-  quiet.commands = absl::StrJoin(parts, ", ");
-  return quiet;
+  split.quiet_commands = absl::StrJoin(parts, ", ");
+  return split;
 }
 
 std::string FormatDuration(int64_t ns) {
@@ -368,12 +363,13 @@ std::string FormatReportText(const RunReport& report) {
   out += CorrectionSection(report);
   // Processes where nothing was intercepted (compilers, shells a program
   // spawns) get one summary line instead of a table each.
-  for (const ProcessReport& process : report.processes) {
+  const ProcessSplit split = SplitQuietProcesses(report);
+  for (const ProcessReport* shown : split.shown) {
+    const ProcessReport& process = *shown;
     std::vector<BreakdownRow> rows;
     for (const BreakdownRow& row : report.rows) {
       if (row.pid == process.pid) rows.push_back(row);
     }
-    if (IsQuietProcess(process, rows)) continue;
     out += absl::StrFormat("\nprocess %d%s: %s\n", process.pid,
                            process.forked_from != 0 ? absl::StrFormat(" (fork of %d)", process.forked_from) : "",
                            absl::StrJoin(process.argv, " "));
@@ -386,9 +382,9 @@ std::string FormatReportText(const RunReport& report) {
     out += GpuSection(process);
     for (const std::string& problem : process.problems) out += "  ! " + problem + "\n";
   }
-  if (const QuietProcesses quiet = SummarizeQuietProcesses(report); quiet.count > 0) {
-    out += absl::StrFormat("\n%d more process(es) with nothing intercepted (%s of thread time): %s\n", quiet.count,
-                           FormatDuration(quiet.thread_ns), quiet.commands);
+  if (split.quiet_count > 0) {
+    out += absl::StrFormat("\n%d more process(es) with nothing intercepted (%s of thread time): %s\n",
+                           split.quiet_count, FormatDuration(split.quiet_thread_ns), split.quiet_commands);
   }
   out += NvidiaSmiComparison(report);
   if (!report.problems.empty()) {

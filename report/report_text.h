@@ -28,18 +28,17 @@ std::string FormatPercent(int64_t part, int64_t whole);
 // "qualname (/path/file.py:FIRST)" and its line.
 std::string FormatSourceLine(const std::string& location, uint32_t line);
 
-// IsQuietProcess: a process where nothing was intercepted (no operation, no
-// category but Native, no problem; `rows` its rows): summarised, not shown.
-bool IsQuietProcess(const ProcessReport& process, const std::vector<BreakdownRow>& rows);
-
-// QuietProcesses: the run's quiet processes, summarised in one line
-// (compilers such as JAX's ptxas can be hundreds of them).
-struct QuietProcesses {
-  int count = 0;
-  int64_t thread_ns = 0;
-  std::string commands;  // "ptxas x189, sh"
+// SplitQuietProcesses: the processes a report shows, and the quiet ones
+// (nothing intercepted: no operation, no category but Native, no problem),
+// summarised in one line instead (compilers such as JAX's ptxas can be
+// hundreds of them).
+struct ProcessSplit {
+  std::vector<const ProcessReport*> shown;  // In the report's order.
+  int quiet_count = 0;
+  int64_t quiet_thread_ns = 0;
+  std::string quiet_commands;  // "ptxas x189, sh"
 };
-QuietProcesses SummarizeQuietProcesses(const RunReport& report);
+ProcessSplit SplitQuietProcesses(const RunReport& report);
 
 }  // namespace rlscope::report
 

@@ -220,10 +220,12 @@ TEST_CASE("report.html sums quiet processes in one line, as report.txt does", "[
     report.processes.push_back(compiler);
     report.rows.push_back(Row("(none)", Resource::kCpu, Category::kNative, 2'000'000, pid));
   }
-  const QuietProcesses quiet = SummarizeQuietProcesses(report);
-  CHECK(quiet.count == 3);
-  CHECK(quiet.thread_ns == 6'000'000);
-  CHECK(quiet.commands == "ptxas x3");
+  const ProcessSplit split = SplitQuietProcesses(report);
+  REQUIRE(split.shown.size() == 1);
+  CHECK(split.shown[0]->pid == 7);
+  CHECK(split.quiet_count == 3);
+  CHECK(split.quiet_thread_ns == 6'000'000);
+  CHECK(split.quiet_commands == "ptxas x3");
   const std::string page = FormatReportHtml(report);
   CHECK(page.find("sm_90a") == std::string::npos);  // No row of their own.
   CHECK(page.find("3 more process(es) with nothing intercepted (6.00 ms of thread time): ptxas x3") !=
