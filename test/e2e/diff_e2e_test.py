@@ -28,6 +28,12 @@ def times_by_operation_and_category(report):
     return totals
 
 
+def cuda_entries(report, operation):
+    """How many times the operation's threads went into the CUDA API."""
+    return sum(t["count"] for p in report["processes"] for t in p["transitions"]
+               if t["operation"] == operation and t["to"] == "CUDA API")
+
+
 class Run:
     """One `rlscope run --out OUT -- COMMAND` (both directories named "run",
     so their labels need disambiguating) and its report.json."""
@@ -90,12 +96,16 @@ class Diff(unittest.TestCase):
                     self.assertIsNone(change["ratio"])
                     self.assertIsNone(change["delta"])
         self.assertGreater(checked, 5)
-        # The per-step operations doubled; their CUDA API time roughly so.
+        # The per-step operations doubled, and so did their CUDA API calls.
+        # (Their CUDA API *time* need not: on a loaded machine, or under
+        # ASan, one slow run can take longer for 10 steps than the other
+        # for 20, so the test asserts counts and only that time was seen.)
         inference = operations["inference"]
         self.assertEqual(inference["instances"]["values"], [10, 20])
         self.assertEqual(inference["instances"]["changes"][1]["delta"], 10)
         cuda = next(c for c in inference["categories"] if c["category"] == "CUDA API")
-        self.assertGreater(cuda["changes"][1]["ratio"], 1.3)
+        self.assertTrue(all(ns > 0 for ns in cuda["values"]), cuda["values"])
+        self.assertEqual(cuda_entries(self.large.report, "inference"), 2 * cuda_entries(self.small.report, "inference"))
         # Shares are of the run's thread time.
         thread_ns = [run["thread_ns"] for run in diff["runs"]]
         self.assertEqual(thread_ns[0], sum(ns for key, ns in base.items() if key[2] == "CPU"))
