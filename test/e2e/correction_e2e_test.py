@@ -130,19 +130,26 @@ class Correction(unittest.TestCase):
         self.assertRegex(text, r"\n  inference +[0-9.]+ [mu]?s +[0-9.]+ [mu]?s +[0-9.]+%")
 
     def test_validate_finds_small_bias_where_raw_overhead_is_large(self):
-        out = os.path.join(scratch_dir(self), "validate")
-        result = run_rlscope("validate", "-n", "3", "--calibration", self.calibration, "--cupti", ARGS.cupti,
-                             "--out", out, "--", ARGS.client, "--steps", STEPS, env=self.env, timeout=600)
-        self.assertEqual(result.returncode, 0, result.stderr)
-        with open(os.path.join(out, "validate.json")) as f:
-            summary = json.load(f)
-        self.assertTrue(summary["corrected"], summary)
-        raw = summary["summary"]["raw_overhead"]["mean"]
-        bias = summary["summary"]["bias_of_means"]
-        uncorrected = summary["summary"]["uncorrected_bias_of_means"]
-        self.assertGreater(raw, 1.2, summary["summary"])
-        self.assertLess(abs(bias), 0.06, summary["summary"])
-        self.assertLess(abs(bias), abs(uncorrected) / 4, summary["summary"])
+        # Wall times of separate runs: a neighbour's load during one of them
+        # moves the bias by itself, so a miss is retried once; a systematic
+        # error misses both times.
+        misses = []
+        for attempt in range(2):
+            out = os.path.join(scratch_dir(self), f"validate{attempt}")
+            result = run_rlscope("validate", "-n", "3", "--calibration", self.calibration, "--cupti", ARGS.cupti,
+                                 "--out", out, "--", ARGS.client, "--steps", STEPS, env=self.env, timeout=600)
+            self.assertEqual(result.returncode, 0, result.stderr)
+            with open(os.path.join(out, "validate.json")) as f:
+                summary = json.load(f)
+            self.assertTrue(summary["corrected"], summary)
+            raw = summary["summary"]["raw_overhead"]["mean"]
+            bias = summary["summary"]["bias_of_means"]
+            uncorrected = summary["summary"]["uncorrected_bias_of_means"]
+            self.assertGreater(raw, 1.2, summary["summary"])
+            if abs(bias) < 0.06 and abs(bias) < abs(uncorrected) / 4:
+                return
+            misses.append(summary["summary"])
+        self.fail(f"corrected bias too large in 2 validations: {misses}")
 
     def test_without_a_calibration_the_report_says_uncorrected_and_how_to_fix_it(self):
         env = dict(self.env, XDG_CACHE_HOME=scratch_dir(self))
