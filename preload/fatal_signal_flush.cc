@@ -26,11 +26,11 @@ void OnFatalSignal(int signal_number, siginfo_t* info, void*) {
   const int saved_errno = errno;
   if (g_may_flush != nullptr && g_may_flush()) FlushSignal::RequestAndAwait(kFatalFlushWaitMs);
   errno = saved_errno;
-  // SIG_DFL again, also where SA_RESETHAND did not apply: a program whose
-  // handler chains to the one it replaced calls us as a function (glibc's
-  // signal() and a raw rt_sigaction show ours, not SIG_DFL). Returning with
-  // its handler still installed would re-fault into it for ever (a hang
-  // instead of the crash); with SIG_DFL the crash takes its course.
+  // SIG_DFL, so the crash takes its course when we return. (Also where a
+  // program's handler that chains to the one it replaced calls us as a
+  // function: glibc's signal() and a raw rt_sigaction show ours, not
+  // SIG_DFL. Returning with a handler still installed would re-fault into
+  // it for ever: a hang instead of the crash.)
   struct sigaction default_action {};
   default_action.sa_handler = SIG_DFL;
   sigemptyset(&default_action.sa_mask);
@@ -76,8 +76,15 @@ struct sigaction OurAction() {
   ours.sa_sigaction = &OnFatalSignal;
   // SA_ONSTACK: the program's alternate stack, if it set one, serves us
   // too (a stack overflow without one ends the process as by default).
-  ours.sa_flags = SA_SIGINFO | SA_RESETHAND | SA_ONSTACK | SA_RESTART;
+  // No SA_RESETHAND: it would put SIG_DFL back at the first thread's
+  // crash, and a second thread crashing during the flush would then end
+  // the process before it; each crashing thread waits for the flush in
+  // here instead, and the first to finish waiting sets SIG_DFL. The crash
+  // signals are blocked in the handler, so a fault inside it ends the
+  // process at once (the kernel forces SIG_DFL on a blocked fault).
+  ours.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART;
   sigemptyset(&ours.sa_mask);
+  for (int signal_number : kFatalSignals) sigaddset(&ours.sa_mask, signal_number);
   return ours;
 }
 

@@ -4,9 +4,11 @@
 // loses nothing instead of the last flush interval (≤ 20 ms) of events.
 //
 // The program must not notice: the handler is installed only where the
-// disposition is SIG_DFL at start-up; SA_RESETHAND puts SIG_DFL back on
-// entry, so the signal then does exactly what it would have (core dump
-// included; a second fault inside the handler ends the process at once);
+// disposition is SIG_DFL at start-up; the handler puts SIG_DFL back
+// before it returns, so the signal then does exactly what it would have
+// (core dump included; a fault inside the handler ends the process at
+// once; threads crashing together all wait for the one flush, and the
+// process dies of the first to finish waiting);
 // sigaction(), signal() and sigset() report SIG_DFL in its place (the
 // wrappers in fatal_signal_flush.cc), so a runtime that installs its own
 // handler only over SIG_DFL (Rust's stack overflow handler) still does,
@@ -20,8 +22,7 @@
 // flush at most kFatalFlushWaitMs, and only uses async-signal-safe calls
 // (the flusher thread does the work; it may itself be stuck, e.g. on a
 // malloc lock the crashing thread held: then the wait simply times out).
-// Limits: SIGKILL cannot be caught; a second thread crashing while the
-// first waits meets SIG_DFL and ends the process before the flush.
+// Limits: SIGKILL cannot be caught.
 #ifndef RLSCOPE_PRELOAD_FATAL_SIGNAL_FLUSH_H_
 #define RLSCOPE_PRELOAD_FATAL_SIGNAL_FLUSH_H_
 

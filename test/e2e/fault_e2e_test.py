@@ -17,6 +17,7 @@ import ctypes
 import glob
 import json
 import os
+import platform
 import re
 import resource
 import shutil
@@ -391,6 +392,25 @@ class ProgramKilled(FaultCase):
         """A handler that puts back the SIG_DFL it replaced and raises
         again (Python's faulthandler, pytest's default): still flushed."""
         self.check_crash("segv_faulthandler", signal.SIGSEGV, flushed=True)
+
+    def test_sigbus(self):
+        self.check_crash("bus", signal.SIGBUS, flushed=True)
+
+    @unittest.skipUnless(platform.machine() in ("x86_64", "AMD64"), "__builtin_trap is SIGILL on x86-64")
+    def test_sigill(self):
+        self.check_crash("ill", signal.SIGILL, flushed=True)
+
+    def test_two_threads_crashing_at_once(self):
+        """The second thread faults while the first waits for the crash
+        flush: it waits too (it must not meet SIG_DFL and end the process
+        before the flush), and both threads' calls are sent."""
+        out, run, report = self.profiled([ARGS.program, "crash_two_threads"])
+        self.assertEqual(run.returncode, 128 + signal.SIGSEGV)
+        process = report["processes"][0]
+        calls = int(re.search(r"^calls (\d+)", run.stderr, re.M).group(1))
+        recorded = process["events"] + process["dropped_events"]
+        print(f"\ntwo threads crashing: {calls} calls made, {recorded} in the report", file=sys.stderr)
+        self.assertGreaterEqual(recorded, calls)
 
     def test_sigfpe(self):
         self.check_crash("fpe", signal.SIGFPE, flushed=True)

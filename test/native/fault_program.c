@@ -7,9 +7,12 @@
    thread has events to stream.
 
      fault_program work MS [STATUS]   hooked calls for MS ms, then exit(STATUS)
-     fault_program crash segv|fpe|abort|kill  work 200 ms and a burst of calls, then
-                                      die of that signal (segv_faulthandler: a
-                                      SIGSEGV handler as Python's faulthandler's)
+     fault_program crash segv|bus|ill|fpe|abort|kill  work 200 ms and a burst of
+                                      calls, then die of that signal
+                                      (segv_faulthandler: a SIGSEGV handler as
+                                      Python's faulthandler's)
+     fault_program crash_two_threads  two threads each make a burst of calls, then
+                                      both fault at the same moment
      fault_program crash_at_once      a burst of calls and a fault, all in about 1 ms
      fault_program own_handler        the program's own SIGSEGV handler, then a fault
      fault_program chain_handler      a SIGSEGV handler set with signal() that calls
@@ -33,6 +36,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -85,6 +89,16 @@ static void OnSegvLikeFaulthandler(int signal_number) {
   raise(signal_number);
 }
 
+/* BusError: a read of a mapped page past the end of its file (SIGBUS,
+   BUS_ADRERR). */
+static void BusError(void) {
+  const int fd = memfd_create("rlscope-fault-bus", 0);
+  if (fd < 0 || ftruncate(fd, 4096) != 0) return;
+  volatile char* page = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0);
+  if (page == MAP_FAILED || ftruncate(fd, 0) != 0) return;
+  (void)page[0];
+}
+
 /* Crash: dies right after a burst of calls that no periodic flush has
    sent yet; stderr says how many calls the process made in all, for the
    test to compare with what the report holds. */
@@ -107,6 +121,10 @@ static int Crash(const char* how) {
   if (strcmp(how, "segv") == 0 || strcmp(how, "segv_faulthandler") == 0) {
     volatile int* null = NULL;
     *null = 1;
+  } else if (strcmp(how, "bus") == 0) {
+    BusError();
+  } else if (strcmp(how, "ill") == 0) {
+    __builtin_trap(); /* ud2 on x86-64, brk on AArch64: SIGILL / SIGTRAP. */
   } else if (strcmp(how, "fpe") == 0) {
     volatile int seven = 7, zero = 0; /* 1 / x would compile to a compare. */
     return seven / zero;
@@ -115,6 +133,40 @@ static int Crash(const char* how) {
   } else if (strcmp(how, "kill") == 0) {
     kill(getpid(), SIGKILL);
   }
+  return 1;
+}
+
+/* CrashTwoThreads: two threads make a burst of calls each, then both
+   fault at once, so the second faults while the first waits for the
+   crash flush; stderr gives the calls of both. */
+static pthread_barrier_t g_bursts_done, g_fault_now;
+static long g_thread_calls[2];
+
+static void* BurstAndFault(void* arg) {
+  long* calls = arg;
+  Work(100);
+  long sum = 0;
+  for (int i = 0; i < 4000; ++i) sum += simtest_add(i, 3); /* Under half a ring: no early flush. */
+  t_calls += 4000;
+  *calls = t_calls + (sum & 0); /* sum is used, never printed. */
+  pthread_barrier_wait(&g_bursts_done);
+  pthread_barrier_wait(&g_fault_now);
+  volatile int* null = NULL;
+  *null = 1;
+  return NULL;
+}
+
+static int CrashTwoThreads(void) {
+  pthread_barrier_init(&g_bursts_done, NULL, 3);
+  pthread_barrier_init(&g_fault_now, NULL, 3);
+  pthread_t threads[2];
+  for (int i = 0; i < 2; ++i) pthread_create(&threads[i], NULL, BurstAndFault, &g_thread_calls[i]);
+  pthread_barrier_wait(&g_bursts_done);
+  printf("about to die: two threads\n");
+  fflush(stdout);
+  fprintf(stderr, "calls %ld\n", g_thread_calls[0] + g_thread_calls[1]);
+  pthread_barrier_wait(&g_fault_now);
+  for (int i = 0; i < 2; ++i) pthread_join(threads[i], NULL);
   return 1;
 }
 
@@ -361,6 +413,7 @@ int main(int argc, char** argv) {
   }
   if (strcmp(mode, "crash") == 0) return Crash(arg);
   if (strcmp(mode, "crash_at_once") == 0) return CrashAtOnce();
+  if (strcmp(mode, "crash_two_threads") == 0) return CrashTwoThreads();
   if (strcmp(mode, "own_handler") == 0) return OwnHandler();
   if (strcmp(mode, "chain_handler") == 0) return ChainHandler();
   if (strcmp(mode, "fork") == 0) return Fork();
