@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "gpu_utilization.h"
 #include "html_page.h"
 #include "report_text.h"
 
@@ -101,9 +102,53 @@ std::string TotalsTable(const RunDiff& diff) {
     table.push_back(Line({Text("GPU busy (some GPU busy)")}, diff.gpu_busy, Duration, false));
     table.push_back(Line({Text("GPU busy fraction (of wall time)")}, diff.gpu_busy_fraction, Fraction, false));
   }
+  if (AnyValue(diff.nvidia_smi_mean)) {
+    table.push_back(Line({Text("nvidia-smi utilization (mean, busiest GPU)")}, diff.nvidia_smi_mean, Fraction, false));
+  }
   std::string out = html::Table(Header(diff, {"total"}, false), table);
   if (!AnyValue(diff.gpu_busy)) out += "<p class=\"note\">GPU busy: no run had GPU capture.</p>";
   return out;
+}
+
+// GpuBusyChart: per run, the GPU busy time the trace measured and what
+// nvidia-smi sampled, both over the profiled run (the one nvidia-smi saw,
+// so the trace's share here is of the profiled wall time, not the
+// corrected one); "" when no run has either.
+std::string GpuBusyChart(const RunDiff& diff) {
+  bool any = false;
+  for (const DiffRunSummary& run : diff.runs) any = any || run.gpu_busy_ns.has_value() || run.nvidia_smi_mean;
+  if (!any) return "";
+  html::BarChart chart;
+  chart.description = "GPU busy per run: the trace against nvidia-smi";
+  chart.format_value = Fraction;
+  auto bar = [](std::string label, std::string series, std::optional<double> value, std::string title) {
+    if (!value.has_value()) return html::ChartBar{std::move(label), {}, kAbsent};
+    return html::ChartBar{std::move(label), {{std::move(series), *value, std::move(title)}}, ""};
+  };
+  for (const DiffRunSummary& run : diff.runs) {
+    std::optional<double> traced;
+    if (run.gpu_busy_ns.has_value() && run.wall_ns > 0) {
+      traced = static_cast<double>(*run.gpu_busy_ns) / static_cast<double>(run.wall_ns);
+    }
+    const std::string gpu = run.nvidia_smi_gpu.has_value() ? absl::StrFormat("GPU %d", *run.nvidia_smi_gpu) : "";
+    chart.groups.push_back(
+        {run.label,
+         {bar("trace", "GPU busy (trace)", traced,
+              traced.has_value() ? absl::StrFormat("%s: some GPU busy %s of the profiled %s (%s)", run.label,
+                                                   Duration(static_cast<double>(*run.gpu_busy_ns)),
+                                                   Duration(static_cast<double>(run.wall_ns)), Fraction(*traced))
+                                 : ""),
+          bar("nvidia-smi mean", "nvidia-smi", run.nvidia_smi_mean,
+              run.nvidia_smi_mean ? absl::StrFormat("%s: nvidia-smi utilization.gpu mean %s (%s)", run.label,
+                                                    Fraction(*run.nvidia_smi_mean), gpu)
+                                  : ""),
+          bar("nvidia-smi max", "nvidia-smi", run.nvidia_smi_max,
+              run.nvidia_smi_max ? absl::StrFormat("%s: nvidia-smi utilization.gpu max %s (%s)", run.label,
+                                                   Fraction(*run.nvidia_smi_max), gpu)
+                                 : "")}});
+  }
+  return html::Legend({"GPU busy (trace)", "nvidia-smi"}) + html::StackedBarChart(chart) +
+         html::Note(absl::StrCat("Both over the profiled run. ", kNvidiaSmiCaveat));
 }
 
 // Chart: per operation a bar per run (thread time, stacked by CPU-side
@@ -195,6 +240,8 @@ std::string FormatDiffHtml(const RunDiff& diff, size_t max_operations) {
   }
   body += "<h2>Runs</h2>" + RunsTable(diff);
   body += "<h2>Totals</h2>" + TotalsTable(diff);
+  const std::string gpu_chart = GpuBusyChart(diff);
+  if (!gpu_chart.empty()) body += "<h2>GPU busy: the trace against nvidia-smi</h2>" + gpu_chart;
   const size_t shown = max_operations == 0 ? diff.operations.size() : std::min(max_operations, diff.operations.size());
   const std::string capped =
       shown < diff.operations.size()

@@ -67,6 +67,9 @@ std::string FormatDiffJson(const RunDiff& diff) {
     entry["gpu_ns"] = run.gpu_ns;
     entry["gpu_busy_ns"] = run.gpu_busy_ns.has_value() ? Json(*run.gpu_busy_ns) : Json(nullptr);
     entry["gpu_busy_fraction"] = Number(run.gpu_busy_fraction, false);
+    entry["nvidia_smi_gpu"] = run.nvidia_smi_gpu.has_value() ? Json(*run.nvidia_smi_gpu) : Json(nullptr);
+    entry["nvidia_smi_mean_fraction"] = Number(run.nvidia_smi_mean, false);
+    entry["nvidia_smi_max_fraction"] = Number(run.nvidia_smi_max, false);
     runs.push_back(std::move(entry));
   }
   json["runs"] = std::move(runs);
@@ -78,6 +81,7 @@ std::string FormatDiffJson(const RunDiff& diff) {
   totals["gpu_ns"] = ValuesJson(diff.gpu_time);
   totals["gpu_busy_ns"] = ValuesJson(diff.gpu_busy);
   totals["gpu_busy_fraction"] = ValuesJson(diff.gpu_busy_fraction);
+  totals["nvidia_smi_mean_fraction"] = ValuesJson(diff.nvidia_smi_mean);
   json["totals"] = std::move(totals);
   Json operations = Json::array();
   for (const DiffOperation& op : diff.operations) {

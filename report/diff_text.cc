@@ -135,6 +135,9 @@ std::string FormatDiffText(const RunDiff& diff, size_t max_operations) {
     AddLine(totals, "GPU busy", "(some GPU busy)", diff.gpu_busy, Duration, false);
     AddLine(totals, "GPU busy fraction", "(of wall time)", diff.gpu_busy_fraction, Fraction, false);
   }
+  if (AnyValue(diff.nvidia_smi_mean)) {
+    AddLine(totals, "nvidia-smi", "(mean, busiest GPU)", diff.nvidia_smi_mean, Fraction, false);
+  }
   out += "\ntotals:\n" + Render(totals);
 
   const size_t shown = max_operations == 0 ? diff.operations.size() : std::min(max_operations, diff.operations.size());

@@ -22,6 +22,12 @@ namespace rlscope::report {
 inline constexpr const char* kNvidiaSmiCsvFileName = "nvidia-smi.csv";
 inline constexpr const char* kNvidiaSmiStderrFileName = "nvidia-smi.err";
 
+// What a reader must know to compare nvidia-smi with the trace (the
+// HTML pages print it under their charts).
+inline constexpr const char* kNvidiaSmiCaveat =
+    "nvidia-smi counts a sample period as busy when any kernel ran in it, however small: it reads high for RL "
+    "workloads that run many tiny kernels.";
+
 // One GPU's samples within the window. Only GPUs with at least one numeric
 // sample in the window get one.
 struct GpuUtilizationSummary {

@@ -74,12 +74,19 @@ std::string TickLabel(std::string label) {
   return label.erase(cut, end - cut);
 }
 
+// ExactValue: a segment's value for data-value: whole numbers (ns,
+// counts) in full, fractions and percentages to 6 significant digits.
+std::string ExactValue(double value) {
+  if (value == std::floor(value) && std::fabs(value) < 1e17) return absl::StrFormat("%.0f", value);
+  return absl::StrFormat("%.6g", value);
+}
+
 std::string Rect(double x, double y, double width, double height, const ChartSegment& segment) {
   return absl::StrFormat(
-      "<rect x=\"%s\" y=\"%s\" width=\"%s\" height=\"%s\" fill=\"%s\" data-series=\"%s\" data-value=\"%.0f\">"
+      "<rect x=\"%s\" y=\"%s\" width=\"%s\" height=\"%s\" fill=\"%s\" data-series=\"%s\" data-value=\"%s\">"
       "<title>%s</title></rect>",
-      Num(x), Num(y), Num(width), Num(height), SeriesColor(segment.series), Escape(segment.series), segment.value,
-      Escape(segment.title));
+      Num(x), Num(y), Num(width), Num(height), SeriesColor(segment.series), Escape(segment.series),
+      ExactValue(segment.value), Escape(segment.title));
 }
 
 // A label cut to fit, with the full text as its hover title when cut.

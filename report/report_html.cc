@@ -152,8 +152,7 @@ std::string GpuBusySection(const RunReport& report) {
               absl::StrFormat("nvidia-smi utilization.gpu max %d%%", gpu.max_percent))}});
   }
   out += html::StackedBarChart(chart);
-  out += Note("nvidia-smi counts a sample period as busy when any kernel ran in it, however small: it reads high "
-              "for RL workloads that run many tiny kernels.");
+  out += Note(kNvidiaSmiCaveat);
   for (const std::string& problem : report.nvidia_smi->problems) out += Note(problem);
   return out;
 }

@@ -149,6 +149,14 @@ RunDiff DiffRuns(const std::vector<DiffInput>& inputs) {
         run.gpu_busy_fraction = static_cast<double>(report.gpu_busy_ns) / static_cast<double>(run.total_wall_ns);
       }
     }
+    if (report.nvidia_smi.has_value()) {
+      for (const GpuUtilizationSummary& gpu : report.nvidia_smi->gpus) {
+        if (run.nvidia_smi_mean.has_value() && gpu.mean_percent <= 100.0 * *run.nvidia_smi_mean) continue;
+        run.nvidia_smi_gpu = gpu.gpu_index;
+        run.nvidia_smi_mean = gpu.mean_percent / 100.0;
+        run.nvidia_smi_max = gpu.max_percent / 100.0;
+      }
+    }
     thread_wholes.push_back(t.thread_ns);
     gpu_wholes.push_back(t.gpu_ns);
     diff.runs.push_back(std::move(run));
@@ -167,6 +175,7 @@ RunDiff DiffRuns(const std::vector<DiffInput>& inputs) {
     return static_cast<double>(*runs[i].gpu_busy_ns);
   });
   diff.gpu_busy_fraction = MakeValues(n, false, [&](size_t i) { return runs[i].gpu_busy_fraction; });
+  diff.nvidia_smi_mean = MakeValues(n, false, [&](size_t i) { return runs[i].nvidia_smi_mean; });
 
   // Operations: every name any run has, ordered as documented.
   std::set<std::string> names;

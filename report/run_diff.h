@@ -85,11 +85,16 @@ struct DiffRunSummary {
   int64_t gpu_ns = 0;                        // Sum of GPU rows.
   std::optional<int64_t> gpu_busy_ns;        // Absent when no process had GPU capture.
   std::optional<double> gpu_busy_fraction;   // gpu_busy_ns / total_wall_ns.
+  // nvidia-smi's utilization.gpu over the profiled run, of the GPU with the
+  // highest mean (absent when nvidia-smi was not sampled). Fractions.
+  std::optional<int> nvidia_smi_gpu;
+  std::optional<double> nvidia_smi_mean;
+  std::optional<double> nvidia_smi_max;
 };
 
 struct RunDiff {
   std::vector<DiffRunSummary> runs;
-  DiffValues total_wall, thread_time, gpu_time, gpu_busy, gpu_busy_fraction;
+  DiffValues total_wall, thread_time, gpu_time, gpu_busy, gpu_busy_fraction, nvidia_smi_mean;
   // Ordered by the baseline's thread time (largest first), then operations
   // the baseline lacks by their largest time in another run.
   std::vector<DiffOperation> operations;

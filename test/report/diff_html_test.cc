@@ -60,6 +60,27 @@ TEST_CASE("diff html escapes labels and commands and loads nothing", "[diff][htm
   CHECK(page.find("http") == std::string::npos);
 }
 
+TEST_CASE("diff html: GPU busy chart per run, trace against nvidia-smi", "[diff][html]") {
+  RunReport a = Run({Row("step", Category::kCudaApi, 100)});
+  RunReport b = Run({Row("step", Category::kCudaApi, 100)});
+  a.processes[0].gpu.status = "captured";
+  a.gpu_busy_ns = 250;  // Of a wall time of 1000 ns.
+  GpuUtilization smi;
+  smi.gpus.push_back({1, 6, 62.5, 90, 0});
+  a.nvidia_smi = smi;
+  const std::string page = FormatDiffHtml(Diff(a, b));
+  CHECK(page.find("GPU busy: the trace against nvidia-smi</h2>") != std::string::npos);
+  CHECK(page.find("data-series=\"GPU busy (trace)\" data-value=\"0.25\"") != std::string::npos);
+  CHECK(page.find("data-series=\"nvidia-smi\" data-value=\"0.625\"") != std::string::npos);
+  CHECK(page.find("torch: nvidia-smi utilization.gpu max 90.0% (GPU 1)") != std::string::npos);
+  CHECK(page.find("nvidia-smi utilization (mean, busiest GPU)") != std::string::npos);
+  // The run without GPU capture or samples: its bars say absent, not 0%.
+  CHECK(page.find("jax&lt;2&gt;: nvidia-smi") == std::string::npos);
+  // Neither run sampled nor captured: no chart at all.
+  const RunReport c = Run({Row("step", Category::kCudaApi, 100)});
+  CHECK(FormatDiffHtml(Diff(c, b)).find("GPU busy: the trace against nvidia-smi") == std::string::npos);
+}
+
 TEST_CASE("diff html of runs without operations", "[diff][html]") {
   const RunReport a = Run({});
   const RunReport b = Run({});

@@ -169,6 +169,30 @@ TEST_CASE("three runs: each compared with the first, GPU rows and busy time", "[
   CHECK(diff.warnings[0].find("mix corrected") != std::string::npos);
 }
 
+TEST_CASE("nvidia-smi per run: the busiest GPU's mean and max, absent where not sampled", "[diff]") {
+  RunReport a = Run({Row("step", Category::kCudaApi, 100)});
+  RunReport b = Run({Row("step", Category::kCudaApi, 100)});
+  GpuUtilization smi;
+  smi.gpus.push_back({0, 10, 2.5, 9, 0});
+  smi.gpus.push_back({3, 10, 40.0, 84, 0});
+  smi.gpus.push_back({5, 10, 7.0, 100, 0});
+  a.nvidia_smi = smi;
+  const RunDiff diff = Diff({&a, &b});
+  REQUIRE(diff.runs[0].nvidia_smi_gpu.has_value());
+  CHECK(*diff.runs[0].nvidia_smi_gpu == 3);
+  CHECK(*diff.runs[0].nvidia_smi_mean == Approx(0.40));
+  CHECK(*diff.runs[0].nvidia_smi_max == Approx(0.84));
+  CHECK_FALSE(diff.runs[1].nvidia_smi_mean.has_value());
+  CHECK(*diff.nvidia_smi_mean.values[0] == Approx(0.40));
+  CHECK(diff.nvidia_smi_mean.changes[1].status == ChangeStatus::kGone);
+  const nlohmann::json json = nlohmann::json::parse(FormatDiffJson(diff));
+  CHECK(json["runs"][0]["nvidia_smi_gpu"] == 3);
+  CHECK(json["runs"][0]["nvidia_smi_max_fraction"].get<double>() == Approx(0.84));
+  CHECK(json["runs"][1]["nvidia_smi_mean_fraction"].is_null());
+  CHECK(json["totals"]["nvidia_smi_mean_fraction"]["values"][0].get<double>() == Approx(0.40));
+  CHECK(FormatDiffText(diff).find("(mean, busiest GPU)") != std::string::npos);
+}
+
 TEST_CASE("transitions per operation instance, summed over processes", "[diff]") {
   RunReport a = Run({Row("step", Category::kPython, 10)});
   RunReport b = Run({Row("step", Category::kPython, 10)});
