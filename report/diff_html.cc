@@ -138,11 +138,11 @@ std::string GpuBusyChart(const RunDiff& diff) {
                                                    Duration(static_cast<double>(*run.gpu_busy_ns)),
                                                    Duration(static_cast<double>(run.wall_ns)), Fraction(*traced))
                                  : ""),
-          bar("nvidia-smi mean", "nvidia-smi", run.nvidia_smi_mean,
+          bar("smi mean", "nvidia-smi", run.nvidia_smi_mean,
               run.nvidia_smi_mean ? absl::StrFormat("%s: nvidia-smi utilization.gpu mean %s (%s)", run.label,
                                                     Fraction(*run.nvidia_smi_mean), gpu)
                                   : ""),
-          bar("nvidia-smi max", "nvidia-smi", run.nvidia_smi_max,
+          bar("smi max", "nvidia-smi", run.nvidia_smi_max,
               run.nvidia_smi_max ? absl::StrFormat("%s: nvidia-smi utilization.gpu max %s (%s)", run.label,
                                                    Fraction(*run.nvidia_smi_max), gpu)
                                  : "")}});
