@@ -54,8 +54,23 @@ std::vector<LineRow> ToLineRows(const ThreadAnalysis& analysis, const NameTable&
 // AnalyseProcess: the process's report; its summed breakdown goes to `total`.
 // Consumes the timeline's event lists (see AnalyseThread).
 // `gpu_busy`: the process's GpuBusyIntervals.
+// CopyForAnalysis: what AnalyseThread consumes of `thread`, without the
+// overhead sites and windows (only the correction reads those, and they
+// are as many as the events).
+ThreadTimeline CopyForAnalysis(ThreadTimeline& thread) {
+  std::vector<OverheadSite> sites = std::move(thread.overhead_sites);
+  std::vector<OverheadWindow> windows = std::move(thread.overhead_windows);
+  ThreadTimeline copy = thread;
+  thread.overhead_sites = std::move(sites);
+  thread.overhead_windows = std::move(windows);
+  return copy;
+}
+
+// AnalyseProcess: `keep_process` leaves the process as it was (each
+// thread is analysed from a copy made just before, so one thread's copy
+// at a time is extra); else the threads' event lists are consumed.
 ProcessReport AnalyseProcess(ProcessTimeline& process, const IntervalList& gpu_busy, const std::string& gpu_capture,
-                             NameTable& names, Breakdown& total, bool locate_lines) {
+                             NameTable& names, Breakdown& total, bool locate_lines, bool keep_process) {
   const int32_t none = names.Intern("(none)");
   ProcessReport report;
   report.pid = process.pid;
@@ -83,8 +98,9 @@ ProcessReport AnalyseProcess(ProcessTimeline& process, const IntervalList& gpu_b
     thread_report.cuda_api_calls = thread.cuda_api_calls;
     report.events += thread.events;
     thread_dropped += thread.dropped;
-    // Last use of `thread`: its event lists are consumed.
-    const ThreadAnalysis analysis = AnalyseThread(std::move(thread), none, &inherited, &gpu_busy, locate_lines);
+    // Last use of `thread` unless kept: its event lists are consumed.
+    const ThreadAnalysis analysis = AnalyseThread(keep_process ? CopyForAnalysis(thread) : std::move(thread), none,
+                                                  &inherited, &gpu_busy, locate_lines);
     AddInto(process_analysis, analysis);
     thread_report.rows = ToRows(process.pid, analysis.breakdown, names);
     thread_report.active_time_only = analysis.active_time_only;
@@ -146,28 +162,59 @@ std::vector<ProcessTimeline> MergeExecChains(std::vector<ProcessTimeline> stream
   return processes;
 }
 
+void SortByStart(std::vector<ProcessTimeline>& processes) {
+  std::sort(processes.begin(), processes.end(), [](const ProcessTimeline& a, const ProcessTimeline& b) {
+    return std::tie(a.begin_ns, a.pid) < std::tie(b.begin_ns, b.pid);
+  });
+}
+
+// RunReportAssembly: a RunReport built one process at a time (in start
+// order), so that a process's timeline can be freed, or corrected, as
+// soon as it has been analysed.
+class RunReportAssembly {
+ public:
+  RunReportAssembly(RunMetadata metadata, std::vector<std::string> problems, NameTable& names, bool locate_lines)
+      : names_(names), locate_lines_(locate_lines) {
+    report_.metadata = std::move(metadata);
+    report_.problems = std::move(problems);
+  }
+
+  // Add: `keep_process` as for AnalyseProcess.
+  void Add(ProcessTimeline& process, bool keep_process) {
+    const IntervalList gpu_busy = GpuBusyIntervals(process.gpu_activities);
+    run_gpu_busy_.insert(run_gpu_busy_.end(), gpu_busy.begin(), gpu_busy.end());
+    Breakdown process_total;
+    ProcessReport process_report = AnalyseProcess(process, gpu_busy, report_.metadata.gpu_capture, names_,
+                                                  process_total, locate_lines_, keep_process);
+    for (BreakdownRow& row : ToRows(process.pid, process_total, names_)) report_.rows.push_back(std::move(row));
+    report_.processes.push_back(std::move(process_report));
+  }
+
+  RunReport Finish() && {
+    for (const Interval& interval : UnionIntervals(std::move(run_gpu_busy_))) {
+      report_.gpu_busy_ns += interval.duration_ns();
+    }
+    return std::move(report_);
+  }
+
+ private:
+  RunReport report_;
+  NameTable& names_;
+  bool locate_lines_;
+  IntervalList run_gpu_busy_;  // Every process's busy intervals; their union is the run's.
+};
+
 }  // namespace
 
 RunReport BuildRunReport(RunMetadata metadata, std::vector<ProcessTimeline> processes, NameTable& names,
                          std::vector<std::string> problems, bool locate_lines) {
-  RunReport report;
-  report.metadata = std::move(metadata);
-  report.problems = std::move(problems);
-  std::sort(processes.begin(), processes.end(), [](const ProcessTimeline& a, const ProcessTimeline& b) {
-    return std::tie(a.begin_ns, a.pid) < std::tie(b.begin_ns, b.pid);
-  });
-  IntervalList run_gpu_busy;  // Every process's busy intervals; their union is the run's.
+  SortByStart(processes);
+  RunReportAssembly assembly(std::move(metadata), std::move(problems), names, locate_lines);
   for (ProcessTimeline& process : processes) {
-    const IntervalList gpu_busy = GpuBusyIntervals(process.gpu_activities);
-    run_gpu_busy.insert(run_gpu_busy.end(), gpu_busy.begin(), gpu_busy.end());
-    Breakdown process_total;
-    ProcessReport process_report =
-        AnalyseProcess(process, gpu_busy, report.metadata.gpu_capture, names, process_total, locate_lines);
-    for (BreakdownRow& row : ToRows(process.pid, process_total, names)) report.rows.push_back(std::move(row));
-    report.processes.push_back(std::move(process_report));
+    assembly.Add(process, /*keep_process=*/false);
+    process = ProcessTimeline();  // What the analysis left (GPU activities, ...) is not needed again.
   }
-  for (const Interval& interval : UnionIntervals(std::move(run_gpu_busy))) report.gpu_busy_ns += interval.duration_ns();
-  return report;
+  return std::move(assembly).Finish();
 }
 
 namespace {
@@ -326,6 +373,7 @@ absl::StatusOr<RunReport> LoadRunReport(const std::string& run_dir, const std::s
   RunMetadata metadata = std::move(decoded->metadata);
   NameTable& names = decoded->names;
   std::vector<ProcessTimeline> processes = std::move(decoded->processes);
+  SortByStart(processes);
   std::vector<std::string> problems = std::move(decoded->problems);
   const bool data_damaged = decoded->data_damaged;
   const int64_t start_unix_ns = metadata.start_unix_ns, wall_ns = metadata.wall_ns;
@@ -343,18 +391,22 @@ absl::StatusOr<RunReport> LoadRunReport(const std::string& run_dir, const std::s
     report = BuildRunReport(std::move(metadata), std::move(processes), names, std::move(problems), locate_lines);
     report.correction_message = correction_message;
   } else {
-    std::vector<ProcessTimeline> corrected = processes;
+    // Per process, in start order: the measured analysis (from copies made
+    // thread by thread), then the correction in place and the corrected
+    // analysis, then the process is freed. So the report stage holds the
+    // decoded run plus one thread's copy, not two copies of the run.
     ProcessCorrection total;
     int64_t root_fixed_ns = 0, root_removed_ns = 0;
     double root_spread_ns = 0;
-    const ProcessTimeline* root = nullptr;
-    for (size_t i = 0; i < corrected.size(); ++i) {
-      if (root == nullptr || processes[i].begin_ns < root->begin_ns) root = &processes[i];
-    }
-    for (size_t i = 0; i < corrected.size(); ++i) {
+    RunReportAssembly uncorrected(metadata, {}, names, /*locate_lines=*/false);
+    RunReportAssembly corrected(std::move(metadata), std::move(problems), names, locate_lines);
+    for (size_t i = 0; i < processes.size(); ++i) {
       const std::string& version = python_versions[i];
-      const ProcessCorrection correction = CorrectProcess(corrected[i], *model, version, names);
-      if (&processes[i] == root) {
+      uncorrected.Add(processes[i], /*keep_process=*/true);
+      const ProcessCorrection correction = CorrectProcess(processes[i], *model, version, names);
+      corrected.Add(processes[i], /*keep_process=*/false);
+      processes[i] = ProcessTimeline();
+      if (i == 0) {  // The first to start (the sort's order): the command's own process.
         root_removed_ns = correction.main_thread_removed_ns;
         root_spread_ns = correction.main_thread_spread_ns;
         const std::string site =
@@ -364,9 +416,8 @@ absl::StatusOr<RunReport> LoadRunReport(const std::string& run_dir, const std::s
       }
       AddInto(total, correction);
     }
-    const RunMetadata uncorrected_metadata = metadata;
-    report = BuildRunReport(std::move(metadata), std::move(corrected), names, std::move(problems), locate_lines);
-    report.uncorrected_rows = BuildRunReport(uncorrected_metadata, std::move(processes), names, {}).rows;
+    report = std::move(corrected).Finish();
+    report.uncorrected_rows = std::move(uncorrected).Finish().rows;
     report.corrected = true;
     report.calibration_file = model_path;
     if (wall_ns > 0) {
