@@ -13,7 +13,8 @@
 # scripts/device/bundle.sh packs the flood too) run
 #   LD_LIBRARY_PATH=.device/deps:.device/lib/rlscope/fake_cuda \
 #     RLSCOPE=.device/bin/rlscope FLOOD=.device/test/flood scripts/bench/flood.sh
-# (the report stage of each 10 s profiled run needs up to ~3.5 GB of memory;
+# (the report stage of each 10 s profiled run needs up to ~3.5 GB of memory,
+# 7.5 GB where this machine has a calibration;
 # scripts/bench/report_memory.sh measures it).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -28,7 +29,8 @@ echo "date: $(date -u +%Y-%m-%dT%H:%MZ), load before: $(cut -d' ' -f1-3 /proc/lo
 echo "flood: $threads threads x $seconds s"
 # The flood with the collector running, then with it stalled 1 s of every
 # 1.5 s, then the memory comparison (bare run first). Each profiled run of
-# 10 s delivers up to 100 M events: the report stage then needs ~3.5 GB.
+# 10 s delivers up to 100 M events: the report stage then needs ~3.5 GB
+# (7.5 GB corrected).
 python3 "$root/test/e2e/flood_e2e_test.py" --rlscope "$rlscope" --flood "$flood" \
   --seconds "$seconds" --threads "$threads" \
   Accounting.test_every_call_is_delivered_or_counted_as_dropped \
