@@ -30,6 +30,14 @@ the run was made with (DIR/calibration.json, copied there by `rlscope run`
 from `rlscope calibrate`'s file for the machine); without one it is
 uncorrected and says so.
 
+Memory: the analysis holds every decoded event, about 3 bytes of memory
+per byte of trace uncorrected and 7 corrected (estimated before it starts,
+against the memory available to this process, cgroup limits included).
+A corrected report that would not fit is made uncorrected, and says why;
+one that would not fit even so is refused (exit 1), the trace kept.
+RLSCOPE_REPORT_MEMORY=SIZE (e.g. 16G) sets the memory to plan with;
+RLSCOPE_REPORT_MEMORY=unlimited skips the check.
+
 options:
   --quiet             do not print the report
   --calibration FILE  correct with this calibration instead (e.g. one made

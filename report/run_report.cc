@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_format.h"
 #include "library_classifier.h"
+#include "memory_budget.h"
 #include "overlap_sweep.h"
 #include "rule_file.h"
 #include "timeline_builder.h"
@@ -277,6 +278,25 @@ void AddInto(ProcessCorrection& total, const ProcessCorrection& part) {
 
 }  // namespace
 
+namespace {
+
+// TraceFiles: DIR/trace/*.rlt, sorted, and their total size.
+std::vector<std::filesystem::path> TraceFiles(const std::filesystem::path& trace_dir, uint64_t* total_bytes) {
+  std::error_code error;
+  std::vector<std::filesystem::path> files;
+  *total_bytes = 0;
+  for (const std::filesystem::directory_entry& entry : std::filesystem::directory_iterator(trace_dir, error)) {
+    if (entry.path().extension() != ".rlt") continue;
+    files.push_back(entry.path());
+    const uintmax_t size = entry.file_size(error);
+    if (!error) *total_bytes += size;
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+}  // namespace
+
 absl::StatusOr<DecodedRun> LoadRunTimelines(const std::string& run_dir, bool collect_overhead) {
   namespace fs = std::filesystem;
   std::error_code error;
@@ -288,6 +308,20 @@ absl::StatusOr<DecodedRun> LoadRunTimelines(const std::string& run_dir, bool col
     return absl::InvalidArgumentError(absl::StrFormat(
         "%s is not an rlscope run directory (it has no trace/ subdirectory; `rlscope run --out DIR` makes one)",
         run_dir));
+  }
+  // Refused before decoding when even the uncorrected analysis would not
+  // fit in memory (memory_budget.h): being killed mid-way helps nobody.
+  uint64_t trace_bytes = 0;
+  const std::vector<fs::path> files = TraceFiles(trace_dir, &trace_bytes);
+  absl::StatusOr<std::optional<uint64_t>> available = MemoryForReport();
+  if (!available.ok()) return available.status();
+  const MemoryNeed need = EstimateReportMemory(trace_bytes);
+  if (PlanReport(need, *available, false) == ReportPlan::kTooLarge) {
+    return absl::ResourceExhaustedError(absl::StrFormat(
+        "%s: analysing its %s of trace needs about %s of memory, and %s is available; the trace is kept: "
+        "analyse it where there is more memory (`rlscope report %s`), or set %s=unlimited to try anyway",
+        run_dir, FormatBytes(trace_bytes), FormatBytes(need.uncorrected), FormatBytes(**available), run_dir,
+        kReportMemoryEnv));
   }
   DecodedRun run;
   std::vector<std::string>& problems = run.problems;
@@ -314,11 +348,6 @@ absl::StatusOr<DecodedRun> LoadRunTimelines(const std::string& run_dir, bool col
   LibraryClassifier classifier(rules.libraries);
   NativeSymbolizer symbolizer;
 
-  std::vector<fs::path> files;
-  for (const fs::directory_entry& entry : fs::directory_iterator(trace_dir, error)) {
-    if (entry.path().extension() == ".rlt") files.push_back(entry.path());
-  }
-  std::sort(files.begin(), files.end());
   run.names.Intern("(none)");
   std::vector<ProcessTimeline> processes;
   for (const fs::path& file : files) {
@@ -368,6 +397,23 @@ absl::StatusOr<RunReport> LoadRunReport(const std::string& run_dir, const std::s
     model = *std::move(loaded);
   }
 
+  // A corrected analysis needs about 2.5 times the memory of an
+  // uncorrected one: where only that fits, the report is uncorrected.
+  if (model) {
+    uint64_t trace_bytes = 0;
+    TraceFiles(fs::path(run_dir) / "trace", &trace_bytes);
+    absl::StatusOr<std::optional<uint64_t>> available = MemoryForReport();
+    if (!available.ok()) return available.status();
+    const MemoryNeed need = EstimateReportMemory(trace_bytes);
+    if (PlanReport(need, *available, true) == ReportPlan::kUncorrectedOnly) {
+      correction_message = absl::StrFormat(
+          "uncorrected: correcting its %s of trace needs about %s of memory, and %s is available (uncorrected: "
+          "%s); `rlscope report %s` where there is more memory corrects it, or set %s=unlimited to try anyway",
+          FormatBytes(trace_bytes), FormatBytes(need.corrected), FormatBytes(**available),
+          FormatBytes(need.uncorrected), run_dir, kReportMemoryEnv);
+      model.reset();
+    }
+  }
   absl::StatusOr<DecodedRun> decoded = LoadRunTimelines(run_dir, model.has_value());
   if (!decoded.ok()) return decoded.status();
   RunMetadata metadata = std::move(decoded->metadata);

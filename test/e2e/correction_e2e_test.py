@@ -198,6 +198,53 @@ class Correction(unittest.TestCase):
         with open(os.path.join(out, "report.json")) as f:
             self.assertFalse(json.load(f)["corrected"])
 
+    def test_a_report_that_would_not_fit_in_memory(self):
+        """The memory budget (report/memory_budget.h), with the available
+        memory set through RLSCOPE_REPORT_MEMORY: a corrected analysis
+        that would not fit falls back to the uncorrected one and says so;
+        one that would not fit at all is refused with a message, the
+        trace kept, and `rlscope run` still exits with the command's
+        status."""
+        out, report, _, _ = self.run_client("--calibration", self.calibration)
+        self.assertTrue(report["corrected"])
+        trace = sum(os.path.getsize(path) for path in glob.glob(os.path.join(out, "trace", "*.rlt")))
+        base = 64 << 20
+        between = (3 * trace + base + 7 * trace + base) // 2  # Uncorrected fits, corrected does not.
+        result = run_rlscope("report", "--calibration", self.calibration, out,
+                             env=dict(self.env, RLSCOPE_REPORT_MEMORY=str(between)))
+        self.assertEqual(result.returncode, 0, result.stderr)
+        with open(os.path.join(out, "report.json")) as f:
+            fallback = json.load(f)
+        self.assertFalse(fallback["corrected"])
+        self.assertIn("needs about", fallback["correction"]["message"])
+        self.assertIn("RLSCOPE_REPORT_MEMORY=unlimited", fallback["correction"]["message"])
+        self.assertEqual(fallback["rows"], report["uncorrected_rows"])  # The same measured view.
+        # Not even the uncorrected analysis fits: refused, nothing rewritten.
+        before = os.path.getmtime(os.path.join(out, "report.json"))
+        result = run_rlscope("report", out, env=dict(self.env, RLSCOPE_REPORT_MEMORY="1K"))
+        self.assertEqual(result.returncode, 1)
+        self.assertIn("needs about", result.stderr)
+        self.assertIn("the trace is kept", result.stderr)
+        self.assertEqual(os.path.getmtime(os.path.join(out, "report.json")), before)
+        # `unlimited` skips the check.
+        result = run_rlscope("report", "--calibration", self.calibration, out,
+                             env=dict(self.env, RLSCOPE_REPORT_MEMORY="unlimited"))
+        self.assertEqual(result.returncode, 0, result.stderr)
+        with open(os.path.join(out, "report.json")) as f:
+            self.assertTrue(json.load(f)["corrected"])
+        # A setting that is not a size is an error that names it.
+        result = run_rlscope("report", out, env=dict(self.env, RLSCOPE_REPORT_MEMORY="lots"))
+        self.assertEqual(result.returncode, 1)
+        self.assertIn("RLSCOPE_REPORT_MEMORY='lots'", result.stderr)
+        # Under `rlscope run`: the command's own status, the trace on disk.
+        run_out = os.path.join(scratch_dir(self), "refused")
+        result = run_rlscope("run", "--out", run_out, "--", "sh", "-c", "exit 3",
+                             env=dict(self.env, RLSCOPE_REPORT_MEMORY="1K"))
+        self.assertEqual(result.returncode, 3, result.stderr)
+        self.assertIn("needs about", result.stderr)
+        self.assertTrue(glob.glob(os.path.join(run_out, "trace", "*.rlt")))
+        self.assertFalse(os.path.exists(os.path.join(run_out, "report.json")))
+
     def test_a_damaged_calibration_is_a_usage_error_before_anything_runs(self):
         bad = os.path.join(scratch_dir(self), "bad.json")
         with open(bad, "w") as f:

@@ -1,0 +1,124 @@
+#include "memory_budget.h"
+
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <limits>
+#include <sstream>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/strip.h"
+
+namespace rlscope::report {
+
+namespace {
+
+constexpr uint64_t kUnlimited = std::numeric_limits<uint64_t>::max();
+
+uint64_t Scaled(uint64_t trace_bytes, double per_trace_byte) {
+  const double bytes = static_cast<double>(trace_bytes) * per_trace_byte + static_cast<double>(kAnalysisBaseBytes);
+  return bytes >= 1.8e19 ? kUnlimited : static_cast<uint64_t>(std::ceil(bytes));
+}
+
+// ReadFirstNumber: the unsigned number a one-value file (memory.max,
+// memory.current) holds; nullopt for "max", garbage or no file.
+std::optional<uint64_t> ReadFirstNumber(const std::string& path) {
+  std::ifstream in(path);
+  std::string word;
+  uint64_t value = 0;
+  if (!(in >> word) || !absl::SimpleAtoi(word, &value)) return std::nullopt;
+  return value;
+}
+
+}  // namespace
+
+MemoryNeed EstimateReportMemory(uint64_t trace_bytes) {
+  return {Scaled(trace_bytes, kUncorrectedBytesPerTraceByte), Scaled(trace_bytes, kCorrectedBytesPerTraceByte)};
+}
+
+absl::StatusOr<uint64_t> ParseMemorySize(const std::string& text) {
+  std::string value(absl::StripAsciiWhitespace(text));
+  if (absl::AsciiStrToLower(value) == "unlimited") return kUnlimited;
+  uint64_t multiplier = 1;
+  if (!value.empty()) {
+    switch (absl::ascii_toupper(static_cast<unsigned char>(value.back()))) {
+      case 'K': multiplier = 1ull << 10; break;
+      case 'M': multiplier = 1ull << 20; break;
+      case 'G': multiplier = 1ull << 30; break;
+      case 'T': multiplier = 1ull << 40; break;
+      default: break;
+    }
+    if (multiplier != 1) value.pop_back();
+  }
+  uint64_t number = 0;
+  if (value.empty() || !absl::SimpleAtoi(value, &number) || number > kUnlimited / multiplier) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s='%s' is not a memory size (bytes, optionally with K, M, G or T, or 'unlimited')", kReportMemoryEnv,
+        text));
+  }
+  return number * multiplier;
+}
+
+std::optional<uint64_t> AvailableMemory(const std::string& meminfo_path, const std::string& cgroup_dir) {
+  std::optional<uint64_t> available;
+  std::ifstream meminfo(meminfo_path);
+  std::string line;
+  while (std::getline(meminfo, line)) {
+    absl::string_view rest = line;
+    if (!absl::ConsumePrefix(&rest, "MemAvailable:")) continue;
+    std::istringstream fields{std::string(rest)};
+    uint64_t kib = 0;
+    std::string unit;
+    if (fields >> kib >> unit && unit == "kB") available = kib * 1024;
+    break;
+  }
+  if (!cgroup_dir.empty()) {
+    const std::optional<uint64_t> limit = ReadFirstNumber(cgroup_dir + "/memory.max");
+    const std::optional<uint64_t> used = ReadFirstNumber(cgroup_dir + "/memory.current");
+    if (limit && used) {
+      const uint64_t room = *limit > *used ? *limit - *used : 0;
+      available = available ? std::min(*available, room) : room;
+    }
+  }
+  return available;
+}
+
+std::string CgroupDirOfThisProcess() {
+  std::ifstream in("/proc/self/cgroup");
+  std::string line;
+  while (std::getline(in, line)) {
+    absl::string_view rest = line;
+    if (absl::ConsumePrefix(&rest, "0::")) return absl::StrFormat("/sys/fs/cgroup%s", rest);
+  }
+  return "";
+}
+
+ReportPlan PlanReport(const MemoryNeed& need, std::optional<uint64_t> available, bool corrected) {
+  if (!available) return ReportPlan::kAsAsked;
+  if (need.uncorrected > *available) return ReportPlan::kTooLarge;
+  if (corrected && need.corrected > *available) return ReportPlan::kUncorrectedOnly;
+  return ReportPlan::kAsAsked;
+}
+
+absl::StatusOr<std::optional<uint64_t>> MemoryForReport() {
+  if (const char* text = std::getenv(kReportMemoryEnv); text != nullptr && *text != '\0') {
+    absl::StatusOr<uint64_t> parsed = ParseMemorySize(text);
+    if (!parsed.ok()) return parsed.status();
+    if (*parsed == kUnlimited) return std::optional<uint64_t>();
+    return std::optional<uint64_t>(*parsed);
+  }
+  return AvailableMemory("/proc/meminfo", CgroupDirOfThisProcess());
+}
+
+std::string FormatBytes(uint64_t bytes) {
+  const double value = static_cast<double>(bytes);
+  if (value >= 1e12) return absl::StrFormat("%.1f TB", value / 1e12);
+  if (value >= 1e9) return absl::StrFormat("%.1f GB", value / 1e9);
+  if (value >= 1e6) return absl::StrFormat("%.0f MB", value / 1e6);
+  if (value >= 1e3) return absl::StrFormat("%.0f kB", value / 1e3);
+  return absl::StrFormat("%d B", bytes);
+}
+
+}  // namespace rlscope::report
