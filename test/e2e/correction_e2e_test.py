@@ -56,12 +56,22 @@ class Correction(unittest.TestCase):
         cls.dir = tempfile.mkdtemp(prefix="rlscope-e2e-correction-")
         cls.env = dict(os.environ, RLSCOPE_FAKE_CUPTI_CALLBACK_NS=str(DELAY_NS), RLSCOPE_FAKE_CUDART_SCALE="1")
         cls.calibration = os.path.join(cls.dir, "calibration.json")
-        result = run_rlscope("calibrate", "--quick", "--calibration", cls.calibration, "--python", sys.executable,
-                             env=cls.env, timeout=900)
-        if result.returncode != 0:
-            raise AssertionError("rlscope calibrate failed:\n" + result.stderr)
-        with open(cls.calibration) as f:
-            cls.costs = json.load(f)["costs"]
+        # The calibration is a measurement of differences between timed
+        # runs: a burst of load on the machine during one of them skews it
+        # (seen: cudaLaunchKernel 18 % low in a full `ctest -j2`), and every
+        # check below inherits that. One that misses the known inflation is
+        # made again once; a systematic error misses both times.
+        for attempt in range(2):
+            result = run_rlscope("calibrate", "--quick", "--calibration", cls.calibration, "--python",
+                                 sys.executable, env=cls.env, timeout=900)
+            if result.returncode != 0:
+                raise AssertionError("rlscope calibrate failed:\n" + result.stderr)
+            with open(cls.calibration) as f:
+                cls.costs = json.load(f)["costs"]
+            if not cls.inflation_misses(cls.costs):
+                break
+            print(f"\ncalibration attempt {attempt + 1} missed the known inflation: "
+                  f"{cls.inflation_misses(cls.costs)}", file=sys.stderr)
 
     @classmethod
     def tearDownClass(cls):
@@ -85,15 +95,21 @@ class Correction(unittest.TestCase):
         self.assertEqual(result.returncode, 0, result.stderr)
         return load_ledger(prefix)[1]
 
+    @staticmethod
+    def inflation_misses(costs):
+        """The CUPTI costs outside [0.9, 1.3] x what the fake inflicts:
+        entry and exit callbacks wait DELAY_NS each (a launch's nested
+        driver call's callbacks hide in the launch's nominal time)."""
+        misses = []
+        for api in ("cudaMemsetAsync", "cudaStreamSynchronize", "cudaLaunchKernel", "cuLaunchKernel"):
+            expected = 2 * DELAY_NS
+            measured = costs["cupti:" + api]["ns"]
+            if not 0.9 * expected < measured < 1.3 * expected:
+                misses.append(f"{api}: {measured:.0f} ns, expected {expected}")
+        return misses
+
     def test_calibration_measures_the_known_cupti_inflation(self):
-        # Entry and exit callbacks wait DELAY_NS each. (A launch's nested
-        # driver call's callbacks hide in the launch's nominal time.)
-        for api, callbacks in (("cudaMemsetAsync", 2), ("cudaStreamSynchronize", 2), ("cudaLaunchKernel", 2),
-                               ("cuLaunchKernel", 2)):
-            expected = callbacks * DELAY_NS
-            measured = self.costs["cupti:" + api]["ns"]
-            self.assertGreater(measured, 0.9 * expected, api)
-            self.assertLess(measured, 1.3 * expected, api)
+        self.assertEqual(self.inflation_misses(self.costs), [])
         for site in ("cuda_hook", "trampoline", "nvtx_range", "native_process"):
             self.assertIn(site, self.costs)
 
