@@ -3,10 +3,12 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/statvfs.h>
 #include <sys/signalfd.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <ctime>
@@ -299,6 +301,13 @@ std::vector<std::string> WithExtraEnvironment(std::vector<std::string> base, con
 
 }  // namespace
 
+uint64_t DefaultKeepFree(const std::string& dir) {
+  struct statvfs filesystem {};
+  if (statvfs(dir.c_str(), &filesystem) != 0) return 0;
+  const uint64_t size = static_cast<uint64_t>(filesystem.f_blocks) * filesystem.f_frsize;
+  return std::min<uint64_t>(uint64_t{1} << 30, size / 20);
+}
+
 void SetProfilingOptions(const ProfilingOptions& options, ProfileRequest& request) {
   request.rule_files = options.rule_files;
   request.simulator_patterns = options.simulator_patterns;
@@ -307,6 +316,7 @@ void SetProfilingOptions(const ProfilingOptions& options, ProfileRequest& reques
   request.cupti = options.cupti;
   request.cupti_path = options.cupti_path;
   request.calibration_path = options.calibration_path;
+  request.keep_free_bytes = options.keep_free_bytes;
 }
 
 absl::StatusOr<ProfileOutcome> ProfileCommand(const ProfileRequest& request) {
@@ -347,6 +357,7 @@ absl::StatusOr<ProfileOutcome> ProfileCommand(const ProfileRequest& request) {
     RemoveSocket(*socket_path);
     return absl::InternalError(receiver.status().message());
   }
+  (*receiver)->KeepFree(request.keep_free_bytes.value_or(DefaultKeepFree(request.run_dir)), prefix);
 
   SignalGuard signals(request.give_terminal);
   std::vector<std::string> warnings;

@@ -23,6 +23,7 @@
 #define RLSCOPE_COLLECTOR_PROFILED_RUN_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -51,6 +52,9 @@ struct ProfileRequest {
   // decides: stderr a terminal, not TERM=dumb, not --quiet). It is erased
   // when the command exits, before anything else is printed.
   bool status_line = false;
+  // Stop writing the trace when its filesystem would have less free
+  // (--keep-free; 0: never); default: DefaultKeepFree(run_dir).
+  std::optional<uint64_t> keep_free_bytes;
   std::vector<std::string> extra_environment;  // "NAME=VALUE", set (replacing) in the child's environment.
   // The command's standard descriptors: a file path (stdout/stderr files are
   // created or truncated), or empty to inherit rlscope's.
@@ -61,6 +65,11 @@ struct ProfileRequest {
   // "<log_prefix>: warning: ..." / "<log_prefix>: ...".
   std::string log_prefix = "rlscope run";
 };
+
+// DefaultKeepFree: what --keep-free defaults to for a run directory: the
+// smaller of 1 GiB and 5 % of its filesystem (0 when unknown), so a long
+// run leaves the disk room for what the command itself writes.
+uint64_t DefaultKeepFree(const std::string& dir);
 
 // SetProfilingOptions: copies the options parsed from the command line
 // into `request`'s fields of the same names.
@@ -90,6 +99,9 @@ absl::StatusOr<ProfileOutcome> ProfileCommand(const ProfileRequest& request);
 // and stdin and gives the command the terminal.
 struct UnprofiledRequest {
   std::vector<std::string> command;
+  // Stop writing the trace when its filesystem would have less free
+  // (--keep-free; 0: never); default: DefaultKeepFree(run_dir).
+  std::optional<uint64_t> keep_free_bytes;
   std::vector<std::string> extra_environment;
   bool give_terminal = true;
   std::string stdin_path, stdout_path, stderr_path;  // As in ProfileRequest.

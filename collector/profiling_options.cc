@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "absl/strings/str_format.h"
+#include "memory_budget.h"
 #include "overhead_model.h"
 #include "rule_file.h"
 
@@ -33,6 +34,13 @@ const char kProfilingOptionsHelp[] = R"HELP(  --rules FILE         more operatio
   --calibration FILE   correct the report with this calibration (default:
                        this machine's, written by `rlscope calibrate`;
                        without one the report is uncorrected)
+  --keep-free SIZE     stop writing the trace (the command runs on; what
+                       was written stays readable) when the filesystem of
+                       the output directory has less than SIZE free
+                       (e.g. 20G; 0: write until it is full), so a long
+                       run cannot fill the disk the command itself writes
+                       to. default: the smaller of 1G and 5% of that
+                       filesystem
 )HELP";
 
 absl::StatusOr<bool> TakeProfilingOption(const std::string& command, const ParsedOption& option, ArgCursor& cursor,
@@ -43,12 +51,18 @@ absl::StatusOr<bool> TakeProfilingOption(const std::string& command, const Parse
     return true;
   }
   if (name != "--rules" && name != "--sim" && name != "--backend" && name != "--nvtx-domain" && name != "--cupti" &&
-      name != "--calibration") {
+      name != "--calibration" && name != "--keep-free") {
     return false;
   }
   absl::StatusOr<std::string> value = cursor.TakeValue(option);
   if (!value.ok()) return UsageError(command, std::string(value.status().message()));
-  if (name == "--rules") {
+  if (name == "--keep-free") {
+    options.keep_free_bytes = report::ParseByteSize(*value);
+    if (!options.keep_free_bytes) {
+      return UsageError(command, absl::StrFormat("--keep-free wants a size (bytes, or with K, M, G or T), not '%s'",
+                                                 *value));
+    }
+  } else if (name == "--rules") {
     // Checked now, so a typo fails before the (possibly long) run.
     RuleSet rules;
     std::string error;

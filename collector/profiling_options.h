@@ -4,6 +4,8 @@
 #ifndef RLSCOPE_COLLECTOR_PROFILING_OPTIONS_H_
 #define RLSCOPE_COLLECTOR_PROFILING_OPTIONS_H_
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,6 +24,9 @@ struct ProfilingOptions {
   // --calibration FILE, absolute: the overhead calibration to correct the
   // report with (default: this machine's, from `rlscope calibrate`).
   std::string calibration_path;
+  // --keep-free SIZE: stop writing the trace when its filesystem has less
+  // free (0: never stop); default: DefaultKeepFree of the filesystem.
+  std::optional<uint64_t> keep_free_bytes;
 };
 
 // TakeProfilingOption: when `option` is one of the profiling options, takes

@@ -3,14 +3,18 @@
 #include <fcntl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <iostream>
 
 #include "absl/strings/str_format.h"
 #include "flatbuffers/flatbuffers.h"
+#include "memory_budget.h"
 #include "trace_reader.h"
 #include "wire_format.h"
 
@@ -158,6 +162,11 @@ bool Receiver::ConsumeFrames(Connection& connection) {
         return false;
       }
       connection.pid = hello->pid();
+      if (!stopped_.empty()) {  // No empty trace file for it: it is simply not recorded.
+        problems_.push_back(absl::StrFormat("process %d started after trace recording %s; it is not recorded",
+                                            connection.pid, stopped_));
+        return false;
+      }
       if (!OpenTraceFile(connection, hello->pid())) return false;
     }
     const size_t frame_bytes = sizeof(uint32_t) + length;
@@ -175,10 +184,36 @@ bool Receiver::ConsumeFrames(Connection& connection) {
   return true;
 }
 
+bool Receiver::RoomFor(size_t size) {
+  if (!stopped_.empty()) return false;
+  if (keep_free_ == 0 || written_total_ + size <= next_free_check_) return true;
+  struct statvfs filesystem {};
+  if (statvfs(trace_dir_.c_str(), &filesystem) != 0) return true;  // Unknown: a real ENOSPC is still handled.
+  const uint64_t free = static_cast<uint64_t>(filesystem.f_bavail) * filesystem.f_frsize;
+  if (free >= keep_free_ + size) {
+    // Half the margin before the next reading: the command may be writing
+    // to the same filesystem meanwhile.
+    next_free_check_ = written_total_ + std::max<uint64_t>(64 * 1024, (free - keep_free_ - size) / 2);
+    return true;
+  }
+  stopped_ = absl::StrFormat("stopped at %s of trace: its filesystem had %s free, and --keep-free keeps %s free",
+                             report::FormatBytes(written_total_), report::FormatBytes(free),
+                             report::FormatBytes(keep_free_));
+  std::cerr << log_prefix_ << ": trace recording " << stopped_
+            << "; the command runs on, and the report covers what was recorded\n";
+  return false;
+}
+
 void Receiver::WriteFrame(Connection& connection, const uint8_t* frame, size_t size) {
+  // The first frame (the Hello, small) is always written: a trace file
+  // without it would not be readable at all.
+  if (connection.write_error.empty() && connection.written_bytes > 0 && !RoomFor(size)) {
+    connection.write_error = stopped_;
+  }
   if (connection.write_error.empty()) {
     if (WriteAll(connection.trace_fd, frame, size)) {
       connection.written_bytes += size;
+      written_total_ += size;
       return;
     }
     // Cut the partial frame off, so the file stays a clean stream of whole

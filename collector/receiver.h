@@ -55,6 +55,15 @@ class Receiver {
   // over); what they sent so far stays in their trace files.
   void CloseAll();
 
+  // KeepFree: stop writing trace data once the trace directory's
+  // filesystem would have less than `bytes` free (0: write until full).
+  // Frames that arrive afterwards are counted as lost, per process, and
+  // the first stop is said on stderr with `log_prefix`.
+  void KeepFree(uint64_t bytes, std::string log_prefix) {
+    keep_free_ = bytes;
+    log_prefix_ = std::move(log_prefix);
+  }
+
   size_t open_connections() const { return connections_.size(); }
   const ReceiverStats& stats() const { return stats_; }
   // Problems worth telling the user (protocol errors, write failures).
@@ -72,11 +81,20 @@ class Receiver {
   // after a write error, counts it as lost instead.
   void WriteFrame(Connection& connection, const uint8_t* frame, size_t size);
   void CountBatch(const wire::Frame& frame);
+  // RoomFor: whether `size` more bytes of trace leave the free space
+  // KeepFree asks for (statvfs only when the last reading's margin is used
+  // up); sets stopped_ when not.
+  bool RoomFor(size_t size);
   void Finish(Connection& connection);
 
   int listen_fd_;
   std::string socket_path_;
   std::string trace_dir_;
+  uint64_t keep_free_ = 0;
+  std::string log_prefix_;
+  uint64_t written_total_ = 0;  // Trace bytes written, all connections.
+  uint64_t next_free_check_ = 0;  // written_total_ at which to read the free space again.
+  std::string stopped_;           // Why trace writing stopped (KeepFree), once it did.
   std::vector<std::unique_ptr<Connection>> connections_;
   ReceiverStats stats_;
   std::vector<std::string> problems_;

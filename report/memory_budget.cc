@@ -38,9 +38,8 @@ MemoryNeed EstimateReportMemory(uint64_t trace_bytes) {
   return {Scaled(trace_bytes, kUncorrectedBytesPerTraceByte), Scaled(trace_bytes, kCorrectedBytesPerTraceByte)};
 }
 
-absl::StatusOr<uint64_t> ParseMemorySize(const std::string& text) {
+std::optional<uint64_t> ParseByteSize(const std::string& text) {
   std::string value(absl::StripAsciiWhitespace(text));
-  if (absl::AsciiStrToLower(value) == "unlimited") return kUnlimited;
   uint64_t multiplier = 1;
   if (!value.empty()) {
     switch (absl::ascii_toupper(static_cast<unsigned char>(value.back()))) {
@@ -53,12 +52,19 @@ absl::StatusOr<uint64_t> ParseMemorySize(const std::string& text) {
     if (multiplier != 1) value.pop_back();
   }
   uint64_t number = 0;
-  if (value.empty() || !absl::SimpleAtoi(value, &number) || number > kUnlimited / multiplier) {
+  if (value.empty() || !absl::SimpleAtoi(value, &number) || number > kUnlimited / multiplier) return std::nullopt;
+  return number * multiplier;
+}
+
+absl::StatusOr<uint64_t> ParseMemorySize(const std::string& text) {
+  if (absl::AsciiStrToLower(absl::StripAsciiWhitespace(text)) == "unlimited") return kUnlimited;
+  const std::optional<uint64_t> size = ParseByteSize(text);
+  if (!size) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "%s='%s' is not a memory size (bytes, optionally with K, M, G or T, or 'unlimited')", kReportMemoryEnv,
         text));
   }
-  return number * multiplier;
+  return *size;
 }
 
 std::optional<uint64_t> AvailableMemory(const std::string& meminfo_path, const std::string& cgroup_dir) {

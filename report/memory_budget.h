@@ -39,8 +39,13 @@ struct MemoryNeed {
 // EstimateReportMemory: the peak memory of analysing `trace_bytes` of trace.
 MemoryNeed EstimateReportMemory(uint64_t trace_bytes);
 
-// ParseMemorySize: "512M" -> 536870912; "unlimited" -> UINT64_MAX. Errors:
-// InvalidArgument naming the text.
+// ParseByteSize: a size as users write them: bytes with an optional K, M,
+// G or T suffix (powers of 1024): "512M" -> 536870912; nullopt otherwise.
+// (Also --keep-free's syntax.)
+std::optional<uint64_t> ParseByteSize(const std::string& text);
+
+// ParseMemorySize: ParseByteSize, or "unlimited" -> UINT64_MAX. Errors:
+// InvalidArgument naming the text and RLSCOPE_REPORT_MEMORY.
 absl::StatusOr<uint64_t> ParseMemorySize(const std::string& text);
 
 // AvailableMemory: what this process may still use: MemAvailable from

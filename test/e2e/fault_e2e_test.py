@@ -592,6 +592,40 @@ class DiskFaults(FaultCase):
         self.assertGreater(report["processes"][0]["events"], 0)
 
 
+    def test_keep_free_stops_the_trace_not_the_command(self):
+        """--keep-free: once the trace's filesystem would have less free,
+        the trace stops (whole frames, readable), the command runs on with
+        its own output and status, stderr and the report say so."""
+        directory = scratch_dir(self)
+        stat = os.statvfs(directory)
+        keep = stat.f_bavail * stat.f_frsize - 16 * 1024 * 1024  # Room for 16 MiB of trace.
+        command = [ARGS.program, "work", "1000", "5"]  # ~130 MB of trace unchecked.
+        out, run, report = self.profiled(command, options=("--keep-free", str(keep)))
+        self.assertIn("trace recording stopped at", run.stderr)
+        traces = glob.glob(os.path.join(out, "trace", "*.rlt"))
+        self.assertEqual(len(traces), 1)
+        self.assertLess(os.path.getsize(traces[0]), 64 * 1024 * 1024)
+        problems = [p for p in report["problems"] if "--keep-free" in p]
+        self.assertEqual(len(problems), 1, report["problems"])
+        self.assertIn("bytes received were lost", problems[0])
+        self.assertGreater(report["processes"][0]["events"], 0)
+        again = run_rlscope("report", "--quiet", out, timeout=CASE_TIMEOUT_S)
+        self.assertEqual(again.returncode, 0, again.stderr)
+        # A process that starts after the stop is not recorded (no empty
+        # trace file for it), and the report says so.
+        out = os.path.join(directory, "forked")
+        run = bounded(self, profile_command(out, [ARGS.program, "forkexec"], options=("--keep-free", str(1 << 60))))
+        self.assertEqual(run.returncode, self.plain([ARGS.program, "forkexec"]).returncode, run.stderr)
+        report = load_report(out)
+        self.assertTrue(any("not recorded" in p for p in report["problems"]), report["problems"])
+        for trace in glob.glob(os.path.join(out, "trace", "*.rlt")):
+            self.assertGreater(os.path.getsize(trace), 0)
+
+    def test_a_bad_keep_free_is_a_usage_error(self):
+        result = run_rlscope("run", "--keep-free", "lots", "--out", os.path.join(scratch_dir(self), "r"), "--", "true")
+        self.assertEqual(result.returncode, 2)
+        self.assertIn("--keep-free", result.stderr)
+
     def test_disk_full_on_a_small_tmpfs(self):
         """The real thing where this process may mount (root, as in CI):
         ENOSPC on a 3 MiB tmpfs."""
@@ -603,8 +637,9 @@ class DiskFaults(FaultCase):
         self.addCleanup(subprocess.run, ["umount", "-l", mount_point])
         command = [ARGS.program, "work", "1000", "5"]
         plain = self.plain(command)
+        # --keep-free 0: written until the disk is full.
         out = os.path.join(mount_point, "run")
-        run = bounded(self, profile_command(out, command))
+        run = bounded(self, profile_command(out, command, options=("--keep-free", "0")))
         self.assertEqual(run.stdout, plain.stdout, run.stderr)
         self.assertEqual(run.returncode, plain.returncode, run.stderr)
         report = load_report(out)
@@ -613,6 +648,18 @@ class DiskFaults(FaultCase):
         self.assertIn("bytes received were lost", problems[0])
         again = run_rlscope("report", "--quiet", out, timeout=CASE_TIMEOUT_S)
         self.assertEqual(again.returncode, 0, again.stderr)
+        shutil.rmtree(out)
+        # The default keeps 5 % of this filesystem free: the trace stops
+        # short of full, so the command's own writes (and the report's)
+        # still fit.
+        out = os.path.join(mount_point, "default")
+        run = bounded(self, profile_command(out, command))
+        self.assertEqual(run.returncode, plain.returncode, run.stderr)
+        self.assertIn("trace recording stopped at", run.stderr)
+        report = load_report(out)
+        self.assertTrue(any("--keep-free" in p for p in report["problems"]), report["problems"])
+        self.assertFalse(any("No space left" in p for p in report["problems"]), report["problems"])
+        self.assertTrue(os.path.getsize(os.path.join(out, "report.html")) > 0)
 
 
 GROUPS = {"collector": CollectorKilled, "program": ProgramKilled, "shapes": ProcessShapes, "disk": DiskFaults}
