@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
@@ -17,6 +18,7 @@
 #include "calibration_store.h"
 #include "cli_args.h"
 #include "machine_fingerprint.h"
+#include "memory_budget.h"
 #include "nlohmann/json.hpp"
 #include "overhead_model.h"
 #include "profiled_run.h"
@@ -561,6 +563,10 @@ std::vector<Case> BuildCases(const Layout& layout, const CudaSetup& cuda, const 
 }  // namespace
 
 int CalibrateCommandMain(const std::vector<std::string>& args) {
+  // The calibration analyses its own small runs, corrected with the costs
+  // measured so far: the report stage's memory budget (memory_budget.h)
+  // must neither refuse nor downgrade them, whatever the user's setting.
+  setenv(report::kReportMemoryEnv, "unlimited", 1);
   bool help = false;
   absl::StatusOr<CalibrateOptions> options = ParseOptions(args, &help);
   if (help) {

@@ -166,6 +166,8 @@ int ExportCommandMain(const std::vector<std::string>& args) {
       return 1;
     }
     damaged = loaded->data_damaged;
+    // Asked-for correction that did not happen: the rows are measured ones.
+    if (loaded->correction_skipped_for_memory) std::cerr << "rlscope export: " << loaded->correction_message << "\n";
     run_report = *std::move(loaded);
   }
   std::optional<report::DecodedRun> decoded;

@@ -99,9 +99,6 @@ absl::StatusOr<ProfileOutcome> ProfileCommand(const ProfileRequest& request);
 // and stdin and gives the command the terminal.
 struct UnprofiledRequest {
   std::vector<std::string> command;
-  // Stop writing the trace when its filesystem would have less free
-  // (--keep-free; 0: never); default: DefaultKeepFree(run_dir).
-  std::optional<uint64_t> keep_free_bytes;
   std::vector<std::string> extra_environment;
   bool give_terminal = true;
   std::string stdin_path, stdout_path, stderr_path;  // As in ProfileRequest.

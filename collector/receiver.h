@@ -82,8 +82,8 @@ class Receiver {
   void WriteFrame(Connection& connection, const uint8_t* frame, size_t size);
   void CountBatch(const wire::Frame& frame);
   // RoomFor: whether `size` more bytes of trace leave the free space
-  // KeepFree asks for (statvfs only when the last reading's margin is used
-  // up); sets stopped_ when not.
+  // KeepFree asks for (statvfs once half the last reading's margin is used
+  // up, at most 256 MiB, or a second passed); sets stopped_ when not.
   bool RoomFor(size_t size);
   void Finish(Connection& connection);
 
@@ -93,7 +93,8 @@ class Receiver {
   uint64_t keep_free_ = 0;
   std::string log_prefix_;
   uint64_t written_total_ = 0;  // Trace bytes written, all connections.
-  uint64_t next_free_check_ = 0;  // written_total_ at which to read the free space again.
+  uint64_t next_free_check_ = 0;  // written_total_ at which to read the free space again,
+  int64_t next_free_check_ns_ = 0;  // or this CLOCK_MONOTONIC time, whichever comes first.
   std::string stopped_;           // Why trace writing stopped (KeepFree), once it did.
   std::vector<std::unique_ptr<Connection>> connections_;
   ReceiverStats stats_;

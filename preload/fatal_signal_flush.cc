@@ -37,9 +37,13 @@ void OnFatalSignal(int signal_number, siginfo_t* info, void*) {
   __sigaction(signal_number, &default_action, nullptr);
   // A fault re-executes
   // its instruction on return and faults again; a signal that was sent
-  // (kill, raise, abort: si_code <= 0) must be raised again. It stays
-  // pending until we return, so the core shows the crash, not this frame.
-  if (info == nullptr || info->si_code <= 0) raise(signal_number);
+  // (kill, raise, abort: si_code <= 0), or one the kernel sends that is no
+  // fault of an instruction (SIGBUS BUS_MCEERR_AO: memory found bad, not
+  // touched), must be raised again. It stays pending until we return, so
+  // the core shows the crash, not this frame.
+  const bool refaults = info != nullptr && info->si_code > 0 && signal_number != SIGABRT &&
+                        !(signal_number == SIGBUS && info->si_code == BUS_MCEERR_AO);
+  if (!refaults) raise(signal_number);
 }
 
 bool IsOurs(const struct sigaction& action) {

@@ -5,9 +5,11 @@
 #include <fstream>
 #include <limits>
 #include <sstream>
+#include <string_view>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/strip.h"
 
@@ -16,6 +18,7 @@ namespace rlscope::report {
 namespace {
 
 constexpr uint64_t kUnlimited = std::numeric_limits<uint64_t>::max();
+constexpr char kCgroupRoot[] = "/sys/fs/cgroup";
 
 uint64_t Scaled(uint64_t trace_bytes, double per_trace_byte) {
   const double bytes = static_cast<double>(trace_bytes) * per_trace_byte + static_cast<double>(kAnalysisBaseBytes);
@@ -30,6 +33,30 @@ std::optional<uint64_t> ReadFirstNumber(const std::string& path) {
   uint64_t value = 0;
   if (!(in >> word) || !absl::SimpleAtoi(word, &value)) return std::nullopt;
   return value;
+}
+
+// MemoryStatValue: a "name value" line of a cgroup's memory.stat.
+std::optional<uint64_t> MemoryStatValue(const std::string& path, std::string_view name) {
+  std::ifstream in(path);
+  std::string key;
+  uint64_t value = 0;
+  while (in >> key >> value) {
+    if (key == name) return value;
+  }
+  return std::nullopt;
+}
+
+// CgroupRoom: what a cgroup v2 directory's memory.max still leaves; the
+// page cache charged to it (inactive_file: the trace just written) counts
+// as room, as the kernel reclaims it before it fails an allocation.
+// nullopt without a limit ("max") or files.
+std::optional<uint64_t> CgroupRoom(const std::string& dir) {
+  const std::optional<uint64_t> limit = ReadFirstNumber(dir + "/memory.max");
+  const std::optional<uint64_t> current = ReadFirstNumber(dir + "/memory.current");
+  if (!limit || !current) return std::nullopt;
+  const uint64_t reclaimable = MemoryStatValue(dir + "/memory.stat", "inactive_file").value_or(0);
+  const uint64_t used = *current > reclaimable ? *current - reclaimable : 0;
+  return *limit > used ? *limit - used : 0;
 }
 
 }  // namespace
@@ -80,13 +107,15 @@ std::optional<uint64_t> AvailableMemory(const std::string& meminfo_path, const s
     if (fields >> kib >> unit && unit == "kB") available = kib * 1024;
     break;
   }
-  if (!cgroup_dir.empty()) {
-    const std::optional<uint64_t> limit = ReadFirstNumber(cgroup_dir + "/memory.max");
-    const std::optional<uint64_t> used = ReadFirstNumber(cgroup_dir + "/memory.current");
-    if (limit && used) {
-      const uint64_t room = *limit > *used ? *limit - *used : 0;
-      available = available ? std::min(*available, room) : room;
+  // The tightest room left under a limit of the cgroup or any ancestor
+  // (a container's limit may sit on a parent slice).
+  for (std::string dir = cgroup_dir; !dir.empty();) {
+    if (const std::optional<uint64_t> room = CgroupRoom(dir)) {
+      available = available ? std::min(*available, *room) : *room;
     }
+    const size_t slash = dir.find_last_of('/');
+    if (slash == std::string::npos || slash == 0 || dir.substr(0, slash) == kCgroupRoot) break;
+    dir.resize(slash);
   }
   return available;
 }
@@ -96,7 +125,7 @@ std::string CgroupDirOfThisProcess() {
   std::string line;
   while (std::getline(in, line)) {
     absl::string_view rest = line;
-    if (absl::ConsumePrefix(&rest, "0::")) return absl::StrFormat("/sys/fs/cgroup%s", rest);
+    if (absl::ConsumePrefix(&rest, "0::")) return absl::StrCat(kCgroupRoot, rest == "/" ? "" : rest);
   }
   return "";
 }

@@ -49,9 +49,10 @@ std::optional<uint64_t> ParseByteSize(const std::string& text);
 absl::StatusOr<uint64_t> ParseMemorySize(const std::string& text);
 
 // AvailableMemory: what this process may still use: MemAvailable from
-// `meminfo_path` (/proc/meminfo), lowered to the room left under a cgroup
-// v2 limit (memory.max - memory.current in `cgroup_dir`, the process's
-// cgroup below /sys/fs/cgroup; "" to skip). nullopt when neither says.
+// `meminfo_path` (/proc/meminfo), lowered to the room left under cgroup v2
+// limits: memory.max - (memory.current - inactive_file) of `cgroup_dir`
+// (the process's cgroup below /sys/fs/cgroup; "" to skip) and of each
+// ancestor below the root. nullopt when none says.
 std::optional<uint64_t> AvailableMemory(const std::string& meminfo_path, const std::string& cgroup_dir);
 
 // CgroupDirOfThisProcess: /sys/fs/cgroup/<path> from /proc/self/cgroup's

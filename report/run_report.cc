@@ -139,8 +139,9 @@ ProcessReport AnalyseProcess(ProcessTimeline& process, const IntervalList& gpu_b
         report.dropped_events));
   }
   if (!process.ended_cleanly) {
-    report.problems.push_back("the process did not end cleanly (killed, crashed or exec'd without flushing): "
-                              "its trace stops at its last delivered batch");
+    report.problems.push_back("the process did not end cleanly (killed, crashed or exec'd without flushing), or "
+                              "its trace was cut (see the run's problems): its trace stops at its last delivered "
+                              "batch");
   }
   return report;
 }
@@ -399,6 +400,7 @@ absl::StatusOr<RunReport> LoadRunReport(const std::string& run_dir, const std::s
 
   // A corrected analysis needs about 2.5 times the memory of an
   // uncorrected one: where only that fits, the report is uncorrected.
+  bool skipped_for_memory = false;
   if (model) {
     uint64_t trace_bytes = 0;
     TraceFiles(fs::path(run_dir) / "trace", &trace_bytes);
@@ -412,6 +414,7 @@ absl::StatusOr<RunReport> LoadRunReport(const std::string& run_dir, const std::s
           FormatBytes(trace_bytes), FormatBytes(need.corrected), FormatBytes(**available),
           FormatBytes(need.uncorrected), run_dir, kReportMemoryEnv);
       model.reset();
+      skipped_for_memory = true;
     }
   }
   absl::StatusOr<DecodedRun> decoded = LoadRunTimelines(run_dir, model.has_value());
@@ -436,6 +439,7 @@ absl::StatusOr<RunReport> LoadRunReport(const std::string& run_dir, const std::s
   if (!model) {
     report = BuildRunReport(std::move(metadata), std::move(processes), names, std::move(problems), locate_lines);
     report.correction_message = correction_message;
+    report.correction_skipped_for_memory = skipped_for_memory;
   } else {
     // Per process, in start order: the measured analysis (from copies made
     // thread by thread), then the correction in place and the corrected

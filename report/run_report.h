@@ -121,6 +121,9 @@ struct RunReport {
   std::optional<int64_t> corrected_wall_ns;
   std::vector<BreakdownRow> uncorrected_rows;
   std::string correction_message;
+  // The calibration was there, but the corrected analysis would not have
+  // fitted in memory (memory_budget.h): `correction_message` says so.
+  bool correction_skipped_for_memory = false;
   // The calibration file used ("" when uncorrected) and what the
   // correction estimated, summed over processes.
   std::string calibration_file;
