@@ -52,9 +52,6 @@ std::vector<LineRow> ToLineRows(const ThreadAnalysis& analysis, const NameTable&
   return rows;
 }
 
-// AnalyseProcess: the process's report; its summed breakdown goes to `total`.
-// Consumes the timeline's event lists (see AnalyseThread).
-// `gpu_busy`: the process's GpuBusyIntervals.
 // CopyForAnalysis: what AnalyseThread consumes of `thread`, without the
 // overhead sites and windows (only the correction reads those, and they
 // are as many as the events).
@@ -67,9 +64,11 @@ ThreadTimeline CopyForAnalysis(ThreadTimeline& thread) {
   return copy;
 }
 
-// AnalyseProcess: `keep_process` leaves the process as it was (each
-// thread is analysed from a copy made just before, so one thread's copy
-// at a time is extra); else the threads' event lists are consumed.
+// AnalyseProcess: the process's report; its summed breakdown goes to `total`.
+// `gpu_busy`: the process's GpuBusyIntervals. Consumes the threads' event
+// lists (see AnalyseThread), unless `keep_process`: then each thread is
+// analysed from a copy made just before (one thread's copy at a time is
+// extra) and the process is left as it was.
 ProcessReport AnalyseProcess(ProcessTimeline& process, const IntervalList& gpu_busy, const std::string& gpu_capture,
                              NameTable& names, Breakdown& total, bool locate_lines, bool keep_process) {
   const int32_t none = names.Intern("(none)");
@@ -276,10 +275,6 @@ void AddInto(ProcessCorrection& total, const ProcessCorrection& part) {
   }
   for (const auto& [site, count] : part.uncalibrated) total.uncalibrated[site] += count;
 }
-
-}  // namespace
-
-namespace {
 
 // TraceFiles: DIR/trace/*.rlt, sorted, and their total size.
 std::vector<std::filesystem::path> TraceFiles(const std::filesystem::path& trace_dir, uint64_t* total_bytes) {
