@@ -276,24 +276,16 @@ void AddInto(ProcessCorrection& total, const ProcessCorrection& part) {
   for (const auto& [site, count] : part.uncalibrated) total.uncalibrated[site] += count;
 }
 
-// TraceFiles: DIR/trace/*.rlt, sorted, and their total size.
-std::vector<std::filesystem::path> TraceFiles(const std::filesystem::path& trace_dir, uint64_t* total_bytes) {
-  std::error_code error;
+// RunTraces: a run directory's trace files (DIR/trace/*.rlt, sorted), their
+// size, and what memory_budget.h makes of it; read once per analysis.
+struct RunTraces {
   std::vector<std::filesystem::path> files;
-  *total_bytes = 0;
-  for (const std::filesystem::directory_entry& entry : std::filesystem::directory_iterator(trace_dir, error)) {
-    if (entry.path().extension() != ".rlt") continue;
-    files.push_back(entry.path());
-    const uintmax_t size = entry.file_size(error);
-    if (!error) *total_bytes += size;
-  }
-  std::sort(files.begin(), files.end());
-  return files;
-}
+  uint64_t bytes = 0;
+  MemoryNeed need;
+  std::optional<uint64_t> available;  // Unknown: no check.
+};
 
-}  // namespace
-
-absl::StatusOr<DecodedRun> LoadRunTimelines(const std::string& run_dir, bool collect_overhead) {
+absl::StatusOr<RunTraces> ListRunTraces(const std::string& run_dir) {
   namespace fs = std::filesystem;
   std::error_code error;
   if (!fs::is_directory(run_dir, error)) {
@@ -305,20 +297,36 @@ absl::StatusOr<DecodedRun> LoadRunTimelines(const std::string& run_dir, bool col
         "%s is not an rlscope run directory (it has no trace/ subdirectory; `rlscope run --out DIR` makes one)",
         run_dir));
   }
-  // Refused before decoding when even the uncorrected analysis would not
-  // fit in memory (memory_budget.h): being killed mid-way helps nobody.
-  uint64_t trace_bytes = 0;
-  const std::vector<fs::path> files = TraceFiles(trace_dir, &trace_bytes);
+  RunTraces traces;
+  for (const fs::directory_entry& entry : fs::directory_iterator(trace_dir, error)) {
+    if (entry.path().extension() != ".rlt") continue;
+    traces.files.push_back(entry.path());
+    const uintmax_t size = entry.file_size(error);
+    if (!error) traces.bytes += size;
+  }
+  std::sort(traces.files.begin(), traces.files.end());
+  traces.need = EstimateReportMemory(traces.bytes);
   absl::StatusOr<std::optional<uint64_t>> available = MemoryForReport();
   if (!available.ok()) return available.status();
-  const MemoryNeed need = EstimateReportMemory(trace_bytes);
-  if (PlanReport(need, *available, false) == ReportPlan::kTooLarge) {
-    return absl::ResourceExhaustedError(absl::StrFormat(
-        "%s: analysing its %s of trace needs about %s of memory, and %s is available; the trace is kept: "
-        "analyse it where there is more memory (`rlscope report %s`), or set %s=unlimited to try anyway",
-        run_dir, FormatBytes(trace_bytes), FormatBytes(need.uncorrected), FormatBytes(**available), run_dir,
-        kReportMemoryEnv));
-  }
+  traces.available = *available;
+  return traces;
+}
+
+// TooLarge: the refusal when not even the uncorrected analysis would fit
+// in memory (memory_budget.h): being killed midway helps nobody.
+absl::Status TooLarge(const std::string& run_dir, const RunTraces& traces) {
+  return absl::ResourceExhaustedError(absl::StrFormat(
+      "%s: analysing its %s of trace needs about %s of memory, and %s is available; the trace is kept: analyse it "
+      "where there is more memory (`rlscope report %s`), or set %s=unlimited to try anyway",
+      run_dir, FormatBytes(traces.bytes), FormatBytes(traces.need.uncorrected), FormatBytes(*traces.available),
+      run_dir, kReportMemoryEnv));
+}
+
+// DecodeRun: LoadRunTimelines once the run's traces are listed.
+DecodedRun DecodeRun(const std::string& run_dir, const std::vector<std::filesystem::path>& files,
+                     bool collect_overhead) {
+  namespace fs = std::filesystem;
+  std::error_code error;
   DecodedRun run;
   std::vector<std::string>& problems = run.problems;
   absl::StatusOr<RunMetadata> loaded = ReadRunMetadata((fs::path(run_dir) / "meta.json").string());
@@ -369,6 +377,15 @@ absl::StatusOr<DecodedRun> LoadRunTimelines(const std::string& run_dir, bool col
   return run;
 }
 
+}  // namespace
+
+absl::StatusOr<DecodedRun> LoadRunTimelines(const std::string& run_dir, bool collect_overhead) {
+  absl::StatusOr<RunTraces> traces = ListRunTraces(run_dir);
+  if (!traces.ok()) return traces.status();
+  if (PlanReport(traces->need, traces->available, false) == ReportPlan::kTooLarge) return TooLarge(run_dir, *traces);
+  return DecodeRun(run_dir, traces->files, collect_overhead);
+}
+
 absl::StatusOr<RunReport> LoadRunReport(const std::string& run_dir, const std::string& calibration_path,
                                         bool locate_lines) {
   namespace fs = std::filesystem;
@@ -393,33 +410,33 @@ absl::StatusOr<RunReport> LoadRunReport(const std::string& run_dir, const std::s
     model = *std::move(loaded);
   }
 
+  absl::StatusOr<RunTraces> traces = ListRunTraces(run_dir);
+  if (!traces.ok()) return traces.status();
   // A corrected analysis needs about 2.5 times the memory of an
   // uncorrected one: where only that fits, the report is uncorrected.
   bool skipped_for_memory = false;
-  if (model) {
-    uint64_t trace_bytes = 0;
-    TraceFiles(fs::path(run_dir) / "trace", &trace_bytes);
-    absl::StatusOr<std::optional<uint64_t>> available = MemoryForReport();
-    if (!available.ok()) return available.status();
-    const MemoryNeed need = EstimateReportMemory(trace_bytes);
-    if (PlanReport(need, *available, true) == ReportPlan::kUncorrectedOnly) {
+  switch (PlanReport(traces->need, traces->available, model.has_value())) {
+    case ReportPlan::kTooLarge:
+      return TooLarge(run_dir, *traces);
+    case ReportPlan::kUncorrectedOnly:
       correction_message = absl::StrFormat(
           "uncorrected: correcting its %s of trace needs about %s of memory, and %s is available (uncorrected: "
           "%s); `rlscope report %s` where there is more memory corrects it, or set %s=unlimited to try anyway",
-          FormatBytes(trace_bytes), FormatBytes(need.corrected), FormatBytes(**available),
-          FormatBytes(need.uncorrected), run_dir, kReportMemoryEnv);
+          FormatBytes(traces->bytes), FormatBytes(traces->need.corrected), FormatBytes(*traces->available),
+          FormatBytes(traces->need.uncorrected), run_dir, kReportMemoryEnv);
       model.reset();
       skipped_for_memory = true;
-    }
+      break;
+    case ReportPlan::kAsAsked:
+      break;
   }
-  absl::StatusOr<DecodedRun> decoded = LoadRunTimelines(run_dir, model.has_value());
-  if (!decoded.ok()) return decoded.status();
-  RunMetadata metadata = std::move(decoded->metadata);
-  NameTable& names = decoded->names;
-  std::vector<ProcessTimeline> processes = std::move(decoded->processes);
+  DecodedRun decoded = DecodeRun(run_dir, traces->files, model.has_value());
+  RunMetadata metadata = std::move(decoded.metadata);
+  NameTable& names = decoded.names;
+  std::vector<ProcessTimeline> processes = std::move(decoded.processes);
   SortByStart(processes);
-  std::vector<std::string> problems = std::move(decoded->problems);
-  const bool data_damaged = decoded->data_damaged;
+  std::vector<std::string> problems = std::move(decoded.problems);
+  const bool data_damaged = decoded.data_damaged;
   const int64_t start_unix_ns = metadata.start_unix_ns, wall_ns = metadata.wall_ns;
 
   const std::vector<std::string> python_versions = PythonVersions(processes);
