@@ -71,7 +71,16 @@ __attribute__((constructor)) void ResolveSignalFunctions() {
   Real(g_real_sigset, "sigset");
 }
 
-sighandler_t HideOurs(sighandler_t previous) {
+// CallHidingOurs: glibc's signal()/sigset() (`slot`, `name`), with our
+// handler reported as SIG_DFL in what it returns.
+sighandler_t CallHidingOurs(std::atomic<SignalFunction>& slot, const char* name, int signal_number,
+                            sighandler_t handler) {
+  const SignalFunction real = Real(slot, name);
+  if (real == nullptr) {
+    errno = ENOSYS;
+    return SIG_ERR;
+  }
+  const sighandler_t previous = real(signal_number, handler);
   return reinterpret_cast<void*>(previous) == reinterpret_cast<void*>(&OnFatalSignal) ? SIG_DFL : previous;
 }
 
@@ -140,19 +149,9 @@ extern "C" __attribute__((visibility("default"))) int sigaction(int signal_numbe
 }
 
 extern "C" __attribute__((visibility("default"))) sighandler_t signal(int signal_number, sighandler_t handler) {
-  const rlscope::preload::SignalFunction real = rlscope::preload::Real(rlscope::preload::g_real_signal, "signal");
-  if (real == nullptr) {
-    errno = ENOSYS;
-    return SIG_ERR;
-  }
-  return rlscope::preload::HideOurs(real(signal_number, handler));
+  return rlscope::preload::CallHidingOurs(rlscope::preload::g_real_signal, "signal", signal_number, handler);
 }
 
 extern "C" __attribute__((visibility("default"))) sighandler_t sigset(int signal_number, sighandler_t handler) {
-  const rlscope::preload::SignalFunction real = rlscope::preload::Real(rlscope::preload::g_real_sigset, "sigset");
-  if (real == nullptr) {
-    errno = ENOSYS;
-    return SIG_ERR;
-  }
-  return rlscope::preload::HideOurs(real(signal_number, handler));
+  return rlscope::preload::CallHidingOurs(rlscope::preload::g_real_sigset, "sigset", signal_number, handler);
 }
