@@ -31,6 +31,19 @@ std::vector<std::string> ArgCursor::TakeRest() {
   return rest;
 }
 
+bool ArgCursor::NextOption(std::vector<std::string>& operands) {
+  while (!AtEnd()) {
+    if (AtOption()) return true;
+    if (AtSeparator()) {
+      Take();
+      for (std::string& operand : TakeRest()) operands.push_back(std::move(operand));
+      return false;
+    }
+    operands.push_back(Take());
+  }
+  return false;
+}
+
 absl::Status UsageError(const std::string& command, const std::string& message) {
   return absl::InvalidArgumentError(
       absl::StrFormat("rlscope %s: %s (see 'rlscope %s --help')", command, message, command));

@@ -31,6 +31,10 @@ class ArgCursor {
   // TakeValue: the option's value, inline or the next argument.
   absl::StatusOr<std::string> TakeValue(const ParsedOption& option);
   std::vector<std::string> TakeRest();
+  // NextOption: for commands whose options and operands mix: moves the
+  // operands up to the next option into `operands` (all that follows a
+  // "--" too) and says whether an option is next (TakeOption takes it).
+  bool NextOption(std::vector<std::string>& operands);
 
  private:
   std::vector<std::string> args_;

@@ -95,16 +95,7 @@ int DiffCommandMain(const std::vector<std::string>& args) {
   std::string format = "text", calibration_path, output_path;
   size_t top = 20;
   std::vector<std::string> dirs;
-  while (!cursor.AtEnd()) {
-    if (cursor.AtSeparator()) {
-      cursor.Take();
-      for (std::string& dir : cursor.TakeRest()) dirs.push_back(std::move(dir));
-      break;
-    }
-    if (!cursor.AtOption()) {
-      dirs.push_back(cursor.Take());
-      continue;
-    }
+  while (cursor.NextOption(dirs)) {
     const ParsedOption option = cursor.TakeOption();
     if (option.name == "-h" || option.name == "--help") {
       std::cout << kDiffUsage;

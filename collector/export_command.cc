@@ -98,16 +98,7 @@ int ExportCommandMain(const std::vector<std::string>& args) {
   ArgCursor cursor(args);
   std::string chrome, perfetto, csv, folded, calibration_path;
   std::vector<std::string> positional;
-  while (!cursor.AtEnd()) {
-    if (cursor.AtSeparator()) {
-      cursor.Take();
-      for (std::string& arg : cursor.TakeRest()) positional.push_back(std::move(arg));
-      break;
-    }
-    if (!cursor.AtOption()) {
-      positional.push_back(cursor.Take());
-      continue;
-    }
+  while (cursor.NextOption(positional)) {
     const ParsedOption option = cursor.TakeOption();
     if (option.name == "-h" || option.name == "--help") {
       std::cout << kExportUsage;
