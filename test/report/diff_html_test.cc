@@ -3,30 +3,16 @@
 #include <catch2/catch.hpp>
 #include <string>
 
+#include "diff_test_runs.h"
+
 using namespace rlscope::report;
+using diff_test::Row;
 
 namespace {
 
-BreakdownRow Row(const char* operation, Category category, int64_t ns, Resource resource = Resource::kCpu) {
-  BreakdownRow row;
-  row.pid = 1;
-  row.operation = operation;
-  row.category = category;
-  row.resource = resource;
-  row.ns = ns;
-  return row;
-}
-
+// A command line the page must escape.
 RunReport Run(std::vector<BreakdownRow> rows) {
-  RunReport report;
-  report.metadata.command = {"python3", "train.py", "--tag=<a&b>"};
-  report.metadata.wall_ns = 1000;
-  report.rows = std::move(rows);
-  ProcessReport process;
-  process.pid = 1;
-  process.gpu.status = "unused";
-  report.processes.push_back(process);
-  return report;
+  return diff_test::Run(std::move(rows), 1000, {"python3", "train.py", "--tag=<a&b>"});
 }
 
 RunDiff Diff(const RunReport& a, const RunReport& b) {

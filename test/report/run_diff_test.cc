@@ -3,35 +3,15 @@
 #include <catch2/catch.hpp>
 
 #include "diff_json.h"
+#include "diff_test_runs.h"
 #include "diff_text.h"
 #include "nlohmann/json.hpp"
 
 using namespace rlscope::report;
+using diff_test::Row;
+using diff_test::Run;
 
 namespace {
-
-BreakdownRow Row(const char* operation, Category category, int64_t ns, Resource resource = Resource::kCpu,
-                 int pid = 1) {
-  BreakdownRow row;
-  row.pid = pid;
-  row.operation = operation;
-  row.category = category;
-  row.resource = resource;
-  row.ns = ns;
-  return row;
-}
-
-RunReport Run(std::vector<BreakdownRow> rows, int64_t wall_ns = 1000) {
-  RunReport report;
-  report.metadata.command = {"python3", "train.py"};
-  report.metadata.wall_ns = wall_ns;
-  report.rows = std::move(rows);
-  ProcessReport process;
-  process.pid = 1;
-  process.gpu.status = "unused";
-  report.processes.push_back(process);
-  return report;
-}
 
 const DiffOperation& Op(const RunDiff& diff, const std::string& name) {
   for (const DiffOperation& op : diff.operations) {
