@@ -198,8 +198,12 @@ class CollectorKilled(FaultCase):
         kill_everything()
         self.fail("no trace data within 20 s")
 
-    def test_collector_sigkill(self):
-        command = [ARGS.program, "work", "1500", "4"]
+    def kill_collector_mid_run(self, command):
+        """`command` under rlscope, SIGKILLed 0.3 s into the trace. The
+        program is not rlscope's to take down: it runs on, adopted by us,
+        and ends as it would have (exit status and stdout as unprofiled).
+        Returns (plain run, out, stderr path, started, killed, ended,
+        reaped orphans)."""
         plain = self.plain(command)
         directory = scratch_dir(self)
         out, err_path = os.path.join(directory, "run"), os.path.join(directory, "stderr")
@@ -208,19 +212,22 @@ class CollectorKilled(FaultCase):
         rlscope.kill()
         rlscope.wait()
         killed = time.monotonic()
-        # The program is not rlscope's to take down: it runs on, adopted by
-        # us, and ends as it would have.
         reaped = reap_orphans(CASE_TIMEOUT_S)
         ended = time.monotonic()
         if not reaped:
             kill_everything()
             self.fail("the program did not end within the case's deadline after the collector was killed")
-        self.assertEqual(len(reaped), 1, reaped)
         status = list(reaped.values())[0]
         self.assertTrue(os.WIFEXITED(status), status)
         self.assertEqual(os.WEXITSTATUS(status), plain.returncode)
         with open(os.path.join(directory, "stdout")) as f:
             self.assertEqual(f.read(), plain.stdout)
+        return plain, out, err_path, started, killed, ended, reaped
+
+    def test_collector_sigkill(self):
+        plain, out, err_path, started, killed, ended, reaped = self.kill_collector_mid_run(
+            [ARGS.program, "work", "1500", "4"])
+        self.assertEqual(len(reaped), 1, reaped)
         with open(err_path) as f:
             stderr = f.read()
         lost_lines = [line for line in stderr.splitlines() if "lost the collector" in line]
@@ -244,23 +251,7 @@ class CollectorKilled(FaultCase):
     def test_collector_sigkill_while_forking(self):
         """Children started after the collector died find no collector: one
         line each on stderr, and they run on."""
-        command = [ARGS.program, "fork_storm", "40"]
-        plain = self.plain(command)
-        directory = scratch_dir(self)
-        out, err_path = os.path.join(directory, "run"), os.path.join(directory, "stderr")
-        rlscope, started = self.start_and_wait_for_trace(out, command, err_path)
-        time.sleep(0.3)
-        rlscope.kill()
-        rlscope.wait()
-        reaped = reap_orphans(CASE_TIMEOUT_S)
-        if not reaped:
-            kill_everything()
-            self.fail("the program did not end within the case's deadline after the collector was killed")
-        status = list(reaped.values())[0]
-        self.assertTrue(os.WIFEXITED(status), status)
-        self.assertEqual(os.WEXITSTATUS(status), plain.returncode)
-        with open(os.path.join(directory, "stdout")) as f:
-            self.assertEqual(f.read(), plain.stdout)
+        out = self.kill_collector_mid_run([ARGS.program, "fork_storm", "40"])[1]
         report = run_rlscope("report", "--quiet", out, timeout=CASE_TIMEOUT_S)
         self.assertIn(report.returncode, (0, 3), report.stderr)
         self.assertGreaterEqual(len(load_report(out)["processes"]), 2)
