@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "diff_format.h"
 #include "gpu_utilization.h"
 #include "html_page.h"
 #include "report_text.h"
@@ -23,24 +24,9 @@ using html::Escape;
 using html::Number;
 using html::Raw;
 using html::Text;
-using Formatter = std::function<std::string(double)>;
+using namespace diff_format;
 
-constexpr const char* kAbsent = "\u2014";  // An em dash: not in that run (never a 0).
 constexpr size_t kMaxCommandChars = 160;
-
-std::string Duration(double ns) { return FormatDuration(static_cast<int64_t>(std::llround(ns))); }
-std::string Count(double n) { return absl::StrFormat("%.0f", n); }
-std::string Rate(double n) { return absl::StrFormat("%.2f", n); }
-std::string Fraction(double f) { return absl::StrFormat("%.1f%%", 100.0 * f); }
-
-bool AnyValue(const DiffValues& values) {
-  return std::any_of(values.values.begin(), values.values.end(), [](const auto& v) { return v.has_value(); });
-}
-
-std::string CategoryLabel(const DiffCategory& category) {
-  const std::string name(CategoryName(category.category));
-  return category.gpu ? "GPU " + name : name;
-}
 
 // Header: per run its value (and share), later runs also ratio and delta.
 std::vector<std::string> Header(const RunDiff& diff, std::vector<std::string> first, bool shares) {
@@ -57,26 +43,7 @@ std::vector<std::string> Header(const RunDiff& diff, std::vector<std::string> fi
 }
 
 std::vector<Cell> Line(std::vector<Cell> line, const DiffValues& values, const Formatter& format, bool shares) {
-  for (size_t i = 0; i < values.values.size(); ++i) {
-    line.push_back(Number(values.values[i].has_value() ? format(*values.values[i]) : kAbsent));
-    if (shares) {
-      const std::optional<double> share = i < values.shares.size() ? values.shares[i] : std::nullopt;
-      line.push_back(Number(share.has_value() ? Fraction(*share) : kAbsent));
-    }
-    if (i == 0) continue;
-    const Change& change = values.changes[i];
-    switch (change.status) {
-      case ChangeStatus::kNew: line.insert(line.end(), {Number("new"), Number(kAbsent)}); break;
-      case ChangeStatus::kGone: line.insert(line.end(), {Number("gone"), Number(kAbsent)}); break;
-      case ChangeStatus::kAbsent: line.insert(line.end(), {Number(kAbsent), Number(kAbsent)}); break;
-      case ChangeStatus::kBoth: {
-        const double delta = change.delta.value_or(0);
-        line.push_back(Number(change.ratio.has_value() ? absl::StrFormat("%.2fx", *change.ratio) : kAbsent));
-        line.push_back(Number((delta < 0 ? "-" : "+") + format(std::fabs(delta))));
-        break;
-      }
-    }
-  }
+  for (const std::string& cell : Cells(values, format, shares)) line.push_back(Number(cell));
   return line;
 }
 

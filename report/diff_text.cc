@@ -9,25 +9,15 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "diff_format.h"
 #include "report_text.h"
 
 namespace rlscope::report {
 
 namespace {
 
-constexpr const char* kAbsent = "\u2014";  // An em dash: not there (never a 0).
-
-using Formatter = std::function<std::string(double)>;
+using namespace diff_format;
 using Table = std::vector<std::vector<std::string>>;
-
-std::string Duration(double ns) { return FormatDuration(static_cast<int64_t>(std::llround(ns))); }
-std::string Count(double n) { return absl::StrFormat("%.0f", n); }
-std::string Rate(double n) { return absl::StrFormat("%.2f", n); }
-std::string Fraction(double f) { return absl::StrFormat("%.1f%%", 100.0 * f); }
-
-std::string Signed(double delta, const Formatter& format) {
-  return (delta < 0 ? "-" : "+") + format(std::fabs(delta));
-}
 
 // Display width: UTF-8 code points (the em dash is one column).
 size_t Width(const std::string& text) {
@@ -79,34 +69,8 @@ void AddHeader(Table& table, const RunDiff& diff, const std::string& first, cons
 void AddLine(Table& table, const std::string& first, const std::string& second, const DiffValues& values,
              const Formatter& format, bool shares) {
   std::vector<std::string> line = {first, second};
-  for (size_t i = 0; i < values.values.size(); ++i) {
-    line.push_back(values.values[i].has_value() ? format(*values.values[i]) : kAbsent);
-    if (shares) {
-      const std::optional<double> share = i < values.shares.size() ? values.shares[i] : std::nullopt;
-      line.push_back(share.has_value() ? Fraction(*share) : kAbsent);
-    }
-    if (i == 0) continue;
-    const Change& change = values.changes[i];
-    switch (change.status) {
-      case ChangeStatus::kNew: line.insert(line.end(), {"new", kAbsent}); break;
-      case ChangeStatus::kGone: line.insert(line.end(), {"gone", kAbsent}); break;
-      case ChangeStatus::kAbsent: line.insert(line.end(), {kAbsent, kAbsent}); break;
-      case ChangeStatus::kBoth:
-        line.push_back(change.ratio.has_value() ? absl::StrFormat("%.2fx", *change.ratio) : kAbsent);
-        line.push_back(Signed(change.delta.value_or(0), format));
-        break;
-    }
-  }
+  for (std::string& cell : Cells(values, format, shares)) line.push_back(std::move(cell));
   table.push_back(line);
-}
-
-std::string CategoryLabel(const DiffCategory& category) {
-  const std::string name(CategoryName(category.category));
-  return category.gpu ? "GPU " + name : name;
-}
-
-bool AnyValue(const DiffValues& values) {
-  return std::any_of(values.values.begin(), values.values.end(), [](const auto& v) { return v.has_value(); });
 }
 
 }  // namespace
@@ -122,7 +86,7 @@ std::string FormatDiffText(const RunDiff& diff, size_t max_operations) {
     out += absl::StrFormat("  %s%s: %s, %s\n      %s\n", run.label, i == 0 ? " (baseline)" : "", run.dir,
                            run.corrected ? "corrected (times are estimated without rlscope's overhead)"
                                          : "NOT corrected (times include rlscope's overhead)",
-                           run.command.empty() ? "(unknown command)" : absl::StrJoin(run.command, " "));
+                           FormatCommandLine(run.command));
   }
   for (const std::string& warning : diff.warnings) out += "  ! " + warning + "\n";
 
