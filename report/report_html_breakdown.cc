@@ -22,8 +22,6 @@ using html::Text;
 
 constexpr Resource kResourceOrder[] = {Resource::kCpu, Resource::kCpuGpu, Resource::kGpu};
 
-bool IsGpuSide(const BreakdownRow& row) { return row.resource == Resource::kGpu; }
-
 // Per operation: resource -> category -> ns, and its total over all rows.
 struct OperationCells {
   std::string name;
@@ -62,18 +60,9 @@ std::vector<OperationCells> ByOperation(const std::vector<BreakdownRow>& rows, s
   return ordered;
 }
 
-struct Totals {
-  int64_t cpu_ns = 0, gpu_ns = 0;
-};
-Totals SumRows(const std::vector<BreakdownRow>& rows) {
-  Totals totals;
-  for (const BreakdownRow& row : rows) (IsGpuSide(row) ? totals.gpu_ns : totals.cpu_ns) += row.ns;
-  return totals;
-}
-
 // SegmentTitle: the hover text of one chart segment, with the exact value.
 std::string SegmentTitle(const std::string& operation, Resource resource, Category category, int64_t ns,
-                         const Totals& totals) {
+                         const RowTotals& totals) {
   const bool gpu = resource == Resource::kGpu;
   return absl::StrFormat("%s \u00b7 %s \u00b7 %s: %s = %d ns (%s of the run's %s)", operation, ResourceName(resource),
                          CategoryName(category), FormatDuration(ns), ns,
@@ -93,7 +82,7 @@ std::vector<std::string> CategoriesPresent(const std::vector<BreakdownRow>& rows
 // note on what the totals cover (`scope`: whose rows these are).
 std::string Figure(const std::vector<BreakdownRow>& rows, std::string_view view_name, std::string_view scope) {
   if (rows.empty()) return Note("No time was recorded: there are no breakdown rows.");
-  const Totals totals = SumRows(rows);
+  const RowTotals totals = SumRows(rows);
   const std::vector<OperationCells> operations = ByOperation(rows, kMaxHtmlOperations);
   html::BarChart chart;
   chart.description = absl::StrFormat("Time per operation, resource and category (%s)", view_name);
@@ -148,12 +137,10 @@ std::string Figure(const std::vector<BreakdownRow>& rows, std::string_view view_
 
 }  // namespace
 
-std::vector<BreakdownRow> RowsOfProcess(const std::vector<BreakdownRow>& rows, int pid) {
-  std::vector<BreakdownRow> own;
-  for (const BreakdownRow& row : rows) {
-    if (row.pid == pid) own.push_back(row);
-  }
-  return own;
+RowTotals SumRows(const std::vector<BreakdownRow>& rows) {
+  RowTotals totals;
+  for (const BreakdownRow& row : rows) (IsGpuSide(row) ? totals.gpu_ns : totals.cpu_ns) += row.ns;
+  return totals;
 }
 
 std::string BreakdownViews(const RunReport& report, int pid) {

@@ -27,8 +27,14 @@ inline constexpr size_t kMaxHtmlOperations = 15;
 // process's rows only.
 std::string BreakdownViews(const RunReport& report, int pid = 0);
 
-// RowsOfProcess: the rows of process `pid`.
-std::vector<BreakdownRow> RowsOfProcess(const std::vector<BreakdownRow>& rows, int pid);
+// IsGpuSide: a GPU row (device time), not thread time.
+inline bool IsGpuSide(const BreakdownRow& row) { return row.resource == Resource::kGpu; }
+
+// SumRows: the rows' thread time (CPU and CPU+GPU) and GPU time.
+struct RowTotals {
+  int64_t cpu_ns = 0, gpu_ns = 0;
+};
+RowTotals SumRows(const std::vector<BreakdownRow>& rows);
 
 }  // namespace rlscope::report
 

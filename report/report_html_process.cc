@@ -31,14 +31,10 @@ constexpr size_t kMaxLineOperations = 12;
 constexpr size_t kMaxLinesPerOperation = 5;
 constexpr size_t kMaxCommandChars = 160;
 
-bool IsGpuSide(const BreakdownRow& row) { return row.resource == Resource::kGpu; }
-
 std::string ThreadTable(const ProcessReport& process) {
   std::vector<std::pair<int64_t, const ThreadReport*>> threads;
   for (const ThreadReport& thread : process.threads) {
-    int64_t ns = 0;
-    for (const BreakdownRow& row : thread.rows) ns += IsGpuSide(row) ? 0 : row.ns;
-    threads.emplace_back(ns, &thread);
+    threads.emplace_back(SumRows(thread.rows).cpu_ns, &thread);
   }
   std::stable_sort(threads.begin(), threads.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
   const int64_t widest = threads.empty() ? 0 : threads.front().first;

@@ -244,6 +244,14 @@ std::string FormatCommandLine(const std::vector<std::string>& argv) {
   return argv.empty() ? "(unknown command)" : absl::StrJoin(argv, " ");
 }
 
+std::vector<BreakdownRow> RowsOfProcess(const std::vector<BreakdownRow>& rows, int pid) {
+  std::vector<BreakdownRow> own;
+  for (const BreakdownRow& row : rows) {
+    if (row.pid == pid) own.push_back(row);
+  }
+  return own;
+}
+
 std::string FormatPercent(int64_t part, int64_t whole) {
   if (whole <= 0) return "-";
   return absl::StrFormat("%.1f%%", 100.0 * static_cast<double>(part) / static_cast<double>(whole));
@@ -366,10 +374,7 @@ std::string FormatReportText(const RunReport& report) {
   const ProcessSplit split = SplitQuietProcesses(report);
   for (const ProcessReport* shown : split.shown) {
     const ProcessReport& process = *shown;
-    std::vector<BreakdownRow> rows;
-    for (const BreakdownRow& row : report.rows) {
-      if (row.pid == process.pid) rows.push_back(row);
-    }
+    const std::vector<BreakdownRow> rows = RowsOfProcess(report.rows, process.pid);
     out += absl::StrFormat("\nprocess %d%s: %s\n", process.pid,
                            process.forked_from != 0 ? absl::StrFormat(" (fork of %d)", process.forked_from) : "",
                            absl::StrJoin(process.argv, " "));

@@ -21,6 +21,9 @@ std::string FormatDuration(int64_t ns);
 // FormatCommandLine: argv joined by spaces, "(unknown command)" if empty.
 std::string FormatCommandLine(const std::vector<std::string>& argv);
 
+// RowsOfProcess: the rows of process `pid`.
+std::vector<BreakdownRow> RowsOfProcess(const std::vector<BreakdownRow>& rows, int pid);
+
 // FormatPercent: part of whole as "12.3%", "-" when whole is not positive.
 std::string FormatPercent(int64_t part, int64_t whole);
 
