@@ -86,13 +86,6 @@ class TraceWriter {
   bool first_ = true;
 };
 
-std::string ProcessName(const ProcessTimeline& process) {
-  std::string path = !process.argv.empty() ? process.argv[0] : process.executable;
-  const size_t slash = path.rfind('/');
-  if (slash != std::string::npos) path = path.substr(slash + 1);
-  return path.empty() ? absl::StrFormat("pid %d", process.pid) : absl::StrFormat("%s (pid %d)", path, process.pid);
-}
-
 struct LaunchSite {
   int64_t tid = 0;
   int64_t time_ns = 0;
@@ -101,7 +94,7 @@ struct LaunchSite {
 
 void WriteProcess(const ProcessTimeline& process, const NameTable& names, TraceWriter& writer, uint64_t& next_flow) {
   const int pid = process.pid;
-  writer.Metadata("process_name", pid, 0, ProcessName(process));
+  writer.Metadata("process_name", pid, 0, ProcessLabel(process.argv, process.executable, process.pid));
   ThreadTrackIds track_ids;
   absl::flat_hash_map<uint32_t, LaunchSite> launches;
   for (const ThreadTimeline& thread : process.threads) {

@@ -5,6 +5,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_format.h"
+#include "export_tracks.h"
 
 namespace rlscope::report {
 
@@ -28,25 +29,13 @@ std::string LineFrame(std::string_view location, uint32_t line) {
   return absl::StrFormat("%s line %d", location, line);
 }
 
-namespace {
-
-std::string ProcessFrame(const ProcessReport& process) {
-  std::string path = !process.argv.empty() ? process.argv[0] : process.executable;
-  const size_t slash = path.rfind('/');
-  if (slash != std::string::npos) path = path.substr(slash + 1);
-  if (path.empty()) return absl::StrFormat("pid %d", process.pid);
-  return FoldedFrame(absl::StrFormat("%s (pid %d)", path, process.pid));
-}
-
-}  // namespace
-
 void WriteFoldedStacks(const RunReport& report, std::ostream& out) {
   // (process frame, operation, category, line frame or "") -> ns; CPU and
   // CPU+GPU rows merge here.
   std::map<std::tuple<int, std::string, std::string_view, std::string>, int64_t> stacks;
   std::map<int, std::string> process_frames;
   for (const ProcessReport& process : report.processes) {
-    process_frames.try_emplace(process.pid, ProcessFrame(process));
+    process_frames.try_emplace(process.pid, FoldedFrame(ProcessLabel(process.argv, process.executable, process.pid)));
     for (const LocatedRow& row : process.located_rows) {
       if (row.resource == Resource::kGpu || row.ns <= 0) continue;
       std::string frame = row.location.empty() ? "" : FoldedFrame(LineFrame(row.location, row.line));

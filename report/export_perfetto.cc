@@ -241,13 +241,6 @@ PerfettoSlice Slice(int64_t begin_ns, int64_t end_ns, std::string_view name, std
   return slice;
 }
 
-std::string BaseName(const ProcessTimeline& process) {
-  std::string path = !process.argv.empty() ? process.argv[0] : process.executable;
-  const size_t slash = path.rfind('/');
-  if (slash != std::string::npos) path = path.substr(slash + 1);
-  return path.empty() ? absl::StrFormat("pid %d", process.pid) : path;
-}
-
 // A launching CUDA call seen by CUPTI: where its flows start.
 struct LaunchSite {
   size_t thread = 0;  // Index into process.threads.
@@ -292,7 +285,7 @@ void AttachLaunches(std::vector<const LaunchSite*> launches, const NameTable& na
 void WriteProcess(const ProcessTimeline& process, const NameTable& names, PacketStream& stream,
                   uint64_t& next_flow) {
   const uint64_t process_uuid = stream.NewUuid();
-  stream.ProcessTrack(process_uuid, process, BaseName(process));
+  stream.ProcessTrack(process_uuid, process, ProgramName(process.argv, process.executable, process.pid));
 
   // Flow ids first: a launch's slice is written before its GPU work.
   absl::flat_hash_map<uint32_t, LaunchSite> launches;

@@ -13,6 +13,26 @@ ThreadTrackIds::Track ThreadTrackIds::Next(const ThreadTimeline& thread) {
   return track;
 }
 
+namespace {
+
+std::string BaseNameOf(const std::vector<std::string>& argv, const std::string& executable) {
+  std::string path = !argv.empty() ? argv[0] : executable;
+  const size_t slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+}  // namespace
+
+std::string ProgramName(const std::vector<std::string>& argv, const std::string& executable, int pid) {
+  const std::string name = BaseNameOf(argv, executable);
+  return name.empty() ? absl::StrFormat("pid %d", pid) : name;
+}
+
+std::string ProcessLabel(const std::vector<std::string>& argv, const std::string& executable, int pid) {
+  const std::string name = BaseNameOf(argv, executable);
+  return name.empty() ? absl::StrFormat("pid %d", pid) : absl::StrFormat("%s (pid %d)", name, pid);
+}
+
 std::string_view GpuActivityCategoryName(GpuActivityKind kind) {
   switch (kind) {
     case GpuActivityKind::kKernel: return CategoryName(Category::kGpuKernel);

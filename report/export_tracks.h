@@ -1,5 +1,6 @@
-// What the timeline exporters (export_chrome, export_perfetto) name alike:
-// a thread's track id and label, and a GPU activity's category.
+// What the exporters (export_chrome, export_perfetto, export_folded) name
+// alike: a process, a thread's track id and label, a GPU activity's
+// category.
 #ifndef RLSCOPE_REPORT_EXPORT_TRACKS_H_
 #define RLSCOPE_REPORT_EXPORT_TRACKS_H_
 
@@ -7,10 +8,17 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "process_timeline.h"
 
 namespace rlscope::report {
+
+// ProgramName: the base name of the process's argv[0] (else of its
+// executable); "pid N" when it has neither.
+std::string ProgramName(const std::vector<std::string>& argv, const std::string& executable, int pid);
+// ProcessLabel: "NAME (pid N)", or "pid N" when it has no name.
+std::string ProcessLabel(const std::vector<std::string>& argv, const std::string& executable, int pid);
 
 // ThreadTrackIds: one track id per thread timeline of a process. The OS
 // reuses thread ids, and two timelines of one id would merge into one track
