@@ -144,11 +144,8 @@ void Flusher::ReclaimEndedThreads(void* self) {
     if (buffer == flusher->reading_ || buffer->state() != ThreadBuffer::kRetired) continue;
     // The owner is gone: nothing writes this ring any more. Its hook
     // counts go too (the correction then misses them: a stall is rare).
-    const uint64_t unsent = buffer->WriteIndex() - buffer->ReadIndex();
-    buffer->Consume(unsent);
-    const uint64_t dropped = unsent + buffer->TakeDropped();
+    const uint64_t dropped = buffer->Discard();
     flusher->events_dropped_ += dropped;
-    buffer->ForgetOverhead();
     if (dropped > 0) flusher->reclaimed_.push_back({buffer->tid(), buffer->instance(), dropped});
     ThreadRegistry::ReleaseIfDrained(buffer);
   }

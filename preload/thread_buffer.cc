@@ -64,10 +64,7 @@ bool ThreadRegistry::ReleaseIfDrained(ThreadBuffer* buffer) {
 
 void ThreadRegistry::ResetAfterFork(ThreadBuffer* survivor, uint32_t child_tid) {
   for (ThreadBuffer* b = Head(); b != nullptr; b = b->next_) {
-    // Forget the parent's pending records and drop counts.
-    b->read_index_.store(b->write_index_.load(std::memory_order_relaxed), std::memory_order_relaxed);
-    b->dropped_reported_ = b->dropped_.load(std::memory_order_relaxed);
-    b->ForgetOverhead();
+    b->Discard();  // The parent's pending records, drop counts and hook counts.
     b->name_sent_instance = 0;  // The child's flusher sends every name anew.
     b->name_sent_id = 0;
     // A buffer caught mid-claim by the fork belongs to a thread that is gone.

@@ -107,6 +107,16 @@ class ThreadBuffer {
     return fresh;
   }
 
+  // Discard: consumer side, forgets all not sent yet (records, drop counts,
+  // hook counts); returns the records and drops it forgot.
+  uint64_t Discard() {
+    const uint64_t unsent = WriteIndex() - ReadIndex();
+    Consume(unsent);
+    const uint64_t forgotten = unsent + TakeDropped();
+    ForgetOverhead();
+    return forgotten;
+  }
+
   uint32_t tid() const { return tid_.load(std::memory_order_acquire); }
   State state() const { return state_.load(std::memory_order_acquire); }
   // Instance: process-unique serial of the owning thread, new with every
