@@ -59,7 +59,7 @@ class MappedFile {
   // Advance: the reader is done with every byte before `offset` (a frame
   // boundary) and reads on from there, up to a frame (kMaxFrameBytes).
   void Advance(size_t offset) {
-    const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+    static const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
     const size_t done = offset / page * page;
     if (done >= dropped_ + kWindowBytes) {
       madvise(const_cast<uint8_t*>(data_) + dropped_, done - dropped_, MADV_DONTNEED);
