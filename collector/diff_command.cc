@@ -1,7 +1,6 @@
 #include "diff_command.h"
 
 #include <cstdlib>
-#include <fstream>
 #include <iostream>
 
 #include "absl/strings/str_format.h"
@@ -9,6 +8,7 @@
 #include "diff_html.h"
 #include "diff_json.h"
 #include "diff_text.h"
+#include "file_output.h"
 #include "run_diff.h"
 #include "run_report.h"
 
@@ -148,11 +148,8 @@ int DiffCommandMain(const std::vector<std::string>& args) {
     std::cout << output;
     return 0;
   }
-  std::ofstream file(output_path, std::ios::binary | std::ios::trunc);
-  file << output;
-  file.close();
-  if (!file) {
-    std::cerr << "rlscope diff: cannot write " << output_path << " (does its directory exist and is it writable?)\n";
+  if (absl::Status written = WriteFile(output_path, output); !written.ok()) {
+    std::cerr << "rlscope diff: " << written.message() << " (does its directory exist and is it writable?)\n";
     return 1;
   }
   return 0;

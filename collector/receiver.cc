@@ -14,6 +14,7 @@
 #include <iostream>
 
 #include "absl/strings/str_format.h"
+#include "file_output.h"
 #include "flatbuffers/flatbuffers.h"
 #include "memory_budget.h"
 #include "trace_reader.h"
@@ -41,21 +42,6 @@ struct Receiver::Connection {
 namespace {
 
 constexpr size_t kReadChunkBytes = 256 * 1024;
-
-// WriteAll: false with errno when `size` bytes could not all be written.
-bool WriteAll(int fd, const uint8_t* data, size_t size) {
-  while (size > 0) {
-    const ssize_t n = write(fd, data, size);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      if (n == 0) errno = EIO;
-      return false;
-    }
-    data += n;
-    size -= static_cast<size_t>(n);
-  }
-  return true;
-}
 
 }  // namespace
 

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_format.h"
 #include "cli_args.h"
+#include "file_output.h"
 #include "report_html.h"
 #include "report_json.h"
 #include "report_text.h"
@@ -48,13 +49,6 @@ exit status: 0 report written; 3 report written but some trace data was
 damaged; 1 DIR could not be analysed; 2 usage error.
 )USAGE";
 
-absl::Status WriteFile(const std::filesystem::path& path, const std::string& content) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << content;
-  out.close();
-  if (!out) return absl::InternalError(absl::StrFormat("cannot write %s", path.string()));
-  return absl::OkStatus();
-}
 
 }  // namespace
 

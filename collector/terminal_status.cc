@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "absl/strings/str_format.h"
+#include "file_output.h"
 
 namespace rlscope::collector {
 
@@ -117,13 +118,7 @@ void StatusLine::Erase() {
 }
 
 void StatusLine::Write(const std::string& bytes) {
-  size_t done = 0;
-  while (done < bytes.size()) {
-    const ssize_t n = write(fd_, bytes.data() + done, bytes.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;  // A terminal gone away: nothing to show it on.
-    done += static_cast<size_t>(n);
-  }
+  WriteAll(fd_, bytes.data(), bytes.size());  // A terminal gone away: nothing to show it on.
 }
 
 }  // namespace rlscope::collector

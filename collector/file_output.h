@@ -1,0 +1,25 @@
+// FileOutput: writing bytes out whole, for the collector's files (traces,
+// reports, diffs) and the terminal's status line.
+#ifndef RLSCOPE_COLLECTOR_FILE_OUTPUT_H_
+#define RLSCOPE_COLLECTOR_FILE_OUTPUT_H_
+
+#include <cstddef>
+#include <filesystem>
+#include <string>
+
+#include "absl/status/status.h"
+
+namespace rlscope::collector {
+
+// WriteAll: writes all `size` bytes to `fd` (retrying after EINTR and
+// short writes); false with errno set when it could not (EIO for a write
+// of 0 bytes).
+bool WriteAll(int fd, const void* data, size_t size);
+
+// WriteFile: `path` created or truncated, holding `content`. Errors:
+// Internal "cannot write PATH".
+absl::Status WriteFile(const std::filesystem::path& path, const std::string& content);
+
+}  // namespace rlscope::collector
+
+#endif  // RLSCOPE_COLLECTOR_FILE_OUTPUT_H_
