@@ -395,6 +395,13 @@ absl::StatusOr<ProfileOutcome> ProfileCommand(const ProfileRequest& request) {
   // why the rest is missing. The command runs on without us (it is not
   // tied to our life: no PR_SET_PDEATHSIG, its own process group).
   const std::string meta_path = (std::filesystem::path(request.run_dir) / "meta.json").string();
+  // The provisional meta.json and the one of a command that never ran:
+  // a failure costs the report its metadata only, so it is a warning.
+  auto write_metadata_or_warn = [&](const report::RunMetadata& written_metadata) {
+    if (absl::Status written = report::WriteRunMetadata(meta_path, written_metadata); !written.ok()) {
+      std::cerr << prefix << ": warning: " << written.message() << "\n";
+    }
+  };
   {
     report::RunMetadata provisional = metadata;
     provisional.exit_code = -1;
@@ -402,9 +409,7 @@ absl::StatusOr<ProfileOutcome> ProfileCommand(const ProfileRequest& request) {
     provisional.collector_problems.push_back(
         "rlscope stopped before the command ended (killed?): the command's exit status and wall time are "
         "unknown, and the traces end where rlscope stopped");
-    if (absl::Status written = report::WriteRunMetadata(meta_path, provisional); !written.ok()) {
-      std::cerr << prefix << ": warning: " << written.message() << "\n";
-    }
+    write_metadata_or_warn(provisional);
   }
   absl::StatusOr<Waited> waited = LaunchAndWait(request.command, environment, request.give_terminal, stdio.fds(),
                                                 signals.fd(), receiver->get(), sampler.get(), request.status_line);
@@ -419,9 +424,7 @@ absl::StatusOr<ProfileOutcome> ProfileCommand(const ProfileRequest& request) {
     metadata.start_unix_ns = NowNs(CLOCK_REALTIME);
     metadata.collector_problems.push_back(absl::StrFormat("the command could not be started: %s",
                                                           waited.status().message()));
-    if (absl::Status written = report::WriteRunMetadata(meta_path, metadata); !written.ok()) {
-      std::cerr << prefix << ": warning: " << written.message() << "\n";
-    }
+    write_metadata_or_warn(metadata);
     return waited.status();
   }
   metadata.start_unix_ns = waited->start_unix_ns;

@@ -9,8 +9,8 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
-#include <ctime>
 #include <iostream>
 
 #include "absl/strings/str_format.h"
@@ -176,17 +176,15 @@ bool Receiver::RoomFor(size_t size) {
   if (keep_free_ == 0) return true;
   // Read the free space again once half the last margin was written, or a
   // second passed: the command may be filling the disk faster than we do.
-  timespec now{};
-  clock_gettime(CLOCK_MONOTONIC, &now);
-  const int64_t now_ns = now.tv_sec * 1'000'000'000LL + now.tv_nsec;
-  if (written_total_ + size <= next_free_check_ && now_ns < next_free_check_ns_) return true;
+  const auto now = std::chrono::steady_clock::now();
+  if (written_total_ + size <= next_free_check_ && now < next_free_check_time_) return true;
   struct statvfs filesystem {};
   if (statvfs(trace_dir_.c_str(), &filesystem) != 0) return true;  // Unknown: a real ENOSPC is still handled.
   const uint64_t free = static_cast<uint64_t>(filesystem.f_bavail) * filesystem.f_frsize;
   if (free > keep_free_ && free - keep_free_ >= size) {
     next_free_check_ = written_total_ + std::min<uint64_t>(std::max<uint64_t>(64 * 1024, (free - keep_free_ - size) / 2),
                                                            uint64_t{256} << 20);
-    next_free_check_ns_ = now_ns + 1'000'000'000LL;
+    next_free_check_time_ = now + std::chrono::seconds(1);
     return true;
   }
   stopped_ = absl::StrFormat("stopped at %s of trace: its filesystem had %s free, and --keep-free keeps %s free",

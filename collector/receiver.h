@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <chrono>
 #include <memory>
 #include <string>
 #include <vector>
@@ -94,7 +95,7 @@ class Receiver {
   std::string log_prefix_;
   uint64_t written_total_ = 0;  // Trace bytes written, all connections.
   uint64_t next_free_check_ = 0;  // written_total_ at which to read the free space again,
-  int64_t next_free_check_ns_ = 0;  // or this CLOCK_MONOTONIC time, whichever comes first.
+  std::chrono::steady_clock::time_point next_free_check_time_;  // or at this time, whichever comes first.
   std::string stopped_;           // Why trace writing stopped (KeepFree), once it did.
   std::vector<std::unique_ptr<Connection>> connections_;
   ReceiverStats stats_;

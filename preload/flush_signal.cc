@@ -6,6 +6,8 @@
 
 #include <ctime>
 
+#include "tick_clock.h"
+
 namespace rlscope::preload {
 
 std::atomic<uint32_t> FlushSignal::word_{0};
@@ -43,13 +45,10 @@ bool FlushSignal::RequestAndAwait(int timeout_ms) {
   const bool asleep = sleeping_.load(std::memory_order_acquire);
   const uint64_t target = waits_.load(std::memory_order_acquire) + (asleep ? 1 : 2);
   if (word_.exchange(1, std::memory_order_acq_rel) == 0) Wake();
-  timespec now{};
-  clock_gettime(CLOCK_MONOTONIC, &now);
-  const int64_t deadline_ns = now.tv_sec * 1'000'000'000LL + now.tv_nsec + timeout_ms * 1'000'000LL;
+  const int64_t deadline_ns = MonotonicNs() + timeout_ms * 1'000'000LL;
   for (;;) {
     if (waits_.load(std::memory_order_acquire) >= target) return true;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    if (now.tv_sec * 1'000'000'000LL + now.tv_nsec >= deadline_ns) return false;
+    if (MonotonicNs() >= deadline_ns) return false;
     timespec pause{0, 200'000};
     nanosleep(&pause, nullptr);
   }
