@@ -86,20 +86,15 @@ class TraceWriter {
   bool first_ = true;
 };
 
-struct LaunchSite {
-  int64_t tid = 0;
-  int64_t time_ns = 0;
-  bool nested = false;
-};
-
 void WriteProcess(const ProcessTimeline& process, const NameTable& names, TraceWriter& writer, uint64_t& next_flow) {
   const int pid = process.pid;
   writer.Metadata("process_name", pid, 0, ProcessLabel(process.argv, process.executable, process.pid));
   ThreadTrackIds track_ids;
-  absl::flat_hash_map<uint32_t, LaunchSite> launches;
+  std::vector<int64_t> thread_tids;  // Per thread: its track's tid.
   for (const ThreadTimeline& thread : process.threads) {
     const ThreadTrackIds::Track track = track_ids.Next(thread);
     const int64_t tid = track.tid;
+    thread_tids.push_back(tid);
     const std::string& name = track.name;
     writer.Metadata("thread_name", pid, tid, name);
     for (const Interval& op : thread.operations) {
@@ -108,27 +103,19 @@ void WriteProcess(const ProcessTimeline& process, const NameTable& names, TraceW
     for (const Interval& op : thread.inferred_operations) {
       writer.Complete(pid, tid, names.Name(op.label), "operation", op.begin_ns, op.end_ns, "\"inferred\":true");
     }
-    // Python -> native calls are among cpu_events too: found by their span.
-    std::map<std::pair<int64_t, int64_t>, const NativeCall*> native;
-    for (const NativeCall& call : thread.native_calls) native.emplace(std::pair{call.begin_ns, call.end_ns}, &call);
+    const NativeCallIndex native(thread);
     for (const Interval& event : thread.cpu_events) {
       const std::string_view category = CategoryName(static_cast<Category>(event.label));
-      const auto found = native.find({event.begin_ns, event.end_ns});
-      if (found != native.end() && static_cast<int32_t>(found->second->category) == event.label) {
-        const NativeCall& call = *found->second;
-        const std::string& location = names.Name(call.location);
+      if (const NativeCall* call = native.Of(event)) {
+        const std::string& location = names.Name(call->location);
         writer.Complete(pid, tid, location.empty() ? std::string(category) : location, category, event.begin_ns,
-                        event.end_ns, absl::StrFormat("\"location\":%s,\"line\":%d", JsonString(location), call.line));
+                        event.end_ns, absl::StrFormat("\"location\":%s,\"line\":%d", JsonString(location), call->line));
       } else {
         writer.Complete(pid, tid, category, category, event.begin_ns, event.end_ns, "");
       }
     }
-    for (const GpuLaunchPoint& launch : thread.gpu_launches) {
-      // The timed call wins over its nested alias (as in gpu_analysis).
-      auto [it, inserted] = launches.try_emplace(launch.correlation_id, LaunchSite{tid, launch.time_ns, launch.nested});
-      if (!inserted && it->second.nested && !launch.nested) it->second = {tid, launch.time_ns, false};
-    }
   }
+  const absl::flat_hash_map<uint32_t, LaunchingCall> launches = LaunchingCalls(process);
   std::map<std::pair<uint32_t, uint32_t>, int64_t> tracks;
   for (const GpuActivity& activity : process.gpu_activities) {
     auto [track, inserted] =
@@ -143,7 +130,8 @@ void WriteProcess(const ProcessTimeline& process, const NameTable& names, TraceW
     const auto launch = launches.find(activity.correlation_id);
     if (launch != launches.end()) {
       const uint64_t id = next_flow++;
-      writer.Flow(true, pid, launch->second.tid, id, activity.correlation_id, launch->second.time_ns);
+      writer.Flow(true, pid, thread_tids[launch->second.thread], id, activity.correlation_id,
+                  launch->second.call->time_ns);
       writer.Flow(false, pid, track->second, id, activity.correlation_id, activity.begin_ns);
     }
   }

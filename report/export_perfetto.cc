@@ -243,10 +243,7 @@ PerfettoSlice Slice(int64_t begin_ns, int64_t end_ns, std::string_view name, std
 
 // A launching CUDA call seen by CUPTI: where its flows start.
 struct LaunchSite {
-  size_t thread = 0;  // Index into process.threads.
-  int64_t time_ns = 0;
-  bool nested = false;
-  int32_t api = 0;
+  LaunchingCall launch;
   std::vector<uint64_t> flow_ids;
 };
 
@@ -257,13 +254,14 @@ void AttachLaunches(std::vector<const LaunchSite*> launches, const NameTable& na
                     std::vector<PerfettoSlice>& slices) {
   // By time, then by flow id: the output does not depend on hash order.
   std::sort(launches.begin(), launches.end(), [](const LaunchSite* a, const LaunchSite* b) {
-    return std::pair(a->time_ns, a->flow_ids.front()) < std::pair(b->time_ns, b->flow_ids.front());
+    return std::pair(a->launch.call->time_ns, a->flow_ids.front()) <
+           std::pair(b->launch.call->time_ns, b->flow_ids.front());
   });
   std::vector<size_t> open;
   size_t next = 0;
   const size_t count = slices.size();  // Instants appended below are not candidates.
   for (const LaunchSite* launch : launches) {
-    const int64_t t = launch->time_ns;
+    const int64_t t = launch->launch.call->time_ns;
     for (; next < count && slices[next].begin_ns <= t; ++next) {
       while (!open.empty() && slices[open.back()].end_ns <= slices[next].begin_ns) open.pop_back();
       open.push_back(next);
@@ -274,7 +272,7 @@ void AttachLaunches(std::vector<const LaunchSite*> launches, const NameTable& na
       ids.insert(ids.end(), launch->flow_ids.begin(), launch->flow_ids.end());
     } else {
       PerfettoSlice instant =
-          Slice(t, t, launch->api > 0 ? std::string_view(names.Name(launch->api)) : "launch", "launch");
+          Slice(t, t, launch->launch.call->api > 0 ? std::string_view(names.Name(launch->launch.call->api)) : "launch", "launch");
       instant.flow_ids = launch->flow_ids;
       instant.instant = true;
       slices.push_back(std::move(instant));
@@ -289,16 +287,7 @@ void WriteProcess(const ProcessTimeline& process, const NameTable& names, Packet
 
   // Flow ids first: a launch's slice is written before its GPU work.
   absl::flat_hash_map<uint32_t, LaunchSite> launches;
-  for (size_t t = 0; t < process.threads.size(); ++t) {
-    for (const GpuLaunchPoint& launch : process.threads[t].gpu_launches) {
-      // The timed call wins over its nested alias (as in gpu_analysis).
-      auto [it, inserted] =
-          launches.try_emplace(launch.correlation_id, LaunchSite{t, launch.time_ns, launch.nested, launch.api, {}});
-      if (!inserted && it->second.nested && !launch.nested) {
-        it->second = LaunchSite{t, launch.time_ns, false, launch.api, {}};
-      }
-    }
-  }
+  for (const auto& [correlation_id, call] : LaunchingCalls(process)) launches.emplace(correlation_id, LaunchSite{call, {}});
   std::vector<uint64_t> activity_flow(process.gpu_activities.size(), 0);
   for (size_t a = 0; a < process.gpu_activities.size(); ++a) {
     const auto launch = launches.find(process.gpu_activities[a].correlation_id);
@@ -308,7 +297,7 @@ void WriteProcess(const ProcessTimeline& process, const NameTable& names, Packet
   }
   std::vector<std::vector<const LaunchSite*>> launches_by_thread(process.threads.size());
   for (const auto& [correlation_id, site] : launches) {
-    if (!site.flow_ids.empty()) launches_by_thread[site.thread].push_back(&site);
+    if (!site.flow_ids.empty()) launches_by_thread[site.launch.thread].push_back(&site);
   }
 
   ThreadTrackIds track_ids;
@@ -343,18 +332,14 @@ void WriteProcess(const ProcessTimeline& process, const NameTable& names, Packet
 
     if (!thread.cpu_events.empty() || !launches_by_thread[t].empty()) {
       slices.clear();
-      // Python -> native calls are among cpu_events too: found by their span.
-      std::map<std::pair<int64_t, int64_t>, const NativeCall*> native;
-      for (const NativeCall& call : thread.native_calls) native.emplace(std::pair{call.begin_ns, call.end_ns}, &call);
+      const NativeCallIndex native(thread);
       for (const Interval& event : thread.cpu_events) {
         const std::string_view category = CategoryName(static_cast<Category>(event.label));
         PerfettoSlice slice = Slice(event.begin_ns, event.end_ns, category, category);
-        const auto found = native.find({event.begin_ns, event.end_ns});
-        if (found != native.end() && static_cast<int32_t>(found->second->category) == event.label) {
-          const NativeCall& call = *found->second;
-          const std::string& location = names.Name(call.location);
+        if (const NativeCall* call = native.Of(event)) {
+          const std::string& location = names.Name(call->location);
           if (!location.empty()) slice.name = location;
-          slice.args = {{"location", std::string_view(location)}, {"line", int64_t{call.line}}};
+          slice.args = {{"location", std::string_view(location)}, {"line", int64_t{call->line}}};
         }
         slices.push_back(std::move(slice));
       }

@@ -33,6 +33,27 @@ std::string ProcessLabel(const std::vector<std::string>& argv, const std::string
   return name.empty() ? absl::StrFormat("pid %d", pid) : absl::StrFormat("%s (pid %d)", name, pid);
 }
 
+absl::flat_hash_map<uint32_t, LaunchingCall> LaunchingCalls(const ProcessTimeline& process) {
+  absl::flat_hash_map<uint32_t, LaunchingCall> calls;
+  for (size_t t = 0; t < process.threads.size(); ++t) {
+    for (const GpuLaunchPoint& launch : process.threads[t].gpu_launches) {
+      auto [it, inserted] = calls.try_emplace(launch.correlation_id, LaunchingCall{t, &launch});
+      if (!inserted && it->second.call->nested && !launch.nested) it->second = LaunchingCall{t, &launch};
+    }
+  }
+  return calls;
+}
+
+NativeCallIndex::NativeCallIndex(const ThreadTimeline& thread) {
+  for (const NativeCall& call : thread.native_calls) by_span_.emplace(std::pair{call.begin_ns, call.end_ns}, &call);
+}
+
+const NativeCall* NativeCallIndex::Of(const Interval& event) const {
+  const auto found = by_span_.find({event.begin_ns, event.end_ns});
+  if (found == by_span_.end() || static_cast<int32_t>(found->second->category) != event.label) return nullptr;
+  return found->second;
+}
+
 std::string_view GpuActivityCategoryName(GpuActivityKind kind) {
   switch (kind) {
     case GpuActivityKind::kKernel: return CategoryName(Category::kGpuKernel);

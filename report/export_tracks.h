@@ -5,11 +5,13 @@
 #define RLSCOPE_REPORT_EXPORT_TRACKS_H_
 
 #include <cstdint>
+#include <map>
 #include <set>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "process_timeline.h"
 
 namespace rlscope::report {
@@ -19,6 +21,28 @@ namespace rlscope::report {
 std::string ProgramName(const std::vector<std::string>& argv, const std::string& executable, int pid);
 // ProcessLabel: "NAME (pid N)", or "pid N" when it has no name.
 std::string ProcessLabel(const std::vector<std::string>& argv, const std::string& executable, int pid);
+
+// LaunchingCalls: per correlation id, the CUDA call that launched its GPU
+// work: the thread (index into process.threads) and the call. Where a
+// runtime call and its nested driver call share an id, the timed runtime
+// call wins (as in gpu_analysis).
+struct LaunchingCall {
+  size_t thread = 0;
+  const GpuLaunchPoint* call = nullptr;
+};
+absl::flat_hash_map<uint32_t, LaunchingCall> LaunchingCalls(const ProcessTimeline& process);
+
+// NativeCallIndex: a thread's Python -> native calls, which are among its
+// cpu_events too, found by their span (and category).
+class NativeCallIndex {
+ public:
+  explicit NativeCallIndex(const ThreadTimeline& thread);
+  // Of: the call that `event` (one of the thread's cpu_events) is, or null.
+  const NativeCall* Of(const Interval& event) const;
+
+ private:
+  std::map<std::pair<int64_t, int64_t>, const NativeCall*> by_span_;
+};
 
 // ThreadTrackIds: one track id per thread timeline of a process. The OS
 // reuses thread ids, and two timelines of one id would merge into one track
