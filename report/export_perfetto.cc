@@ -103,6 +103,14 @@ class InternTable {
   absl::flat_hash_map<std::string, uint64_t> iids_;
 };
 
+// SortOuterFirst: by begin, an enclosing slice before those it holds (at
+// one begin the longer first); stable, so ties keep their order.
+void SortOuterFirst(std::vector<PerfettoSlice>& slices) {
+  std::stable_sort(slices.begin(), slices.end(), [](const PerfettoSlice& a, const PerfettoSlice& b) {
+    return a.begin_ns < b.begin_ns || (a.begin_ns == b.begin_ns && a.end_ns > b.end_ns);
+  });
+}
+
 // PacketStream: writes TracePackets as they are made, on one sequence.
 class PacketStream {
  public:
@@ -144,14 +152,12 @@ class PacketStream {
     Descriptor(track, begin_ns);
   }
 
-  // WriteSlices: `slices` as NestSlices left them (instant events may
-  // follow, outside every slice), as events on track `uuid`. At equal
-  // timestamps trace_processor keeps file order, so an END written before
-  // a BEGIN of the same instant closes the right slice.
-  void WriteSlices(uint64_t uuid, std::vector<PerfettoSlice>& slices) {
-    std::stable_sort(slices.begin(), slices.end(), [](const PerfettoSlice& a, const PerfettoSlice& b) {
-      return a.begin_ns < b.begin_ns || (a.begin_ns == b.begin_ns && a.end_ns > b.end_ns);
-    });
+  // WriteSlices: `slices` as NestSlices left them (instant events among
+  // them, outside every slice, in SortOuterFirst order too), as events on
+  // track `uuid`. At equal timestamps trace_processor keeps file order, so
+  // an END written before a BEGIN of the same instant closes the right
+  // slice.
+  void WriteSlices(uint64_t uuid, const std::vector<PerfettoSlice>& slices) {
     std::vector<int64_t> open_ends;
     for (const PerfettoSlice& slice : slices) {
       while (!open_ends.empty() && open_ends.back() <= slice.begin_ns) {
@@ -271,13 +277,14 @@ void AttachLaunches(std::vector<const LaunchSite*> launches, const NameTable& na
       std::vector<uint64_t>& ids = slices[open.back()].flow_ids;
       ids.insert(ids.end(), launch->flow_ids.begin(), launch->flow_ids.end());
     } else {
-      PerfettoSlice instant =
-          Slice(t, t, launch->launch.call->api > 0 ? std::string_view(names.Name(launch->launch.call->api)) : "launch", "launch");
+      const int32_t api = launch->launch.call->api;
+      PerfettoSlice instant = Slice(t, t, api > 0 ? std::string_view(names.Name(api)) : "launch", "launch");
       instant.flow_ids = launch->flow_ids;
       instant.instant = true;
       slices.push_back(std::move(instant));
     }
   }
+  if (slices.size() > count) SortOuterFirst(slices);  // The instants among the slices.
 }
 
 void WriteProcess(const ProcessTimeline& process, const NameTable& names, PacketStream& stream,
@@ -379,9 +386,9 @@ void WriteProcess(const ProcessTimeline& process, const NameTable& names, Packet
 }  // namespace
 
 size_t NestSlices(std::vector<PerfettoSlice>& slices) {
-  std::stable_sort(slices.begin(), slices.end(), [](const PerfettoSlice& a, const PerfettoSlice& b) {
-    return a.begin_ns < b.begin_ns || (a.begin_ns == b.begin_ns && a.end_ns > b.end_ns);
-  });
+  // Clipping below only shortens a slice to the end of one sorted before
+  // it, so the order holds afterwards too.
+  SortOuterFirst(slices);
   size_t clipped = 0;
   std::vector<int64_t> open_ends;
   for (PerfettoSlice& slice : slices) {
