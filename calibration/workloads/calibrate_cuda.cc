@@ -36,9 +36,12 @@
 #include <cuda_runtime_api.h>
 
 #include "cuda_runtime_api_list.h"  // preload/: what rlscope interposes.
+#include "uncontended_timer.h"
 #include "workload_args.h"
 
 namespace {
+
+using rlscope::calibration::UncontendedTimer;
 
 constexpr const char* kUsage =
     "usage: rlscope-calibrate-cuda --case NAME --iterations N [--burst B [--pause-ms P]] | --list | --info\n"
@@ -255,7 +258,7 @@ bool Available(const Environment& env, const Case& c) {
 
 // What a run of the loop adds up.
 struct Totals {
-  int64_t elapsed_ns = 0;  // Inside the timed bursts.
+  UncontendedTimer timer;  // Inside the timed bursts.
   int64_t bursts = 0;
   int64_t syncs = 0;  // Periodic drains made inside them...
   int64_t sync_ns = 0;  // ...and the time they took.
@@ -318,21 +321,18 @@ void Loop(const Environment& env, const Case& c, int64_t first, int64_t iteratio
 // let rlscope's flusher empty the thread's event ring, so that every event
 // takes the recording path: a ring that fills drops events, which is
 // cheaper and would price the wrong thing.
-Totals TimedLoop(const Environment& env, const Case& c, int64_t iterations, int64_t burst, int pause_ms) {
-  Totals totals;
+void TimedLoop(const Environment& env, const Case& c, int64_t iterations, int64_t burst, int pause_ms,
+               Totals& totals) {
   for (int64_t done = 0; done < iterations;) {
     const int64_t n = burst > 0 ? std::min(burst, iterations - done) : iterations - done;
     if (burst > 0) {
       const timespec pause{pause_ms / 1000, (pause_ms % 1000) * 1000000L};
       nanosleep(&pause, nullptr);
     }
-    const int64_t begin = NowNs();
-    Loop(env, c, done + 1, n, totals);
-    totals.elapsed_ns += NowNs() - begin;
+    totals.timer.Time(n, [&](int64_t first, int64_t count) { Loop(env, c, done + first + 1, count, totals); });
     done += n;
     ++totals.bursts;
   }
-  return totals;
 }
 
 std::string InfoFields(const Environment& env) {
@@ -394,16 +394,18 @@ int main(int argc, char** argv) {
   }
 
   const int64_t warmup = std::min<int64_t>(args.iterations / 10, 10000);
-  TimedLoop(env, *selected, warmup, args.burst, static_cast<int>(args.pause_ms));
+  Totals warmup_totals;
+  TimedLoop(env, *selected, warmup, args.burst, static_cast<int>(args.pause_ms), warmup_totals);
   // Drains outside the timed loop use cudaDeviceSynchronize, so that the
   // case's own API is called exactly warm-up + N times.
   Check("cudaDeviceSynchronize", cudaDeviceSynchronize());
-  const Totals totals = TimedLoop(env, *selected, args.iterations, args.burst, static_cast<int>(args.pause_ms));
+  Totals totals;
+  TimedLoop(env, *selected, args.iterations, args.burst, static_cast<int>(args.pause_ms), totals);
   Check("cudaDeviceSynchronize", cudaDeviceSynchronize());
 
   std::string line = "{\"case\": " + JsonString(selected->name);
   line += ", \"iterations\": " + std::to_string(args.iterations);
-  line += ", \"elapsed_ns\": " + std::to_string(totals.elapsed_ns);
+  line += ", " + totals.timer.JsonFields();
   line += ", \"events_per_iteration\": 1";
   line += ", \"warmup_iterations\": " + std::to_string(warmup);
   line += ", \"interposed\": " + std::string(Interposed(selected->name) ? "true" : "false");

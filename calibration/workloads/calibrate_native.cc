@@ -39,6 +39,7 @@
 #include <nvtx3/nvToolsExt.h>
 #endif
 
+#include "uncontended_timer.h"
 #include "workload_args.h"
 
 // librlscope_calibrate_sim.so (calibrate_sim.cc).
@@ -47,6 +48,8 @@ extern "C" int rlscope_calibrate_outer(int (*callback)(int), int x);
 extern "C" int rlscope_calibrate_inner(int x);
 
 namespace {
+
+using rlscope::calibration::UncontendedTimer;
 
 constexpr const char* kUsage =
     "usage: rlscope-calibrate-native --case NAME --iterations N [--burst B [--pause-ms P]] | --list\n"
@@ -114,22 +117,19 @@ void Loop(CaseId id, int64_t iterations) {
 }
 
 // All `iterations` of `id`: at once, or in bursts of `burst` after untimed
-// pauses. Returns the time inside the bursts; counts them in *bursts.
-int64_t TimedLoop(CaseId id, int64_t iterations, int64_t burst, int64_t pause_ms, int64_t* bursts) {
-  int64_t elapsed = 0;
+// pauses, timed by `timer` inside the bursts; counts them in *bursts.
+void TimedLoop(CaseId id, int64_t iterations, int64_t burst, int64_t pause_ms, UncontendedTimer& timer,
+               int64_t* bursts) {
   for (int64_t done = 0; done < iterations;) {
     const int64_t n = burst > 0 ? std::min(burst, iterations - done) : iterations - done;
     if (burst > 0) {
       const timespec pause{pause_ms / 1000, (pause_ms % 1000) * 1000000L};
       nanosleep(&pause, nullptr);
     }
-    const int64_t begin = NowNs();
-    Loop(id, n);
-    elapsed += NowNs() - begin;
+    timer.Time(n, [&](int64_t, int64_t count) { Loop(id, count); });
     done += n;
     ++*bursts;
   }
-  return elapsed;
 }
 
 int Usage(const std::string& problem) {
@@ -159,17 +159,18 @@ int main(int argc, char** argv) {
 
   const int64_t warmup = std::min<int64_t>(args.iterations / 10, 10000);
   int64_t bursts = 0;
-  TimedLoop(selected->id, warmup, args.burst, args.pause_ms, &bursts);
+  UncontendedTimer warmup_timer, timer;
+  TimedLoop(selected->id, warmup, args.burst, args.pause_ms, warmup_timer, &bursts);
   bursts = 0;
-  const int64_t elapsed = TimedLoop(selected->id, args.iterations, args.burst, args.pause_ms, &bursts);
+  TimedLoop(selected->id, args.iterations, args.burst, args.pause_ms, timer, &bursts);
   std::string burst_fields;
   if (args.burst > 0) {
     burst_fields = ", \"burst\": " + std::to_string(args.burst) + ", \"bursts\": " + std::to_string(bursts) +
                    ", \"pause_ms\": " + std::to_string(args.pause_ms);
   }
-  printf("{\"case\": \"%s\", \"iterations\": %lld, \"elapsed_ns\": %lld, \"events_per_iteration\": %d, "
+  printf("{\"case\": \"%s\", \"iterations\": %lld, %s, \"events_per_iteration\": %d, "
          "\"warmup_iterations\": %lld%s%s}\n",
-         selected->name, static_cast<long long>(args.iterations), static_cast<long long>(elapsed),
+         selected->name, static_cast<long long>(args.iterations), timer.JsonFields().c_str(),
          selected->events_per_iteration, static_cast<long long>(warmup), burst_fields.c_str(), selected->extra);
   return 0;
 }

@@ -1,0 +1,128 @@
+// UncontendedTimer: times a workload's loop so that a busy machine does not
+// inflate it. A cost is the difference of two loops' times (profiled minus
+// unprofiled): a preemption during one of them lands entirely in that
+// difference, and on a loaded machine (a build, a neighbour's job) it
+// swamps what is measured (seen: a CUDA call's CUPTI cost 9x too high).
+//
+// So the loop runs in slices of about kSliceTargetNs, and around each slice
+// the thread's run delay (the time it waited, runnable, for a CPU: the
+// kernel's schedstat, /proc/thread-self/schedstat) is read. A slice that
+// waited more than a tenth of its length is set aside; the others count,
+// less what little they waited. The estimate is the kept slices' time per
+// iteration times all iterations. Slices are short next to a scheduler time
+// slice (milliseconds), so a preemption spoils few of them. Time the
+// program spends on the CPU is all kept: a cost that comes with profiling
+// (a buffer handed over every N calls) is in the kept slices at its rate.
+//
+// Where the kernel does not report run delays every slice is kept and the
+// estimate is the plain wall time.
+#ifndef RLSCOPE_CALIBRATION_WORKLOADS_UNCONTENDED_TIMER_H_
+#define RLSCOPE_CALIBRATION_WORKLOADS_UNCONTENDED_TIMER_H_
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <string>
+
+namespace rlscope::calibration {
+
+class UncontendedTimer {
+ public:
+  static constexpr int64_t kSliceTargetNs = 200'000;
+
+  UncontendedTimer() : schedstat_fd_(open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC)) {}
+  ~UncontendedTimer() {
+    if (schedstat_fd_ >= 0) close(schedstat_fd_);
+  }
+  UncontendedTimer(const UncontendedTimer&) = delete;
+  UncontendedTimer& operator=(const UncontendedTimer&) = delete;
+
+  // Time: runs `iterations` iterations as run(first, count) calls (first
+  // counts from 0 within this Time), each slice timed.
+  template <typename Run>
+  void Time(int64_t iterations, Run&& run) {
+    for (int64_t done = 0; done < iterations;) {
+      const int64_t count = std::min(slice_iterations_, iterations - done);
+      const int64_t delay_before = RunDelayNs();
+      const int64_t begin = NowNs();
+      run(done, count);
+      const int64_t elapsed = NowNs() - begin;
+      const int64_t delay_after = RunDelayNs();
+      Account(count, elapsed, delay_before >= 0 && delay_after >= delay_before ? delay_after - delay_before : 0);
+      done += count;
+      // Next slice about kSliceTargetNs long (both loops size their own).
+      if (elapsed > 0) {
+        const double scaled = static_cast<double>(count) * static_cast<double>(kSliceTargetNs) / elapsed;
+        slice_iterations_ = std::clamp<int64_t>(static_cast<int64_t>(scaled), 1, std::max<int64_t>(1, 4 * count));
+      } else {
+        slice_iterations_ *= 2;
+      }
+    }
+  }
+
+  int64_t wall_ns() const { return wall_ns_; }
+  // estimated_ns: the loop's time without waits for a CPU (wall time when no
+  // slice could be kept).
+  int64_t estimated_ns() const {
+    if (kept_iterations_ == 0 || iterations_ == 0) return wall_ns_;
+    return static_cast<int64_t>(static_cast<double>(kept_ns_) / static_cast<double>(kept_iterations_) *
+                                static_cast<double>(iterations_));
+  }
+  // kept_fraction: of the iterations, those in kept slices (1 on a quiet
+  // machine; low values say the estimate rests on little).
+  double kept_fraction() const {
+    return iterations_ == 0 ? 1.0 : static_cast<double>(kept_iterations_) / static_cast<double>(iterations_);
+  }
+  // JsonFields: `"elapsed_ns": E, "wall_ns": W, "kept_fraction": F` for
+  // the workload's result line (elapsed_ns is what rlscope calibrate reads).
+  std::string JsonFields() const {
+    char text[160];
+    snprintf(text, sizeof(text), "\"elapsed_ns\": %lld, \"wall_ns\": %lld, \"kept_fraction\": %.4f",
+             static_cast<long long>(estimated_ns()), static_cast<long long>(wall_ns_), kept_fraction());
+    return text;
+  }
+
+ private:
+  static int64_t NowNs() {
+    timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return int64_t{ts.tv_sec} * 1000000000 + ts.tv_nsec;
+  }
+
+  // RunDelayNs: field 2 of schedstat, -1 when unavailable.
+  int64_t RunDelayNs() const {
+    if (schedstat_fd_ < 0) return -1;
+    char text[128];
+    const ssize_t n = pread(schedstat_fd_, text, sizeof(text) - 1, 0);
+    if (n <= 0) return -1;
+    text[n] = '\0';
+    char* rest = nullptr;
+    strtoll(text, &rest, 10);
+    if (rest == text) return -1;
+    return strtoll(rest, nullptr, 10);
+  }
+
+  void Account(int64_t count, int64_t elapsed_ns, int64_t waited_ns) {
+    iterations_ += count;
+    wall_ns_ += elapsed_ns;
+    if (waited_ns * 10 > elapsed_ns) return;  // Preempted: set aside.
+    kept_iterations_ += count;
+    kept_ns_ += elapsed_ns - waited_ns;
+  }
+
+  const int schedstat_fd_;
+  int64_t slice_iterations_ = 16;
+  int64_t iterations_ = 0;
+  int64_t wall_ns_ = 0;
+  int64_t kept_iterations_ = 0;
+  int64_t kept_ns_ = 0;
+};
+
+}  // namespace rlscope::calibration
+
+#endif  // RLSCOPE_CALIBRATION_WORKLOADS_UNCONTENDED_TIMER_H_
