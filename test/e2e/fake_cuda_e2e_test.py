@@ -21,7 +21,8 @@ from e2e_support import ARGS, ProfiledRun, main, run_rlscope, scratch_dir  # noq
 
 
 def load_ledgers(prefix):
-    """The fake's own accounting: {pid: {operation: ns}} of CUDA API time."""
+    """The fake's own accounting: {pid: ({operation: ns} of CUDA API time,
+    the run delay of its calling threads)}."""
     ledgers = {}
     directory, base = os.path.split(prefix)
     for name in os.listdir(directory):
@@ -31,7 +32,7 @@ def load_ledgers(prefix):
             per_operation = {}
             for call in ledger["calls"]:
                 per_operation[call["operation"]] = per_operation.get(call["operation"], 0) + call["ns"]
-            ledgers[ledger["pid"]] = per_operation
+            ledgers[ledger["pid"]] = per_operation, ledger["preempted_ns"]
     return ledgers
 
 
@@ -55,21 +56,23 @@ class FakeCudaRun(ProfiledRun):
 
 
 def ledger_mismatches(run, pid):
-    """Operations whose reported CUDA API time is off the fake's by > 5 %."""
+    """Operations whose reported CUDA API time is off the fake's by more
+    than 5 % plus the time the calling threads waited for a CPU."""
     reported = cuda_time_by_operation(run.report, pid)
-    truth = run.ledgers[pid]
+    truth, preempted_ns = run.ledgers[pid]
     if set(reported) != set(truth):
         return [f"operations differ: {sorted(reported)} vs {sorted(truth)}"]
-    return [f"{op}: rlscope {reported[op]} ns, fake {ns} ns" for op, ns in truth.items()
-            if abs(reported[op] - ns) > 0.05 * ns]
+    return [f"{op}: rlscope {reported[op]} ns, fake {ns} ns (preempted {preempted_ns} ns)"
+            for op, ns in truth.items() if abs(reported[op] - ns) > 0.05 * ns + preempted_ns]
 
 
 class CudaApiAccuracy(unittest.TestCase):
     # Both sides measure wall time, the fake inside its call and rlscope
-    # around it; a preemption (a 4 ms time slice) landing between the two
-    # sets of timestamps counts on one side only. On a machine busy with
-    # other work that can happen once in a run, so a run that misses is
-    # repeated (up to 3 runs); a systematic error misses every time.
+    # around it; a preemption landing between the two sets of timestamps
+    # counts on one side only. The margin grows by the time the calling
+    # threads waited for a CPU (the ledger's preempted_ns, 0 on a quiet
+    # machine), and a run that still misses is repeated (up to 3 runs): a
+    # systematic error misses every time.
     def assert_matches_ledger(self, make_run, pids_of):
         misses = []
         for _ in range(3):
@@ -112,16 +115,22 @@ class NativeStackOperations(unittest.TestCase):
         agent = os.path.join(os.path.dirname(ARGS.client), "native_agent")
         env = dict(os.environ, RLSCOPE_STACK_INTERVAL_US="100")
         run = ProfiledRun(self, [agent, "--steps", "300"], env=env)
+        # A preemption stretches the time between two samples past what a
+        # sample speaks for: the margins grow by the agent's run delay over
+        # its loop (0 on a quiet machine).
         truth = {key: int(value) for key, value in re.findall(r"(\w+)_ns=(\d+)", run.result.stdout)}
+        preempted_ns = truth.pop("preempted")
         pid = run.report["processes"][0]["pid"]
         measured = {}
         for row in run.report["rows"]:
             if row["process"] == pid:
                 measured[row["operation"]] = measured.get(row["operation"], 0) + row["ns"]
         for operation in ("simulation", "inference", "backprop"):
-            self.assertAlmostEqual(measured.get(operation, 0), truth[operation], delta=0.35 * truth[operation],
-                                   msg=f"{operation}: rlscope {measured.get(operation)} vs {truth[operation]}")
-        self.assertLess(measured.get("(none)", 0), 0.05 * sum(truth.values()))
+            self.assertAlmostEqual(measured.get(operation, 0), truth[operation],
+                                   delta=0.35 * truth[operation] + preempted_ns,
+                                   msg=f"{operation}: rlscope {measured.get(operation)} vs {truth[operation]}"
+                                       f" (preempted {preempted_ns} ns)")
+        self.assertLess(measured.get("(none)", 0), 0.05 * sum(truth.values()) + preempted_ns)
 
 
 class NvtxDomains(unittest.TestCase):

@@ -34,8 +34,10 @@ MIB = 1024 * 1024
 # loads them, add their own (about 9 MiB on the H200): measured without.
 RING_BYTES = MIB
 FLUSHER_BOUND_BYTES = 8 * MIB
-# Generous on a shared 2-core machine, where the scheduler alone can hold a
-# thread for tens of milliseconds (measured maxima: scripts/bench/RESULTS.md).
+# The longest a call may hold a thread once the time it waited for a CPU
+# is taken out (flood.cc's max_call_net_ns): generous still, since a page
+# fault or the kernel's own work in a call is neither rlscope's wait nor a
+# run-queue delay (measured maxima: scripts/bench/RESULTS.md).
 STALL_BOUND_NS = 200_000_000
 
 
@@ -154,27 +156,29 @@ class Accounting(unittest.TestCase):
         self.assertTrue(run.process["ended_cleanly"], run.stderr)
 
     def flood_without_long_stalls(self, name, env, stalls=()):
-        """Floods until a run has no call longer than STALL_BOUND_NS (at most
-        3 runs), checking the accounting of each, and that no thread ever
-        slept in a call (the timing-free check). On a busy 2-core machine
-        preemption alone can hold a thread that long (measured up to 468 ms
-        at a load average of 10, with the flusher and collector busy after
-        each collector stall; 0.7 ms on 16 idle cores); a flusher or
-        collector that held program threads would do it in every run."""
+        """Floods until a run has no call longer than STALL_BOUND_NS net of
+        the thread's run delay (at most 3 runs), checking the accounting of
+        each, and that no thread ever slept in a call (the timing-free
+        check). On a busy 2-core machine preemption alone can hold a thread
+        that long (measured up to 468 ms at a load average of 10, with the
+        flusher and collector busy after each collector stall; 0.7 ms on 16
+        idle cores): that part is taken out; a flusher or collector that
+        held program threads would do it in every run."""
         maxima = []
         for _ in range(3):
             run = FloodRun(self, env, stalls)
             self.describe(name, run)
             self.assert_every_call_delivered_or_dropped(run)
-            maxima.append(run.flood["max_call_ns"])
+            maxima.append(run.flood["max_call_net_ns"])
             if maxima[-1] < STALL_BOUND_NS:
                 return run
-        self.fail(f"a call took longer than {STALL_BOUND_NS / 1e6:.0f} ms in 3 runs: {maxima} ns")
+        self.fail(f"a call took longer than {STALL_BOUND_NS / 1e6:.0f} ms net of run delay in 3 runs: {maxima} ns")
 
     def describe(self, name, run):
         delivered, dropped = run.totals()
         print(f"\n{name}: {run.flood['calls']} calls in {run.flood['seconds']:.1f} s ({run.flood['rate'] / 1e6:.2f} M/s),"
               f" delivered {delivered}, dropped {dropped}, max call {run.flood['max_call_ns'] / 1e6:.2f} ms"
+              f" ({run.flood['max_call_net_ns'] / 1e6:.2f} ms net of run delay)"
               f" ({sum(t['stalls_over_10ms'] for t in run.flood['threads'])} calls > 10 ms,"
               f" {run.flood['waits_in_calls']} waits in calls),"
               f" program VmHWM {run.flood['vm_hwm_kb']} kB, collector {run.collector_receiving_kb} kB while receiving,"

@@ -80,14 +80,18 @@ class SimulatorAccuracy(unittest.TestCase):
         program = os.path.join(os.path.dirname(os.path.abspath(__file__)), "python_programs",
                                "mujoco_step_timing.py")
         run = ProfiledRun(self, [ARGS.python, program, ARGS.workloads, ARGS.mjtimer, "20000"])
-        match = re.search(r"mj_step_ns=(\d+) calls=(\d+)", run.result.stdout)
+        match = re.search(r"mj_step_ns=(\d+) calls=(\d+) preempted_ns=(-?\d+)", run.result.stdout)
         self.assertIsNotNone(match, run.result.stdout)
-        truth_ns, calls = int(match.group(1)), int(match.group(2))
+        truth_ns, calls, preempted_ns = int(match.group(1)), int(match.group(2)), max(0, int(match.group(3)))
         self.assertEqual(calls, 20000)
         pid = run.report["processes"][0]["pid"]
         measured_ns = time_of(run.report, pid, "simulation", "Simulator")
-        self.assertAlmostEqual(measured_ns, truth_ns, delta=0.10 * truth_ns,
-                               msg=f"rlscope Simulator {measured_ns} ns vs MuJoCo's timer {truth_ns} ns")
+        # Both clocks are wall clocks, rlscope's around MuJoCo's: a
+        # preemption between the two counts on rlscope's side only, so the
+        # margin also allows the stepping thread's run delay (0 when quiet).
+        self.assertAlmostEqual(measured_ns, truth_ns, delta=0.10 * truth_ns + preempted_ns,
+                               msg=f"rlscope Simulator {measured_ns} ns vs MuJoCo's timer {truth_ns} ns"
+                                   f" (preempted {preempted_ns} ns)")
 
 
 class ThreadsAndChildren(unittest.TestCase):

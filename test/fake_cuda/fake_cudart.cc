@@ -39,6 +39,11 @@
 //    "calls": [{"operation", "function", "ns", "calls"}...],   CPU time
 //    "gpu": [{"operation", "kind", "name", "count", "ns"}...],  GPU records
 //    "gpu_busy_ns": N, "gpu_records_dropped": D}
+// "preempted_ns": the run delay (test/support/run_delay.h) of the threads
+// that made accounted calls, from each one's first call to its exit or the
+// ledger's writing: the most a preemption can have moved rlscope's view of
+// the calls away from this ledger (threads still running at exit are not
+// counted).
 // "calls" ns: the busy window of each call (after the ENTER callback
 // returned, before EXIT is called: the profiler's own callbacks are not
 // the fake's time; a nested driver call's callbacks are inside its runtime
@@ -72,6 +77,7 @@
 
 #include "cuda_runtime_api_list.h"
 #include "fake_cupti_bridge.h"
+#include "test/support/run_delay.h"
 
 #define RLSCOPE_FAKE_EXPORT __attribute__((visibility("default")))
 
@@ -175,7 +181,34 @@ Accounting& Ledger() {
   return *ledger;
 }
 
+// Run delay of the threads that made accounted calls (the ledger's
+// "preempted_ns"): those that ended, plus each live one's own so far.
+std::atomic<long long> g_ended_threads_run_delay_ns{0};
+
+class ThreadRunDelay {
+ public:
+  void StartOnce() {
+    if (first_ns_ < 0) first_ns_ = RlscopeTestRunDelayNs();
+  }
+  long long SoFar() const {
+    if (first_ns_ < 0) return 0;
+    const long long now = RlscopeTestRunDelayNs();
+    return now > first_ns_ ? now - first_ns_ : 0;
+  }
+  // Restart: a fork() child's thread has a run delay of its own, from 0.
+  void Restart() { first_ns_ = -1; }
+  ~ThreadRunDelay() {
+    g_ended_threads_run_delay_ns.fetch_add(SoFar());
+    first_ns_ = -1;  // The ledger, written later at exit, must not count it twice.
+  }
+
+ private:
+  long long first_ns_ = -1;
+};
+thread_local ThreadRunDelay t_run_delay;
+
 void AccountCall(const char* function, int64_t ns) {
+  t_run_delay.StartOnce();
   Accounting& ledger = Ledger();
   std::lock_guard<std::mutex> lock(ledger.mutex);
   auto& entry = ledger.ns_and_calls[{t_operation, function}];
@@ -240,8 +273,9 @@ __attribute__((destructor)) void WriteLedger() {
     first = false;
   }
   for (const auto& [start, end] : ledger.gpu_busy) busy_ns += end - start;
-  fprintf(out, "\n], \"gpu_busy_ns\": %llu, \"gpu_records_dropped\": %lld}\n", static_cast<unsigned long long>(busy_ns),
-          static_cast<long long>(ledger.gpu_records_dropped));
+  fprintf(out, "\n], \"gpu_busy_ns\": %llu, \"gpu_records_dropped\": %lld, \"preempted_ns\": %lld}\n",
+          static_cast<unsigned long long>(busy_ns), static_cast<long long>(ledger.gpu_records_dropped),
+          g_ended_threads_run_delay_ns.load() + t_run_delay.SoFar());
   fclose(out);
 }
 
@@ -369,6 +403,8 @@ __attribute__((constructor)) void ClearLedgerInForkChildren() {
         ledger.gpu.clear();
         ledger.gpu_busy.clear();
         ledger.gpu_records_dropped = 0;
+        g_ended_threads_run_delay_ns.store(0);
+        t_run_delay.Restart();
         ledger.mutex.unlock();
         Device().mutex.unlock();
       });

@@ -3,7 +3,10 @@
 // are named as the default rules expect (CartPoleEnv::Step, Agent::
 // SelectAction, Agent::Update) and kept out of line so they appear in
 // stacks. It measures how long it spends in each operation (the ground
-// truth) and prints "simulation_ns=N inference_ns=N backprop_ns=N".
+// truth) and prints "simulation_ns=N inference_ns=N backprop_ns=N
+// preempted_ns=N", the last its run delay over the loop
+// (test/support/run_delay.h): a preemption stretches a stretch between two
+// stack samples, which the report then cannot attribute.
 //
 //   native_agent [--steps N]
 #include <cstdio>
@@ -12,6 +15,8 @@
 #include <string>
 
 #include <cuda_runtime_api.h>
+
+#include "test/support/run_delay.h"
 
 namespace {
 
@@ -68,6 +73,7 @@ int main(int argc, char** argv) {
   CartPoleEnv env;
   Agent agent;
   int64_t simulation_ns = 0, inference_ns = 0, backprop_ns = 0;
+  const long long run_delay_before = RlscopeTestRunDelayNs();
   for (int step = 0; step < steps; ++step) {
     int64_t start = NowNs();
     agent.SelectAction();
@@ -81,8 +87,11 @@ int main(int argc, char** argv) {
       backprop_ns += NowNs() - start;
     }
   }
+  const long long run_delay_after = RlscopeTestRunDelayNs();
+  const long long preempted_ns = run_delay_before >= 0 ? run_delay_after - run_delay_before : 0;
   cudaFree(g_device);
-  printf("simulation_ns=%lld inference_ns=%lld backprop_ns=%lld\n", static_cast<long long>(simulation_ns),
-         static_cast<long long>(inference_ns), static_cast<long long>(backprop_ns));
+  printf("simulation_ns=%lld inference_ns=%lld backprop_ns=%lld preempted_ns=%lld\n",
+         static_cast<long long>(simulation_ns), static_cast<long long>(inference_ns),
+         static_cast<long long>(backprop_ns), preempted_ns);
   return 0;
 }

@@ -4,8 +4,10 @@
 //
 //   nvtx_client [--steps N] [--threads K] [--fork] [--exit-code N]
 //               [--raise SIGNAL_NUMBER] [--domain-steps N]
-//               [--library-launches N]
+//               [--library-launches N] [--wait-for FILE]
 //
+// --wait-for FILE: before exiting, wait until FILE exists (at most 60 s;
+// then it exits 4): lets a test wait for something that runs alongside.
 // Each step: "inference" (3 launches + 1 copy, then N kernels a library
 // launches through the driver directly, like cuBLAS: the fake's
 // rlscope_fake_library_gemm), "backprop" (2 launches, a
@@ -133,6 +135,7 @@ void Worker(int launches) {
 int main(int argc, char** argv) {
   int steps = 100, threads = 0, exit_code = 0, raise_signal = 0, domain_steps = 0, library_launches = 0;
   bool fork_child = false;
+  std::string wait_for;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     auto value = [&] { return i + 1 < argc ? atoi(argv[++i]) : 0; };
@@ -143,6 +146,7 @@ int main(int argc, char** argv) {
     else if (arg == "--domain-steps") domain_steps = value();
     else if (arg == "--library-launches") library_launches = value();
     else if (arg == "--fork") fork_child = true;
+    else if (arg == "--wait-for" && i + 1 < argc) wait_for = argv[++i];
     else {
       fprintf(stderr, "nvtx_client: unknown argument %s\n", arg.c_str());
       return 2;
@@ -174,6 +178,14 @@ int main(int argc, char** argv) {
   for (int t = 0; t < threads; ++t) workers.emplace_back(Worker, 50);
   for (std::thread& worker : workers) worker.join();
   if (child > 0) waitpid(child, nullptr, 0);
+  if (!wait_for.empty()) {
+    int waited_ms = 0;
+    for (; access(wait_for.c_str(), F_OK) != 0 && waited_ms < 60000; waited_ms += 10) usleep(10000);
+    if (waited_ms >= 60000) {
+      fprintf(stderr, "nvtx_client: %s did not appear within 60 s\n", wait_for.c_str());
+      return 4;
+    }
+  }
   cudaFree(device);
   printf("nvtx_client: %d steps done\n", steps);
   fflush(stdout);
