@@ -567,7 +567,7 @@ class DiskFaults(FaultCase):
 
     def test_disk_full_mid_run(self):
         limit = 4 * 1024 * 1024  # Frames are up to 1 MiB: room for a few.
-        command = [ARGS.program, "work", "1000", "5"]
+        command = [ARGS.program, "calls", "40000", "5"]
         out, run, report = self.profiled(command, preexec_fn=file_size_limit(limit))
         traces = glob.glob(os.path.join(out, "trace", "*.rlt"))
         self.assertEqual(len(traces), 1)
@@ -599,7 +599,9 @@ class DiskFaults(FaultCase):
         the trace stops (whole frames, readable), the command runs on with
         its own output and status, stderr and the report say so."""
         mount_point = self.private_tmpfs("64m")
-        command = [ARGS.program, "work", "1000", "5"]  # ~130 MB of trace unchecked.
+        # Counted rounds, not a duration: a loaded machine makes fewer calls
+        # in a second, and the trace must outgrow the room on any machine.
+        command = [ARGS.program, "calls", "40000", "5"]  # ~130 MB of trace unchecked.
         plain = self.plain(command)
         out = os.path.join(mount_point, "run")
         run = bounded(self, profile_command(out, command, options=("--keep-free", "48M")))  # Room for 16 MiB.
@@ -618,11 +620,11 @@ class DiskFaults(FaultCase):
         again = run_rlscope("report", "--quiet", out, timeout=CASE_TIMEOUT_S)
         self.assertEqual(again.returncode, 0, again.stderr)
         shutil.rmtree(out)
-        # A process that starts after the stop (the second, 300 ms after
-        # the first stopped the trace within its first ~30 ms) is not
-        # recorded: no empty trace file for it, and the report says so.
+        # A process that starts after the stop (the second, after the first
+        # made ten times the 4 MiB of room) is not recorded: no empty trace
+        # file for it, and the report says so.
         out = os.path.join(mount_point, "sequence")
-        script = f"{ARGS.program} work 300 0 && {ARGS.program} work 100 0"
+        script = f"{ARGS.program} calls 12000 0 && {ARGS.program} calls 4000 0"
         run = bounded(self, profile_command(out, ["sh", "-c", script], options=("--keep-free", "60M")))
         self.assertEqual(run.returncode, 0, run.stderr)
         report = load_report(out)
@@ -639,7 +641,7 @@ class DiskFaults(FaultCase):
         """The real thing where this process may mount (root, as in CI):
         ENOSPC on a 3 MiB tmpfs."""
         mount_point = self.private_tmpfs("3m")
-        command = [ARGS.program, "work", "1000", "5"]
+        command = [ARGS.program, "calls", "40000", "5"]
         plain = self.plain(command)
         # --keep-free 0: written until the disk is full.
         out = os.path.join(mount_point, "run")

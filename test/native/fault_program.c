@@ -7,6 +7,9 @@
    thread has events to stream.
 
      fault_program work MS [STATUS]   hooked calls for MS ms, then exit(STATUS)
+     fault_program calls N [STATUS]   N rounds of 101 hooked calls (as work's),
+                                      then exit(STATUS): a trace size that no
+                                      machine's speed or load changes
      fault_program crash segv|bus|ill|fpe|abort|kill  work 200 ms and a burst of
                                       calls, then die of that signal
                                       (segv_faulthandler: a SIGSEGV handler as
@@ -63,6 +66,17 @@ static long Work(long ms) {
   const long end = NowNs() + ms * 1000000L;
   long sum = 0;
   while (NowNs() < end) {
+    for (int i = 0; i < 100; ++i) sum += simtest_add(i, 1);
+    simtest_busy_wait_ns(20000);
+    t_calls += 101;
+  }
+  return sum;
+}
+
+/* Rounds: `rounds` of Work's rounds, however long they take. */
+static long WorkRounds(long rounds) {
+  long sum = 0;
+  for (long r = 0; r < rounds; ++r) {
     for (int i = 0; i < 100; ++i) sum += simtest_add(i, 1);
     simtest_busy_wait_ns(20000);
     t_calls += 101;
@@ -408,6 +422,14 @@ int main(int argc, char** argv) {
     printf("working %ld ms\n", ms);
     fflush(stdout);
     Work(ms);
+    printf("work done\n");
+    return argc > 3 ? atoi(argv[3]) : 0;
+  }
+  if (strcmp(mode, "calls") == 0) {
+    const long rounds = atol(arg);
+    printf("working %ld rounds\n", rounds);
+    fflush(stdout);
+    WorkRounds(rounds);
     printf("work done\n");
     return argc > 3 ? atoi(argv[3]) : 0;
   }
