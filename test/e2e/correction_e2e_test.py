@@ -17,6 +17,7 @@ hides in it, in the calibration loop exactly as in the client.
 """
 import glob
 import json
+import math
 import os
 import shutil
 import subprocess
@@ -39,7 +40,8 @@ def cuda_time_by_operation(rows, pid):
 
 
 def load_ledger(prefix):
-    """The fake's own CPU time per operation (one process)."""
+    """The fake's own CPU time per operation (one process), and the run
+    delay of its calling threads (preempted_ns: fake_cudart.cc)."""
     files = glob.glob(prefix + "*")
     assert len(files) == 1, files
     with open(files[0]) as f:
@@ -47,7 +49,7 @@ def load_ledger(prefix):
     per_operation = {}
     for call in ledger["calls"]:
         per_operation[call["operation"]] = per_operation.get(call["operation"], 0) + call["ns"]
-    return ledger["pid"], per_operation
+    return ledger["pid"], per_operation, ledger["preempted_ns"]
 
 
 class Correction(unittest.TestCase):
@@ -93,7 +95,8 @@ class Correction(unittest.TestCase):
         result = subprocess.run([ARGS.client, "--steps", STEPS], env=dict(self.env, RLSCOPE_FAKE_CUDART_LOG=prefix),
                                 capture_output=True, text=True, timeout=120)
         self.assertEqual(result.returncode, 0, result.stderr)
-        return load_ledger(prefix)[1]
+        _, truth, preempted_ns = load_ledger(prefix)
+        return truth, preempted_ns
 
     @staticmethod
     def inflation_misses(costs):
@@ -115,12 +118,14 @@ class Correction(unittest.TestCase):
 
     def test_corrected_cuda_time_per_operation_matches_the_fakes_ledger(self):
         # A preemption between the fake's and rlscope's timestamps counts on
-        # one side only: a miss is retried (up to 3 runs); a systematic
-        # error misses every time.
+        # one side only: the margin also allows the time both runs' calling
+        # threads waited for a CPU (0 on a quiet machine), and a miss is
+        # retried (up to 3 runs); a systematic error misses every time.
         misses = []
         for _ in range(3):
-            truth = self.unprofiled_truth()
-            out, report, _, (pid, _) = self.run_client("--calibration", self.calibration)
+            truth, truth_preempted_ns = self.unprofiled_truth()
+            out, report, _, (pid, _, preempted_ns) = self.run_client("--calibration", self.calibration)
+            margin_ns = truth_preempted_ns + preempted_ns
             self.assertTrue(report["corrected"], report["correction"])
             corrected = cuda_time_by_operation(report["rows"], pid)
             uncorrected = cuda_time_by_operation(report["uncorrected_rows"], pid)
@@ -128,8 +133,8 @@ class Correction(unittest.TestCase):
             # Without correction the inflation is plain to see...
             self.assertGreater(uncorrected["inference"], 1.3 * truth["inference"])
             # ...with it, the fake's own time comes back.
-            off = [f"{op}: corrected {corrected[op]} vs fake {ns}" for op, ns in truth.items()
-                   if abs(corrected[op] - ns) > 0.05 * ns]
+            off = [f"{op}: corrected {corrected[op]} vs fake {ns} (preempted {margin_ns} ns)"
+                   for op, ns in truth.items() if abs(corrected[op] - ns) > 0.05 * ns + margin_ns]
             if not off:
                 break
             misses.append(off)
@@ -146,25 +151,35 @@ class Correction(unittest.TestCase):
         self.assertRegex(text, r"\n  inference +[0-9.]+ [mu]?s +[0-9.]+ [mu]?s +[0-9.]+%")
 
     def test_validate_finds_small_bias_where_raw_overhead_is_large(self):
-        # Wall times of separate runs: a neighbour's load during one of them
-        # moves the bias by itself, so a miss is retried once; a systematic
-        # error misses both times.
+        # Wall times of separate runs: a neighbour's load during some of
+        # them moves each repetition's figures by itself. The margins grow by
+        # twice the standard error the experiment itself measured (the
+        # spread of its repetitions: about 0 on a quiet machine, so the
+        # bounds stay as strict there), and an attempt that still misses is
+        # made again with twice the repetitions; a systematic error misses
+        # both times.
         misses = []
-        for attempt in range(2):
+        for attempt, repetitions in enumerate((3, 6)):
             out = os.path.join(scratch_dir(self), f"validate{attempt}")
-            result = run_rlscope("validate", "-n", "3", "--calibration", self.calibration, "--cupti", ARGS.cupti,
-                                 "--out", out, "--", ARGS.client, "--steps", STEPS, env=self.env, timeout=600)
+            result = run_rlscope("validate", "-n", str(repetitions), "--calibration", self.calibration, "--cupti",
+                                 ARGS.cupti, "--out", out, "--", ARGS.client, "--steps", STEPS, env=self.env,
+                                 timeout=600)
             self.assertEqual(result.returncode, 0, result.stderr)
             with open(os.path.join(out, "validate.json")) as f:
                 summary = json.load(f)
             self.assertTrue(summary["corrected"], summary)
-            raw = summary["summary"]["raw_overhead"]["mean"]
-            bias = summary["summary"]["bias_of_means"]
-            uncorrected = summary["summary"]["uncorrected_bias_of_means"]
-            self.assertGreater(raw, 1.2, summary["summary"])
-            if abs(bias) < 0.06 and abs(bias) < abs(uncorrected) / 4:
+            figures = summary["summary"]
+
+            def noise(name):
+                return 2 * (figures[name]["stddev"] or 0) / math.sqrt(repetitions)
+
+            raw = figures["raw_overhead"]["mean"]
+            bias = figures["bias_of_means"]
+            uncorrected = figures["uncorrected_bias_of_means"]
+            if (raw > 1.2 - noise("raw_overhead") and abs(bias) < 0.06 + noise("bias")
+                    and abs(bias) < abs(uncorrected) / 4 + noise("bias")):
                 return
-            misses.append(summary["summary"])
+            misses.append(figures)
         self.fail(f"corrected bias too large in 2 validations: {misses}")
 
     def test_without_a_calibration_the_report_says_uncorrected_and_how_to_fix_it(self):
