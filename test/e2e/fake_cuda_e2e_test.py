@@ -22,7 +22,7 @@ from e2e_support import ARGS, ProfiledRun, main, run_rlscope, scratch_dir  # noq
 
 def load_ledgers(prefix):
     """The fake's own accounting: {pid: ({operation: ns} of CUDA API time,
-    the run delay of its calling threads)}."""
+    {operation: ns} its threads waited for a CPU while in it)}."""
     ledgers = {}
     directory, base = os.path.split(prefix)
     for name in os.listdir(directory):
@@ -32,7 +32,7 @@ def load_ledgers(prefix):
             per_operation = {}
             for call in ledger["calls"]:
                 per_operation[call["operation"]] = per_operation.get(call["operation"], 0) + call["ns"]
-            ledgers[ledger["pid"]] = per_operation, ledger["preempted_ns"]
+            ledgers[ledger["pid"]] = per_operation, ledger["preempted"]
     return ledgers
 
 
@@ -59,20 +59,20 @@ def ledger_mismatches(run, pid):
     """Operations whose reported CUDA API time is off the fake's by more
     than 5 % plus the time the calling threads waited for a CPU."""
     reported = cuda_time_by_operation(run.report, pid)
-    truth, preempted_ns = run.ledgers[pid]
+    truth, preempted = run.ledgers[pid]
     if set(reported) != set(truth):
         return [f"operations differ: {sorted(reported)} vs {sorted(truth)}"]
-    return [f"{op}: rlscope {reported[op]} ns, fake {ns} ns (preempted {preempted_ns} ns)"
-            for op, ns in truth.items() if abs(reported[op] - ns) > 0.05 * ns + preempted_ns]
+    return [f"{op}: rlscope {reported[op]} ns, fake {ns} ns (preempted {preempted.get(op, 0)} ns)"
+            for op, ns in truth.items() if abs(reported[op] - ns) > 0.05 * ns + preempted.get(op, 0)]
 
 
 class CudaApiAccuracy(unittest.TestCase):
     # Both sides measure wall time, the fake inside its call and rlscope
     # around it; a preemption landing between the two sets of timestamps
-    # counts on one side only. The margin grows by the time the calling
-    # threads waited for a CPU (the ledger's preempted_ns, 0 on a quiet
-    # machine), and a run that still misses is repeated (up to 3 runs): a
-    # systematic error misses every time.
+    # counts on one side only. Each operation's margin grows by the time
+    # the threads waited for a CPU while in it (the ledger's "preempted", 0
+    # on a quiet machine), and a run that still misses is repeated (up to 3
+    # runs): a systematic error misses every time.
     def assert_matches_ledger(self, make_run, pids_of):
         misses = []
         for _ in range(3):

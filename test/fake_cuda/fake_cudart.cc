@@ -39,11 +39,11 @@
 //    "calls": [{"operation", "function", "ns", "calls"}...],   CPU time
 //    "gpu": [{"operation", "kind", "name", "count", "ns"}...],  GPU records
 //    "gpu_busy_ns": N, "gpu_records_dropped": D}
-// "preempted_ns": the run delay (test/support/run_delay.h) of the threads
-// that made accounted calls, from each one's first call to its exit or the
-// ledger's writing: the most a preemption can have moved rlscope's view of
-// the calls away from this ledger (threads still running at exit are not
-// counted).
+// "preempted": {operation: ns}, how long the threads waited for a CPU while
+// in each operation (OperationRunDelay below): the most a preemption can
+// have moved rlscope's view of that operation's calls away from this
+// ledger (exit() ends the calling thread's count before the ledger is
+// written; threads still running then are not counted).
 // "calls" ns: the busy window of each call (after the ENTER callback
 // returned, before EXIT is called: the profiler's own callbacks are not
 // the fake's time; a nested driver call's callbacks are inside its runtime
@@ -175,40 +175,60 @@ struct Accounting {
   std::map<std::tuple<std::string, std::string, std::string>, GpuTotal> gpu;  // (operation, kind, name)
   std::map<uint64_t, uint64_t> gpu_busy;  // Disjoint intervals, start -> end.
   int64_t gpu_records_dropped = 0;
+  std::map<std::string, int64_t> preempted;  // Operation -> run delay (ns).
 };
 Accounting& Ledger() {
   static Accounting* ledger = new Accounting();  // Never destroyed: used from exit paths.
   return *ledger;
 }
 
-// Run delay of the threads that made accounted calls (the ledger's
-// "preempted_ns"): those that ended, plus each live one's own so far.
-std::atomic<long long> g_ended_threads_run_delay_ns{0};
+// The ledger's "preempted": per operation, how long the threads waited
+// for a CPU while in it (test/support/run_delay.h). A thread reads its run
+// delay when its operation changes (rlscope_fake_set_operation: never
+// inside a call, so no call is made longer), at its first accounted call
+// and at its exit, and adds each difference to the operation it was in.
+// Only when a ledger is written (RLSCOPE_FAKE_CUDART_LOG).
+bool LedgerWanted() {
+  static const bool wanted = [] {
+    const char* path = getenv("RLSCOPE_FAKE_CUDART_LOG");
+    return path != nullptr && *path != '\0';
+  }();
+  return wanted;
+}
 
-class ThreadRunDelay {
+class OperationRunDelay {
  public:
-  void StartOnce() {
-    if (first_ns_ < 0) first_ns_ = RlscopeTestRunDelayNs();
-  }
-  long long SoFar() const {
-    if (first_ns_ < 0) return 0;
+  // Switch: the thread leaves its operation for `next` (the same: only
+  // brings the count up to date).
+  void Switch(const std::string& next) {
+    if (!LedgerWanted()) return;
     const long long now = RlscopeTestRunDelayNs();
-    return now > first_ns_ ? now - first_ns_ : 0;
+    if (since_ns_ >= 0 && now > since_ns_) {
+      Accounting& ledger = Ledger();
+      std::lock_guard<std::mutex> lock(ledger.mutex);
+      ledger.preempted[operation_] += now - since_ns_;
+    }
+    operation_ = next;
+    since_ns_ = now;
+  }
+  void StartOnce(const std::string& operation) {
+    if (since_ns_ < 0) Switch(operation);
   }
   // Restart: a fork() child's thread has a run delay of its own, from 0.
-  void Restart() { first_ns_ = -1; }
-  ~ThreadRunDelay() {
-    g_ended_threads_run_delay_ns.fetch_add(SoFar());
-    first_ns_ = -1;  // The ledger, written later at exit, must not count it twice.
+  void Restart() { since_ns_ = -1; }
+  ~OperationRunDelay() {
+    Switch(operation_);
+    since_ns_ = -1;  // The ledger, written later at exit, must not count it again.
   }
 
  private:
-  long long first_ns_ = -1;
+  std::string operation_ = "(none)";
+  long long since_ns_ = -1;
 };
-thread_local ThreadRunDelay t_run_delay;
+thread_local OperationRunDelay t_run_delay;
 
 void AccountCall(const char* function, int64_t ns) {
-  t_run_delay.StartOnce();
+  t_run_delay.StartOnce(t_operation);
   Accounting& ledger = Ledger();
   std::lock_guard<std::mutex> lock(ledger.mutex);
   auto& entry = ledger.ns_and_calls[{t_operation, function}];
@@ -273,9 +293,14 @@ __attribute__((destructor)) void WriteLedger() {
     first = false;
   }
   for (const auto& [start, end] : ledger.gpu_busy) busy_ns += end - start;
-  fprintf(out, "\n], \"gpu_busy_ns\": %llu, \"gpu_records_dropped\": %lld, \"preempted_ns\": %lld}\n",
-          static_cast<unsigned long long>(busy_ns), static_cast<long long>(ledger.gpu_records_dropped),
-          g_ended_threads_run_delay_ns.load() + t_run_delay.SoFar());
+  fprintf(out, "\n], \"gpu_busy_ns\": %llu, \"gpu_records_dropped\": %lld, \"preempted\": {",
+          static_cast<unsigned long long>(busy_ns), static_cast<long long>(ledger.gpu_records_dropped));
+  first = true;
+  for (const auto& [operation, ns] : ledger.preempted) {
+    fprintf(out, "%s\"%s\": %lld", first ? "" : ", ", operation.c_str(), static_cast<long long>(ns));
+    first = false;
+  }
+  fprintf(out, "}}\n");
   fclose(out);
 }
 
@@ -403,7 +428,7 @@ __attribute__((constructor)) void ClearLedgerInForkChildren() {
         ledger.gpu.clear();
         ledger.gpu_busy.clear();
         ledger.gpu_records_dropped = 0;
-        g_ended_threads_run_delay_ns.store(0);
+        ledger.preempted.clear();
         t_run_delay.Restart();
         ledger.mutex.unlock();
         Device().mutex.unlock();
@@ -747,6 +772,7 @@ struct cudaDeviceSynchronize_v3020_params {};
 
 extern "C" RLSCOPE_FAKE_EXPORT void rlscope_fake_set_operation(const char* operation) {
   t_operation = operation != nullptr ? operation : "(none)";
+  t_run_delay.Switch(t_operation);
 }
 
 extern "C" RLSCOPE_FAKE_EXPORT void rlscope_fake_cudart_attach_cupti(const RlscopeFakeCuptiBridge* bridge) {

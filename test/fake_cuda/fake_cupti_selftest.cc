@@ -694,7 +694,8 @@ void CheckLedgerInForkChild(const std::string& directory) {
                    "%s", ledger.c_str());
   }
   // One stream, serialized with gaps: the union is the sum.
-  SELFTEST_CHECK(HasLine(ledger, R"("gpu_busy_ns": 715100, "gpu_records_dropped": 0})"), "%s", ledger.c_str());
+  SELFTEST_CHECK(HasLine(ledger, R"("gpu_busy_ns": 715100, "gpu_records_dropped": 0, "preempted": {)"), "%s",
+                 ledger.c_str());
   SELFTEST_CHECK(HasLine(ledger, R"({"operation": "ledger_op", "function": "cuLaunchKernel", "ns": )") &&
                      HasLine(ledger, R"({"operation": "ledger_op", "function": "cudaLaunchKernel", "ns": )"),
                  "%s", ledger.c_str());
