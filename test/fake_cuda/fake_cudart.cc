@@ -39,6 +39,8 @@
 //    "calls": [{"operation", "function", "ns", "calls"}...],   CPU time
 //    "gpu": [{"operation", "kind", "name", "count", "ns"}...],  GPU records
 //    "gpu_busy_ns": N, "gpu_records_dropped": D}
+// "injection": {"operation", "loader_ns"}: the loader's time injecting the
+// profiler (Injection below), in the operation of the first call.
 // "preempted": {operation: ns}, how long the threads waited for a CPU while
 // in each operation (OperationRunDelay below): the most a preemption can
 // have moved rlscope's view of that operation's calls away from this
@@ -132,6 +134,19 @@ CUcontext FakeContext() { return reinterpret_cast<CUcontext>(&g_context_storage)
 thread_local bool t_injecting = false;
 std::atomic<bool> g_injected{false};  // The fast path: every call checks.
 
+// The operation the calling thread is in (rlscope_fake_set_operation).
+thread_local std::string t_operation = "(none)";
+
+// The ledger's "injection": the loader's part of injecting the profiler
+// (dlopen and dlsym of CUDA_INJECTION64_PATH), which the first call does
+// for the profiler alone, inside no ledger window, and which the profiler
+// cannot time (its own InitializeInjection, which it times, is not in it).
+struct Injection {
+  std::string operation;
+  int64_t loader_ns = 0;
+};
+Injection g_injection;
+
 void EnsureInjected() {
   static std::once_flag once;
   if (g_injected.load(std::memory_order_acquire)) return;
@@ -140,8 +155,10 @@ void EnsureInjected() {
     const char* path = getenv("CUDA_INJECTION64_PATH");
     if (path == nullptr || *path == '\0') return;
     t_injecting = true;
+    const int64_t begin_ns = NowNs();
     if (void* handle = dlopen(path, RTLD_NOW)) {
       if (auto initialize = reinterpret_cast<int (*)()>(dlsym(handle, "InitializeInjection"))) {
+        g_injection = {t_operation, NowNs() - begin_ns};
         initialize();
       } else {
         fprintf(stderr, "fake libcudart: %s has no InitializeInjection; not injected\n", path);
@@ -161,8 +178,6 @@ std::atomic<const RlscopeFakeCuptiBridge*> g_cupti{nullptr};
 std::atomic<uint32_t> g_next_correlation_id{1};
 
 // ---- Accounting (the ground truth) ----
-
-thread_local std::string t_operation = "(none)";
 
 struct GpuTotal {
   int64_t ns = 0;
@@ -185,8 +200,8 @@ Accounting& Ledger() {
 // The ledger's "preempted": per operation, how long the threads waited
 // for a CPU while in it (test/support/run_delay.h). A thread reads its run
 // delay when its operation changes (rlscope_fake_set_operation: never
-// inside a call, so no call is made longer), at its first accounted call
-// and at its exit, and adds each difference to the operation it was in.
+// inside a call, so no call is made longer) and at its exit, and adds each
+// difference to the operation it was in.
 // Only when a ledger is written (RLSCOPE_FAKE_CUDART_LOG).
 bool LedgerWanted() {
   static const bool wanted = [] {
@@ -211,9 +226,6 @@ class OperationRunDelay {
     operation_ = next;
     since_ns_ = now;
   }
-  void StartOnce(const std::string& operation) {
-    if (since_ns_ < 0) Switch(operation);
-  }
   // Restart: a fork() child's thread has a run delay of its own, from 0.
   void Restart() { since_ns_ = -1; }
   ~OperationRunDelay() {
@@ -227,8 +239,12 @@ class OperationRunDelay {
 };
 thread_local OperationRunDelay t_run_delay;
 
+// The main thread counts from the library's load (other threads from their
+// first rlscope_fake_set_operation): never from inside a call, where the
+// first read of schedstat (tens of microseconds) would lengthen the call.
+__attribute__((constructor)) void StartMainThreadRunDelay() { t_run_delay.Switch(t_operation); }
+
 void AccountCall(const char* function, int64_t ns) {
-  t_run_delay.StartOnce(t_operation);
   Accounting& ledger = Ledger();
   std::lock_guard<std::mutex> lock(ledger.mutex);
   auto& entry = ledger.ns_and_calls[{t_operation, function}];
@@ -300,7 +316,8 @@ __attribute__((destructor)) void WriteLedger() {
     fprintf(out, "%s\"%s\": %lld", first ? "" : ", ", operation.c_str(), static_cast<long long>(ns));
     first = false;
   }
-  fprintf(out, "}}\n");
+  fprintf(out, "}, \"injection\": {\"operation\": \"%s\", \"loader_ns\": %lld}}\n", g_injection.operation.c_str(),
+          static_cast<long long>(g_injection.loader_ns));
   fclose(out);
 }
 
@@ -429,6 +446,7 @@ __attribute__((constructor)) void ClearLedgerInForkChildren() {
         ledger.gpu_busy.clear();
         ledger.gpu_records_dropped = 0;
         ledger.preempted.clear();
+        g_injection = {};  // The parent's first call paid it.
         t_run_delay.Restart();
         ledger.mutex.unlock();
         Device().mutex.unlock();
