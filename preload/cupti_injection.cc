@@ -32,13 +32,16 @@ constexpr size_t kMaxBuffers = 64;
 
 enum class CaptureState : int { kIdle, kActive, kFinished };
 
-CuptiLibrary g_cupti;
-CUpti_SubscriberHandle g_subscriber = nullptr;
-std::atomic<CaptureState> g_state{CaptureState::kIdle};
-pid_t g_capture_pid = 0;  // Fork children must not call the parent's CUPTI.
+// No global here has a dynamic initializer (constinit says so where one
+// could creep in): all are set before any constructor runs, so the
+// preload's start-up never depends on link order.
+constinit CuptiLibrary g_cupti{};
+constinit CUpti_SubscriberHandle g_subscriber = nullptr;
+constinit std::atomic<CaptureState> g_state{CaptureState::kIdle};
+constinit pid_t g_capture_pid = 0;  // Fork children must not call the parent's CUPTI.
 // Serialises flushes (the flusher's periodic one, exec, exit) so none runs
 // after the final one.
-std::mutex g_control_mutex;
+constinit std::mutex g_control_mutex;
 int64_t g_last_flush_ns = 0;
 // Added to CUPTI's timestamps: 0 when CUPTI takes rlscope's clock through
 // its timestamp callback; otherwise the measured offset to it.
@@ -50,17 +53,24 @@ uint32_t g_driver_names[CUPTI_DRIVER_TRACE_CBID_SIZE];
 
 // --- Activity buffers -------------------------------------------------------
 
-std::mutex g_pool_mutex;
-std::vector<uint8_t*>* g_free_buffers = new std::vector<uint8_t*>();  // Never destroyed (exit paths).
-size_t g_buffers_allocated = 0;
+constinit std::mutex g_pool_mutex;
+// Made on first use (g_pool_mutex held), never destroyed (exit paths).
+constinit std::vector<uint8_t*>* g_free_buffers = nullptr;
+constinit size_t g_buffers_allocated = 0;
+
+std::vector<uint8_t*>& FreeBuffersLocked() {
+  if (g_free_buffers == nullptr) g_free_buffers = new std::vector<uint8_t*>();
+  return *g_free_buffers;
+}
 
 void CUPTIAPI OnBufferRequested(uint8_t** buffer, size_t* size, size_t* max_records) {
   *max_records = 0;  // As many as fit.
   *size = kBufferBytes;
   std::lock_guard<std::mutex> lock(g_pool_mutex);
-  if (!g_free_buffers->empty()) {
-    *buffer = g_free_buffers->back();
-    g_free_buffers->pop_back();
+  std::vector<uint8_t*>& free_buffers = FreeBuffersLocked();
+  if (!free_buffers.empty()) {
+    *buffer = free_buffers.back();
+    free_buffers.pop_back();
     return;
   }
   *buffer = g_buffers_allocated < kMaxBuffers ? static_cast<uint8_t*>(aligned_alloc(8, kBufferBytes)) : nullptr;
@@ -91,7 +101,7 @@ void CUPTIAPI OnBufferCompleted(CUcontext context, uint32_t stream, uint8_t* buf
     GpuActivityQueue::AddDropped(dropped);
   }
   std::lock_guard<std::mutex> lock(g_pool_mutex);
-  g_free_buffers->push_back(buffer);
+  FreeBuffersLocked().push_back(buffer);
 }
 
 // --- API callbacks ----------------------------------------------------------

@@ -65,12 +65,6 @@ SignalFunction Real(std::atomic<SignalFunction>& slot, const char* name) {
   return real;
 }
 
-// Resolved at load, so a first call from a signal handler needs no dlsym.
-__attribute__((constructor)) void ResolveSignalFunctions() {
-  Real(g_real_signal, "signal");
-  Real(g_real_sigset, "sigset");
-}
-
 // CallHidingOurs: glibc's signal()/sigset() (`slot`, `name`), with our
 // handler reported as SIG_DFL in what it returns.
 sighandler_t CallHidingOurs(std::atomic<SignalFunction>& slot, const char* name, int signal_number,
@@ -114,6 +108,11 @@ bool SetsDefault(int signal_number, const struct sigaction* action) {
 }
 
 }  // namespace
+
+void ResolveRealSignalFunctions() {
+  Real(g_real_signal, "signal");
+  Real(g_real_sigset, "sigset");
+}
 
 void InstallFatalSignalFlush(bool (*may_flush)()) {
   g_may_flush = may_flush;

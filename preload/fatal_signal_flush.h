@@ -31,6 +31,11 @@ namespace rlscope::preload {
 // Longest a crashing thread waits for the flush before dying.
 constexpr int kFatalFlushWaitMs = 500;
 
+// ResolveRealSignalFunctions: looks up glibc's signal() and sigset() behind
+// our wrappers, so a first call from a signal handler needs no dlsym. From
+// the preload's start-up, first, recording or not.
+void ResolveRealSignalFunctions();
+
 // InstallFatalSignalFlush: at start-up, once a flusher exists. `may_flush`
 // says whether the flusher serves the calling process (not in a vfork()
 // child); it must be async-signal-safe.

@@ -106,7 +106,14 @@ void OnForkChild() {
   StartFlusher(origin, static_cast<int>(getppid()));
 }
 
+// StartPreload: the preload's only constructor and its one start-up
+// sequence: each part's Init in this fixed order. No other constructor
+// and no dynamic initializer may exist (every global is constant-
+// initialized; test/preload/init_order_test.py checks the built library):
+// their order across objects is the link order, which differs between
+// CMake generators.
 __attribute__((constructor)) void StartPreload() {
+  ResolveRealSignalFunctions();  // Its wrappers serve the program even when not recording.
   TickClock::Init();
   const char* socket_path = getenv("RLSCOPE_SOCKET");
   if (socket_path == nullptr || socket_path[0] == '\0') return;  // Not under `rlscope run`.

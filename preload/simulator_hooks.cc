@@ -48,22 +48,25 @@ struct KnownObject {
   int candidates;
 };
 
-SimulatorRules g_rules;  // Immutable once g_installed is set.
-std::atomic<bool> g_installed{false};
-std::atomic<int> g_patched_slots{0};
-std::atomic<bool> g_failure_logged{false};
+// constinit, all of them: a dynamic initializer of g_rules running after
+// the preload's constructor (the link order decides) would wipe the rules
+// the constructor installed.
+constinit SimulatorRules g_rules;  // Immutable once g_installed is set.
+constinit std::atomic<bool> g_installed{false};
+constinit std::atomic<int> g_patched_slots{0};
+constinit std::atomic<bool> g_failure_logged{false};
 
 // Guards everything below. Held only around dl_iterate_phdr (the loader's
 // write lock, never its main lock) and our own memory: dladdr, dlopen and
 // dlsym take the loader's main lock, which a thread running a library
 // constructor holds while it may call our dlsym, so they are never called
 // under this mutex.
-pthread_mutex_t g_mutex = PTHREAD_MUTEX_INITIALIZER;
-bool g_have_counters = false;
-LoaderCounters g_counters;
+constinit pthread_mutex_t g_mutex = PTHREAD_MUTEX_INITIALIZER;
+constinit bool g_have_counters = false;
+constinit LoaderCounters g_counters;
 // Heap-allocated and never freed: hooks may run during static destruction.
-std::vector<KnownObject>* g_known = nullptr;
-std::vector<uintptr_t>* g_simulator_bases = nullptr;
+constinit std::vector<KnownObject>* g_known = nullptr;
+constinit std::vector<uintptr_t>* g_simulator_bases = nullptr;
 
 int ReadCounters(dl_phdr_info* info, size_t size, void* data) {
   auto* counters = static_cast<LoaderCounters*>(data);

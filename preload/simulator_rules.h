@@ -60,18 +60,20 @@ class SimulatorRules {
   Kind Match(const char* path, const char* symbol, bool caller_is_program) const;
 
  private:
+  // Every member has an initializer: the preload's rules are a constinit
+  // global (set before any constructor runs, whatever the link order).
   struct Rule {
-    char library[kMaxGlobBytes];
-    char symbol[kMaxGlobBytes];
+    char library[kMaxGlobBytes] = {};
+    char symbol[kMaxGlobBytes] = {};
     // The longest run of plain characters in `symbol`: a name without it
     // cannot match, and strstr is much cheaper than fnmatch.
-    char symbol_literal[kMaxGlobBytes];
-    Kind kind;
+    char symbol_literal[kMaxGlobBytes] = {};
+    Kind kind = Kind::kNone;
   };
   bool Add(const char* entry, size_t length, Kind kind);
   bool SymbolMatches(const Rule& rule, const char* symbol) const;
 
-  Rule rules_[kMaxRules];
+  Rule rules_[kMaxRules] = {};
   int count_ = 0;
 };
 
