@@ -58,7 +58,17 @@ void InjectUnlessTaken(std::vector<std::string>& environment, const std::string&
 struct sigaction g_inherited_file_size_action;
 bool g_file_size_signal_ignored = false;
 
+// The signal mask rlscope was started with (RememberInheritedSignalMask);
+// empty until then.
+sigset_t g_inherited_mask;
+bool g_inherited_mask_saved = false;
+
 }  // namespace
+
+void RememberInheritedSignalMask() {
+  if (g_inherited_mask_saved) return;
+  g_inherited_mask_saved = sigprocmask(SIG_SETMASK, nullptr, &g_inherited_mask) == 0;
+}
 
 void IgnoreFileSizeSignal() {
   if (g_file_size_signal_ignored) return;
@@ -137,9 +147,17 @@ absl::StatusOr<pid_t> Launch(const std::vector<std::string>& argv, const std::ve
     // collector's mask blocks SIGTTOU, which tcsetpgrp needs here.
     setpgid(0, 0);
     GiveTerminalTo(terminal_fd, getpid());
-    sigset_t none;
-    sigemptyset(&none);
-    sigprocmask(SIG_SETMASK, &none, nullptr);  // The collector blocks signals; the command must not.
+    // The collector blocks the signals it reads through a signalfd; the
+    // command gets the mask rlscope itself was given (a shell's blocked
+    // SIGINT stays blocked). Dispositions: rlscope changes SIGXFSZ's only,
+    // so an inherited SIG_IGN (nohup's SIGHUP) passes through exec as is.
+    sigset_t mask;
+    if (g_inherited_mask_saved) {
+      mask = g_inherited_mask;
+    } else {
+      sigemptyset(&mask);
+    }
+    sigprocmask(SIG_SETMASK, &mask, nullptr);
     // An ignored signal stays ignored across exec: give SIGXFSZ back.
     if (g_file_size_signal_ignored) sigaction(SIGXFSZ, &g_inherited_file_size_action, nullptr);
     // dup2 clears close-on-exec on the copy, so only the standard fds pass.

@@ -46,7 +46,8 @@ struct ChildStdio {
   int err = -1;
 };
 
-// Launch: fork/execvp `argv` with `environment` and the default signal mask,
+// Launch: fork/execvp `argv` with `environment` and the signal mask and
+// dispositions rlscope inherited (RememberInheritedSignalMask),
 // as the leader of a new process group (so a signal rlscope forwards
 // reaches it once, not also through rlscope's own group). With a
 // `terminal_fd` (>= 0), that group becomes the terminal's foreground group,
@@ -64,6 +65,12 @@ int ControllingTerminal();
 // GiveTerminalTo: makes `process_group` the terminal's foreground group.
 // The caller must have SIGTTOU blocked (it may be in the background).
 void GiveTerminalTo(int terminal_fd, pid_t process_group);
+
+// RememberInheritedSignalMask: saves the signal mask rlscope was started
+// with, before anything blocks signals, for Launch() to give the command
+// (as a shell would have). main() calls it first; without it the command
+// gets an empty mask.
+void RememberInheritedSignalMask();
 
 // IgnoreFileSizeSignal: makes rlscope ignore SIGXFSZ, so that writing past
 // a file size limit (ulimit -f) fails with EFBIG, an error it reports,

@@ -6,6 +6,7 @@
 #include "diff_command.h"
 #include "dump_command.h"
 #include "export_command.h"
+#include "launcher.h"
 #include "report_command.h"
 #include "run_command.h"
 #include "validate_command.h"
@@ -36,6 +37,9 @@ options: -h/--help, --version
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Before any command blocks signals of its own: the profiled command
+  // gets this mask back.
+  rlscope::collector::RememberInheritedSignalMask();
   std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty()) {
     std::cerr << kUsage;

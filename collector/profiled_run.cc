@@ -62,7 +62,7 @@ sigset_t HandledSignals(bool give_terminal) {
 // SignalGuard: while it lives, the handled signals (read through fd()),
 // SIGPIPE (a closed stdout must not kill us before we report) and SIGTTOU
 // (we move the terminal between process groups) are blocked. Launch() gives
-// the command a clean mask; Release() restores the caller's.
+// the command the mask rlscope inherited; Release() restores the caller's.
 class SignalGuard {
  public:
   explicit SignalGuard(bool give_terminal) {

@@ -3,9 +3,9 @@
 // that other commands (`rlscope validate`, `rlscope calibrate`) call too.
 //
 // Both kinds of run start the command the same way (its own process group,
-// the default signal mask, the same environment apart from rlscope's
-// injection) and time it the same way: CLOCK_MONOTONIC read immediately
-// before Launch() and again when the command is reaped.
+// the signal mask rlscope inherited, the same environment apart from
+// rlscope's injection) and time it the same way: CLOCK_MONOTONIC read
+// immediately before Launch() and again when the command is reaped.
 //
 // Signals (both kinds): SIGINT, SIGTERM, SIGHUP and SIGQUIT that reach
 // rlscope while the command runs are passed on to the command's process

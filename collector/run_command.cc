@@ -57,10 +57,11 @@ cannot be run; 2 for a usage error; 1 if rlscope itself failed before
 starting COMMAND.
 
 signals: COMMAND runs in its own process group, which owns the terminal
-(Ctrl-C and Ctrl-Z reach it directly, as from a shell). SIGINT, SIGTERM,
-SIGHUP and SIGQUIT sent to rlscope (or to its process group) are passed on
-to COMMAND's group once; rlscope then waits for COMMAND to finish and still
-writes the report. After COMMAND exits, Ctrl-C stops the report.
+(Ctrl-C and Ctrl-Z reach it directly, as from a shell), with the signal
+mask and ignored signals rlscope was started with (nohup's SIGHUP stays
+ignored). SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to rlscope (or to its
+process group) are passed on to COMMAND's group once; rlscope then waits
+for COMMAND to finish and still writes the report. After COMMAND exits, Ctrl-C stops the report.
 )USAGE";
 
 std::string RunUsage() {

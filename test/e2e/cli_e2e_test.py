@@ -74,6 +74,33 @@ class ExitStatus(unittest.TestCase):
         self.assertTrue(os.path.exists(os.path.join(out, "report.txt")))
 
 
+class InheritedSignals(unittest.TestCase):
+    """COMMAND gets the signal mask and ignored signals rlscope was started
+    with, as from a shell (`nohup`, a blocked SIGINT), not a reset mask."""
+
+    @staticmethod
+    def started_with_hup_ignored_and_int_blocked():
+        signal.signal(signal.SIGHUP, signal.SIG_IGN)
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGUSR1})
+
+    def signal_state(self, command):
+        result = subprocess.run(command, capture_output=True, text=True, timeout=120,
+                                preexec_fn=self.started_with_hup_ignored_and_int_blocked)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        return result.stdout
+
+    def test_the_command_inherits_rlscopes_mask_and_ignored_signals(self):
+        command = ["grep", "-E", "^Sig(Blk|Ign):", "/proc/self/status"]
+        plain = self.signal_state(command)
+        out = os.path.join(scratch_dir(self), "run")
+        profiled = self.signal_state([ARGS.rlscope, "run", "--quiet", "--out", out, "--", *command])
+        self.assertEqual(profiled, plain)
+        blocked = int(plain.split("SigBlk:")[1].split()[0], 16)
+        self.assertTrue(blocked & (1 << (int(signal.SIGINT) - 1)), plain)
+        ignored = int(plain.split("SigIgn:")[1].split()[0], 16)
+        self.assertTrue(ignored & (1 << (int(signal.SIGHUP) - 1)), plain)
+
+
 class Processes(unittest.TestCase):
     def test_every_process_of_the_command_is_traced(self):
         run = ProfiledRun(self, ["sh", "-c", "sleep 0.05; /bin/true; exit 0"])
