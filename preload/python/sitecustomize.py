@@ -1,6 +1,8 @@
 """rlscope's sitecustomize: attaches rlscope's C-level profile hook to this
 Python process and to the threads it starts, then runs the sitecustomize
 module this one shadows (if any), so nothing of the environment is lost.
+Afterwards `import sitecustomize` gives what it gives without rlscope: the
+shadowed module, or ModuleNotFoundError when there is none.
 
 `rlscope run` puts this directory first on PYTHONPATH; outside a profiled run
 (no RLSCOPE_SOCKET) it only chains. It never raises: a failure to attach is
@@ -45,8 +47,18 @@ def _chain_shadowed_sitecustomize():
     path = [entry for entry in sys.path if os.path.abspath(entry or os.curdir) != here]
     spec = importlib.machinery.PathFinder.find_spec("sitecustomize", path)
     if spec is None or spec.loader is None:
+        # Without rlscope there would be no sitecustomize: a later
+        # `import sitecustomize` raises ModuleNotFoundError as it would
+        # (None in sys.modules halts the import; site's own import, running
+        # this file, is already past that check).
+        sys.modules["sitecustomize"] = None
         return
     module = importlib.util.module_from_spec(spec)
+    # Registered before it runs, as the import system does (it may import
+    # itself), and left there: `import sitecustomize` gives the program
+    # that module, not this one. If it raises, the import system removes
+    # it and site reports the error as it would without rlscope.
+    sys.modules["sitecustomize"] = module
     spec.loader.exec_module(module)
 
 

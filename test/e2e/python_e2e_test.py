@@ -198,6 +198,36 @@ class ProgramIsUnchanged(unittest.TestCase):
         run = ProfiledRun(self, [ARGS.python, "-c", "print(CHAINED)"], env=env)
         self.assertEqual(run.result.stdout, "yes\n")
 
+    def test_import_sitecustomize_gives_the_shadowed_module(self):
+        site = scratch_dir(self)
+        with open(os.path.join(site, "sitecustomize.py"), "w") as f:
+            f.write("MARK = 'user'\n")
+        env = dict(os.environ, PYTHONPATH=site)
+        script = "from sitecustomize import MARK\nimport sitecustomize\nprint(MARK, sitecustomize.__file__)\n"
+        run = ProfiledRun(self, [ARGS.python, "-c", script], env=env)
+        self.assertEqual(run.result.stdout, f"user {os.path.join(site, 'sitecustomize.py')}\n", run.result.stderr)
+
+    def test_import_sitecustomize_gives_what_it_gives_without_rlscope(self):
+        # Debian's python3 has a sitecustomize of its own: the same module.
+        script = ("try:\n"
+                  "    import sitecustomize\n"
+                  "    print(sitecustomize.__file__)\n"
+                  "except ModuleNotFoundError as error:\n"
+                  "    print('none', error.name)\n")
+        plain = subprocess.run([ARGS.python, "-c", script], capture_output=True, text=True, check=True)
+        run = ProfiledRun(self, [ARGS.python, "-c", script])
+        self.assertEqual(run.result.stdout, plain.stdout)
+        # With no sitecustomize anywhere (site's step run by hand on a
+        # path holding rlscope's alone): ModuleNotFoundError, as without it.
+        alone = ("import ctypes, functools, importlib.machinery, importlib.util, os, site, sys, threading\n"
+                 "sys.path[:] = [os.environ['PYTHONPATH']]\n"
+                 "site.execsitecustomize()\n" + script)
+        env = dict(os.environ, PYTHONPATH=os.path.join(ARGS.share, "python"))
+        env.pop("RLSCOPE_SOCKET", None)
+        result = subprocess.run([ARGS.python, "-S", "-c", alone], capture_output=True, text=True, env=env,
+                                timeout=60)
+        self.assertEqual((result.stdout, result.stderr), ("none sitecustomize\n", ""))
+
     def test_the_rlscope_module_is_a_no_op_outside_rlscope(self):
         env = dict(os.environ, PYTHONPATH=os.path.join(ARGS.share, "python"))
         env.pop("RLSCOPE_SOCKET", None)
