@@ -15,9 +15,12 @@
 //
 // Attach: sitecustomize.py (put on PYTHONPATH by the launcher) calls
 // rlscope_python_attach() through ctypes.PyDLL, i.e. holding the GIL; new
-// threading.Thread threads call rlscope_python_attach_thread() from a
-// threading.setprofile bootstrap. The hook runs with the GIL held, so its
-// per-thread state needs no locks.
+// threading.Thread threads call rlscope_python_attach_thread() as their
+// bootstrap starts (not through threading.setprofile, which the program
+// sees and sets itself). A profile function the program sets replaces the
+// hook on its thread: rlscope gives way, and AuditHook records it for the
+// report. The hook runs with the GIL held, so its per-thread state needs
+// no locks.
 #include "python_hook.h"
 
 #include <dlfcn.h>

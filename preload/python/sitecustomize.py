@@ -28,13 +28,30 @@ def _rlscope_attach():
     attach.argtypes = attach_thread.argtypes = [ctypes.c_char_p]
     if not attach(threading.current_thread().name.encode("utf-8", "replace")):
         return
+    _attach_new_threads(threading, attach_thread)
 
-    def _attach_new_thread(frame, event, arg):
-        # First profile event of a threading.Thread: replace this Python
-        # function with the C hook for that thread.
-        attach_thread(threading.current_thread().name.encode("utf-8", "replace"))
 
-    threading.setprofile(_attach_new_thread)
+def _attach_new_threads(threading, attach_thread):
+    # On 3.11 a profile function is per thread: each threading.Thread gets
+    # the C hook as it starts. Not through threading.setprofile, which
+    # the program can see (threading.getprofile()) and replace: the
+    # thread's bootstrap attaches first, then runs as before. A profile
+    # function the program set (threading.setprofile, sys.setprofile)
+    # replaces rlscope's hook on that thread as it would replace any other
+    # and is called as without rlscope: rlscope gives way there, and the
+    # report says the hook was replaced.
+    import functools
+
+    bootstrap = getattr(threading.Thread, "_bootstrap_inner", None)
+    if bootstrap is None:
+        return  # Another threading: new threads run unprofiled at the Python level.
+
+    @functools.wraps(bootstrap)
+    def _bootstrap_inner(self):
+        attach_thread(self.name.encode("utf-8", "replace"))
+        bootstrap(self)
+
+    threading.Thread._bootstrap_inner = _bootstrap_inner
 
 
 def _chain_shadowed_sitecustomize():

@@ -228,6 +228,30 @@ class ProgramIsUnchanged(unittest.TestCase):
                                 timeout=60)
         self.assertEqual((result.stdout, result.stderr), ("none sitecustomize\n", ""))
 
+    def test_threading_profile_functions_are_the_programs_own(self):
+        script = ("import sys, threading\n"
+                  "print(threading.getprofile())\n"
+                  "events = []\n"
+                  "def mine(frame, event, arg):\n"
+                  "    events.append(event)\n"
+                  "threading.setprofile(mine)\n"
+                  "worker = threading.Thread(target=sum, args=(range(10),))\n"
+                  "worker.start()\n"
+                  "worker.join()\n"
+                  "print(threading.getprofile() is mine, 'c_call' in events)\n"
+                  "seen = []\n"
+                  "sys.setprofile(lambda frame, event, arg: seen.append(event))\n"
+                  "len([])\n"
+                  "sys.setprofile(None)\n"
+                  "print('c_call' in seen)\n")
+        plain = subprocess.run([ARGS.python, "-c", script], capture_output=True, text=True, check=True)
+        self.assertEqual(plain.stdout, "None\nTrue True\nTrue\n")
+        run = ProfiledRun(self, [ARGS.python, "-c", script])
+        self.assertEqual(run.result.stdout, plain.stdout)
+        # Where the program's own function took over, the report says so.
+        problems = run.report["processes"][0]["problems"]
+        self.assertTrue(any("replaced rlscope's Python hook" in p for p in problems), problems)
+
     def test_the_rlscope_module_is_a_no_op_outside_rlscope(self):
         env = dict(os.environ, PYTHONPATH=os.path.join(ARGS.share, "python"))
         env.pop("RLSCOPE_SOCKET", None)
