@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -62,6 +63,25 @@ bool g_file_size_signal_ignored = false;
 // empty until then.
 sigset_t g_inherited_mask;
 bool g_inherited_mask_saved = false;
+
+// ExecFailure: why `command` could not be executed (exec's errno), coded
+// for ExitCodeOfLaunchFailure as shells (bash, dash) decide: ENOENT is
+// not found (127), whether the file or its #! interpreter is missing;
+// any other errno is found but not executable (126).
+absl::Status ExecFailure(const std::string& command, int exec_errno) {
+  const bool has_slash = command.find('/') != std::string::npos;
+  struct stat file {};
+  const bool exists = has_slash && stat(command.c_str(), &file) == 0;
+  if (exec_errno == ENOENT) {
+    const char* reason = !has_slash ? "command not found"  // Looked up in PATH.
+                         : exists   ? "its #! interpreter was not found"
+                                    : strerror(ENOENT);
+    return absl::NotFoundError(absl::StrFormat("cannot run '%s': %s", command, reason));
+  }
+  const bool directory = exec_errno == EACCES && exists && S_ISDIR(file.st_mode);
+  return absl::PermissionDeniedError(
+      absl::StrFormat("cannot run '%s': %s", command, directory ? "Is a directory" : strerror(exec_errno)));
+}
 
 }  // namespace
 
@@ -164,16 +184,16 @@ absl::StatusOr<pid_t> Launch(const std::vector<std::string>& argv, const std::ve
     const int redirects[][2] = {{stdio.in, STDIN_FILENO}, {stdio.out, STDOUT_FILENO}, {stdio.err, STDERR_FILENO}};
     for (const auto& [from, to] : redirects) {
       if (from >= 0 && from != to && dup2(from, to) < 0) {
-        const int dup_errno = errno;
+        const int dup_errno = -errno;  // Negative: not exec's.
         (void)!write(error_pipe[1], &dup_errno, sizeof(dup_errno));
-        _exit(127);
+        _exit(126);
       }
     }
     environ = env_pointers.data();
     execvp(argv_pointers[0], argv_pointers.data());
     const int exec_errno = errno;
     (void)!write(error_pipe[1], &exec_errno, sizeof(exec_errno));
-    _exit(127);
+    _exit(exec_errno == ENOENT ? 127 : 126);  // Unseen (the parent reads the pipe); a shell's codes.
   }
   close(error_pipe[1]);
   setpgid(pid, pid);  // EACCES once the child has exec'd: it already did it.
@@ -187,9 +207,19 @@ absl::StatusOr<pid_t> Launch(const std::vector<std::string>& argv, const std::ve
   if (n == sizeof(exec_errno)) {
     waitpid(pid, nullptr, 0);
     GiveTerminalTo(terminal_fd, getpgrp());
-    return absl::NotFoundError(absl::StrFormat("cannot run '%s': %s", argv[0], strerror(exec_errno)));
+    if (exec_errno < 0) {
+      return absl::InternalError(
+          absl::StrFormat("cannot give '%s' its standard streams: %s", argv[0], strerror(-exec_errno)));
+    }
+    return ExecFailure(argv[0], exec_errno);
   }
   return pid;
+}
+
+int ExitCodeOfLaunchFailure(const absl::Status& status) {
+  if (absl::IsNotFound(status)) return 127;
+  if (absl::IsPermissionDenied(status)) return 126;
+  return 1;
 }
 
 int ExitCodeOf(int wait_status) {

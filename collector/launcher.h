@@ -53,8 +53,12 @@ struct ChildStdio {
 // `terminal_fd` (>= 0), that group becomes the terminal's foreground group,
 // as a shell would make it: Ctrl-C and Ctrl-Z go to the command directly.
 // `stdio` redirects the command's standard descriptors.
-// Fails (with the reason, e.g. "no such file or directory") when the
-// command cannot be executed; the child never runs in that case.
+// Fails with a one-line message naming the command when it cannot be
+// executed (the child never runs then): NotFound when there is no such
+// command ("command not found" for a name looked up in PATH) or its #!
+// interpreter is missing, PermissionDenied when it exists but cannot be
+// executed (no execute permission, a directory, not an executable
+// format), Internal for rlscope's own failures (fork, pipe, redirection).
 absl::StatusOr<pid_t> Launch(const std::vector<std::string>& argv, const std::vector<std::string>& environment,
                              int terminal_fd, const ChildStdio& stdio = {});
 
@@ -77,6 +81,10 @@ void RememberInheritedSignalMask();
 // instead of killing it. Launch() gives the command the disposition
 // rlscope inherited.
 void IgnoreFileSizeSignal();
+
+// ExitCodeOfLaunchFailure: the exit status a shell gives for a command
+// Launch() could not start: 127 (NotFound), 126 (PermissionDenied), else 1.
+int ExitCodeOfLaunchFailure(const absl::Status& status);
 
 // ExitCodeOf: a wait status as a shell reports it: the exit status, or
 // 128 + N when killed by signal N.

@@ -244,7 +244,7 @@ struct Waited {
 };
 
 // LaunchAndWait: the part both kinds of run share, timed identically. The
-// caller holds a SignalGuard. Launch failures are NotFound (Launch's own).
+// caller holds a SignalGuard. Launch failures are Launch()'s own statuses.
 absl::StatusOr<Waited> LaunchAndWait(const std::vector<std::string>& command,
                                      const std::vector<std::string>& environment, bool give_terminal,
                                      const ChildStdio& stdio, int signal_fd, Receiver* receiver,
@@ -255,7 +255,7 @@ absl::StatusOr<Waited> LaunchAndWait(const std::vector<std::string>& command,
   waited.start_unix_ns = NowNs(CLOCK_REALTIME);
   const int64_t start_ns = NowNs(CLOCK_MONOTONIC);
   absl::StatusOr<pid_t> child = Launch(command, environment, terminal_fd, stdio);
-  if (!child.ok()) return absl::NotFoundError(child.status().message());
+  if (!child.ok()) return child.status();
   std::optional<StatusLine> line;
   if (status_line) line.emplace(STDERR_FILENO, start_ns);
   Session session(*child, receiver, signal_fd, terminal_fd, controlling_terminal >= 0, line ? &*line : nullptr);
@@ -420,7 +420,7 @@ absl::StatusOr<ProfileOutcome> ProfileCommand(const ProfileRequest& request) {
     RemoveSocket(*socket_path);
     // The provisional meta.json would say rlscope was killed: say instead
     // that the command never ran (the exit status `rlscope run` gives).
-    metadata.exit_code = absl::IsNotFound(waited.status()) ? 127 : 1;
+    metadata.exit_code = ExitCodeOfLaunchFailure(waited.status());
     metadata.start_unix_ns = NowNs(CLOCK_REALTIME);
     metadata.collector_problems.push_back(absl::StrFormat("the command could not be started: %s",
                                                           waited.status().message()));

@@ -87,10 +87,10 @@ struct ProfileOutcome {
 
 // ProfileCommand: runs request.command with the preload injected, waits for
 // it and its processes' streams, and writes DIR/trace/, DIR/meta.json and
-// DIR/rules/ (not the report: WriteReport(DIR) does that). Errors: NotFound
-// when the command cannot be executed (a shell's 127; its message says
-// why); any other code when rlscope could not set the run up (nothing was
-// started then).
+// DIR/rules/ (not the report: WriteReport(DIR) does that). Errors: Launch()'s
+// NotFound or PermissionDenied when the command cannot be executed (a
+// shell's 127 or 126: ExitCodeOfLaunchFailure; the message says why); any
+// other code when rlscope could not set the run up (nothing was started).
 absl::StatusOr<ProfileOutcome> ProfileCommand(const ProfileRequest& request);
 
 // RunUnprofiled: runs `command` plainly (rlscope's own environment plus

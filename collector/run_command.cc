@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "cli_args.h"
+#include "launcher.h"
 #include "profiled_run.h"
 #include "profiling_options.h"
 #include "report_command.h"
@@ -52,8 +53,9 @@ results (in DIR):
   report.html      the breakdown as one self-contained page (charts, per
                    process and thread; opens offline in any browser)
 
-exit status: COMMAND's own (128+N if it died of signal N); 127 if COMMAND
-cannot be run; 2 for a usage error; 1 if rlscope itself failed before
+exit status: COMMAND's own (128+N if it died of signal N); as from a shell,
+127 if COMMAND is not found and 126 if it cannot be executed; 2 for a usage
+error; 1 if rlscope itself failed before
 starting COMMAND.
 
 signals: COMMAND runs in its own process group, which owns the terminal
@@ -139,7 +141,7 @@ int RunCommandMain(const std::vector<std::string>& args) {
   absl::StatusOr<ProfileOutcome> outcome = ProfileCommand(request);
   if (!outcome.ok()) {
     std::cerr << "rlscope run: " << outcome.status().message() << "\n";
-    return absl::IsNotFound(outcome.status()) ? 127 : 1;
+    return ExitCodeOfLaunchFailure(outcome.status());
   }
   ReportOutcome report = WriteReport(*run_dir);
   if (!report.status.ok()) {

@@ -21,6 +21,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "cli_args.h"
+#include "launcher.h"
 #include "nlohmann/json.hpp"
 #include "profiled_run.h"
 #include "profiling_options.h"
@@ -112,7 +113,8 @@ validate.json:
 
 exit status: 0 every repetition measured; 1 COMMAND failed (exited non-zero
 or died) in some run (validate names the run and its stderr file) or
-rlscope failed; 127 COMMAND cannot be run; 2 usage error; 128+N when
+rlscope failed; 127 COMMAND not found, 126 COMMAND cannot be executed (as
+from a shell); 2 usage error; 128+N when
 interrupted by signal N (130 for Ctrl-C).
 
 signals: COMMAND runs in its own process group and the terminal stays with
@@ -377,7 +379,7 @@ class Validation {
   bool Check(const absl::StatusOr<ProfileOutcome>& outcome, bool profiled, const std::string& what,
              const std::string& stem) {
     if (!outcome.ok()) {
-      return Stop("failed", absl::IsNotFound(outcome.status()) ? 127 : 1,
+      return Stop("failed", ExitCodeOfLaunchFailure(outcome.status()),
                   absl::StrFormat("%s: %s", what, outcome.status().message()));
     }
     if (outcome->interrupted_by != 0) {

@@ -240,6 +240,37 @@ class BadInput(unittest.TestCase):
         self.assertEqual(len(meta["collector_problems"]), 1, meta["collector_problems"])
         self.assertIn("could not be started", meta["collector_problems"][0])
 
+    def test_a_command_that_cannot_be_executed_exits_126_as_from_a_shell(self):
+        scratch = scratch_dir(self)
+        not_executable = os.path.join(scratch, "script.sh")
+        with open(not_executable, "w") as f:
+            f.write("#!/bin/sh\necho ran\n")
+        os.chmod(not_executable, 0o644)
+        for command, reason in ((not_executable, "Permission denied"), (scratch, "Is a directory")):
+            shell = subprocess.run(["sh", "-c", '"$0"', command], capture_output=True)
+            self.assertEqual(shell.returncode, 126)
+            out = os.path.join(scratch_dir(self), "r")
+            result = run_rlscope("run", "--quiet", "--out", out, "--", command)
+            self.assertEqual(result.returncode, 126, result.stderr)
+            lines = result.stderr.splitlines()
+            self.assertEqual(len(lines), 1, result.stderr)
+            self.assertIn(f"cannot run '{command}': {reason}", lines[0])
+            with open(os.path.join(out, "meta.json")) as f:
+                self.assertEqual(json.load(f)["exit_code"], 126)
+
+    def test_a_command_not_in_path_exits_127_as_from_a_shell(self):
+        out = os.path.join(scratch_dir(self), "r")
+        self.check(["run", "--out", out, "--", "no-such-command-rlscope"], 127,
+                   "cannot run 'no-such-command-rlscope': command not found")
+        # A missing #! interpreter is "not found" to bash and dash too.
+        script = os.path.join(scratch_dir(self), "script.sh")
+        with open(script, "w") as f:
+            f.write("#!/no/such/interpreter\n")
+        os.chmod(script, 0o755)
+        self.assertEqual(subprocess.run(["sh", "-c", '"$0"', script], capture_output=True).returncode, 127)
+        self.check(["run", "--out", os.path.join(scratch_dir(self), "r"), "--", script], 127,
+                   f"cannot run '{script}': its #! interpreter was not found")
+
     def test_report_of_a_directory_that_is_not_a_run(self):
         empty = scratch_dir(self)
         self.check(["report", empty], 1, "is not an rlscope run directory")
