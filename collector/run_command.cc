@@ -63,7 +63,8 @@ signals: COMMAND runs in its own process group, which owns the terminal
 mask and ignored signals rlscope was started with (nohup's SIGHUP stays
 ignored). SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to rlscope (or to its
 process group) are passed on to COMMAND's group once; rlscope then waits
-for COMMAND to finish and still writes the report. After COMMAND exits, Ctrl-C stops the report.
+for COMMAND to finish and still writes the report. After COMMAND exits,
+Ctrl-C stops the report.
 )USAGE";
 
 std::string RunUsage() {
