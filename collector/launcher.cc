@@ -32,6 +32,11 @@ std::string SetVariable(std::vector<std::string>& environment, const std::string
   return {};
 }
 
+void RemoveVariable(std::vector<std::string>& environment, const std::string& name) {
+  const std::string prefix = name + "=";
+  std::erase_if(environment, [&](const std::string& entry) { return absl::StartsWith(entry, prefix); });
+}
+
 std::string GetVariable(const std::vector<std::string>& environment, const std::string& name) {
   const std::string prefix = name + "=";
   for (const std::string& entry : environment) {
@@ -121,6 +126,11 @@ std::vector<std::string> BuildChildEnvironment(const std::vector<std::string>& b
   if (!injection.simulator_patterns.empty()) SetVariable(environment, "RLSCOPE_SIM", injection.simulator_patterns);
   if (!injection.backend_patterns.empty()) SetVariable(environment, "RLSCOPE_BACKEND", injection.backend_patterns);
   if (!injection.nvtx_domains.empty()) SetVariable(environment, "RLSCOPE_NVTX_DOMAINS", injection.nvtx_domains);
+  if (injection.quiet) {
+    SetVariable(environment, "RLSCOPE_QUIET", "1");
+  } else {
+    RemoveVariable(environment, "RLSCOPE_QUIET");
+  }
   InjectUnlessTaken(environment, "NVTX_INJECTION64_PATH", injection.preload_path,
                     "rlscope will not see NVTX ranges", warnings);
   if (injection.cupti) {

@@ -27,13 +27,17 @@ struct InjectionEnvironment {
   // CUPTI library when not empty.
   bool cupti = true;
   std::string cupti_path;
+  // RLSCOPE_QUIET=1: the preload leaves out its notices (what the report
+  // says too); its problem lines still print (preload/raw_log.h).
+  bool quiet = false;
 };
 
 // BuildChildEnvironment: `base` (NAME=VALUE entries) with LD_PRELOAD and
 // PYTHONPATH prepended, RLSCOPE_SOCKET/RLSCOPE_RULES/RLSCOPE_SIM set and
 // NVTX_INJECTION64_PATH and CUDA_INJECTION64_PATH pointed at the preload
 // (unless the user set them: then theirs win and `warnings` says which
-// level rlscope will not capture).
+// level rlscope will not capture), and RLSCOPE_QUIET=1 with `quiet` (an
+// inherited RLSCOPE_QUIET is removed otherwise).
 std::vector<std::string> BuildChildEnvironment(const std::vector<std::string>& base,
                                                const InjectionEnvironment& injection,
                                                std::vector<std::string>* warnings);

@@ -365,7 +365,7 @@ absl::StatusOr<ProfileOutcome> ProfileCommand(const ProfileRequest& request) {
       WithExtraEnvironment(CurrentEnvironment(), request.extra_environment),
       {installation->preload, *socket_path, installation->python_dir, absl::StrJoin(rule_files, ":"),
        absl::StrJoin(request.simulator_patterns, ","), absl::StrJoin(request.backend_patterns, ","),
-       absl::StrJoin(request.nvtx_domains, ","), request.cupti, request.cupti_path},
+       absl::StrJoin(request.nvtx_domains, ","), request.cupti, request.cupti_path, request.quiet_preload},
       &warnings);
   for (const std::string& warning : warnings) std::cerr << prefix << ": warning: " << warning << "\n";
 

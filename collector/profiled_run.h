@@ -52,6 +52,9 @@ struct ProfileRequest {
   // decides: stderr a terminal, not TERM=dumb, not --quiet). It is erased
   // when the command exits, before anything else is printed.
   bool status_line = false;
+  // The preload leaves out its notices, which the report carries too
+  // (--quiet; RLSCOPE_QUIET in InjectionEnvironment).
+  bool quiet_preload = false;
   // Stop writing the trace when its filesystem would have less free
   // (--keep-free; 0: never); default: DefaultKeepFree(run_dir).
   std::optional<uint64_t> keep_free_bytes;

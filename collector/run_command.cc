@@ -42,6 +42,12 @@ constexpr const char* kRunUsageAfterProfilingOptions = R"USAGE(  --quiet        
                        nor the live status line (shown while COMMAND runs
                        when stderr is a terminal and TERM is not dumb;
                        the printed report is coloured there unless NO_COLOR)
+                       nor the preload's notices ("rlscope[PID]: ..." lines
+                       the report also carries: GPU capture missing or
+                       degraded, dropped events); its lines about problems
+                       the report cannot show (a process that lost the
+                       collector, profiling off, a bad RLSCOPE_SIM entry)
+                       still print
   -h, --help           show this help
 
 results (in DIR):
@@ -138,6 +144,7 @@ int RunCommandMain(const std::vector<std::string>& args) {
   // printed report (report.txt stays plain: WriteReport wrote it already).
   const bool stderr_is_tty = isatty(STDERR_FILENO) == 1;
   request.status_line = !options->quiet && StatusLineEnabled(stderr_is_tty, std::getenv("TERM"));
+  request.quiet_preload = options->quiet;
   const bool color = ColorEnabled(stderr_is_tty, std::getenv("NO_COLOR"), std::getenv("TERM"));
   absl::StatusOr<ProfileOutcome> outcome = ProfileCommand(request);
   if (!outcome.ok()) {

@@ -204,7 +204,7 @@ void Missing(const char* format, ...) {
   va_start(args, format);
   vsnprintf(message, sizeof(message), format, args);
   va_end(args);
-  RawLog("GPU activity will not be captured: %s", message);
+  RawNotice("GPU activity will not be captured: %s", message);  // The report says it too.
   CaptureNotices::Post("gpu", "missing", message);
 }
 
@@ -268,7 +268,7 @@ void StartCapture() {
   if (!kernels) {
     snprintf(message, sizeof(message), "CUPTI (%s) gives no kernel activity (%s): GPU times are missing",
              g_cupti.path, failed);
-    RawLog("%s", message);
+    RawNotice("%s", message);
     CaptureNotices::Post("gpu", "degraded", message);
     return;
   }

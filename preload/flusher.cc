@@ -77,14 +77,15 @@ void Flusher::Stop(std::string_view reason) {
     }
   }
   // An unreachable collector was announced when it happened (one line);
-  // drops with a live collector (full buffers) are announced here.
+  // drops with a live collector (full buffers) are announced here. Both
+  // counts reach the report (the Goodbye): notices, quiet under --quiet.
   if (events_dropped_ > 0 && !gave_up_) {
-    RawLog("%llu of %llu events were dropped because event buffers were full",
+    RawNotice("%llu of %llu events were dropped because event buffers were full",
            static_cast<unsigned long long>(events_dropped_),
            static_cast<unsigned long long>(events_sent_ + events_dropped_));
   }
   if (gpu_dropped_ > 0 && !gave_up_) {
-    RawLog("%llu GPU activity records were lost (CUPTI's buffers overflowed); the report counts them",
+    RawNotice("%llu GPU activity records were lost (CUPTI's buffers overflowed); the report counts them",
            static_cast<unsigned long long>(gpu_dropped_));
   }
 }

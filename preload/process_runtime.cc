@@ -113,6 +113,7 @@ void OnForkChild() {
 // their order across objects is the link order, which differs between
 // CMake generators.
 __attribute__((constructor)) void StartPreload() {
+  InitRawLog();  // RLSCOPE_QUIET: before anything may print.
   ResolveRealSignalFunctions();  // Its wrappers serve the program even when not recording.
   TickClock::Init();
   const char* socket_path = getenv("RLSCOPE_SOCKET");

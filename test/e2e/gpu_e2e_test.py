@@ -146,6 +146,14 @@ class Degradation(unittest.TestCase):
         self.assertEqual(run.result.stderr.count("GPU activity will not be captured"), 1)
         self.assertIn("nvtx_client: 20 steps done", run.result.stdout)
 
+    def test_quiet_leaves_the_missing_gpu_level_to_the_report(self):
+        env = dict(os.environ, RLSCOPE_FAKE_CUPTI_FAIL="multiple")
+        run = GpuRun(self, "--steps", "20", env=env, options=("--quiet",))
+        self.assertNotIn("GPU activity will not be captured", run.result.stderr)
+        self.assertEqual(run.result.stderr, "")
+        self.assertEqual(run.gpu["status"], "missing")
+        self.assertIn("another CUPTI client", run.gpu["message"])
+
     def test_no_gpu_is_said_once_and_the_program_runs_on(self):
         env = dict(os.environ, RLSCOPE_FAKE_CUPTI_FAIL="nogpu")
         run = GpuRun(self, "--steps", "20", env=env)
