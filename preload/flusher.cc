@@ -6,12 +6,14 @@
 #include <algorithm>
 #include <cerrno>
 #include <csignal>
+#include <cstdio>
 #include <cstring>
 #include <ctime>
 
 #include "flush_signal.h"
 #include "gpu_activity_queue.h"
 #include "native_stack_sampler.h"
+#include "python_hook.h"
 #include "raw_log.h"
 #include "recorder.h"
 #include "string_table.h"
@@ -50,8 +52,10 @@ void* Flusher::ThreadMain(void* self) {
 void Flusher::Run() {
   while (!stop_requested_.load(std::memory_order_acquire)) {
     FlushSignal::WaitFor(kFlushIntervalMs);
+    PostLossNotices();
     FlushOnce();
   }
+  PostLossNotices();
   FlushOnce();  // Catch what arrived between the last flush and Stop.
   if (!gave_up_ && connection_.connected()) {
     BatchEncoder goodbye;
@@ -87,6 +91,19 @@ void Flusher::Stop(std::string_view reason) {
   if (gpu_dropped_ > 0 && !gave_up_) {
     RawNotice("%llu GPU activity records were lost (CUPTI's buffers overflowed); the report counts them",
            static_cast<unsigned long long>(gpu_dropped_));
+  }
+}
+
+void Flusher::PostLossNotices() {
+  const uint64_t stack_resets = PythonStackResets();
+  if (stack_resets != stack_resets_posted_) {
+    stack_resets_posted_ = stack_resets;
+    char message[256];
+    snprintf(message, sizeof(message),
+             "the Python hook's stack of open calls filled up %llu time(s) (calls nested over 256 deep, or stack "
+             "switches it could not follow) and was reset: the calls open then are missing; recording went on",
+             static_cast<unsigned long long>(stack_resets));
+    CaptureNotices::Post("python-stack", "problem", message);
   }
 }
 

@@ -67,6 +67,10 @@ class Flusher {
   // A short wait is a busy collector: ended threads' rings are drained as
   // usual. This long, it is a stall, and rings would pile up.
   static constexpr int64_t kReclaimAfterBlockedNs = 200'000'000;
+  // PostLossNotices: losses counted outside the rings (the Python hook's
+  // stack resets) go to the report as "problem" notices, re-posted with the
+  // new total when it grows.
+  void PostLossNotices();
   bool EnsureConnected();
   // LogSendFailure: the one stderr line for a failed send (errno set).
   void LogSendFailure();
@@ -99,6 +103,7 @@ class Flusher {
     uint64_t dropped;
   };
   std::vector<ReclaimedThread> reclaimed_;
+  uint64_t stack_resets_posted_ = 0;
   uint32_t strings_sent_ = 0;
   uint64_t sequence_ = 0;
   uint64_t events_sent_ = 0;

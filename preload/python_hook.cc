@@ -28,6 +28,7 @@
 #include <pthread.h>
 #include <sys/mman.h>
 
+#include <atomic>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -231,7 +232,16 @@ struct NativeCall {
   uint16_t line;
 };
 
+// Both stacks hold what the hook has seen open on this thread, which is
+// not always one call stack: greenlets (gevent, eventlet) switch C stacks
+// under the hook, so a call made before a switch returns (if ever) on
+// another stack. A return that is not the top but matches an entry below
+// it resynchronises the stack there (what lay above was switched away or
+// its return was missed); a stack that still fills up is reset. Either
+// way recording goes on; resets are counted for the report.
 constexpr int kMaxDepth = 256;
+
+std::atomic<uint64_t> g_stack_resets{0};
 
 struct PythonThread {
   WatchedFrame watched[kMaxDepth];
@@ -329,7 +339,7 @@ CodeInfo* SetUpCode(PyObject* code) {
 
 bool SuppressedByOpenOperation(const PythonThread* thread, const CompiledRule& rule) {
   for (uint32_t unless : rule.unless_ids) {
-    for (int i = 0; i < thread->watched_depth && i < kMaxDepth; ++i) {
+    for (int i = 0; i < thread->watched_depth; ++i) {
       if (thread->watched[i].operation_id == unless) return true;
     }
   }
@@ -344,6 +354,18 @@ inline void CountUnrecorded(wire::OverheadKind kind) {
   if (ThreadBuffer* buffer = t_state.buffer; __builtin_expect(buffer != nullptr, 1)) buffer->CountOverhead(kind);
 }
 
+// CloseWatchedAbove: ends the watched frames from the top down to index
+// `first` (included), innermost first, so the thread's operation pushes
+// and pops stay balanced.
+void CloseWatchedAbove(PythonThread* thread, int first, uint64_t now) {
+  for (int i = thread->watched_depth - 1; i >= first; --i) {
+    const WatchedFrame& watched = thread->watched[i];
+    if (watched.callback) Record(wire::EventKind::kPythonFrame, 0, watched.begin_ticks, now);
+    if (watched.operation_id != 0) Record(wire::EventKind::kOperationPop, 0, now, now);
+  }
+  thread->watched_depth = first;
+}
+
 void OnCall(PythonThread* thread, PyFrameObject* frame) {
   const bool callback = thread->call_depth > 0;
   uint32_t operation_id = 0;
@@ -355,30 +377,24 @@ void OnCall(PythonThread* thread, PyFrameObject* frame) {
     }
   }
   if (!callback && operation_id == 0) return;
-  if (thread->watched_depth >= kMaxDepth) {
-    // Too deep to remember: open nothing, so nothing is left unclosed.
-    ++thread->watched_depth;
-    return;
-  }
   const uint64_t now = NowTicks();
+  if (thread->watched_depth >= kMaxDepth) {
+    CloseWatchedAbove(thread, 0, now);  // Full: reset, closing what was open.
+    g_stack_resets.fetch_add(1, std::memory_order_relaxed);
+  }
   if (operation_id != 0) Record(wire::EventKind::kOperationPush, operation_id, now, now, 0, kInferredSource);
   thread->watched[thread->watched_depth] = {frame, now, operation_id, callback};
   ++thread->watched_depth;
 }
 
 void OnReturn(PythonThread* thread, PyFrameObject* frame) {
-  if (thread->watched_depth == 0) return;
-  const int top = thread->watched_depth - 1;
-  if (top >= kMaxDepth) {
-    --thread->watched_depth;  // Too deep to have been stored: nothing to close.
-    return;
-  }
-  const WatchedFrame& watched = thread->watched[top];
-  if (watched.frame != frame) return;  // Not ours (entered before attach).
-  const uint64_t now = NowTicks();
-  if (watched.callback) Record(wire::EventKind::kPythonFrame, 0, watched.begin_ticks, now);
-  if (watched.operation_id != 0) Record(wire::EventKind::kOperationPop, 0, now, now);
-  --thread->watched_depth;
+  int depth = thread->watched_depth;
+  if (depth == 0) return;
+  // Usually the top; below it after a stack switch (greenlets) or a missed
+  // return. Not there at all: entered before attach, or not watched.
+  while (depth > 0 && thread->watched[depth - 1].frame != frame) --depth;
+  if (depth == 0) return;
+  CloseWatchedAbove(thread, depth - 1, NowTicks());
 }
 
 uint16_t LineOf(CodeInfo* code, PyFrameObject* frame) {
@@ -399,29 +415,32 @@ void OnNativeCall(PythonThread* thread, PyFrameObject* frame, PyObject* callable
     CountUnrecorded(wire::OverheadKind::kPythonBuiltin);
     return;
   }
-  if (thread->call_depth < kMaxDepth) {
-    CodeInfo* code = LookUpCode(frame);
-    const uint32_t code_id = code != nullptr ? code->code_id : 0;
-    const uint16_t line = code != nullptr ? LineOf(code, frame) : 0;
-    thread->calls[thread->call_depth] = {frame, function, NowTicks(), code_id, line};
+  if (thread->call_depth >= kMaxDepth) {
+    // Full: what is open will not be recorded, what follows will.
+    thread->call_depth = 0;
+    g_stack_resets.fetch_add(1, std::memory_order_relaxed);
   }
+  CodeInfo* code = LookUpCode(frame);
+  const uint32_t code_id = code != nullptr ? code->code_id : 0;
+  const uint16_t line = code != nullptr ? LineOf(code, frame) : 0;
+  thread->calls[thread->call_depth] = {frame, function, NowTicks(), code_id, line};
   ++thread->call_depth;
 }
 
 void OnNativeReturn(PythonThread* thread, PyFrameObject* frame, PyObject* callable) {
   // Most returns are of filtered builtins with nothing open, or in another
-  // frame than the open call: rejected before resolving the function.
-  if (thread->call_depth == 0) return;
-  const int top = thread->call_depth - 1;
-  if (top >= kMaxDepth) {
-    const uintptr_t function = NativeFunctionOf(callable);
-    if (function != 0 && !InsideInterpreter(function)) --thread->call_depth;
-    return;
-  }
-  const NativeCall& call = thread->calls[top];
-  if (call.frame != frame || NativeFunctionOf(callable) != call.function) return;
+  // frame than the open calls: rejected before resolving the function.
+  int depth = thread->call_depth;
+  if (depth == 0) return;
+  // A frame blocked in an open call makes no other call, so a match below
+  // the top means a stack switch (greenlets) or a missed return: the calls
+  // above it are given up.
+  while (depth > 0 && thread->calls[depth - 1].frame != frame) --depth;
+  if (depth == 0) return;
+  const NativeCall& call = thread->calls[depth - 1];
+  if (NativeFunctionOf(callable) != call.function) return;
   Record(wire::EventKind::kPythonCall, call.code_id, call.begin_ticks, NowTicks(), call.function, call.line);
-  --thread->call_depth;
+  thread->call_depth = depth - 1;
 }
 
 int ProfileHook(PyObject*, PyFrameObject* frame, int what, PyObject* arg) {
@@ -499,7 +518,7 @@ void OnForkChild() {
   PostPythonVersion();  // The child's stream is new: say again which Python runs.
   const uint64_t now = NowTicks();
   Record(wire::EventKind::kPythonThread, 0, now, now);
-  for (int i = 0; i < thread->watched_depth && i < kMaxDepth; ++i) {
+  for (int i = 0; i < thread->watched_depth; ++i) {
     if (thread->watched[i].operation_id != 0) {
       Record(wire::EventKind::kOperationPush, thread->watched[i].operation_id, now, now, 0, kInferredSource);
     }
@@ -579,6 +598,8 @@ void LoadRules() {
 }  // namespace
 
 bool ThreadRunsPython() { return t_python != nullptr; }
+
+uint64_t PythonStackResets() { return g_stack_resets.load(std::memory_order_relaxed); }
 
 int AttachPythonAllThreads(const char* name) {
   if (!g_recording || !ResolvePythonApi()) return 0;

@@ -3,6 +3,8 @@
 #ifndef RLSCOPE_PRELOAD_PYTHON_HOOK_H_
 #define RLSCOPE_PRELOAD_PYTHON_HOOK_H_
 
+#include <cstdint>
+
 namespace rlscope::preload {
 
 // AttachPythonAllThreads: installs the hook on every existing Python thread
@@ -19,6 +21,12 @@ int AttachPythonCurrentThread(const char* thread_name);
 // ThreadRunsPython: the calling thread runs Python under the hook (its
 // operations come from the Python stack, not from native stacks).
 bool ThreadRunsPython();
+
+// PythonStackResets: how many times, in all threads, the hook's stack of
+// open calls or watched frames was full and reset (its open calls then go
+// unrecorded; recording goes on). Greenlet-style stack switches are
+// resynchronised without a reset; this counts what is left.
+uint64_t PythonStackResets();
 
 }  // namespace rlscope::preload
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <map>
 
 #include "absl/strings/str_format.h"
 #include "library_classifier.h"
@@ -82,6 +83,13 @@ ProcessReport AnalyseProcess(ProcessTimeline& process, const IntervalList& gpu_b
   report.end_ns = process.end_ns;
   report.ended_cleanly = process.ended_cleanly;
   report.problems = process.problems;
+  // Losses the preload counted itself arrive as notices with status
+  // "problem", re-sent with growing counts: the last one per topic says it.
+  std::map<std::string, std::string> preload_problems;
+  for (const CaptureNotice& notice : process.notices) {
+    if (notice.status == "problem") preload_problems[notice.topic] = notice.message;
+  }
+  for (const auto& [topic, message] : preload_problems) report.problems.push_back(message);
   uint64_t thread_dropped = 0;
   ThreadAnalysis process_analysis;
   const IntervalList inherited = InheritedOperations(process.threads);

@@ -15,6 +15,9 @@ packages=(
   # threaded BLAS (without it torch falls back to a reference BLAS, ~8x
   # slower on a 256-wide MLP). libtorch-dev: the native C++ workload.
   python3-numpy python3-torch libopenblas0-pthread libmujoco-dev libtorch-dev
+  # Python hook tests: greenlet switches stacks under the profile hook
+  # (gevent, eventlet and others are built on it).
+  python3-greenlet
   # Report formats' tests: report.html is rendered in headless Chromium, and
   # the Perfetto export is decoded by protoc against Perfetto's trace schema.
   chromium protobuf-compiler

@@ -1,0 +1,51 @@
+#!/usr/bin/env python3
+"""End-to-end tests of what the profiled program can do to rlscope's
+recording: switch stacks under the Python hook (greenlets), close rlscope's
+socket, run with few file descriptors, start processes while the collector
+stalls, intern more names than the string table holds. Each must leave the
+recording going, or say what was lost.
+
+  stream_loss_e2e_test.py --rlscope BIN --python PYTHON [unittest args]
+"""
+import os
+import subprocess
+import sys
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from e2e_support import ARGS, ProfiledRun, main  # noqa: E402
+
+PROGRAMS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "loss_programs")
+
+
+def has_module(python, name):
+    return subprocess.run([python, "-c", f"import {name}"], capture_output=True).returncode == 0
+
+
+def lines_of(process, function):
+    return [line for line in process["python_lines"] if line["code"].startswith(function + " ")]
+
+
+class Greenlets(unittest.TestCase):
+    def test_calls_after_thousands_of_switches_are_recorded(self):
+        self.assertTrue(has_module(ARGS.python, "greenlet"), "python3-greenlet is missing: run scripts/install_deps.sh")
+        switches = 3000
+        run = ProfiledRun(self, [ARGS.python, os.path.join(PROGRAMS, "greenlet_ping_pong.py"), str(switches)])
+        (process,) = run.report["processes"]
+        late = lines_of(process, "late_work")
+        self.assertTrue(late, process["python_lines"])
+        self.assertEqual(sum(line["calls"] for line in late), switches - 300)
+        # Stack switches are followed, not reset.
+        self.assertFalse([p for p in process["problems"] if "Python hook" in p], process["problems"])
+
+    def test_a_stack_too_deep_to_hold_is_reset_counted_and_recording_goes_on(self):
+        self.assertTrue(has_module(ARGS.python, "greenlet"), "python3-greenlet is missing: run scripts/install_deps.sh")
+        run = ProfiledRun(self, [ARGS.python, os.path.join(PROGRAMS, "greenlet_chain.py"), "400"])
+        (process,) = run.report["processes"]
+        self.assertEqual(sum(line["calls"] for line in lines_of(process, "late_work")), 100, process["python_lines"])
+        self.assertTrue([p for p in process["problems"] if "Python hook's stack of open calls filled up" in p],
+                        process["problems"])
+
+
+if __name__ == "__main__":
+    main(extra_arguments=("--python",))
