@@ -277,6 +277,7 @@ bool PreemptedGpuCapture(const std::vector<std::string>& environment, const std:
 }
 
 void RemoveSocket(const std::string& socket_path) {
+  if (socket_path.starts_with('@')) return;  // Abstract: no file.
   unlink(socket_path.c_str());
   rmdir(std::filesystem::path(socket_path).parent_path().c_str());
 }

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cstddef>
 #include <cstring>
 #include <iostream>
 
@@ -43,6 +44,16 @@ namespace {
 
 constexpr size_t kReadChunkBytes = 256 * 1024;
 
+bool IsAbstract(const std::string& socket_path) { return !socket_path.empty() && socket_path[0] == '@'; }
+
+// PeerIsUs: an abstract socket has no file permissions, so any local user
+// could connect; only our own user's processes may stream.
+bool PeerIsUs(int fd) {
+  ucred peer{};
+  socklen_t size = sizeof(peer);
+  return getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &peer, &size) == 0 && (peer.uid == geteuid() || peer.uid == 0);
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<Receiver>> Receiver::Listen(const std::string& socket_path,
@@ -54,8 +65,15 @@ absl::StatusOr<std::unique_ptr<Receiver>> Receiver::Listen(const std::string& so
   int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (fd < 0) return absl::InternalError(absl::StrFormat("socket: %s", strerror(errno)));
   address.sun_family = AF_UNIX;
-  memcpy(address.sun_path, socket_path.c_str(), socket_path.size() + 1);
-  if (bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0 || listen(fd, 128) != 0) {
+  socklen_t address_size = sizeof(address);
+  if (IsAbstract(socket_path)) {
+    // The name is the bytes after the leading NUL, without padding.
+    memcpy(address.sun_path + 1, socket_path.data() + 1, socket_path.size() - 1);
+    address_size = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + socket_path.size());
+  } else {
+    memcpy(address.sun_path, socket_path.c_str(), socket_path.size() + 1);
+  }
+  if (bind(fd, reinterpret_cast<sockaddr*>(&address), address_size) != 0 || listen(fd, 128) != 0) {
     const std::string why = strerror(errno);
     close(fd);
     return absl::InternalError(absl::StrFormat("cannot listen on %s: %s", socket_path, why));
@@ -68,8 +86,8 @@ Receiver::Receiver(int listen_fd, std::string socket_path, std::string trace_dir
 
 Receiver::~Receiver() {
   CloseAll();
-  if (listen_fd_ >= 0) close(listen_fd_);
-  unlink(socket_path_.c_str());
+  if (listen_fd_ >= 0) close(listen_fd_);  // An abstract name goes with it.
+  if (!IsAbstract(socket_path_)) unlink(socket_path_.c_str());
 }
 
 void Receiver::AppendPollFds(std::vector<pollfd>& fds) const {
@@ -96,6 +114,12 @@ void Receiver::Accept() {
   for (;;) {
     int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
     if (fd < 0) return;  // EAGAIN: accepted everything pending.
+    if (IsAbstract(socket_path_) && !PeerIsUs(fd)) {
+      if (!refused_peer_) problems_.push_back("a process of another user connected to the collector; refused");
+      refused_peer_ = true;
+      close(fd);
+      continue;
+    }
     auto connection = std::make_unique<Connection>();
     connection->fd = fd;
     connections_.push_back(std::move(connection));

@@ -43,7 +43,11 @@ struct ReceiverStats {
 class Receiver {
  public:
   // Listen: binds `socket_path` (must not exist) and writes traces into
-  // `trace_dir` (must exist).
+  // `trace_dir` (must exist). "@name" is a Linux abstract socket: no file,
+  // so nothing is left behind when the collector is killed; it lives in
+  // the network namespace, so a process that moved to another one (unshare
+  // -n, some sandboxes) cannot reach it, and since it has no file
+  // permissions, connections from other users are refused (SO_PEERCRED).
   static absl::StatusOr<std::unique_ptr<Receiver>> Listen(const std::string& socket_path,
                                                           const std::string& trace_dir);
   ~Receiver();
@@ -97,6 +101,7 @@ class Receiver {
   uint64_t next_free_check_ = 0;  // written_total_ at which to read the free space again,
   std::chrono::steady_clock::time_point next_free_check_time_;  // or at this time, whichever comes first.
   std::string stopped_;           // Why trace writing stopped (KeepFree), once it did.
+  bool refused_peer_ = false;     // Said once in problems_.
   std::vector<std::unique_ptr<Connection>> connections_;
   ReceiverStats stats_;
   std::vector<std::string> problems_;

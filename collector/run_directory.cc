@@ -1,5 +1,6 @@
 #include "run_directory.h"
 
+#include <sys/random.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -109,13 +110,13 @@ absl::Status CopyRules(const std::string& run_dir, const std::vector<std::string
 }
 
 absl::StatusOr<std::string> MakeSocketPath() {
-  std::string base = "/tmp";
-  if (const char* tmpdir = getenv("TMPDIR"); tmpdir != nullptr && *tmpdir && strlen(tmpdir) < 60) base = tmpdir;
-  std::string pattern = base + "/rlscope-XXXXXX";
-  if (mkdtemp(pattern.data()) == nullptr) {
-    return absl::InternalError(absl::StrFormat("cannot create a socket directory in %s: %s", base, strerror(errno)));
+  // An abstract name: nothing on disk, so a collector killed with SIGKILL
+  // leaves nothing behind. Random, so runs side by side never collide.
+  uint64_t random = 0;
+  if (getrandom(&random, sizeof(random), 0) != static_cast<ssize_t>(sizeof(random))) {
+    return absl::InternalError(absl::StrFormat("cannot name the collector's socket: getrandom: %s", strerror(errno)));
   }
-  return pattern + "/collector.sock";
+  return absl::StrFormat("@rlscope-%d-%016x", getpid(), random);
 }
 
 }  // namespace rlscope::collector

@@ -39,8 +39,8 @@ absl::StatusOr<Installation> FindInstallation();
 // order), so `rlscope report DIR` classifies exactly as the run did.
 absl::Status CopyRules(const std::string& run_dir, const std::vector<std::string>& rule_files);
 
-// MakeSocketPath: a fresh private directory under $TMPDIR (or /tmp) with a
-// socket path inside it; Unix socket paths must stay under 108 bytes.
+// MakeSocketPath: a fresh abstract socket name, "@rlscope-<pid>-<random>"
+// (Linux; see Receiver::Listen for what that implies).
 absl::StatusOr<std::string> MakeSocketPath();
 
 }  // namespace rlscope::collector

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstddef>
 #include <cstring>
 #include <ctime>
 
@@ -51,11 +52,20 @@ bool CollectorConnection::Connect() {
   if (fd < 0) return false;
   sockaddr_un address{};
   address.sun_family = AF_UNIX;
-  memcpy(address.sun_path, path_, std::min(sizeof(path_), sizeof(address.sun_path)));
+  socklen_t address_size = sizeof(address);
+  if (path_[0] == '@') {
+    // Abstract name (Linux): sun_path starts with a NUL, and the name is
+    // exactly the bytes that follow, so the length must not include padding.
+    const size_t name_size = strnlen(path_ + 1, sizeof(address.sun_path) - 1);
+    memcpy(address.sun_path + 1, path_ + 1, name_size);
+    address_size = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + name_size);
+  } else {
+    memcpy(address.sun_path, path_, std::min(sizeof(path_), sizeof(address.sun_path)));
+  }
   // EAGAIN: the collector's backlog is full (many processes starting at
   // once); it drains within milliseconds, so retry for up to a second.
   int result;
-  for (int attempt = 0; (result = connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address))) != 0 &&
+  for (int attempt = 0; (result = connect(fd, reinterpret_cast<sockaddr*>(&address), address_size)) != 0 &&
                         errno == EAGAIN && attempt < 50;
        ++attempt) {
     timespec pause{0, 20'000'000};

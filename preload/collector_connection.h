@@ -21,6 +21,8 @@ namespace rlscope::preload {
 
 class CollectorConnection {
  public:
+  // `socket_path`: a file system path, or "@name" for a Linux abstract
+  // socket (no file; see Receiver::Listen).
   explicit CollectorConnection(const char* socket_path);
   ~CollectorConnection();
   CollectorConnection(const CollectorConnection&) = delete;

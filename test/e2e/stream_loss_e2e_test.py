@@ -8,18 +8,29 @@ recording going, or say what was lost.
   stream_loss_e2e_test.py --rlscope BIN --python PYTHON [unittest args]
 """
 import os
+import signal
 import subprocess
 import sys
+import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from e2e_support import ARGS, ProfiledRun, main  # noqa: E402
+from e2e_support import ARGS, ProfiledRun, main, scratch_dir  # noqa: E402
 
 PROGRAMS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "loss_programs")
 
 
 def has_module(python, name):
     return subprocess.run([python, "-c", f"import {name}"], capture_output=True).returncode == 0
+
+
+def wait_until(test, condition, what, timeout_s=120):
+    """Polls `condition` under a deadline, so a regression fails, never hangs."""
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        if time.monotonic() > deadline:
+            test.fail(f"timed out waiting for {what}")
+        time.sleep(0.02)
 
 
 def lines_of(process, function):
@@ -45,6 +56,25 @@ class Greenlets(unittest.TestCase):
         self.assertEqual(sum(line["calls"] for line in lines_of(process, "late_work")), 100, process["python_lines"])
         self.assertTrue([p for p in process["problems"] if "Python hook's stack of open calls filled up" in p],
                         process["problems"])
+
+
+class KilledCollector(unittest.TestCase):
+    def test_sigkill_leaves_no_socket_behind(self):
+        work = scratch_dir(self)
+        tmp = os.path.join(work, "tmp")
+        os.mkdir(tmp)
+        flag = os.path.join(work, "started")
+        rlscope = subprocess.Popen([ARGS.rlscope, "run", "--out", os.path.join(work, "run"), "--", ARGS.python,
+                                    os.path.join(PROGRAMS, "wait_then_sleep.py"), flag],
+                                   env=dict(os.environ, TMPDIR=tmp), stdout=subprocess.DEVNULL,
+                                   stderr=subprocess.DEVNULL)
+        self.addCleanup(lambda: rlscope.poll() is None and rlscope.kill())
+        wait_until(self, lambda: os.path.exists(flag), "the program to start")
+        rlscope.kill()
+        rlscope.wait(timeout=60)
+        with open(flag) as f:
+            os.kill(int(f.read()), signal.SIGKILL)
+        self.assertEqual([name for name in os.listdir(tmp) if name.startswith("rlscope")], [])
 
 
 if __name__ == "__main__":
