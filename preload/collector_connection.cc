@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -77,8 +78,9 @@ bool CollectorConnection::Connect() {
     errno = saved;
     return false;
   }
-  const int high = fcntl(fd, F_DUPFD_CLOEXEC, kHighFdFloor);
-  if (high >= 0) {
+  const int high = MoveHigh(fd);
+  placed_low_ = high < kHighFdFloor;
+  if (high != fd) {
     close(fd);
     fd = high;
   }
@@ -88,6 +90,24 @@ bool CollectorConnection::Connect() {
   inode_ = info.st_ino;
   fd_ = fd;
   return true;
+}
+
+int CollectorConnection::MoveHigh(int fd) {
+  int high = fcntl(fd, F_DUPFD_CLOEXEC, kHighFdFloor);
+  if (high >= 0) return high;
+  // RLIMIT_NOFILE at or below the floor: as high as it allows, so the
+  // program keeps its low numbers. F_DUPFD takes the lowest free number at
+  // or above its argument and never replaces an open fd (dup2 would close
+  // one the program opened meanwhile); it fails with EINVAL at or above the
+  // limit and EMFILE when nothing above is free.
+  rlimit limit{};
+  if (getrlimit(RLIMIT_NOFILE, &limit) != 0) return fd;
+  const rlim_t top = std::min<rlim_t>(limit.rlim_cur, kHighFdFloor);
+  for (rlim_t candidate = top; candidate-- > static_cast<rlim_t>(fd) + 1;) {
+    high = fcntl(fd, F_DUPFD_CLOEXEC, static_cast<int>(candidate));
+    if (high >= 0) return high;
+  }
+  return fd;
 }
 
 void CollectorConnection::PrepareHighFd() {

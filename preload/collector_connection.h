@@ -37,6 +37,10 @@ class CollectorConnection {
   // short program then waits for at exit.
   static void PrepareHighFd();
   bool connected() const { return fd_ >= 0; }
+  // placed_low: the socket could not be moved to the high floor (a low
+  // RLIMIT_NOFILE); it sits as high as the limit allows, at fd().
+  bool placed_low() const { return placed_low_; }
+  int fd() const { return fd_; }
   // SendAll: writes all `size` bytes before `deadline_ns` or before
   // `*deadline_cap_ns` (CLOCK_MONOTONIC; re-read while waiting, so another
   // thread can cut the wait short). On failure the connection is dropped (a
@@ -53,11 +57,15 @@ class CollectorConnection {
  private:
   // StillOurs: the fd still refers to the socket we connected.
   bool StillOurs() const;
+  // MoveHigh: a duplicate of `fd` at kHighFdFloor, or as high below the
+  // soft RLIMIT_NOFILE as is free; `fd` itself when nothing higher is.
+  static int MoveHigh(int fd);
 
   char path_[108];
   int fd_ = -1;
   dev_t device_ = 0;
   ino_t inode_ = 0;
+  bool placed_low_ = false;
 };
 
 }  // namespace rlscope::preload

@@ -1,6 +1,7 @@
 #include "flusher.h"
 
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -115,6 +116,7 @@ bool Flusher::EnsureConnected() {
     gave_up_ = true;
     return false;
   }
+  NoteLowFd();
   BatchEncoder hello;
   const ProcessIdentity identity = ProcessIdentity::ReadCurrent(clock_.origin_ns(), forked_from_);
   BatchEncoder::Frame frame = hello.EncodeHello(identity, TickClock::SourceName());
@@ -124,6 +126,20 @@ bool Flusher::EnsureConnected() {
     return false;
   }
   return true;
+}
+
+void Flusher::NoteLowFd() {
+  if (!connection_.placed_low() || noted_low_fd_) return;
+  noted_low_fd_ = true;
+  rlimit limit{};
+  getrlimit(RLIMIT_NOFILE, &limit);
+  char message[256];
+  snprintf(message, sizeof(message),
+           "the open-file limit (RLIMIT_NOFILE %llu) is too low for rlscope's socket to stay out of the "
+           "program's way: it uses fd %d, one of the program's own",
+           static_cast<unsigned long long>(limit.rlim_cur), connection_.fd());
+  RawLog("%s", message);
+  CaptureNotices::Post("collector-fd", "problem", message);
 }
 
 void Flusher::LogSendFailure() {

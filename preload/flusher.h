@@ -72,6 +72,9 @@ class Flusher {
   // new total when it grows.
   void PostLossNotices();
   bool EnsureConnected();
+  // NoteLowFd: says once (stderr and report) that the socket sits among
+  // the program's own fds (a low RLIMIT_NOFILE).
+  void NoteLowFd();
   // LogSendFailure: the one stderr line for a failed send (errno set).
   void LogSendFailure();
   void AddPendingStrings();
@@ -94,6 +97,7 @@ class Flusher {
 
   // Flusher-thread state.
   bool gave_up_ = false;         // Collector unreachable or gone: drop all.
+  bool noted_low_fd_ = false;
   const ThreadBuffer* reading_ = nullptr;  // The ring FlushOnce is draining.
   int64_t send_blocked_since_ns_ = 0;      // 0: the current send has not waited.
   // Ended threads whose rings were reclaimed: what they dropped, to send.

@@ -77,5 +77,15 @@ class KilledCollector(unittest.TestCase):
         self.assertEqual([name for name in os.listdir(tmp) if name.startswith("rlscope")], [])
 
 
+class FewFileDescriptors(unittest.TestCase):
+    def test_the_socket_sits_as_high_as_the_limit_allows_and_says_so(self):
+        run = ProfiledRun(self, ["sh", "-c", f"ulimit -n 10 && exec {ARGS.python} {PROGRAMS}/socket_fd.py"])
+        self.assertIn("socket fds: 9\n", run.result.stdout)
+        (process,) = run.report["processes"]
+        self.assertTrue([p for p in process["problems"] if "RLIMIT_NOFILE 10" in p and "fd 9" in p],
+                        process["problems"])
+        self.assertIn("RLIMIT_NOFILE 10", run.result.stderr)
+
+
 if __name__ == "__main__":
     main(extra_arguments=("--python",))
