@@ -28,6 +28,8 @@ constexpr int kPollSliceMs = 50;
 // flusher frees ended threads' rings there, and a program that starts a
 // thread per millisecond must not get ahead of it.
 constexpr int kBlockedPollSliceMs = 5;
+// Between connection attempts to a collector whose backlog is full.
+constexpr long kConnectRetryNs = 10'000'000;
 
 }  // namespace
 
@@ -41,7 +43,8 @@ CollectorConnection::CollectorConnection(const char* socket_path) {
 
 CollectorConnection::~CollectorConnection() { Close(); }
 
-bool CollectorConnection::Connect() {
+bool CollectorConnection::Connect(const std::atomic<int64_t>* deadline_cap_ns, void (*while_waiting)(void*),
+                                  void* while_waiting_arg) {
   Close();
   if (path_[0] == '\0') {
     errno = EINVAL;
@@ -63,13 +66,18 @@ bool CollectorConnection::Connect() {
   } else {
     memcpy(address.sun_path, path_, std::min(sizeof(path_), sizeof(address.sun_path)));
   }
-  // EAGAIN: the collector's backlog is full (many processes starting at
-  // once); it drains within milliseconds, so retry for up to a second.
+  // EAGAIN: the collector's backlog is full: many processes starting at
+  // once (it drains within milliseconds), or a stalled collector (stopped,
+  // swapped out), which is waited for like a send is: until the cap.
   int result;
-  for (int attempt = 0; (result = connect(fd, reinterpret_cast<sockaddr*>(&address), address_size)) != 0 &&
-                        errno == EAGAIN && attempt < 50;
-       ++attempt) {
-    timespec pause{0, 20'000'000};
+  while ((result = connect(fd, reinterpret_cast<sockaddr*>(&address), address_size)) != 0 && errno == EAGAIN) {
+    const int64_t cap = deadline_cap_ns != nullptr ? deadline_cap_ns->load(std::memory_order_acquire) : INT64_MAX;
+    if (MonotonicNs() >= cap) {
+      errno = ETIMEDOUT;
+      break;
+    }
+    if (while_waiting != nullptr) while_waiting(while_waiting_arg);
+    timespec pause{0, kConnectRetryNs};
     nanosleep(&pause, nullptr);
   }
   if (result != 0) {

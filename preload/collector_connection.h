@@ -29,7 +29,11 @@ class CollectorConnection {
   CollectorConnection& operator=(const CollectorConnection&) = delete;
 
   // Connect: returns false (with errno) when the collector is unreachable.
-  bool Connect();
+  // A collector whose backlog is full (busy, or stalled) is retried until
+  // `*deadline_cap_ns` (CLOCK_MONOTONIC, re-read; null: forever), then
+  // errno is ETIMEDOUT; `while_waiting(arg)` runs between attempts.
+  bool Connect(const std::atomic<int64_t>* deadline_cap_ns, void (*while_waiting)(void*) = nullptr,
+               void* while_waiting_arg = nullptr);
   // PrepareHighFd: grows the process's fd table past the floor Connect
   // moves the socket to. Call while the process is single-threaded (the
   // preload's start): growing it later, with a second thread alive, makes

@@ -111,8 +111,16 @@ void Flusher::PostLossNotices() {
 bool Flusher::EnsureConnected() {
   if (gave_up_) return false;
   if (connection_.connected()) return true;
-  if (!connection_.Connect()) {
-    RawLog("cannot reach the collector (%s); the program continues unprofiled", strerror(errno));
+  // A stalled collector (its backlog full) is waited for as a send is: as
+  // long as the program runs, threads dropping and counting meanwhile.
+  send_blocked_since_ns_ = 0;
+  if (!connection_.Connect(&exit_deadline_ns_, &Flusher::ReclaimEndedThreads, this)) {
+    if (errno == ETIMEDOUT) {
+      RawLog("the collector accepted no connection before this process's exit deadline (it stalled); this process "
+             "is not recorded");
+    } else {
+      RawLog("cannot reach the collector (%s); the program continues unprofiled", strerror(errno));
+    }
     gave_up_ = true;
     return false;
   }

@@ -7,6 +7,8 @@ recording going, or say what was lost.
 
   stream_loss_e2e_test.py --rlscope BIN --python PYTHON [unittest args]
 """
+import glob
+import json
 import os
 import signal
 import subprocess
@@ -85,6 +87,36 @@ class FewFileDescriptors(unittest.TestCase):
         self.assertTrue([p for p in process["problems"] if "RLIMIT_NOFILE 10" in p and "fd 9" in p],
                         process["problems"])
         self.assertIn("RLIMIT_NOFILE 10", run.result.stderr)
+
+
+class StalledCollector(unittest.TestCase):
+    def test_processes_started_during_a_stall_are_recorded(self):
+        children = 200  # Beyond the listen backlog (128).
+        work = scratch_dir(self)
+        out = os.path.join(work, "run")
+        command = [ARGS.rlscope, "run", "--out", out, "--", ARGS.python, os.path.join(PROGRAMS, "stall_parent.py"),
+                   str(children), work]
+        rlscope = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        self.addCleanup(lambda: rlscope.poll() is None and rlscope.kill())
+        stopped = False
+        try:
+            wait_until(self, lambda: glob.glob(os.path.join(out, "trace", "*.rlt")), "the parent's stream")
+            os.kill(rlscope.pid, signal.SIGSTOP)
+            stopped = True
+            open(os.path.join(work, "go"), "w").close()
+            wait_until(self, lambda: os.path.exists(os.path.join(work, "spawned")), "the children")
+            # Long past the second a connection used to be retried for.
+            time.sleep(3)
+        finally:
+            if stopped:
+                os.kill(rlscope.pid, signal.SIGCONT)
+            open(os.path.join(work, "resume"), "w").close()
+        _, stderr = rlscope.communicate(timeout=300)
+        self.assertEqual(rlscope.returncode, 0, stderr)
+        with open(os.path.join(out, "report.json")) as f:
+            report = json.load(f)
+        cats = [p for p in report["processes"] if p["argv"][:1] == ["/bin/cat"]]
+        self.assertEqual(len(cats), children, stderr)
 
 
 if __name__ == "__main__":
