@@ -75,7 +75,7 @@ BatchEncoder::Frame BatchEncoder::EncodeHello(const ProcessIdentity& identity, c
                                  identity.start_unix_ns, builder_.CreateString(identity.executable),
                                  builder_.CreateVector(argv), builder_.CreateString(identity.hostname),
                                  builder_.CreateString(clock_source), identity.forked_from,
-                                 identity.proc_start_ticks);
+                                 identity.proc_start_ticks, identity.continues_stream, identity.lost_before_events);
   return Finish(wire::Message::Hello, hello.Union());
 }
 

@@ -25,6 +25,9 @@ struct ProcessIdentity {
   std::string executable;
   std::vector<std::string> argv;
   std::string hostname;
+  // A reconnection's stream (see Hello.continues_stream).
+  bool continues_stream = false;
+  uint64_t lost_before_events = 0;
 
   // ReadCurrent fills the identity of the calling process from /proc.
   static ProcessIdentity ReadCurrent(int64_t start_ns, int forked_from);

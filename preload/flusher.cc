@@ -53,9 +53,11 @@ void* Flusher::ThreadMain(void* self) {
 void Flusher::Run() {
   while (!stop_requested_.load(std::memory_order_acquire)) {
     FlushSignal::WaitFor(kFlushIntervalMs);
+    if (lost_connection_) Reconnect();
     PostLossNotices();
     FlushOnce();
   }
+  if (lost_connection_) Reconnect();
   PostLossNotices();
   FlushOnce();  // Catch what arrived between the last flush and Stop.
   if (!gave_up_ && connection_.connected()) {
@@ -109,8 +111,12 @@ void Flusher::PostLossNotices() {
 }
 
 bool Flusher::EnsureConnected() {
-  if (gave_up_) return false;
+  if (gave_up_ || lost_connection_) return false;  // Lost: Reconnect, between flushes.
   if (connection_.connected()) return true;
+  return ConnectAndSayHello(ProcessIdentity::ReadCurrent(clock_.origin_ns(), forked_from_));
+}
+
+bool Flusher::ConnectAndSayHello(ProcessIdentity identity) {
   // A stalled collector (its backlog full) is waited for as a send is: as
   // long as the program runs, threads dropping and counting meanwhile.
   send_blocked_since_ns_ = 0;
@@ -126,7 +132,6 @@ bool Flusher::EnsureConnected() {
   }
   NoteLowFd();
   BatchEncoder hello;
-  const ProcessIdentity identity = ProcessIdentity::ReadCurrent(clock_.origin_ns(), forked_from_);
   BatchEncoder::Frame frame = hello.EncodeHello(identity, TickClock::SourceName());
   if (!connection_.SendAll(frame.data(), frame.size(), INT64_MAX, &exit_deadline_ns_)) {
     LogSendFailure();
@@ -150,6 +155,29 @@ void Flusher::NoteLowFd() {
   CaptureNotices::Post("collector-fd", "problem", message);
 }
 
+void Flusher::Reconnect() {
+  lost_connection_ = false;
+  if (gave_up_) return;
+  if (++reconnects_ > kMaxReconnects) {
+    RawLog("the program closed rlscope's socket %d times; the program continues unprofiled", kMaxReconnects);
+    gave_up_ = true;
+    return;
+  }
+  ProcessIdentity identity = ProcessIdentity::ReadCurrent(MonotonicNs(), forked_from_);
+  identity.continues_stream = true;
+  identity.lost_before_events = lost_since_disconnect_;
+  if (!ConnectAndSayHello(std::move(identity))) return;
+  // Said in the report only (the new Hello counts the loss): a program that
+  // closed every fd may have made fd 2 one of its own files.
+  lost_since_disconnect_ = 0;
+  // A new stream: its ids, thread names and modules start undefined.
+  strings_sent_ = 0;
+  modules_.Forget();
+  for (ThreadBuffer* buffer = ThreadRegistry::Head(); buffer != nullptr; buffer = buffer->next()) {
+    buffer->name_sent_id = 0;
+  }
+}
+
 void Flusher::LogSendFailure() {
   // Only the exit's deadline times a send out: the program is ending, and
   // the collector (alive, not reading) never sees the rest or its count.
@@ -164,14 +192,21 @@ void Flusher::LogSendFailure() {
 // Sends wait for a live collector without a time limit: giving up would
 // lose every later count, while waiting costs the program nothing (its
 // threads drop and count). Stop lowers exit_deadline_ns_, which bounds them.
-void Flusher::SendFrame(BatchEncoder::Frame frame) {
-  if (!EnsureConnected()) return;
+// A socket the program closed (EBADF) is made again by the next flush.
+bool Flusher::SendFrame(BatchEncoder::Frame frame) {
+  if (!EnsureConnected()) return false;
   send_blocked_since_ns_ = 0;
   if (!connection_.SendAll(frame.data(), frame.size(), INT64_MAX, &exit_deadline_ns_, &Flusher::ReclaimEndedThreads,
                            this)) {
-    LogSendFailure();
-    gave_up_ = true;
+    if (errno == EBADF) {
+      lost_connection_ = true;
+    } else {
+      LogSendFailure();
+      gave_up_ = true;
+    }
+    return false;
   }
+  return true;
 }
 
 void Flusher::ReclaimEndedThreads(void* self) {
@@ -232,10 +267,11 @@ void Flusher::FlushOnce() {
     const size_t gpu = encoder_.batch_gpu_activities();
     const size_t events = encoder_.batch_events() - gpu;
     if (!gave_up_) AddPendingStrings();
-    if (!encoder_.batch_empty()) SendFrame(encoder_.FinishBatch());
-    if (gave_up_) {
+    const bool sent = encoder_.batch_empty() || SendFrame(encoder_.FinishBatch());
+    if (!sent || gave_up_) {
       events_dropped_ += events;
       gpu_dropped_ += gpu;
+      if (!gave_up_) lost_since_disconnect_ += events + gpu;
     } else {
       events_sent_ += events;
     }

@@ -58,7 +58,8 @@ class Flusher {
   void Run();
   // FlushOnce: drains everything pending into frames and sends them.
   void FlushOnce();
-  void SendFrame(BatchEncoder::Frame frame);
+  // SendFrame: false when the frame was not sent (then counted as dropped).
+  bool SendFrame(BatchEncoder::Frame frame);
   // ReclaimEndedThreads: once a send has waited kReclaimAfterBlockedNs for
   // a stalled collector, the rings of threads that have ended are freed for
   // reuse; their unsent records and drops count as dropped, per thread
@@ -72,6 +73,12 @@ class Flusher {
   // new total when it grows.
   void PostLossNotices();
   bool EnsureConnected();
+  bool ConnectAndSayHello(ProcessIdentity identity);
+  // Reconnect: after the program closed our socket, a new connection whose
+  // Hello continues this process's stream; strings, thread names and
+  // modules are sent again. At most kMaxReconnects times.
+  void Reconnect();
+  static constexpr int kMaxReconnects = 64;
   // NoteLowFd: says once (stderr and report) that the socket sits among
   // the program's own fds (a low RLIMIT_NOFILE).
   void NoteLowFd();
@@ -97,6 +104,9 @@ class Flusher {
 
   // Flusher-thread state.
   bool gave_up_ = false;         // Collector unreachable or gone: drop all.
+  bool lost_connection_ = false;  // The program closed our socket: Reconnect.
+  int reconnects_ = 0;
+  uint64_t lost_since_disconnect_ = 0;  // Events in frames not sent meanwhile.
   bool noted_low_fd_ = false;
   const ThreadBuffer* reading_ = nullptr;  // The ring FlushOnce is draining.
   int64_t send_blocked_since_ns_ = 0;      // 0: the current send has not waited.

@@ -20,6 +20,11 @@ bool SameProcess(const ProcessTimeline& a, const ProcessTimeline& b) {
 }
 
 void MergeExecChain(ProcessTimeline& earlier, ProcessTimeline&& later) {
+  // A reconnection's stream continues the same image: every thread goes
+  // on, and CUPTI's correlation ids do not start over.
+  const bool continuation = later.continues_stream;
+  earlier.reconnections += later.reconnections;
+  earlier.reconnection_lost_events += later.reconnection_lost_events;
   earlier.executable = std::move(later.executable);
   earlier.argv = std::move(later.argv);
   earlier.begin_ns = std::min(earlier.begin_ns, later.begin_ns);
@@ -34,6 +39,7 @@ void MergeExecChain(ProcessTimeline& earlier, ProcessTimeline&& later) {
     for (const GpuLaunchPoint& launch : thread.gpu_launches) shift = std::max(shift, launch.correlation_id);
   }
   for (const GpuActivity& activity : earlier.gpu_activities) shift = std::max(shift, activity.correlation_id);
+  if (continuation) shift = 0;
   for (ThreadTimeline& thread : later.threads) {
     for (GpuLaunchPoint& launch : thread.gpu_launches) launch.correlation_id += shift;
   }
@@ -48,7 +54,8 @@ void MergeExecChain(ProcessTimeline& earlier, ProcessTimeline&& later) {
   for (ThreadTimeline& thread : later.threads) {
     // exec runs on in the calling thread, which becomes the pid's thread.
     auto continued = std::find_if(earlier.threads.begin(), earlier.threads.end(), [&](const ThreadTimeline& t) {
-      return t.tid == thread.tid && thread.tid == static_cast<uint32_t>(later.pid) && t.end_ns <= thread.begin_ns;
+      return t.tid == thread.tid && (continuation || thread.tid == static_cast<uint32_t>(later.pid)) &&
+             t.end_ns <= thread.begin_ns;
     });
     if (continued == earlier.threads.end()) {
       earlier.threads.push_back(std::move(thread));

@@ -140,6 +140,11 @@ struct ProcessTimeline {
   int64_t begin_ns = 0;
   int64_t end_ns = 0;
   bool ended_cleanly = false;  // A Goodbye frame closed the (last) stream.
+  // Streams that carried on after the program closed rlscope's socket
+  // (Hello.continues_stream), and the events lost at those moments.
+  bool continues_stream = false;
+  uint32_t reconnections = 0;
+  uint64_t reconnection_lost_events = 0;
   uint64_t recorded_events = 0;
   uint64_t dropped_events = 0;
   // In order of first appearance; one entry per thread instance, so a
@@ -164,7 +169,8 @@ bool SameProcess(const ProcessTimeline& a, const ProcessTimeline& b);
 // MergeExecChain: merge the stream of an exec()'d image (`later`) into its
 // predecessor's: the thread that called exec continues as the new image's
 // first thread (same tid); the later image's command line wins; problems
-// and counts add up.
+// and counts add up. A reconnection's stream (`later.continues_stream`)
+// continues every thread of the same image instead.
 void MergeExecChain(ProcessTimeline& earlier, ProcessTimeline&& later);
 
 }  // namespace rlscope::report

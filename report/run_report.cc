@@ -145,6 +145,12 @@ ProcessReport AnalyseProcess(ProcessTimeline& process, const IntervalList& gpu_b
         "the breakdown undercounts what they covered",
         report.dropped_events));
   }
+  if (process.reconnections > 0) {
+    report.problems.push_back(absl::StrFormat(
+        "the program closed rlscope's socket to the collector (e.g. os.closerange): the connection was lost and "
+        "re-made %d time(s), with %d event(s) lost in between",
+        process.reconnections, process.reconnection_lost_events));
+  }
   if (!process.ended_cleanly) {
     report.problems.push_back("the process did not end cleanly (killed, crashed or exec'd without flushing), or "
                               "its trace was cut (see the run's problems): its trace stops at its last delivered "

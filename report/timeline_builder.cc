@@ -38,6 +38,11 @@ void TimelineBuilder::AddHello(const wire::Hello& hello) {
   process_.forked_from = hello.forked_from();
   process_.begin_ns = hello.start_ns();
   process_.proc_start_ticks = hello.proc_start_ticks();
+  if (hello.continues_stream()) {
+    process_.continues_stream = true;
+    process_.reconnections = 1;
+    process_.reconnection_lost_events = hello.lost_before_events();
+  }
   if (hello.executable() != nullptr) process_.executable = hello.executable()->str();
   if (hello.argv() != nullptr) {
     for (const auto* arg : *hello.argv()) process_.argv.push_back(arg->str());

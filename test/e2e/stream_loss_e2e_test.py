@@ -119,5 +119,19 @@ class StalledCollector(unittest.TestCase):
         self.assertEqual(len(cats), children, stderr)
 
 
+class ClosedSocket(unittest.TestCase):
+    def test_a_program_that_closes_every_fd_is_recorded_after_it(self):
+        calls = 2000
+        run = ProfiledRun(self, [ARGS.python, os.path.join(PROGRAMS, "close_all_fds.py"), str(calls)])
+        self.assertIn("reconnected", run.result.stdout)
+        (process,) = run.report["processes"]
+        self.assertEqual(sum(line["calls"] for line in lines_of(process, "late_work")), calls,
+                         process["python_lines"])
+        self.assertEqual(sum(line["calls"] for line in lines_of(process, "early_work")), 100)
+        problems = process["problems"]
+        self.assertTrue([p for p in problems if "re-made 1 time(s)" in p], problems)
+        self.assertFalse([p for p in problems if "did not end cleanly" in p], problems)
+
+
 if __name__ == "__main__":
     main(extra_arguments=("--python",))
