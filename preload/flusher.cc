@@ -108,6 +108,17 @@ void Flusher::PostLossNotices() {
              static_cast<unsigned long long>(stack_resets));
     CaptureNotices::Post("python-stack", "problem", message);
   }
+  const uint64_t strings_lost = StringTable::Lost();
+  if (strings_lost != strings_lost_posted_) {
+    strings_lost_posted_ = strings_lost;
+    char message[256];
+    snprintf(message, sizeof(message),
+             "%llu name(s) did not fit rlscope's string table (%u names, %zu MiB of text) and show as \"%.*s\"",
+             static_cast<unsigned long long>(strings_lost), StringTable::kMaxStrings, StringTable::kArenaBytes >> 20,
+             static_cast<int>(StringTable::Text(StringTable::kOverflowId).size()),
+             StringTable::Text(StringTable::kOverflowId).data());
+    CaptureNotices::Post("strings", "problem", message);
+  }
 }
 
 bool Flusher::EnsureConnected() {

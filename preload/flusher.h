@@ -69,8 +69,8 @@ class Flusher {
   // usual. This long, it is a stall, and rings would pile up.
   static constexpr int64_t kReclaimAfterBlockedNs = 200'000'000;
   // PostLossNotices: losses counted outside the rings (the Python hook's
-  // stack resets) go to the report as "problem" notices, re-posted with the
-  // new total when it grows.
+  // stack resets, names the string table could not hold) go to the report
+  // as "problem" notices, re-posted with the new total when it grows.
   void PostLossNotices();
   bool EnsureConnected();
   bool ConnectAndSayHello(ProcessIdentity identity);
@@ -118,6 +118,7 @@ class Flusher {
   };
   std::vector<ReclaimedThread> reclaimed_;
   uint64_t stack_resets_posted_ = 0;
+  uint64_t strings_lost_posted_ = 0;
   uint32_t strings_sent_ = 0;
   uint64_t sequence_ = 0;
   uint64_t events_sent_ = 0;

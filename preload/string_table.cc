@@ -37,6 +37,7 @@ StringTable::Entry* StringTable::entries_ = nullptr;
 char* StringTable::arena_ = nullptr;
 std::atomic<uint32_t> StringTable::next_id_{0};
 std::atomic<size_t> StringTable::arena_used_{0};
+std::atomic<uint64_t> StringTable::lost_{0};
 
 bool StringTable::Init() {
   if (slots_ != nullptr) return true;
@@ -69,13 +70,17 @@ uint32_t StringTable::Intern(std::string_view text) {
       if (my_id == UINT32_MAX) {
         my_id = next_id_.fetch_add(1, std::memory_order_relaxed);
         const size_t offset = arena_used_.fetch_add(text.size(), std::memory_order_relaxed);
-        if (my_id >= kMaxStrings) return kOverflowId;
+        if (my_id >= kMaxStrings) {
+          lost_.fetch_add(1, std::memory_order_relaxed);
+          return kOverflowId;
+        }
         if (offset + text.size() > kArenaBytes) {
           // Arena full: the id still becomes ready (the flusher sends ids in
           // order and must not stall on it), with the overflow text.
           entries_[my_id].offset = entries_[kOverflowId].offset;
           entries_[my_id].length = entries_[kOverflowId].length;
           entries_[my_id].ready.store(1, std::memory_order_release);
+          lost_.fetch_add(1, std::memory_order_relaxed);
           return my_id;
         }
         memcpy(arena_ + offset, text.data(), text.size());
@@ -94,8 +99,11 @@ uint32_t StringTable::Intern(std::string_view text) {
       if (Text(id) == text) return id;
     }
   }
+  lost_.fetch_add(1, std::memory_order_relaxed);
   return kOverflowId;
 }
+
+uint64_t StringTable::Lost() { return lost_.load(std::memory_order_relaxed); }
 
 void StringTable::RepairAfterFork() {
   if (slots_ == nullptr) return;

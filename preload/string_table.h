@@ -17,6 +17,10 @@ namespace rlscope::preload {
 
 class StringTable {
  public:
+  // Fixed, not grown: lock-free growth would need readers to follow a
+  // moving table, and hashing spreads even a few names over all slot
+  // pages, so a larger table costs every process its resident memory.
+  // Names past it are counted (Lost) and reported.
   static constexpr uint32_t kMaxStrings = 1u << 16;
   static constexpr uint32_t kSlots = 2 * kMaxStrings;      // Load factor <= 1/2.
   static constexpr size_t kArenaBytes = 4u << 20;
@@ -39,6 +43,9 @@ class StringTable {
   // one thread alive (the fork child handler).
   static void RepairAfterFork();
   static std::string_view Text(uint32_t id);
+  // Lost: Intern calls that got kOverflowId's text (table or arena full)
+  // for a text that was not the overflow text itself.
+  static uint64_t Lost();
 
  private:
   struct Slot {
@@ -55,6 +62,7 @@ class StringTable {
   static char* arena_;
   static std::atomic<uint32_t> next_id_;
   static std::atomic<size_t> arena_used_;
+  static std::atomic<uint64_t> lost_;
 };
 
 }  // namespace rlscope::preload

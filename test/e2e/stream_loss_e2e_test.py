@@ -133,5 +133,14 @@ class ClosedSocket(unittest.TestCase):
         self.assertFalse([p for p in problems if "did not end cleanly" in p], problems)
 
 
+class TooManyNames(unittest.TestCase):
+    def test_names_past_the_string_table_are_counted_as_a_problem(self):
+        run = ProfiledRun(self, [ARGS.python, os.path.join(PROGRAMS, "many_names.py"), "70000"])
+        (process,) = run.report["processes"]
+        full = [p for p in process["problems"] if "did not fit rlscope's string table" in p]
+        self.assertEqual(len(full), 1, process["problems"])
+        self.assertGreater(int(full[0].split()[0]), 4000)
+
+
 if __name__ == "__main__":
     main(extra_arguments=("--python",))
