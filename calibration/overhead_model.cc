@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "input_file.h"
 #include "nlohmann/json.hpp"
 
 namespace rlscope::calibration {
@@ -79,12 +80,11 @@ std::vector<std::string> OverheadModel::PythonVersions() const {
 }
 
 absl::StatusOr<OverheadModel> ReadOverheadModel(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrFormat("%s: cannot be read", path));
-  std::stringstream text;
-  text << in.rdbuf();
-  if (in.bad()) return absl::NotFoundError(absl::StrFormat("%s: cannot be read", path));
-  return ParseOverheadModel(text.str(), path);
+  std::string text, error;
+  if (!ReadInputFile(path, kMaxJsonFileBytes, Symlinks::kFollow, &text, &error)) {
+    return absl::NotFoundError(absl::StrFormat("%s: cannot be read: %s", path, error));
+  }
+  return ParseOverheadModel(text, path);
 }
 
 namespace {

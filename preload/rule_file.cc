@@ -1,10 +1,10 @@
 #include "rule_file.h"
 
 #include <fnmatch.h>
-#include <sys/stat.h>
 
-#include <fstream>
 #include <sstream>
+
+#include "input_file.h"
 
 namespace rlscope {
 
@@ -87,16 +87,12 @@ bool ParseRules(std::string_view text, const std::string& source, RuleSet& rules
 
 bool LoadRuleFiles(const std::string& paths, RuleSet& rules, std::string* error) {
   for (const std::string& path : SplitOn(paths, ':')) {
-    // A directory opens as an empty file: say so instead of reading no rules.
-    struct stat info{};
-    std::ifstream in(path);
-    if (!in || stat(path.c_str(), &info) != 0 || S_ISDIR(info.st_mode)) {
-      if (error != nullptr) *error = path + ": cannot read the rules file";
+    std::string content, why;
+    if (!ReadInputFile(path, kMaxRulesFileBytes, Symlinks::kFollow, &content, &why)) {
+      if (error != nullptr) *error = path + ": cannot read the rules file: " + why;
       return false;
     }
-    std::stringstream content;
-    content << in.rdbuf();
-    if (!ParseRules(content.str(), path, rules, error)) return false;
+    if (!ParseRules(content, path, rules, error)) return false;
   }
   return true;
 }

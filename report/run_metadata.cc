@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "absl/strings/str_format.h"
+#include "input_file.h"
 #include "nlohmann/json.hpp"
 
 namespace rlscope::report {
@@ -47,9 +48,12 @@ absl::Status WriteRunMetadata(const std::string& path, const RunMetadata& metada
 }
 
 absl::StatusOr<RunMetadata> ReadRunMetadata(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return absl::NotFoundError(absl::StrFormat("%s: cannot open", path));
-  nlohmann::json json = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  // A link is refused: rlscope wrote this file itself, as a regular file.
+  std::string text, error;
+  if (!ReadInputFile(path, kMaxJsonFileBytes, Symlinks::kRefuse, &text, &error)) {
+    return absl::NotFoundError(absl::StrFormat("%s: cannot be read: %s", path, error));
+  }
+  nlohmann::json json = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (json.is_discarded() || !json.is_object()) {
     return absl::DataLossError(absl::StrFormat("%s: not valid JSON", path));
   }

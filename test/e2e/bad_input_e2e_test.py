@@ -7,10 +7,13 @@ import json
 import os
 import random
 import shutil
+import stat
 import struct
+import subprocess
+import sys
 import unittest
 
-from e2e_support import ProfiledRun, main, run_rlscope, scratch_dir
+from e2e_support import ARGS, ProfiledRun, main, run_rlscope, scratch_dir
 
 # Signs of a crash rather than an error message, in any output.
 CRASH_SIGNS = ("terminate called", "Segmentation fault", "AddressSanitizer", "runtime error:", "LeakSanitizer",
@@ -257,6 +260,112 @@ class BadRunData(unittest.TestCase):
         result = run_rlscope("run", "--rules", directory, "--out", os.path.join(scratch_dir(self), "r"), "--", "true")
         self.assertEqual(result.returncode, 2, result.stderr)
         self.assertIn(f"{directory}: cannot read the rules file", result.stderr)
+
+
+class UnreadableInputs(unittest.TestCase):
+    """Inputs that are no regular file (a FIFO, which blocked forever; /dev/zero,
+    read without bound until the OOM killer came; a directory, which threw),
+    too large, or unreadable. Every kind of input gets each; every command
+    must end in time with one message naming the file."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.holder = unittest.TestCase()
+        cls.base = ProfiledRun(cls.holder, ["sh", "-c", "sleep 0.02"])
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.holder.doCleanups()
+
+    def copy_run(self):
+        out = os.path.join(scratch_dir(self), "run")
+        shutil.copytree(self.base.out, out)
+        return out
+
+    def specials(self):
+        """(what, make) pairs: make(path) puts that kind of file at path."""
+        def fifo(path):
+            os.mkfifo(path)
+
+        def zero(path):
+            # A device node of its own where possible: files of a run
+            # directory that are links are refused before they are opened.
+            try:
+                os.mknod(path, stat.S_IFCHR | 0o600, os.makedev(1, 5))  # /dev/zero's numbers.
+            except PermissionError:
+                os.symlink("/dev/zero", path)
+
+        def huge(path):
+            with open(path, "wb") as f:
+                f.truncate(64 << 20)  # Sparse: no disk used.
+        return [("is a FIFO", fifo), ("is a directory", os.mkdir), ("is a device", zero),
+                ("is larger than", huge)]
+
+    def replace(self, path, make):
+        if os.path.isdir(path) and not os.path.islink(path):
+            shutil.rmtree(path)
+        elif os.path.lexists(path):
+            os.remove(path)
+        make(path)
+
+    def rlscope(self, *args, codes):
+        result = run_rlscope(*args, timeout=REPORT_TIMEOUT_S)  # A hang fails here.
+        for sign in CRASH_SIGNS:
+            self.assertNotIn(sign, result.stderr + result.stdout)
+        self.assertIn(result.returncode, codes, result.stderr + result.stdout)
+        return result
+
+    def test_meta_json(self):
+        for what, make in self.specials():
+            with self.subTest(what=what):
+                out = self.copy_run()
+                meta = os.path.join(out, "meta.json")
+                self.replace(meta, make)
+                result = self.rlscope("report", out, codes=(0,))
+                self.assertEqual(len([line for line in problem_lines(result.stdout)
+                                      if meta in line and what in line]), 1, result.stdout)
+                self.rlscope("export", out, "--csv", os.path.join(scratch_dir(self), "x.csv"), codes=(0,))
+                self.rlscope("diff", out, self.base.out, codes=(0,))
+
+    def test_meta_json_a_link_is_refused(self):
+        out = self.copy_run()
+        meta = os.path.join(out, "meta.json")
+        target = os.path.join(scratch_dir(self), "elsewhere.json")
+        shutil.move(meta, target)
+        os.symlink(target, meta)
+        result = self.rlscope("report", out, codes=(0,))
+        self.assertIn(f"{meta}: cannot be read: is a symbolic link", result.stdout)
+
+    def test_calibration(self):
+        for what, make in self.specials():
+            with self.subTest(what=what):
+                path = os.path.join(scratch_dir(self), "calibration.json")
+                make(path)
+                result = self.rlscope("report", "--calibration", path, self.copy_run(), codes=(0,))
+                self.assertIn(f"uncorrected: {path}: cannot be read: {what}", result.stdout)
+                result = self.rlscope("run", "--calibration", path, "--out", os.path.join(scratch_dir(self), "r"),
+                                      "--", "true", codes=(2,))
+                self.assertIn(f"{path}: cannot be read: {what}", result.stderr)
+                out = self.copy_run()
+                in_run = os.path.join(out, "calibration.json")
+                self.replace(in_run, make)
+                result = self.rlscope("report", out, codes=(0,))
+                self.assertIn(f"uncorrected: {in_run}: cannot be read: {what}", result.stdout)
+
+    def test_rules(self):
+        for what, make in self.specials():
+            with self.subTest(what=what):
+                path = os.path.join(scratch_dir(self), "mine.rules")
+                make(path)
+                result = self.rlscope("run", "--rules", path, "--out", os.path.join(scratch_dir(self), "r"), "--",
+                                      "true", codes=(2,))
+                self.assertIn(f"{path}: cannot read the rules file: {what}", result.stderr)
+                out = self.copy_run()
+                in_run = os.path.join(out, "rules", "99-mine.rules")
+                make(in_run)
+                result = self.rlscope("report", out, codes=(0,))
+                self.assertEqual(len([line for line in problem_lines(result.stdout)
+                                      if f"{in_run}: cannot read the rules file: {what}" in line]), 1, result.stdout)
 
 
 if __name__ == "__main__":
