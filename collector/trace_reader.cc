@@ -1,92 +1,110 @@
 #include "trace_reader.h"
 
 #include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_format.h"
 #include "flatbuffers/flatbuffers.h"
+#include "input_file.h"
 
 namespace rlscope::collector {
 
 namespace {
 
-#ifndef MADV_POPULATE_READ
-#define MADV_POPULATE_READ 22  // Linux 5.14; older kernels refuse it (EINVAL) and fault page by page.
-#endif
-
-// Owns a read-only mapping of a whole file, read front to back: Advance()
-// faults in the window ahead of the reader in one call (a page fault per
-// 4 KiB dominated analysis time on large traces) and drops what it has
-// read, so a multi-GB trace never sits in memory whole.
-class MappedFile {
+// TraceFile: a trace file read front to back through a window: pread into
+// a buffer of at least a frame, never a mapping, so a file truncated while
+// it is read (by another program, or a full disk's cleanup) ends reading
+// with a message instead of a SIGBUS, and a multi-GB trace never sits in
+// memory whole (the buffer holds the largest frame plus one read).
+class TraceFile {
  public:
-  static absl::StatusOr<MappedFile> Open(const std::string& path) {
-    int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return absl::NotFoundError(absl::StrFormat("%s: cannot open: %s", path, strerror(errno)));
-    struct stat info{};
-    if (fstat(fd, &info) != 0 || !S_ISREG(info.st_mode)) {
-      close(fd);
-      return absl::InvalidArgumentError(absl::StrFormat("%s: not a regular file", path));
-    }
-    MappedFile file;
-    file.size_ = static_cast<size_t>(info.st_size);
-    if (file.size_ > 0) {
-      void* data = mmap(nullptr, file.size_, PROT_READ, MAP_PRIVATE, fd, 0);
-      if (data == MAP_FAILED) {
-        close(fd);
-        return absl::InternalError(absl::StrFormat("%s: cannot map: %s", path, strerror(errno)));
-      }
-      file.data_ = static_cast<const uint8_t*>(data);
-      madvise(data, file.size_, MADV_SEQUENTIAL);
-      file.Advance(0);
-    }
-    close(fd);
-    return file;
+  static absl::StatusOr<TraceFile> Open(const std::string& path) {
+    off_t size = 0;
+    std::string error;
+    const int fd = OpenInputFile(path, Symlinks::kFollow, &size, &error);
+    if (fd < 0) return absl::NotFoundError(absl::StrFormat("%s: cannot open: %s", path, error));
+    posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+    return TraceFile(fd, static_cast<uint64_t>(size));
   }
-  MappedFile() = default;
-  MappedFile(MappedFile&& other) noexcept
-      : data_(other.data_), size_(other.size_), populated_(other.populated_), dropped_(other.dropped_) {
-    other.data_ = nullptr;
+  TraceFile(TraceFile&& other) noexcept
+      : fd_(std::exchange(other.fd_, -1)), size_(other.size_), buffer_(std::move(other.buffer_)),
+        begin_(other.begin_), end_(other.end_) {}
+  TraceFile& operator=(TraceFile&&) = delete;
+  ~TraceFile() {
+    if (fd_ >= 0) close(fd_);
   }
 
-  // Advance: the reader is done with every byte before `offset` (a frame
-  // boundary) and reads on from there, up to a frame (kMaxFrameBytes).
-  void Advance(size_t offset) {
-    static const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
-    const size_t done = offset / page * page;
-    if (done >= dropped_ + kWindowBytes) {
-      madvise(const_cast<uint8_t*>(data_) + dropped_, done - dropped_, MADV_DONTNEED);
-      dropped_ = done;
+  // size: the file's size when it was opened; the reader reads no further.
+  uint64_t size() const { return size_; }
+
+  // Bytes: bytes [offset, offset + count) of the file, valid until the next
+  // call, or nullptr when they could not be read (error() says why).
+  // Offsets only grow, and each call starts at or after the last one's.
+  const uint8_t* Bytes(uint64_t offset, size_t count) {
+    if (offset >= begin_ && offset + count <= end_) return Data() + (offset - begin_);
+    // Keep what is buffered from `offset` on, at the front: a frame starts
+    // at the buffer's (aligned) start.
+    if (offset < end_ && offset > begin_) {
+      memmove(Data(), Data() + (offset - begin_), static_cast<size_t>(end_ - offset));
     }
-    const size_t wanted = std::min(size_, offset + kWindowBytes);
-    if (populated_ >= wanted) return;
-    const size_t from = std::max(populated_, done);
-    const size_t to = std::min(size_, from + 2 * kWindowBytes);
-    madvise(const_cast<uint8_t*>(data_) + from, to - from, MADV_POPULATE_READ);
-    populated_ = to;
+    const uint64_t kept = offset < end_ ? end_ - offset : 0;
+    begin_ = offset;
+    end_ = offset + kept;
+    const size_t wanted = std::max(count, std::min<size_t>(kReadBytes, static_cast<size_t>(size_ - offset)));
+    if (buffer_.size() * sizeof(uint64_t) < wanted) buffer_.resize((wanted + sizeof(uint64_t) - 1) / sizeof(uint64_t));
+    while (end_ < begin_ + wanted) {
+      const ssize_t n = pread(fd_, Data() + (end_ - begin_), static_cast<size_t>(begin_ + wanted - end_),
+                              static_cast<off_t>(end_));
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) {
+        error_ = absl::StrFormat("read failed: %s", strerror(errno));
+        return nullptr;
+      }
+      if (n == 0) {
+        error_ = absl::StrFormat("the file ended at byte %d while it was read (it was %d bytes when opened: "
+                                 "truncated by another program?)",
+                                 end_, size_);
+        return nullptr;
+      }
+      end_ += static_cast<uint64_t>(n);
+    }
+    return Data();
   }
-  MappedFile& operator=(MappedFile&&) = delete;
-  ~MappedFile() {
-    if (data_ != nullptr) munmap(const_cast<uint8_t*>(data_), size_);
-  }
-  const uint8_t* data() const { return data_; }
-  size_t size() const { return size_; }
+  const std::string& error() const { return error_; }
 
  private:
-  // At least a frame, so a frame is whole in the window ahead.
-  static constexpr size_t kWindowBytes = size_t{wire::kMaxFrameBytes};
+  // One read: large enough that system calls do not matter, small enough
+  // that the buffer stays near the largest frame.
+  static constexpr size_t kReadBytes = size_t{4} << 20;
 
-  const uint8_t* data_ = nullptr;
-  size_t size_ = 0;
-  size_t populated_ = 0;  // Bytes [dropped_, populated_) were faulted in.
-  size_t dropped_ = 0;    // Bytes before it were released.
+  TraceFile(int fd, uint64_t size) : fd_(fd), size_(size) {}
+  uint8_t* Data() { return reinterpret_cast<uint8_t*>(buffer_.data()); }
+
+  int fd_ = -1;
+  uint64_t size_ = 0;
+  std::vector<uint64_t> buffer_;  // uint64_t: aligned for any scalar a frame holds.
+  uint64_t begin_ = 0;            // File offsets of the buffered bytes [begin_, end_).
+  uint64_t end_ = 0;
+  std::string error_;
+};
+
+// MemorySource: a trace already in memory, for ReadTraceBuffer.
+class MemorySource {
+ public:
+  MemorySource(const uint8_t* data, size_t size) : data_(data), size_(size) {}
+  uint64_t size() const { return size_; }
+  const uint8_t* Bytes(uint64_t offset, size_t) const { return data_ + offset; }
+  std::string error() const { return ""; }
+
+ private:
+  const uint8_t* data_;
+  size_t size_;
 };
 
 constexpr size_t kFrameAlignment = alignof(uint64_t);
@@ -155,21 +173,13 @@ absl::StatusOr<const wire::Frame*> VerifyFrame(const uint8_t* data, size_t size)
   return frame;
 }
 
-absl::StatusOr<TraceReadResult> ReadTraceFile(const std::string& path, const FrameVisitor& visit) {
-  absl::StatusOr<MappedFile> file = MappedFile::Open(path);
-  if (!file.ok()) return file.status();
-  const uint8_t* data = file->data();
-  return ReadTraceBuffer(data, file->size(), path, [&](const wire::Frame& frame, uint64_t offset) {
-    visit(frame, offset);
-    // The frame was verified, so its size prefix is sound.
-    uint32_t length;
-    memcpy(&length, data + offset, sizeof(length));
-    file->Advance(offset + sizeof(uint32_t) + flatbuffers::EndianScalar(length));
-  });
-}
+namespace {
 
-absl::StatusOr<TraceReadResult> ReadTraceBuffer(const uint8_t* data, size_t size, const std::string& path,
-                                                const FrameVisitor& visit) {
+// ScanFrames: the reading loop of ReadTraceFile and ReadTraceBuffer, over a
+// TraceFile or a MemorySource.
+template <typename Source>
+absl::StatusOr<TraceReadResult> ScanFrames(Source& source, const std::string& path, const FrameVisitor& visit) {
+  const uint64_t size = source.size();
   TraceReadResult result;
   AlignedBytes aligned_copy;
   std::string first_damage;
@@ -184,8 +194,13 @@ absl::StatusOr<TraceReadResult> ReadTraceBuffer(const uint8_t* data, size_t size
       damaged(absl::StrFormat("truncated frame header (%d of 4 bytes)", size - offset));
       break;
     }
+    const uint8_t* header = source.Bytes(offset, sizeof(uint32_t));
+    if (header == nullptr) {
+      damaged(source.error());
+      break;
+    }
     uint32_t length;  // memcpy: after damage the prefix may be misaligned.
-    memcpy(&length, data + offset, sizeof(length));
+    memcpy(&length, header, sizeof(length));
     length = flatbuffers::EndianScalar(length);
     if (length > wire::kMaxFrameBytes) {
       damaged(absl::StrFormat("corrupt frame length %d", length));
@@ -196,10 +211,14 @@ absl::StatusOr<TraceReadResult> ReadTraceBuffer(const uint8_t* data, size_t size
                               size - offset - sizeof(uint32_t)));
       break;
     }
+    const uint8_t* frame_data = source.Bytes(offset, sizeof(uint32_t) + length);
+    if (frame_data == nullptr) {
+      damaged(source.error());
+      break;
+    }
     // Fields are read in place, so a frame must start aligned for its widest
     // scalar, as the writer's frames (multiples of 8 bytes) always do; one
     // that does not (a damaged or foreign file) is read from an aligned copy.
-    const uint8_t* frame_data = data + offset;
     if (reinterpret_cast<uintptr_t>(frame_data) % kFrameAlignment != 0) {
       aligned_copy.assign(frame_data, frame_data + sizeof(uint32_t) + length);
       frame_data = reinterpret_cast<const uint8_t*>(aligned_copy.data());
@@ -230,6 +249,20 @@ absl::StatusOr<TraceReadResult> ReadTraceBuffer(const uint8_t* data, size_t size
   }
   result.bytes = offset;
   return result;
+}
+
+}  // namespace
+
+absl::StatusOr<TraceReadResult> ReadTraceFile(const std::string& path, const FrameVisitor& visit) {
+  absl::StatusOr<TraceFile> file = TraceFile::Open(path);
+  if (!file.ok()) return file.status();
+  return ScanFrames(*file, path, visit);
+}
+
+absl::StatusOr<TraceReadResult> ReadTraceBuffer(const uint8_t* data, size_t size, const std::string& path,
+                                                const FrameVisitor& visit) {
+  MemorySource source(data, size);
+  return ScanFrames(source, path, visit);
 }
 
 }  // namespace rlscope::collector

@@ -35,13 +35,14 @@ struct TraceReadResult {
 };
 
 // ReadTraceFile: returns an error only when the file cannot be read at all
-// or is not a trace (no valid Hello first); damage later in the file is
-// reported in the result.
+// (not a regular file: a FIFO never blocks it) or is not a trace (no valid
+// Hello first); damage later in the file, and a file that shrinks while it
+// is read, are reported in the result. Reads with pread, never a mapping.
 absl::StatusOr<TraceReadResult> ReadTraceFile(const std::string& path, const FrameVisitor& visit);
 
 // ReadTraceBuffer: the same for a trace already in memory (`source` names
-// it in messages); what ReadTraceFile does after mapping the file, and what
-// the fuzzer (test/fuzz/) drives.
+// it in messages): the same loop ReadTraceFile runs over the file's
+// window, and what the fuzzer (test/fuzz/) drives.
 absl::StatusOr<TraceReadResult> ReadTraceBuffer(const uint8_t* data, size_t size, const std::string& source,
                                                 const FrameVisitor& visit);
 

@@ -4,6 +4,7 @@
 #include "trace_reader.h"
 
 #include <catch2/catch.hpp>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -207,4 +208,47 @@ TEST_CASE("A frame at a misaligned offset is read, not misread", "[wire]") {
   REQUIRE(result.ok());
   CHECK_FALSE(result->damage.has_value());
   CHECK(kinds == std::vector<wire::Message>{wire::Message::Hello, wire::Message::Batch, wire::Message::Goodbye});
+}
+
+// A file cut by another program while it is read: the reader used to map
+// the file, and touching the vanished pages raised SIGBUS.
+TEST_CASE("A trace truncated while it is read ends in damage instead of a signal", "[wire]") {
+  std::vector<uint8_t> stream;
+  BatchEncoder encoder;
+  ProcessIdentity identity;
+  identity.pid = 7;
+  Append(stream, encoder.EncodeHello(identity, "tsc"));
+  constexpr uint32_t kEvents = 4000;
+  for (uint64_t sequence = 1; stream.size() < (size_t{16} << 20); ++sequence) {
+    encoder.BeginBatch(sequence, 0);
+    encoder.AddThreadEvents(11, 1, kEvents, 0, {}, [](wire::Event* out) {
+      for (uint32_t i = 0; i < kEvents; ++i) {
+        out[i] = wire::Event(i, i + 1, 0, static_cast<uint16_t>(wire::EventKind::kCudaApi), 0, 0);
+      }
+    });
+    Append(stream, encoder.FinishBatch());
+  }
+  const std::string path = TempPath("shrinking.rlt");
+  WriteFile(path, stream);
+  uint64_t frames = 0;
+  absl::StatusOr<TraceReadResult> result = ReadTraceFile(path, [&](const wire::Frame&, uint64_t) {
+    if (frames++ == 0) REQUIRE(truncate(path.c_str(), 100 << 10) == 0);
+  });
+  REQUIRE(result.ok());
+  REQUIRE(result->damage.has_value());
+  CHECK(result->damage->find("while it was read") != std::string::npos);
+  CHECK(result->frames >= 1);
+  std::remove(path.c_str());
+}
+
+TEST_CASE("A FIFO or a device or a directory is not read as a trace", "[wire]") {
+  const std::string fifo = TempPath("fifo.rlt");
+  REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
+  Collected collected;
+  for (const std::string& path : {fifo, std::string("/dev/zero"), std::string("/tmp")}) {
+    absl::StatusOr<TraceReadResult> result = Read(path, collected);  // A FIFO must not block.
+    REQUIRE_FALSE(result.ok());
+    CHECK(std::string(result.status().message()).find(path + ": cannot open: is a") != std::string::npos);
+  }
+  std::remove(fifo.c_str());
 }

@@ -315,6 +315,21 @@ class UnreadableInputs(unittest.TestCase):
         self.assertIn(result.returncode, codes, result.stderr + result.stdout)
         return result
 
+    def test_trace_file(self):
+        for what, make in self.specials():
+            if what == "is larger than":
+                continue  # Traces have no size bound: they are read in windows.
+            with self.subTest(what=what):
+                out = self.copy_run()
+                trace_dir = os.path.join(out, "trace")
+                path = os.path.join(trace_dir, sorted(os.listdir(trace_dir))[0])
+                self.replace(path, make)
+                result = self.rlscope("report", out, codes=(3,))
+                self.assertEqual(len([line for line in problem_lines(result.stdout)
+                                      if path in line and what in line]), 1, result.stdout)
+                result = self.rlscope("dump", path, codes=(1,))
+                self.assertIn(f"{path}: cannot open: {what}", result.stderr)
+
     def test_meta_json(self):
         for what, make in self.specials():
             with self.subTest(what=what):
