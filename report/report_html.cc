@@ -61,7 +61,7 @@ std::string MetadataSection(const RunReport& report) {
   }
   std::vector<std::pair<std::string, std::string>> facts = {
       {"command", absl::StrCat("<code>", Escape(FormatCommandLine(meta.command)), "</code>")},
-      {"exit status", absl::StrCat(meta.exit_code)},
+      {"exit status", meta.recorded ? absl::StrCat(meta.exit_code) : "unknown (meta.json unreadable)"},
       {"started", Escape(UtcTime(meta.start_unix_ns))},
       {"wall time (profiled)", Escape(FormatDuration(meta.wall_ns))},
   };

@@ -136,7 +136,7 @@ std::string FormatReportJson(const RunReport& report) {
   nlohmann::ordered_json json = {
       {"schema", kReportSchema},
       {"command", report.metadata.command},
-      {"exit_code", report.metadata.exit_code},
+      {"exit_code", report.metadata.recorded ? nlohmann::ordered_json(report.metadata.exit_code) : nullptr},
       {"wall_ns", report.metadata.wall_ns},
       {"corrected", report.corrected},
       {"rows", rows},

@@ -364,8 +364,11 @@ std::string FormatReportText(const RunReport& report) {
   const RunMetadata& meta = report.metadata;
   out += absl::StrFormat("rlscope report: %s\n",
                          FormatCommandLine(meta.command));
-  out += absl::StrFormat("  exit status %d, wall time %s, %d process(es); %s\n", meta.exit_code,
-                         FormatDuration(meta.wall_ns), report.processes.size(),
+  out += absl::StrFormat("  %s, %d process(es); %s\n",
+                         meta.recorded ? absl::StrFormat("exit status %d, wall time %s", meta.exit_code,
+                                                         FormatDuration(meta.wall_ns))
+                                       : "exit status and wall time unknown (meta.json unreadable)",
+                         report.processes.size(),
                          report.corrected ? "corrected for profiling overhead"
                                           : "NOT corrected for profiling overhead");
   out += CorrectionSection(report);

@@ -25,6 +25,9 @@ struct RunMetadata {
   // environment already named another CUDA injection library), "" (a run
   // from before GPU capture existed).
   std::string gpu_capture;
+  // False when meta.json could not be read: the fields above are then
+  // defaults, not facts, and reports say "unknown" instead of "exit status 0".
+  bool recorded = true;
 };
 
 absl::Status WriteRunMetadata(const std::string& path, const RunMetadata& metadata);

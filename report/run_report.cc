@@ -347,6 +347,7 @@ DecodedRun DecodeRun(const std::string& run_dir, const std::vector<std::filesyst
   if (loaded.ok()) {
     run.metadata = *std::move(loaded);
   } else {
+    run.metadata.recorded = false;
     problems.push_back(absl::StrFormat("%s; command, exit code and wall time are unknown",
                                        loaded.status().message()));
   }

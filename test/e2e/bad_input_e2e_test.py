@@ -339,6 +339,8 @@ class UnreadableInputs(unittest.TestCase):
                 result = self.rlscope("report", out, codes=(0,))
                 self.assertEqual(len([line for line in problem_lines(result.stdout)
                                       if meta in line and what in line]), 1, result.stdout)
+                self.assertIn("exit status and wall time unknown", result.stdout)
+                self.assertNotIn("exit status 0", result.stdout)
                 self.rlscope("export", out, "--csv", os.path.join(scratch_dir(self), "x.csv"), codes=(0,))
                 self.rlscope("diff", out, self.base.out, codes=(0,))
 
@@ -381,6 +383,24 @@ class UnreadableInputs(unittest.TestCase):
                 result = self.rlscope("report", out, codes=(0,))
                 self.assertEqual(len([line for line in problem_lines(result.stdout)
                                       if f"{in_run}: cannot read the rules file: {what}" in line]), 1, result.stdout)
+
+    @unittest.skipUnless(os.geteuid() == 0 and shutil.which("setpriv"), "needs root and setpriv")
+    def test_unreadable_meta_json(self):
+        # chmod 000 does not stop root: the report runs as nobody.
+        out = self.copy_run()
+        os.chmod(os.path.dirname(out), 0o755)
+        for root, dirs, files in os.walk(out):
+            for name in dirs + files + [""]:
+                os.chown(os.path.join(root, name), 65534, 65534)
+        meta = os.path.join(out, "meta.json")
+        os.chmod(meta, 0)
+        result = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", ARGS.rlscope,
+                                 "report", out], capture_output=True, text=True, timeout=REPORT_TIMEOUT_S)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertIn(f"{meta}: cannot be read: Permission denied", result.stdout)
+        self.assertIn("exit status and wall time unknown", result.stdout)
+        with open(os.path.join(out, "report.json")) as f:
+            self.assertIsNone(json.load(f)["exit_code"])
 
 
 if __name__ == "__main__":
