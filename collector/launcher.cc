@@ -10,7 +10,9 @@
 #include <cstring>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "rule_file.h"
 
 extern char** environ;
 
@@ -122,7 +124,16 @@ std::vector<std::string> BuildChildEnvironment(const std::vector<std::string>& b
   const std::string python_path = GetVariable(environment, "PYTHONPATH");
   SetVariable(environment, "PYTHONPATH",
               python_path.empty() ? injection.python_dir : injection.python_dir + ":" + python_path);
-  SetVariable(environment, "RLSCOPE_RULES", injection.rules);
+  // One variable per rules file: any character may appear in a path. The
+  // older ':'-separated RLSCOPE_RULES is dropped, so an outer run's list
+  // cannot leak in.
+  std::erase_if(environment, [](const std::string& entry) {
+    return absl::StartsWith(entry, absl::StrCat(kLegacyRulesVariable, "="));
+  });
+  SetVariable(environment, kRulesCountVariable, absl::StrCat(injection.rule_files.size()));
+  for (size_t i = 0; i < injection.rule_files.size(); ++i) {
+    SetVariable(environment, absl::StrCat(kRulesFileVariablePrefix, i), injection.rule_files[i]);
+  }
   if (!injection.simulator_patterns.empty()) SetVariable(environment, "RLSCOPE_SIM", injection.simulator_patterns);
   if (!injection.backend_patterns.empty()) SetVariable(environment, "RLSCOPE_BACKEND", injection.backend_patterns);
   if (!injection.nvtx_domains.empty()) SetVariable(environment, "RLSCOPE_NVTX_DOMAINS", injection.nvtx_domains);

@@ -18,7 +18,7 @@ struct InjectionEnvironment {
   std::string preload_path;  // librlscope_preload.so
   std::string socket_path;   // the collector's socket
   std::string python_dir;    // holds sitecustomize.py and the rlscope module
-  std::string rules;         // ':'-separated rule files (RLSCOPE_RULES)
+  std::vector<std::string> rule_files;  // RLSCOPE_RULES_COUNT, RLSCOPE_RULES_<i> (rule_file.h)
   std::string simulator_patterns;  // ','-separated LIB:PATTERN (RLSCOPE_SIM)
   std::string backend_patterns;    // ','-separated LIB:PATTERN (RLSCOPE_BACKEND)
   std::string nvtx_domains;        // ','-separated globs (RLSCOPE_NVTX_DOMAINS)
@@ -33,7 +33,7 @@ struct InjectionEnvironment {
 };
 
 // BuildChildEnvironment: `base` (NAME=VALUE entries) with LD_PRELOAD and
-// PYTHONPATH prepended, RLSCOPE_SOCKET/RLSCOPE_RULES/RLSCOPE_SIM set and
+// PYTHONPATH prepended, RLSCOPE_SOCKET/RLSCOPE_RULES_*/RLSCOPE_SIM set and
 // NVTX_INJECTION64_PATH and CUDA_INJECTION64_PATH pointed at the preload
 // (unless the user set them: then theirs win and `warnings` says which
 // level rlscope will not capture), and RLSCOPE_QUIET=1 with `quiet` (an

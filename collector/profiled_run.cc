@@ -364,7 +364,7 @@ absl::StatusOr<ProfileOutcome> ProfileCommand(const ProfileRequest& request) {
   std::vector<std::string> warnings;
   const std::vector<std::string> environment = BuildChildEnvironment(
       WithExtraEnvironment(CurrentEnvironment(), request.extra_environment),
-      {installation->preload, *socket_path, installation->python_dir, absl::StrJoin(rule_files, ":"),
+      {installation->preload, *socket_path, installation->python_dir, rule_files,
        absl::StrJoin(request.simulator_patterns, ","), absl::StrJoin(request.backend_patterns, ","),
        absl::StrJoin(request.nvtx_domains, ","), request.cupti, request.cupti_path, request.quiet_preload},
       &warnings);

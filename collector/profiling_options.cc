@@ -66,7 +66,7 @@ absl::StatusOr<bool> TakeProfilingOption(const std::string& command, const Parse
     // Checked now, so a typo fails before the (possibly long) run.
     RuleSet rules;
     std::string error;
-    if (!LoadRuleFiles(*value, rules, &error)) return UsageError(command, error);
+    if (!LoadRuleFile(*value, rules, &error)) return UsageError(command, error);
     options.rule_files.push_back(std::filesystem::absolute(*value).string());
   } else if (name == "--sim" || name == "--backend") {
     const size_t colon = value->find(':');

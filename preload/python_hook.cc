@@ -578,12 +578,13 @@ bool ResolvePythonApi() {
 void LoadRules() {
   if (g_rules != nullptr) return;
   g_rules = new std::vector<CompiledRule>();
-  const char* paths = getenv("RLSCOPE_RULES");
-  if (paths == nullptr || *paths == '\0') return;
   RuleSet rules;
-  std::string error;
-  if (!LoadRuleFiles(paths, rules, &error)) {
-    RawLog("%s; operations are inferred with the rules read before it", error.c_str());
+  for (const std::string& file : RuleFilesFromEnvironment()) {
+    std::string error;
+    if (!LoadRuleFile(file, rules, &error)) {
+      RawLog("%s; operations are inferred with the rules read before it", error.c_str());
+      break;
+    }
   }
   for (OperationRule& rule : rules.operations) {
     CompiledRule compiled{std::move(rule), 0, {}};

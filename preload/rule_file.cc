@@ -2,6 +2,8 @@
 
 #include <fnmatch.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <sstream>
 
 #include "input_file.h"
@@ -85,16 +87,28 @@ bool ParseRules(std::string_view text, const std::string& source, RuleSet& rules
   return true;
 }
 
-bool LoadRuleFiles(const std::string& paths, RuleSet& rules, std::string* error) {
-  for (const std::string& path : SplitOn(paths, ':')) {
-    std::string content, why;
-    if (!ReadInputFile(path, kMaxRulesFileBytes, Symlinks::kFollow, &content, &why)) {
-      if (error != nullptr) *error = path + ": cannot read the rules file: " + why;
-      return false;
-    }
-    if (!ParseRules(content, path, rules, error)) return false;
+bool LoadRuleFile(const std::string& path, RuleSet& rules, std::string* error) {
+  std::string content, why;
+  if (!ReadInputFile(path, kMaxRulesFileBytes, Symlinks::kFollow, &content, &why)) {
+    if (error != nullptr) *error = path + ": cannot read the rules file: " + why;
+    return false;
   }
-  return true;
+  return ParseRules(content, path, rules, error);
+}
+
+std::vector<std::string> RuleFilesFromEnvironment() {
+  const char* count = getenv(kRulesCountVariable);
+  if (count == nullptr) {
+    const char* legacy = getenv(kLegacyRulesVariable);
+    return legacy != nullptr ? SplitOn(legacy, ':') : std::vector<std::string>{};
+  }
+  std::vector<std::string> files;
+  const int n = std::min(atoi(count), kMaxRuleFiles);
+  for (int i = 0; i < n; ++i) {
+    const char* path = getenv((kRulesFileVariablePrefix + std::to_string(i)).c_str());
+    if (path != nullptr && *path != '\0') files.emplace_back(path);
+  }
+  return files;
 }
 
 }  // namespace rlscope

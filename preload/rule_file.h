@@ -43,8 +43,23 @@ struct RuleSet {
 // first bad line; the lines before it are kept.
 bool ParseRules(std::string_view text, const std::string& source, RuleSet& rules, std::string* error);
 
-// LoadRuleFiles: parses each file of a ':'-separated list, in order.
-bool LoadRuleFiles(const std::string& paths, RuleSet& rules, std::string* error);
+// LoadRuleFile: parses the rules file `path` (any name: ':' included).
+// Returns false and sets *error ("PATH: ...") when it cannot be read (not a
+// regular file, over kMaxRulesFileBytes) or has a bad line.
+bool LoadRuleFile(const std::string& path, RuleSet& rules, std::string* error);
+
+// How the launcher hands rule files to the preload: RLSCOPE_RULES_COUNT=N
+// and RLSCOPE_RULES_0 .. RLSCOPE_RULES_<N-1>, one path each, since no
+// separator is safe in a path. Without RLSCOPE_RULES_COUNT, the older
+// RLSCOPE_RULES (':'-separated paths) is read, for environments set by hand.
+inline constexpr char kRulesCountVariable[] = "RLSCOPE_RULES_COUNT";
+inline constexpr char kRulesFileVariablePrefix[] = "RLSCOPE_RULES_";
+inline constexpr char kLegacyRulesVariable[] = "RLSCOPE_RULES";
+inline constexpr int kMaxRuleFiles = 1000;
+
+// RuleFilesFromEnvironment: the rule files named as above, in order (calls
+// getenv: never from a hook).
+std::vector<std::string> RuleFilesFromEnvironment();
 
 // MatchesGlob: fnmatch with '|'-separated alternatives.
 bool MatchesGlob(std::string_view glob, const char* text);

@@ -362,7 +362,7 @@ DecodedRun DecodeRun(const std::string& run_dir, const std::vector<std::filesyst
   std::sort(rule_files.begin(), rule_files.end());
   for (const fs::path& file : rule_files) {
     std::string rules_error;
-    if (!LoadRuleFiles(file.string(), rules, &rules_error)) problems.push_back(rules_error);
+    if (!LoadRuleFile(file.string(), rules, &rules_error)) problems.push_back(rules_error);
   }
   LibraryClassifier classifier(rules.libraries);
   NativeSymbolizer symbolizer;

@@ -384,6 +384,24 @@ class UnreadableInputs(unittest.TestCase):
                 self.assertEqual(len([line for line in problem_lines(result.stdout)
                                       if f"{in_run}: cannot read the rules file: {what}" in line]), 1, result.stdout)
 
+    def test_rules_path_with_a_colon(self):
+        directory = scratch_dir(self)
+        rules = os.path.join(directory, "run:12:00.rules")
+        with open(rules, "w") as f:
+            f.write("operation mine Custom.work\n")
+        program = os.path.join(directory, "work.py")
+        with open(program, "w") as f:
+            f.write("class Custom:\n    def work(self):\n        return sorted(range(2000))\n"
+                    "for _ in range(300):\n    Custom().work()\n")
+        out = os.path.join(directory, "run")
+        result = self.rlscope("run", "--quiet", "--rules", rules, "--out", out, "--", sys.executable, program,
+                              codes=(0,))
+        self.assertTrue(os.path.exists(os.path.join(out, "rules", "01-run:12:00.rules")))
+        with open(os.path.join(out, "report.json")) as f:
+            report = json.load(f)
+        self.assertIn("mine", {row["operation"] for row in report["rows"]}, result.stderr)
+        self.assertEqual(problem_lines(self.rlscope("report", out, codes=(0,)).stdout), [])
+
     @unittest.skipUnless(os.geteuid() == 0 and shutil.which("setpriv"), "needs root and setpriv")
     def test_unreadable_meta_json(self):
         # chmod 000 does not stop root: the report runs as nobody.
