@@ -1,15 +1,19 @@
 #include "run_directory.h"
 
 #include <sys/random.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <filesystem>
 
 #include "absl/strings/str_format.h"
+#include "input_file.h"
+#include "output_file.h"
 
 namespace rlscope::collector {
 
@@ -29,6 +33,68 @@ std::string SafeName(const std::string& text) {
   return safe.empty() ? "run" : safe.substr(0, 40);
 }
 
+// RandomSuffix: six letters and digits nobody can predict, so a default
+// name cannot be prepared (a link planted at it) by another user of a
+// shared working directory.
+std::string RandomSuffix() {
+  constexpr char kAlphabet[] = "abcdefghijklmnopqrstuvwxyz0123456789";
+  unsigned char bytes[6] = {};
+  if (getrandom(bytes, sizeof(bytes), 0) != static_cast<ssize_t>(sizeof(bytes))) {
+    // Never expected (no entropy before boot); mkdir stays exclusive anyway.
+    const uint64_t mixed = static_cast<uint64_t>(time(nullptr)) * 0x9E3779B97F4A7C15ull ^ getpid();
+    memcpy(bytes, &mixed, sizeof(bytes));
+  }
+  std::string suffix;
+  for (unsigned char byte : bytes) suffix += kAlphabet[byte % (sizeof(kAlphabet) - 1)];
+  return suffix;
+}
+
+// UsableExistingDirectory: whether an --out that exists already may hold
+// this run. Accepted: a directory of this user that holds no run and that
+// no other user can write to (nobody else can then plant links in it).
+// Refused: a link (even to a directory), anything else, a run's directory,
+// another user's or a group- or world-writable directory.
+absl::Status UsableExistingDirectory(const fs::path& dir) {
+  struct stat info{};
+  if (lstat(dir.c_str(), &info) != 0) {
+    return absl::PermissionDeniedError(absl::StrFormat("cannot use %s: %s", dir.string(), strerror(errno)));
+  }
+  if (S_ISLNK(info.st_mode)) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "%s is a symbolic link: rlscope does not write through links; give the directory itself or another --out",
+        dir.string()));
+  }
+  if (!S_ISDIR(info.st_mode)) {
+    return absl::AlreadyExistsError(
+        absl::StrFormat("%s exists and is not a directory; choose another --out", dir.string()));
+  }
+  if (HoldsRun(dir)) {
+    return absl::AlreadyExistsError(absl::StrFormat(
+        "%s already holds an rlscope run; choose another --out or remove it first", dir.string()));
+  }
+  if (info.st_uid != geteuid() || (info.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "%s exists and %s: another user could plant links in it; choose a new --out (rlscope creates it)",
+        dir.string(), info.st_uid != geteuid() ? "belongs to another user" : "is writable by other users"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CreateParents(const fs::path& dir) {
+  std::error_code error;
+  if (!dir.parent_path().empty()) fs::create_directories(dir.parent_path(), error);
+  if (error) {
+    return absl::PermissionDeniedError(
+        absl::StrFormat("cannot create the output directory %s: %s", dir.parent_path().string(), error.message()));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CannotCreate(const fs::path& dir) {
+  return absl::PermissionDeniedError(
+      absl::StrFormat("cannot create the output directory %s: %s", dir.string(), strerror(errno)));
+}
+
 }  // namespace
 
 std::string DefaultRunDirectory(const std::vector<std::string>& command, const std::string& kind) {
@@ -42,8 +108,9 @@ std::string DefaultRunDirectory(const std::vector<std::string>& command, const s
   if (command.size() > 1 && name.rfind("python", 0) == 0 && command[1].size() > 0 && command[1][0] != '-') {
     name = fs::path(command[1]).stem().string();
   }
-  if (!kind.empty()) return (fs::path("rlscope-out") / absl::StrFormat("%s-%s-%s", stamp, kind, SafeName(name))).string();
-  return (fs::path("rlscope-out") / absl::StrFormat("%s-%s", stamp, SafeName(name))).string();
+  const std::string kind_part = kind.empty() ? "" : kind + "-";
+  return (fs::path("rlscope-out") / absl::StrFormat("%s-%s%s-%s", stamp, kind_part, SafeName(name), RandomSuffix()))
+      .string();
 }
 
 absl::StatusOr<std::string> PrepareRunDirectory(const std::optional<std::string>& requested,
@@ -52,24 +119,30 @@ absl::StatusOr<std::string> PrepareRunDirectory(const std::optional<std::string>
   if (requested) {
     dir = *requested;
     if (dir.empty()) return absl::InvalidArgumentError("--out needs a directory name");
-    if (HoldsRun(dir)) {
-      return absl::AlreadyExistsError(absl::StrFormat(
-          "%s already holds an rlscope run; choose another --out or remove it first", dir.string()));
+    if (absl::Status parents = CreateParents(dir); !parents.ok()) return parents;
+    if (mkdir(dir.c_str(), 0700) != 0) {
+      if (errno != EEXIST) return CannotCreate(dir);
+      if (absl::Status usable = UsableExistingDirectory(dir); !usable.ok()) return usable;
     }
   } else {
-    const fs::path base = DefaultRunDirectory(command);
-    dir = base;
-    for (int suffix = 2; HoldsRun(dir); ++suffix) dir = base.string() + absl::StrFormat("-%d", suffix);
+    for (int attempt = 0;; ++attempt) {
+      dir = DefaultRunDirectory(command);
+      if (absl::Status parents = CreateParents(dir); !parents.ok()) return parents;
+      if (mkdir(dir.c_str(), 0700) == 0) break;
+      if (errno != EEXIST || attempt == 100) return CannotCreate(dir);
+    }
   }
-  std::error_code error;
-  fs::create_directories(dir / "trace", error);
-  if (error) {
-    return absl::PermissionDeniedError(
-        absl::StrFormat("cannot create the output directory %s: %s", (dir / "trace").string(), error.message()));
-  }
-  if (access((dir / "trace").c_str(), W_OK) != 0) {
-    return absl::PermissionDeniedError(
-        absl::StrFormat("cannot write into %s: %s", (dir / "trace").string(), strerror(errno)));
+  // Creating trace/ claims DIR: mkdir is atomic, so of two runs given the
+  // same --out at once exactly one proceeds.
+  const fs::path trace = dir / "trace";
+  if (mkdir(trace.c_str(), 0700) != 0) {
+    if (errno == EEXIST) {
+      return absl::AlreadyExistsError(absl::StrFormat(
+          "%s already holds an rlscope run (or another one is starting in it); choose another --out or remove it "
+          "first",
+          dir.string()));
+    }
+    return CannotCreate(trace);
   }
   return dir.string();
 }
@@ -99,13 +172,23 @@ absl::StatusOr<Installation> FindInstallation() {
 
 absl::Status CopyRules(const std::string& run_dir, const std::vector<std::string>& rule_files) {
   const fs::path dir = fs::path(run_dir) / "rules";
-  std::error_code error;
-  fs::create_directories(dir, error);
-  for (size_t i = 0; i < rule_files.size() && !error; ++i) {
-    const std::string name = absl::StrFormat("%02d-%s", i, fs::path(rule_files[i]).filename().string());
-    fs::copy_file(rule_files[i], dir / name, fs::copy_options::overwrite_existing, error);
+  if (mkdir(dir.c_str(), 0700) != 0) {
+    struct stat info{};
+    if (errno != EEXIST || lstat(dir.c_str(), &info) != 0 || !S_ISDIR(info.st_mode)) {
+      return absl::InternalError(absl::StrFormat("cannot create %s: %s", dir.string(),
+                                                 errno == EEXIST ? "it exists and is not a directory" : strerror(errno)));
+    }
   }
-  if (error) return absl::InternalError(absl::StrFormat("cannot copy rules into %s: %s", dir.string(), error.message()));
+  for (size_t i = 0; i < rule_files.size(); ++i) {
+    const std::string name = absl::StrFormat("%02d-%s", i, fs::path(rule_files[i]).filename().string());
+    std::string content, error;
+    if (!ReadInputFile(rule_files[i], kMaxRulesFileBytes, Symlinks::kFollow, &content, &error)) {
+      return absl::InternalError(absl::StrFormat("cannot copy %s into %s: %s", rule_files[i], dir.string(), error));
+    }
+    if (!ReplaceFile((dir / name).string(), content, &error)) {
+      return absl::InternalError(absl::StrFormat("cannot copy rules into %s: %s", dir.string(), error));
+    }
+  }
   return absl::OkStatus();
 }
 

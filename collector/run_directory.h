@@ -15,14 +15,18 @@
 
 namespace rlscope::collector {
 
-// DefaultRunDirectory: ./rlscope-out/<YYYYmmdd-HHMMSS>-<command basename>,
-// or ./rlscope-out/<YYYYmmdd-HHMMSS>-<kind>-<command basename> with a `kind`
-// ("validate", ...).
+// DefaultRunDirectory: ./rlscope-out/<YYYYmmdd-HHMMSS>-<command basename>-<random>,
+// or ./rlscope-out/<YYYYmmdd-HHMMSS>-<kind>-<command basename>-<random> with a
+// `kind` ("validate", ...). The random suffix (6 letters and digits) makes
+// the name unpredictable, so nobody can prepare it in a shared directory.
 std::string DefaultRunDirectory(const std::vector<std::string>& command, const std::string& kind = "");
 
-// PrepareRunDirectory: creates DIR and DIR/trace (and missing parents).
-// Refuses a DIR that already holds a run, so no result is overwritten; a
-// default-named DIR that exists gets a numeric suffix instead.
+// PrepareRunDirectory: creates DIR (mode 0700, missing parents as usual)
+// and DIR/trace. A DIR that exists already is used only when it is this
+// user's directory, writable by nobody else, and holds no run; a link at
+// DIR is refused, not followed. Creating DIR/trace claims DIR, so two runs
+// given one --out at once never share it: the second is refused. Without
+// `requested`, a fresh DefaultRunDirectory is created exclusively.
 absl::StatusOr<std::string> PrepareRunDirectory(const std::optional<std::string>& requested,
                                                 const std::vector<std::string>& command);
 
@@ -36,7 +40,8 @@ struct Installation {
 absl::StatusOr<Installation> FindInstallation();
 
 // CopyRules: copies the rule files a run uses into DIR/rules/ (numbered, in
-// order), so `rlscope report DIR` classifies exactly as the run did.
+// order; ReplaceFile, mode 0600), so `rlscope report DIR` classifies
+// exactly as the run did.
 absl::Status CopyRules(const std::string& run_dir, const std::vector<std::string>& rule_files);
 
 // MakeSocketPath: a fresh abstract socket name, "@rlscope-<pid>-<random>"

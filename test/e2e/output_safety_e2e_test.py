@@ -1,0 +1,102 @@
+"""What rlscope writes, as the root user of a shared machine: never through a
+link another user planted (in --out, in a default-named directory, at a
+report rewritten by `rlscope report`, at `calibrate --calibration`), never
+into a FIFO or device, never shared between two runs given one --out, and
+never readable by others (run directory 0700, files 0600). Traces do not
+record the host name."""
+import os
+import re
+import shutil
+import socket
+import stat
+import subprocess
+import unittest
+
+from e2e_support import ARGS, main, run_rlscope, scratch_dir
+
+NOBODY = 65534
+TIMEOUT_S = 120
+
+
+def as_root(test):
+    if os.geteuid() != 0:
+        test.skipTest("needs root: the attacks are on root's files")
+
+
+class OutputSafety(unittest.TestCase):
+    def victim(self):
+        """A file of root's that nothing may write."""
+        path = os.path.join(scratch_dir(self), "precious")
+        with open(path, "w") as f:
+            f.write("precious\n")
+        return path
+
+    def assert_untouched(self, victim):
+        with open(victim) as f:
+            self.assertEqual(f.read(), "precious\n")
+
+    def foreign_directory(self):
+        """An empty, world-writable directory another user (nobody) made."""
+        parent = scratch_dir(self)
+        os.chmod(parent, 0o755)
+        path = os.path.join(parent, "shared")
+        os.mkdir(path)
+        os.chown(path, NOBODY, NOBODY)
+        os.chmod(path, 0o777)
+        return path
+
+    def test_links_planted_in_another_users_out_are_never_followed(self):
+        as_root(self)
+        victim = self.victim()
+        out = self.foreign_directory()
+        for name in ("report.txt", "report.html", "report.json", "calibration.json"):
+            os.symlink(victim, os.path.join(out, name))
+        result = run_rlscope("run", "--out", out, "--", "true", timeout=TIMEOUT_S)
+        self.assertEqual(result.returncode, 1, result.stderr)
+        self.assertIn("belongs to another user", result.stderr)
+        self.assert_untouched(victim)
+
+    def test_out_that_is_a_link_is_refused(self):
+        target = scratch_dir(self)
+        link = os.path.join(scratch_dir(self), "out")
+        os.symlink(target, link)
+        result = run_rlscope("run", "--out", link, "--", "true", timeout=TIMEOUT_S)
+        self.assertEqual(result.returncode, 1, result.stderr)
+        self.assertIn(f"{link} is a symbolic link", result.stderr)
+        self.assertEqual(os.listdir(target), [])
+
+    def test_existing_empty_directory_of_ones_own_is_used(self):
+        out = scratch_dir(self)  # mkdtemp: 0700, this user's.
+        result = run_rlscope("run", "--quiet", "--out", out, "--", "true", timeout=TIMEOUT_S)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertTrue(os.path.exists(os.path.join(out, "report.json")))
+
+    def test_default_names_are_unpredictable_and_private(self):
+        cwd = scratch_dir(self)
+        names = []
+        for _ in range(2):
+            result = subprocess.run([os.path.abspath(ARGS.rlscope), "run", "--quiet", "--", "true"], cwd=cwd, capture_output=True,
+                                    text=True, timeout=TIMEOUT_S)
+            self.assertEqual(result.returncode, 0, result.stderr)
+            names = sorted(os.listdir(os.path.join(cwd, "rlscope-out")))
+        self.assertEqual(len(names), 2, names)
+        for name in names:
+            self.assertRegex(name, r"^\d{8}-\d{6}-true-[a-z0-9]{6}$")
+            mode = os.stat(os.path.join(cwd, "rlscope-out", name)).st_mode
+            self.assertEqual(stat.S_IMODE(mode), 0o700, name)
+
+    def test_two_runs_on_one_out_never_share_it(self):
+        out = os.path.join(scratch_dir(self), "run")
+        runs = [subprocess.Popen([ARGS.rlscope, "run", "--quiet", "--out", out, "--", "sleep", "1"],
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
+        results = []
+        for run in runs:
+            _, stderr = run.communicate(timeout=TIMEOUT_S)
+            results.append((run.returncode, stderr))
+        self.assertEqual(sorted(code for code, _ in results), [0, 1], results)
+        refused = [stderr for code, stderr in results if code == 1][0]
+        self.assertIn("already holds an rlscope run", refused)
+
+
+if __name__ == "__main__":
+    main()
