@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "input_file.h"
+#include "output_file.h"
 #include "nlohmann/json.hpp"
 
 namespace rlscope::calibration {
@@ -186,17 +187,10 @@ absl::Status WriteOverheadModel(const std::string& path, const OverheadModel& mo
                    {"events", cost.events}};
   }
   json["costs"] = std::move(costs);
-  // Written aside and renamed: a crash never leaves half a calibration.
-  const std::string temporary = path + ".tmp";
-  {
-    std::ofstream out(temporary, std::ios::trunc);
-    if (!out) return absl::PermissionDeniedError(absl::StrFormat("%s: cannot be written", temporary));
-    out << json.dump(2) << "\n";
-    if (!out.flush()) return absl::ResourceExhaustedError(absl::StrFormat("%s: write failed (disk full?)", temporary));
-  }
-  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
-    return absl::PermissionDeniedError(absl::StrFormat("%s: cannot be replaced", path));
-  }
+  // Written aside and renamed: a crash never leaves half a calibration, and
+  // a link, device or FIFO at `path` is refused, never written through.
+  std::string error;
+  if (!ReplaceFile(path, json.dump(2) + "\n", &error)) return absl::PermissionDeniedError(error);
   return absl::OkStatus();
 }
 

@@ -5,7 +5,9 @@
 #include <cerrno>
 #include <fstream>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "output_file.h"
 
 namespace rlscope::collector {
 
@@ -29,6 +31,12 @@ absl::Status WriteFile(const std::filesystem::path& path, const std::string& con
   out << content;
   out.close();
   if (!out) return absl::InternalError(absl::StrFormat("cannot write %s", path.string()));
+  return absl::OkStatus();
+}
+
+absl::Status ReplaceRunFile(const std::filesystem::path& path, const std::string& content) {
+  std::string error;
+  if (!ReplaceFile(path.string(), content, &error)) return absl::InternalError(absl::StrCat("cannot write ", error));
   return absl::OkStatus();
 }
 

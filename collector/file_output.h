@@ -20,6 +20,13 @@ bool WriteAll(int fd, const void* data, size_t size);
 // Internal "cannot write PATH".
 absl::Status WriteFile(const std::filesystem::path& path, const std::string& content);
 
+// ReplaceRunFile: a file of a run directory (report.json, report.txt, ...)
+// replaced through a temporary file created exclusively beside it (mode
+// 0600), so a link or FIFO planted at the name is never followed
+// (output_file.h). For paths the user names (`diff -o /dev/stdout`),
+// WriteFile. Errors: Internal "cannot write PATH: why".
+absl::Status ReplaceRunFile(const std::filesystem::path& path, const std::string& content);
+
 }  // namespace rlscope::collector
 
 #endif  // RLSCOPE_COLLECTOR_FILE_OUTPUT_H_

@@ -262,7 +262,9 @@ bool Receiver::OpenTraceFile(Connection& connection, int pid) {
   for (int attempt = 0; attempt < 1000; ++attempt) {
     const std::string path = attempt == 0 ? absl::StrFormat("%s/%d.rlt", trace_dir_, pid)
                                           : absl::StrFormat("%s/%d.%d.rlt", trace_dir_, pid, attempt);
-    int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    // Exclusive and private (0600): traces hold every process's argv; a
+    // link at the name is never followed.
+    int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd < 0 && errno == EEXIST) continue;
     if (fd < 0) {
       problems_.push_back(absl::StrFormat("cannot create %s: %s; process %d is not recorded", path,

@@ -63,10 +63,10 @@ ReportOutcome WriteReport(const std::string& run_dir, report::RunReport* analyse
   outcome.data_damaged = run->data_damaged;
   outcome.text = report::FormatReportText(*run);
   const std::filesystem::path dir(run_dir);
-  outcome.status = WriteFile(dir / "report.json", report::FormatReportJson(*run));
-  if (outcome.status.ok()) outcome.status = WriteFile(dir / "report.txt", outcome.text);
+  outcome.status = ReplaceRunFile(dir / "report.json", report::FormatReportJson(*run));
+  if (outcome.status.ok()) outcome.status = ReplaceRunFile(dir / "report.txt", outcome.text);
   if (outcome.status.ok()) {
-    outcome.status = WriteFile(dir / report::kReportHtmlFileName, report::FormatReportHtml(*run));
+    outcome.status = ReplaceRunFile(dir / report::kReportHtmlFileName, report::FormatReportHtml(*run));
   }
   if (analysed != nullptr) *analysed = *std::move(run);
   return outcome;

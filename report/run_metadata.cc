@@ -1,11 +1,11 @@
 #include "run_metadata.h"
 
-#include <fstream>
 #include <limits>
 #include <utility>
 
 #include "absl/strings/str_format.h"
 #include "input_file.h"
+#include "output_file.h"
 #include "nlohmann/json.hpp"
 
 namespace rlscope::report {
@@ -39,11 +39,11 @@ absl::Status WriteRunMetadata(const std::string& path, const RunMetadata& metada
       {"collector_problems", metadata.collector_problems},
       {"gpu_capture", metadata.gpu_capture},
   };
-  std::ofstream out(path);
   // argv may hold any bytes: invalid UTF-8 is replaced, never fatal.
-  out << json.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
-  out.close();
-  if (!out) return absl::InternalError(absl::StrFormat("cannot write %s", path));
+  std::string error;
+  if (!ReplaceFile(path, json.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n", &error)) {
+    return absl::InternalError(absl::StrFormat("cannot write %s", error));
+  }
   return absl::OkStatus();
 }
 

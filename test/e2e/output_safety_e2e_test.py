@@ -71,6 +71,25 @@ class OutputSafety(unittest.TestCase):
         self.assertEqual(result.returncode, 0, result.stderr)
         self.assertTrue(os.path.exists(os.path.join(out, "report.json")))
 
+    def test_report_rewrite_replaces_a_planted_link(self):
+        victim = self.victim()
+        out = os.path.join(scratch_dir(self), "run")
+        self.assertEqual(run_rlscope("run", "--quiet", "--out", out, "--", "true").returncode, 0)
+        for name in ("report.txt", "report.html", "report.json"):
+            os.remove(os.path.join(out, name))
+            os.symlink(victim, os.path.join(out, name))
+        result = run_rlscope("report", out, timeout=TIMEOUT_S)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assert_untouched(victim)
+        for name in ("report.txt", "report.html", "report.json"):
+            self.assertTrue(stat.S_ISREG(os.lstat(os.path.join(out, name)).st_mode), name)
+        # A FIFO at a report's name is refused, not opened (which would block).
+        os.remove(os.path.join(out, "report.txt"))
+        os.mkfifo(os.path.join(out, "report.txt"))
+        result = run_rlscope("report", out, timeout=TIMEOUT_S)
+        self.assertEqual(result.returncode, 1, result.stderr)
+        self.assertIn("report.txt: is a FIFO (named pipe): not replaced", result.stderr)
+
     def test_default_names_are_unpredictable_and_private(self):
         cwd = scratch_dir(self)
         names = []
@@ -84,6 +103,35 @@ class OutputSafety(unittest.TestCase):
             self.assertRegex(name, r"^\d{8}-\d{6}-true-[a-z0-9]{6}$")
             mode = os.stat(os.path.join(cwd, "rlscope-out", name)).st_mode
             self.assertEqual(stat.S_IMODE(mode), 0o700, name)
+
+    def test_run_files_are_private_whatever_the_umask(self):
+        directory = scratch_dir(self)
+        rules = os.path.join(directory, "mine.rules")
+        with open(rules, "w") as f:
+            f.write("operation mine Custom.work\n")
+        calibration = os.path.join(directory, "calibration.json")
+        with open(calibration, "w") as f:
+            f.write('{"schema": "rlscope.calibration/1", "rlscope_version": "0.1.0", "machine": {}, '
+                    '"costs": {"cuda_hook": {"ns": 1.0}}}\n')
+        out = os.path.join(directory, "run")
+        result = subprocess.run([ARGS.rlscope, "run", "--quiet", "--rules", rules, "--calibration", calibration,
+                                 "--out", out, "--", "sh", "-c", "true"], capture_output=True, text=True,
+                                timeout=TIMEOUT_S, preexec_fn=lambda: os.umask(0))
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertEqual(stat.S_IMODE(os.stat(out).st_mode), 0o700)
+        checked = 0
+        for root, dirs, files in os.walk(out):
+            for name in dirs:
+                self.assertEqual(stat.S_IMODE(os.stat(os.path.join(root, name)).st_mode), 0o700, name)
+            for name in files:
+                path = os.path.join(root, name)
+                self.assertEqual(stat.S_IMODE(os.stat(path).st_mode), 0o600, path)
+                checked += 1
+        names = {name for _, _, files in os.walk(out) for name in files}
+        for expected in ("meta.json", "report.json", "report.txt", "report.html", "calibration.json",
+                         "01-mine.rules"):
+            self.assertIn(expected, names)
+        self.assertTrue(any(name.endswith(".rlt") for name in names), names)
 
     def test_two_runs_on_one_out_never_share_it(self):
         out = os.path.join(scratch_dir(self), "run")
