@@ -20,6 +20,7 @@
 #include "machine_fingerprint.h"
 #include "memory_budget.h"
 #include "nlohmann/json.hpp"
+#include "output_file.h"
 #include "overhead_model.h"
 #include "profiled_run.h"
 #include "run_report.h"
@@ -613,6 +614,12 @@ int CalibrateCommandMain(const std::vector<std::string>& args) {
   model.rlscope_version = RLSCOPE_VERSION;
   model.created_unix_s = static_cast<int64_t>(time(nullptr));
   const std::string path = options->path.empty() ? cal::DefaultCalibrationPath(model.fingerprint) : options->path;
+  // Checked before minutes of measuring: a link, device, FIFO or directory
+  // at the name is never replaced (WriteOverheadModel refuses it too).
+  if (std::string why; !CheckReplaceable(path, &why)) {
+    std::cerr << "rlscope calibrate: " << path << ": " << why << "; nothing was written\n";
+    return 1;
+  }
 
   std::vector<std::string> problems;
   const std::map<std::string, std::string> pythons = PythonVersions(options->pythons, scratch, &problems);

@@ -145,6 +145,26 @@ class OutputSafety(unittest.TestCase):
         refused = [stderr for code, stderr in results if code == 1][0]
         self.assertIn("already holds an rlscope run", refused)
 
+    def test_calibrate_refuses_non_regular_targets(self):
+        directory = scratch_dir(self)
+        fifo = os.path.join(directory, "fifo")
+        os.mkfifo(fifo)
+        link = os.path.join(directory, "link")
+        os.symlink(self.victim(), link)
+        cases = [(fifo, "is a FIFO"), (directory, "is a directory"), (link, "is a symbolic link")]
+        if os.geteuid() == 0:
+            cases.append(("/dev/null", "is a device"))
+        for path, what in cases:
+            with self.subTest(path=path):
+                result = run_rlscope("calibrate", "--quick", "--calibration", path, timeout=TIMEOUT_S)
+                self.assertEqual(result.returncode, 1, result.stderr)
+                self.assertIn(f"{path}: {what}", result.stderr)
+                self.assertIn("nothing was written", result.stderr)
+        self.assertTrue(stat.S_ISFIFO(os.lstat(fifo).st_mode))
+        self.assertTrue(stat.S_ISLNK(os.lstat(link).st_mode))
+        self.assertTrue(stat.S_ISCHR(os.lstat("/dev/null").st_mode))
+        self.assertEqual(sorted(os.listdir(directory)), ["fifo", "link"])
+
 
 if __name__ == "__main__":
     main()
