@@ -55,8 +55,6 @@ ProcessIdentity ProcessIdentity::ReadCurrent(int64_t start_ns, int forked_from) 
     }
     if (position != std::string::npos) id.proc_start_ticks = strtoull(stat.c_str() + position, nullptr, 10);
   }
-  char host[256] = {};
-  if (gethostname(host, sizeof(host) - 1) == 0) id.hostname = host;
   return id;
 }
 
@@ -73,7 +71,7 @@ BatchEncoder::Frame BatchEncoder::EncodeHello(const ProcessIdentity& identity, c
   for (const std::string& arg : identity.argv) argv.push_back(builder_.CreateString(arg));
   auto hello = wire::CreateHello(builder_, wire::kProtocolVersion, identity.pid, identity.ppid, identity.start_ns,
                                  identity.start_unix_ns, builder_.CreateString(identity.executable),
-                                 builder_.CreateVector(argv), builder_.CreateString(identity.hostname),
+                                 builder_.CreateVector(argv), /*hostname=*/builder_.CreateString(""),
                                  builder_.CreateString(clock_source), identity.forked_from,
                                  identity.proc_start_ticks, identity.continues_stream, identity.lost_before_events);
   return Finish(wire::Message::Hello, hello.Union());

@@ -24,7 +24,6 @@ struct ProcessIdentity {
   uint64_t proc_start_ticks = 0;  // /proc/self/stat starttime.
   std::string executable;
   std::vector<std::string> argv;
-  std::string hostname;
   // A reconnection's stream (see Hello.continues_stream).
   bool continues_stream = false;
   uint64_t lost_before_events = 0;

@@ -165,6 +165,24 @@ class OutputSafety(unittest.TestCase):
         self.assertTrue(stat.S_ISCHR(os.lstat("/dev/null").st_mode))
         self.assertEqual(sorted(os.listdir(directory)), ["fifo", "link"])
 
+    def test_traces_do_not_record_the_host_name(self):
+        out = os.path.join(scratch_dir(self), "run")
+        if os.geteuid() == 0 and shutil.which("unshare"):
+            # A host name of its own, long enough to look for.
+            host = b"rlscope-test-host-4f1c9a"
+            result = subprocess.run(["unshare", "--uts", "sh", "-c", 'hostname "$0" && exec "$@"', host.decode(),
+                                     ARGS.rlscope, "run", "--quiet", "--out", out, "--", "true"],
+                                    capture_output=True, text=True, timeout=TIMEOUT_S)
+        else:
+            host = socket.gethostname().encode()
+            if len(host) < 4:
+                self.skipTest("host name too short to look for")
+            result = run_rlscope("run", "--quiet", "--out", out, "--", "true")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        for name in os.listdir(os.path.join(out, "trace")):
+            with open(os.path.join(out, "trace", name), "rb") as f:
+                self.assertNotIn(host, f.read(), name)
+
 
 if __name__ == "__main__":
     main()
