@@ -5,13 +5,13 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <fstream>
 #include <map>
 #include <sstream>
 #include <vector>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
+#include "input_file.h"
 
 namespace rlscope::report {
 
@@ -271,24 +271,21 @@ GpuUtilization SummarizeGpuUtilizationText(std::string_view csv, std::string_vie
 
 GpuUtilization SummarizeGpuUtilization(const std::string& csv_path, const std::string& stderr_path,
                                        int64_t begin_unix_ns, int64_t end_unix_ns) {
-  std::ifstream csv(csv_path, std::ios::binary);
-  if (!csv) {
-    const int open_errno = errno;
+  // Files of a run directory: never a FIFO (which would block the report)
+  // or a device, and bounded (a day of samples is ~100 MB).
+  constexpr size_t kMaxCsvBytes = size_t{1} << 30;
+  constexpr size_t kMaxStderrBytes = size_t{8} << 20;
+  std::string csv_text, error;
+  if (!ReadInputFile(csv_path, kMaxCsvBytes, Symlinks::kRefuse, &csv_text, &error)) {
     GpuUtilization result;
     result.file_missing = true;
-    result.problems.push_back(absl::StrFormat("GPU utilization was not sampled: cannot read %s (%s)", csv_path,
-                                              open_errno != 0 ? strerror(open_errno) : "cannot open"));
+    result.problems.push_back(
+        absl::StrFormat("GPU utilization was not sampled: cannot read %s (%s)", csv_path, error));
     return result;
   }
-  std::ostringstream csv_text;
-  csv_text << csv.rdbuf();
   std::string stderr_text;
-  if (std::ifstream err(stderr_path, std::ios::binary); err) {
-    std::ostringstream text;
-    text << err.rdbuf();
-    stderr_text = text.str();
-  }
-  return SummarizeGpuUtilizationText(csv_text.str(), stderr_text, begin_unix_ns, end_unix_ns, csv_path);
+  if (!ReadInputFile(stderr_path, kMaxStderrBytes, Symlinks::kRefuse, &stderr_text, &error)) stderr_text.clear();
+  return SummarizeGpuUtilizationText(csv_text, stderr_text, begin_unix_ns, end_unix_ns, csv_path);
 }
 
 }  // namespace rlscope::report

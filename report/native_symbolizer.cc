@@ -6,16 +6,21 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
-#include <iterator>
+
+#include "input_file.h"
 
 namespace rlscope::report {
 
 namespace {
 
+// The largest shared object read (libtorch_cuda.so is ~1.5 GB): a module
+// path in a trace is input too, and may name /dev/zero or a FIFO.
+constexpr size_t kMaxObjectBytes = size_t{8} << 30;
+
 std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  std::string content, error;
+  if (!ReadInputFile(path, kMaxObjectBytes, Symlinks::kFollow, &content, &error)) return "";  // No names.
+  return content;
 }
 
 // Reads T at `offset` of `file`, or returns false when out of range.

@@ -384,6 +384,18 @@ class UnreadableInputs(unittest.TestCase):
                 self.assertEqual(len([line for line in problem_lines(result.stdout)
                                       if f"{in_run}: cannot read the rules file: {what}" in line]), 1, result.stdout)
 
+    def test_nvidia_smi_samples(self):
+        for what, make in self.specials():
+            if what == "is larger than":
+                continue  # Its bound (1 GiB) is not worth a test file.
+            with self.subTest(what=what):
+                out = self.copy_run()
+                csv = os.path.join(out, "nvidia-smi.csv")
+                make(csv)
+                result = self.rlscope("report", out, codes=(0,))
+                self.assertEqual(len([line for line in problem_lines(result.stdout)
+                                      if f"cannot read {csv} ({what}" in line]), 1, result.stdout)
+
     def test_rules_path_with_a_colon(self):
         directory = scratch_dir(self)
         rules = os.path.join(directory, "run:12:00.rules")
