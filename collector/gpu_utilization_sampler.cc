@@ -60,7 +60,8 @@ struct Fds {
 };
 
 absl::StatusOr<int> OpenForChild(Fds& owned, const std::string& path, int flags, const char* role) {
-  const int fd = owned.Add(AboveStdio(open(path.c_str(), flags | O_CLOEXEC, 0644)));
+  // Private, like every file of a run directory; a link is never followed.
+  const int fd = owned.Add(AboveStdio(open(path.c_str(), flags | O_CLOEXEC | O_NOFOLLOW, 0600)));
   if (fd < 0) return absl::FailedPreconditionError(absl::StrFormat("cannot open %s for nvidia-smi's %s: %s", path, role, strerror(errno)));
   return fd;
 }

@@ -227,7 +227,8 @@ class StdioFiles {
  private:
   static absl::Status OpenOne(const std::string& path, int flags, int& fd) {
     if (path.empty()) return absl::OkStatus();
-    fd = open(path.c_str(), flags | O_CLOEXEC, 0644);
+    // Files of a run or scratch directory: private, never through a link.
+    fd = open(path.c_str(), flags | O_CLOEXEC | O_NOFOLLOW, 0600);
     if (fd < 0) return absl::FailedPreconditionError(absl::StrFormat("cannot open %s: %s", path, strerror(errno)));
     return absl::OkStatus();
   }

@@ -113,8 +113,8 @@ std::string DefaultRunDirectory(const std::vector<std::string>& command, const s
       .string();
 }
 
-absl::StatusOr<std::string> PrepareRunDirectory(const std::optional<std::string>& requested,
-                                                const std::vector<std::string>& command) {
+absl::StatusOr<std::string> CreateOutputDirectory(const std::optional<std::string>& requested,
+                                                  const std::vector<std::string>& command, const std::string& kind) {
   fs::path dir;
   if (requested) {
     dir = *requested;
@@ -126,12 +126,20 @@ absl::StatusOr<std::string> PrepareRunDirectory(const std::optional<std::string>
     }
   } else {
     for (int attempt = 0;; ++attempt) {
-      dir = DefaultRunDirectory(command);
+      dir = DefaultRunDirectory(command, kind);
       if (absl::Status parents = CreateParents(dir); !parents.ok()) return parents;
       if (mkdir(dir.c_str(), 0700) == 0) break;
       if (errno != EEXIST || attempt == 100) return CannotCreate(dir);
     }
   }
+  return dir.string();
+}
+
+absl::StatusOr<std::string> PrepareRunDirectory(const std::optional<std::string>& requested,
+                                                const std::vector<std::string>& command) {
+  absl::StatusOr<std::string> created = CreateOutputDirectory(requested, command, "");
+  if (!created.ok()) return created.status();
+  const fs::path dir = *created;
   // Creating trace/ claims DIR: mkdir is atomic, so of two runs given the
   // same --out at once exactly one proceeds.
   const fs::path trace = dir / "trace";

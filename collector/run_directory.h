@@ -21,12 +21,17 @@ namespace rlscope::collector {
 // the name unpredictable, so nobody can prepare it in a shared directory.
 std::string DefaultRunDirectory(const std::vector<std::string>& command, const std::string& kind = "");
 
-// PrepareRunDirectory: creates DIR (mode 0700, missing parents as usual)
-// and DIR/trace. A DIR that exists already is used only when it is this
-// user's directory, writable by nobody else, and holds no run; a link at
-// DIR is refused, not followed. Creating DIR/trace claims DIR, so two runs
-// given one --out at once never share it: the second is refused. Without
-// `requested`, a fresh DefaultRunDirectory is created exclusively.
+// CreateOutputDirectory: creates DIR (mode 0700, missing parents as
+// usual). A DIR that exists already is used only when it is this user's
+// directory, writable by nobody else, and holds no run; a link at DIR is
+// refused, not followed. Without `requested`, a fresh
+// DefaultRunDirectory(command, kind) is created exclusively.
+absl::StatusOr<std::string> CreateOutputDirectory(const std::optional<std::string>& requested,
+                                                  const std::vector<std::string>& command, const std::string& kind);
+
+// PrepareRunDirectory: CreateOutputDirectory, then DIR/trace. Creating
+// DIR/trace (mkdir is atomic) claims DIR, so two runs given one --out at
+// once never share it: the second is refused.
 absl::StatusOr<std::string> PrepareRunDirectory(const std::optional<std::string>& requested,
                                                 const std::vector<std::string>& command);
 

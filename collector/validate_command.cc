@@ -21,6 +21,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "cli_args.h"
+#include "file_output.h"
 #include "launcher.h"
 #include "nlohmann/json.hpp"
 #include "profiled_run.h"
@@ -187,34 +188,19 @@ absl::StatusOr<ValidateOptions> ParseValidateOptions(const std::vector<std::stri
   return options;
 }
 
-// PrepareValidateDirectory: creates DIR, which must be absent or empty (it
-// receives many files); a default-named DIR that exists gets a suffix.
+// PrepareValidateDirectory: creates DIR (CreateOutputDirectory: 0700, no
+// links, not another user's), which must be absent or empty (it receives
+// many files).
 absl::StatusOr<std::string> PrepareValidateDirectory(const std::optional<std::string>& requested,
                                                      const std::vector<std::string>& command) {
+  absl::StatusOr<std::string> dir = CreateOutputDirectory(requested, command, "validate");
+  if (!dir.ok()) return dir.status();
   std::error_code error;
-  fs::path dir;
-  if (requested) {
-    dir = *requested;
-    if (dir.empty()) return absl::InvalidArgumentError("--out needs a directory name");
-    if (fs::exists(dir, error) && (!fs::is_directory(dir, error) || !fs::is_empty(dir, error))) {
-      return absl::AlreadyExistsError(
-          absl::StrFormat("%s exists and is not an empty directory; choose another --out or remove it first",
-                          dir.string()));
-    }
-  } else {
-    const fs::path base = DefaultRunDirectory(command, "validate");
-    dir = base;
-    for (int suffix = 2; fs::exists(dir, error); ++suffix) dir = base.string() + absl::StrFormat("-%d", suffix);
+  if (!fs::is_empty(*dir, error)) {
+    return absl::AlreadyExistsError(absl::StrFormat(
+        "%s exists and is not an empty directory; choose another --out or remove it first", *dir));
   }
-  fs::create_directories(dir, error);
-  if (error) {
-    return absl::PermissionDeniedError(
-        absl::StrFormat("cannot create the output directory %s: %s", dir.string(), error.message()));
-  }
-  if (access(dir.c_str(), W_OK) != 0) {
-    return absl::PermissionDeniedError(absl::StrFormat("cannot write into %s: %s", dir.string(), strerror(errno)));
-  }
-  return dir.string();
+  return dir;
 }
 
 constexpr int kInterruptions[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
@@ -517,11 +503,10 @@ class Validation {
       std::cerr << "rlscope validate: no repetition was measured\n";
     }
     const fs::path json_path = fs::path(dir_) / "validate.json";
-    std::ofstream out(json_path, std::ios::binary | std::ios::trunc);
-    out << ToJson().dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << "\n";
-    out.close();
-    if (!out) {
-      std::cerr << "rlscope validate: cannot write " << json_path.string() << "\n";
+    if (absl::Status written = ReplaceRunFile(
+            json_path, ToJson().dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n");
+        !written.ok()) {
+      std::cerr << "rlscope validate: " << written.message() << "\n";
       if (exit_code_ == 0) exit_code_ = 1;
     }
     if (status_ == "interrupted") {

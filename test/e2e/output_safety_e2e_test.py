@@ -183,6 +183,26 @@ class OutputSafety(unittest.TestCase):
             with open(os.path.join(out, "trace", name), "rb") as f:
                 self.assertNotIn(host, f.read(), name)
 
+    def test_validate_output_is_private_and_never_through_links(self):
+        target = scratch_dir(self)
+        link = os.path.join(scratch_dir(self), "out")
+        os.symlink(target, link)
+        result = run_rlscope("validate", "-n", "1", "--warmup", "0", "--out", link, "--", "true", timeout=TIMEOUT_S)
+        self.assertNotEqual(result.returncode, 0, result.stderr)
+        self.assertIn(f"{link} is a symbolic link", result.stderr)
+        self.assertEqual(os.listdir(target), [])
+        out = os.path.join(scratch_dir(self), "validate")
+        result = subprocess.run([ARGS.rlscope, "validate", "-n", "1", "--warmup", "0", "--out", out, "--", "true"],
+                                capture_output=True, text=True, timeout=TIMEOUT_S, preexec_fn=lambda: os.umask(0))
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertEqual(stat.S_IMODE(os.stat(out).st_mode), 0o700)
+        self.assertIn("validate.json", os.listdir(out))
+        for root, dirs, files in os.walk(out):
+            for name in dirs:
+                self.assertEqual(stat.S_IMODE(os.stat(os.path.join(root, name)).st_mode), 0o700, name)
+            for name in files:
+                self.assertEqual(stat.S_IMODE(os.stat(os.path.join(root, name)).st_mode), 0o600, name)
+
 
 if __name__ == "__main__":
     main()
