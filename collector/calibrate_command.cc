@@ -54,7 +54,10 @@ minutes; keep the machine otherwise quiet meanwhile.
 options:
   --calibration FILE   write the calibration to FILE (default: this
                        machine's file under $XDG_CACHE_HOME/rlscope or
-                       ~/.cache/rlscope, which `rlscope run` looks up)
+                       ~/.cache/rlscope, which `rlscope run` looks up);
+                       replaced whole, mode 0600; FILE must be absent or a
+                       regular file (a link, device, FIFO or directory is
+                       refused before anything is measured)
   --python PATH        a Python interpreter to calibrate (repeatable; Python
                        costs are per MAJOR.MINOR version; default: python3
                        on PATH and /usr/bin/python3)

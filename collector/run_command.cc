@@ -34,8 +34,10 @@ COMMAND runs unchanged, with the rlscope preload injected into it and into
 every process it starts; nothing in it needs editing.
 
 options:
-  --out DIR            write the run into DIR (created; must not hold a run
-                       already). default: ./rlscope-out/<date>-<time>-<name>
+  --out DIR            write the run into DIR (created, mode 0700; an
+                       existing DIR must be your own directory, writable by
+                       nobody else, holding no run, and not a link).
+                       default: ./rlscope-out/<date>-<time>-<name>-<random>
 )USAGE";
 
 constexpr const char* kRunUsageAfterProfilingOptions = R"USAGE(  --quiet              print neither the report at the end (still written)
@@ -50,7 +52,8 @@ constexpr const char* kRunUsageAfterProfilingOptions = R"USAGE(  --quiet        
                        still print
   -h, --help           show this help
 
-results (in DIR):
+results (in DIR, each file readable by you only: they hold every traced
+process's command line):
   trace/<pid>.rlt  the raw event stream of each traced process
   meta.json        command, exit status, wall time
   report.json      the breakdown, for tools (schema rlscope.report/1)

@@ -59,8 +59,10 @@ it runs, and prefer N >= 5 for a meaningful spread.
 options:
   -n N                 repetitions (pairs of runs), N >= 1 (default 5)
   --warmup K           unmeasured unprofiled runs first, K >= 0 (default 1)
-  --out DIR            write everything into DIR (created; must be absent or
-                       empty). default: ./rlscope-out/<date>-<time>-validate-<name>
+  --out DIR            write everything into DIR (created, mode 0700; an
+                       existing DIR must be your own empty directory,
+                       writable by nobody else, and not a link). default:
+                       ./rlscope-out/<date>-<time>-validate-<name>-<random>
 profiling options (as for 'rlscope run'; every profiled run uses them):
 )USAGE";
 
