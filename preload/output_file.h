@@ -18,8 +18,9 @@ namespace rlscope {
 bool CheckReplaceable(const std::string& path, std::string* error);
 
 // ReplaceFile: `path` replaced, atomically, by a file of mode 0600 holding
-// `content`: written to a temporary file created exclusively in the same
-// directory, then renamed over `path`. A link at `path` is replaced, never
+// `content`: written to a temporary file created exclusively (O_EXCL,
+// unpredictable name) in the same directory, then renamed over `path`,
+// both relative to one descriptor of that directory (openat, renameat). A link at `path` is replaced, never
 // followed; a directory, FIFO or device there is refused. A failure leaves
 // `path` as it was and nothing else behind; false with *error set
 // ("PATH: ...").
