@@ -80,7 +80,35 @@ absl::Status UsableExistingDirectory(const fs::path& dir) {
   return absl::OkStatus();
 }
 
+// SafeAncestors: whether every existing directory above `dir` is one that no other user can rename or replace entries of: owned by
+// root or this user, and writable by everyone only with the sticky bit
+// (/tmp). Otherwise another user could move DIR away mid-run and put a
+// link in its place, and files written by name would land elsewhere.
+// Group-writable directories are trusted, like the group.
+absl::Status SafeAncestors(const fs::path& dir) {
+  std::error_code error;
+  // Links on the way are the user's own naming: their targets are checked.
+  const fs::path parent = fs::weakly_canonical(fs::absolute(dir, error).parent_path(), error);
+  if (error) return absl::OkStatus();  // Creating DIR reports the problem.
+  fs::path walked = "/";
+  for (const fs::path& part : parent.relative_path()) {
+    walked /= part;
+    struct stat info{};
+    if (lstat(walked.c_str(), &info) != 0) break;  // Not there yet: created by us.
+    const bool foreign_owner = info.st_uid != 0 && info.st_uid != geteuid();
+    if (foreign_owner || ((info.st_mode & S_IWOTH) != 0 && (info.st_mode & S_ISVTX) == 0)) {
+      return absl::FailedPreconditionError(absl::StrFormat(
+          "not writing into %s: %s %s, so another user could swap it for a link to elsewhere; choose an output "
+          "directory whose parents are yours (or root's)",
+          dir.string(), walked.string(),
+          foreign_owner ? "belongs to another user" : "is writable by everyone (without the sticky bit)"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::Status CreateParents(const fs::path& dir) {
+  if (absl::Status safe = SafeAncestors(dir); !safe.ok()) return safe;
   std::error_code error;
   if (!dir.parent_path().empty()) fs::create_directories(dir.parent_path(), error);
   if (error) {

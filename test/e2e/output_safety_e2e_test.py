@@ -56,6 +56,26 @@ class OutputSafety(unittest.TestCase):
         self.assertIn("belongs to another user", result.stderr)
         self.assert_untouched(victim)
 
+    def test_out_below_a_directory_others_can_change_is_refused(self):
+        # Whoever may rename entries of a parent could move the run
+        # directory away mid-run and put a link in its place.
+        as_root(self)
+        foreign = self.foreign_directory()
+        world_writable = os.path.join(scratch_dir(self), "open")
+        os.mkdir(world_writable)
+        os.chmod(world_writable, 0o777)
+        for parent, why in ((foreign, "belongs to another user"), (world_writable, "is writable by everyone")):
+            with self.subTest(why=why):
+                out = os.path.join(parent, "sub", "run")
+                result = run_rlscope("run", "--out", out, "--", "true", timeout=TIMEOUT_S)
+                self.assertEqual(result.returncode, 1, result.stderr)
+                self.assertIn(f"{parent} {why}", result.stderr)
+                self.assertEqual(os.listdir(parent), [])
+        # The sticky bit (as on /tmp) keeps others from renaming what is ours.
+        os.chmod(world_writable, 0o1777)
+        out = os.path.join(world_writable, "run")
+        self.assertEqual(run_rlscope("run", "--quiet", "--out", out, "--", "true").returncode, 0)
+
     def test_out_that_is_a_link_is_refused(self):
         target = scratch_dir(self)
         link = os.path.join(scratch_dir(self), "out")
