@@ -80,11 +80,12 @@ absl::Status UsableExistingDirectory(const fs::path& dir) {
   return absl::OkStatus();
 }
 
-// SafeAncestors: whether every existing directory above `dir` is one that no other user can rename or replace entries of: owned by
-// root or this user, and writable by everyone only with the sticky bit
-// (/tmp). Otherwise another user could move DIR away mid-run and put a
-// link in its place, and files written by name would land elsewhere.
-// Group-writable directories are trusted, like the group.
+// SafeAncestors: whether every existing directory above `dir` is one
+// whose entries no other user can rename or replace: owned by root or this
+// user, and writable by everyone only with the sticky bit (/tmp).
+// Otherwise another user could move DIR away mid-run and put a link in its
+// place, and files written by name would land elsewhere. Group-writable
+// directories are trusted, like the group.
 absl::Status SafeAncestors(const fs::path& dir) {
   std::error_code error;
   // Links on the way are the user's own naming: their targets are checked.
