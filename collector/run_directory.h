@@ -24,7 +24,9 @@ std::string DefaultRunDirectory(const std::vector<std::string>& command, const s
 // CreateOutputDirectory: creates DIR (mode 0700, missing parents as
 // usual). A DIR that exists already is used only when it is this user's
 // directory, writable by nobody else, and holds no run; a link at DIR is
-// refused, not followed. Without `requested`, a fresh
+// refused, not followed; so is a DIR below a directory of another user or
+// a world-writable one without the sticky bit (who could swap DIR for a
+// link mid-run). Without `requested`, a fresh
 // DefaultRunDirectory(command, kind) is created exclusively.
 absl::StatusOr<std::string> CreateOutputDirectory(const std::optional<std::string>& requested,
                                                   const std::vector<std::string>& command, const std::string& kind);
