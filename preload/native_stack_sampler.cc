@@ -7,6 +7,7 @@
 
 #include "code_range.h"
 #include "python_hook.h"
+#include "problem_notice.h"
 #include "raw_log.h"
 #include "recorder.h"
 
@@ -40,7 +41,8 @@ bool LoadUnwinder() {
   if (!g_unwinder_state.compare_exchange_strong(expected, 1)) return expected == 2;
   void* library = dlopen("libunwind.so.8", RTLD_LAZY | RTLD_LOCAL);
   if (library == nullptr) {
-    RawLog("libunwind.so.8 is not available (%s): native programs get no inferred operations", dlerror());
+    ReportProblem("native-stacks", "libunwind.so.8 is not available (%s): native programs get no inferred operations",
+                  dlerror());
     return false;  // Stays 1: never tried again.
   }
   // Per-thread caches: the default global cache takes a lock that a fork()

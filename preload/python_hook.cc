@@ -36,6 +36,7 @@
 
 #include "code_range.h"
 #include "gpu_activity_queue.h"
+#include "problem_notice.h"
 #include "raw_log.h"
 #include "recorder.h"
 #include "rule_file.h"
@@ -571,7 +572,9 @@ bool ResolvePythonApi() {
     pthread_atfork(nullptr, nullptr, &OnForkChild);
     if (g_api.add_audit_hook != nullptr && g_api.add_audit_hook(&AuditHook, nullptr) != 0) g_api.err_clear();
   }
-  if (!g_api.ok) RawLog("this Python lacks parts of the C API rlscope needs; Python-level capture is off");
+  if (!g_api.ok) {
+    ReportProblem("python-api", "this Python lacks parts of the C API rlscope needs; Python-level capture is off");
+  }
   return g_api.ok;
 }
 
@@ -582,7 +585,7 @@ void LoadRules() {
   for (const std::string& file : RuleFilesFromEnvironment()) {
     std::string error;
     if (!LoadRuleFile(file, rules, &error)) {
-      RawLog("%s; operations are inferred with the rules read before it", error.c_str());
+      ReportProblem("rules", "%s; operations are inferred with the rules read before it", error.c_str());
       break;
     }
   }

@@ -12,6 +12,7 @@
 
 #include "elf_image.h"
 #include "got_patcher.h"
+#include "problem_notice.h"
 #include "raw_log.h"
 #include "recorder.h"
 #include "simulator_rules.h"
@@ -210,8 +211,9 @@ void RefreshLocked(const LoaderCounters& counters) {
       candidates = result.candidates;
       g_patched_slots.fetch_add(result.patched, std::memory_order_relaxed);
       if (result.failed > 0 && !g_failure_logged.exchange(true)) {
-        RawLog("simulator hooks: could not write %d GOT slot(s) of %s; those calls are not recorded", result.failed,
-               object.name[0] != '\0' ? object.name : "the program");
+        ReportProblem("simulator-got",
+                      "simulator hooks: could not write %d GOT slot(s) of %s; those calls are not recorded",
+                      result.failed, object.name[0] != '\0' ? object.name : "the program");
       }
     }
     still_loaded.push_back(KnownObject{object.base, object.name, candidates});

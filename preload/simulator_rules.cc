@@ -4,6 +4,7 @@
 
 #include <cstring>
 
+#include "problem_notice.h"
 #include "raw_log.h"
 
 namespace rlscope::preload {
@@ -87,17 +88,19 @@ bool SimulatorRules::Add(const char* entry, size_t length, Kind kind) {
   const char* colon = static_cast<const char*>(memchr(entry, ':', length));
   const int shown = static_cast<int>(length > 200 ? 200 : length);
   if (colon == nullptr || colon == entry || colon == entry + length - 1) {
-    RawLog("RLSCOPE_SIM: '%.*s' is not LIBRARY-GLOB:SYMBOL-GLOB; ignored", shown, entry);
+    ReportProblem("simulator-rules", "RLSCOPE_SIM: '%.*s' is not LIBRARY-GLOB:SYMBOL-GLOB; ignored", shown, entry);
     return false;
   }
   const size_t library_length = static_cast<size_t>(colon - entry);
   const size_t symbol_length = length - library_length - 1;
   if (library_length >= kMaxGlobBytes || symbol_length >= kMaxGlobBytes) {
-    RawLog("RLSCOPE_SIM: '%.*s' is longer than %zu bytes a side; ignored", shown, entry, kMaxGlobBytes - 1);
+    ReportProblem("simulator-rules", "RLSCOPE_SIM: '%.*s' is longer than %zu bytes a side; ignored", shown, entry,
+                  kMaxGlobBytes - 1);
     return false;
   }
   if (count_ == kMaxRules) {
-    RawLog("RLSCOPE_SIM: more than %d simulator rules; '%.*s' ignored", kMaxRules, shown, entry);
+    ReportProblem("simulator-rules", "RLSCOPE_SIM: more than %d simulator rules; '%.*s' ignored", kMaxRules, shown,
+                  entry);
     return false;
   }
   Rule& rule = rules_[count_];

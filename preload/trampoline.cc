@@ -34,6 +34,7 @@
 #include <cstring>
 
 #include "native_stack_sampler.h"
+#include "problem_notice.h"
 #include "raw_log.h"
 #include "recorder.h"
 #include "string_table.h"
@@ -130,8 +131,9 @@ void* Trampolines::For(void* target, const char* name, bool backend) {
   }
   pthread_mutex_unlock(&g_registry_mutex);
   if (stub == nullptr && !g_full_logged.exchange(true)) {
-    RawLog("simulator hooks: all %d trampolines are in use; %s and later functions are not recorded", kCapacity,
-           name);
+    ReportProblem("trampolines",
+                  "simulator hooks: all %d trampolines are in use; %s and later functions are not recorded",
+                  kCapacity, name);
   }
   return stub;
 }

@@ -118,6 +118,9 @@ class NativeProgram(unittest.TestCase):
         self.assertEqual(run.result.stderr.count("'no-colon-here' is not LIBRARY-GLOB:SYMBOL-GLOB"), 1,
                          run.result.stderr)
         self.assertEqual(dict(run.counts), {"simtest_int_args": 2})
+        # The report says it too, for a run whose stderr was not kept.
+        problems = [p for process in run.report["processes"] for p in process["problems"]]
+        self.assertEqual(sum("'no-colon-here' is not LIBRARY-GLOB:SYMBOL-GLOB" in p for p in problems), 1, problems)
 
     def test_sim_option_wants_one_library_pattern_pair(self):
         out = os.path.join(scratch_dir(self), "run")
