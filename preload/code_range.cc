@@ -2,6 +2,8 @@
 
 #include <link.h>
 
+#include "loader_gate.h"
+
 namespace rlscope::preload {
 
 namespace {
@@ -29,7 +31,7 @@ int VisitObject(dl_phdr_info* info, size_t, void* data) {
 
 CodeRange CodeRangeContaining(const void* address) {
   Search search{reinterpret_cast<uintptr_t>(address), {}};
-  if (address != nullptr) dl_iterate_phdr(&VisitObject, &search);
+  if (address != nullptr) IterateLoadedObjects(&VisitObject, &search);
   return search.range;
 }
 

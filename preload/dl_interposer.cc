@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "elf_image.h"
+#include "loader_gate.h"
 #include "raw_log.h"
 #include "simulator_hooks.h"
 
@@ -74,7 +75,7 @@ int FindPreloadSpan(dl_phdr_info* info, size_t, void* data) {
 bool IsPreloadAddress(const void* address) {
   static const PreloadSpan span = [] {
     PreloadSpan found;
-    dl_iterate_phdr(&FindPreloadSpan, &found);
+    IterateLoadedObjects(&FindPreloadSpan, &found);
     return found;
   }();
   const auto value = reinterpret_cast<uintptr_t>(address);
@@ -121,7 +122,7 @@ bool CallerMatters(const char* file, const void* caller) {
   if (strchr(file, '$') != nullptr) return true;
   if (strchr(file, '/') != nullptr) return false;
   SearchScope scope{reinterpret_cast<uintptr_t>(caller)};
-  dl_iterate_phdr(&InspectSearchScope, &scope);
+  IterateLoadedObjects(&InspectSearchScope, &scope);
   // An unknown caller (JIT code) counts as the program, as in glibc.
   const bool runpath = scope.caller_found ? scope.caller_has_runpath : scope.program_has_runpath;
   return runpath || scope.library_has_rpath || scope.self_has_search_path;
@@ -148,7 +149,7 @@ void* LookUpDefault(const void* caller, const char* name, const char* version) {
 const RealDlFunctions& RealDl() {
   static const RealDlFunctions real = [] {
     RealSearch search;
-    dl_iterate_phdr(&SearchReal, &search);
+    IterateLoadedObjects(&SearchReal, &search);
     RealDlFunctions found{search.after.dlopen ? search.after.dlopen : search.anywhere.dlopen,
                           search.after.dlsym ? search.after.dlsym : search.anywhere.dlsym,
                           search.after.dlvsym ? search.after.dlvsym : search.anywhere.dlvsym};

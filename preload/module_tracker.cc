@@ -5,6 +5,8 @@
 
 #include <cstddef>
 
+#include "loader_gate.h"
+
 namespace rlscope::preload {
 
 namespace {
@@ -48,13 +50,13 @@ int CollectRanges(dl_phdr_info* info, size_t size, void* data) {
 
 bool ModuleTracker::ChangedSinceLastSnapshot() const {
   Counters counters;
-  dl_iterate_phdr(&ReadCounters, &counters);
+  IterateLoadedObjects(&ReadCounters, &counters);
   return counters.adds != adds_ || counters.subs != subs_;
 }
 
 std::vector<ModuleRange> ModuleTracker::Snapshot() {
   Collected collected;
-  dl_iterate_phdr(&CollectRanges, &collected);
+  IterateLoadedObjects(&CollectRanges, &collected);
   adds_ = collected.counters.adds;
   subs_ = collected.counters.subs;
   // The main program is listed with an empty name: name it (outside the

@@ -6,6 +6,7 @@
 #include <cstdlib>
 
 #include "code_range.h"
+#include "loader_gate.h"
 #include "python_hook.h"
 #include "problem_notice.h"
 #include "raw_log.h"
@@ -84,10 +85,17 @@ bool MaybeSampleNativeStack(uint64_t now_ticks) {
       ThreadRunsPython()) {
     return false;
   }
-  if (g_unwinder_state.load(std::memory_order_acquire) != 2 && !LoadUnwinder()) return false;
+  // libunwind's walk calls dl_iterate_phdr (and loading it, dlopen): a
+  // fork being prepared skips this sample rather than wait (loader_gate.h).
+  if (!LoaderGate::TryEnter()) return false;
+  if (g_unwinder_state.load(std::memory_order_acquire) != 2 && !LoadUnwinder()) {
+    LoaderGate::Leave();
+    return false;
+  }
   t_last_sample_ticks = now_ticks;
   void* walked[kMaxWalked];
   const int depth = g_backtrace(walked, kMaxWalked);
+  LoaderGate::Leave();
   uint64_t frames[kMaxKept];
   int kept = 0;
   for (int i = 0; i < depth && kept < kMaxKept; ++i) {

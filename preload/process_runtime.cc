@@ -17,6 +17,7 @@
 #include "flush_signal.h"
 #include "flusher.h"
 #include "gpu_activity_queue.h"
+#include "loader_gate.h"
 #include "native_stack_sampler.h"
 #include "process_runtime.h"
 #include "raw_log.h"
@@ -82,6 +83,29 @@ void OnThreadExit(void* value) {
   ThreadRegistry::Retire(buffer);
 }
 
+// Fork safety: no lock the child cannot take may be held across fork().
+// What each lock the preload's threads take does about it:
+// - the loader's write lock (dl_iterate_phdr: the flusher's module check,
+//   stack samples through libunwind, symbol searches of the hooks and of
+//   dl_interposer): every such call passes LoaderGate, which the prepare
+//   handler closes and waits to be empty (loader_gate.h). The loader's main
+//   lock (dlopen, dlsym, dladdr) glibc re-initialises in the child itself.
+// - malloc's arenas: glibc's fork takes and restores them.
+// - the trampoline registry and the simulator hooks' mutex: held across
+//   the fork by their own atfork handlers (registered after the gate's, so
+//   they run before the gate closes).
+// - GpuActivityQueue and CaptureNotices mutexes: re-created empty in the
+//   child (their contents were the parent's).
+// - StringTable, ThreadRegistry, thread rings, FlushSignal: lock-free; the
+//   child repairs or resets them below.
+// - CUPTI's control and buffer-pool mutexes: never taken in a child (every
+//   CUPTI path checks the capture's pid first); CUPTI is the parent's.
+// - the collector connection: a socket, no lock; the child closes the
+//   parent's copy without writing to it.
+// - function-local statics (C++ guard locks) of one-time initialisations:
+//   done before the first fork in practice; not guarded.
+// The flusher thread itself does not exist in the child; the parent's
+// Flusher object is abandoned there.
 void OnForkChild() {
   if (!g_recording) return;
   // The parent's flusher thread does not exist here and its object may be
@@ -113,6 +137,7 @@ void OnForkChild() {
 // their order across objects is the link order, which differs between
 // CMake generators.
 __attribute__((constructor)) void StartPreload() {
+  LoaderGate::InstallForkHandlers();  // First: see InstallForkHandlers.
   InitRawLog();  // RLSCOPE_QUIET: before anything may print.
   ResolveRealSignalFunctions();  // Its wrappers serve the program even when not recording.
   TickClock::Init();

@@ -5,6 +5,8 @@
 
 #include <cstring>
 
+#include "loader_gate.h"
+
 namespace rlscope::preload {
 
 namespace {
@@ -57,7 +59,7 @@ void* ResolveNextSymbol(const char* name, const char* version, const char* libra
   if (library_hint == nullptr) return nullptr;
   Candidates candidates;
   candidates.hint = library_hint;
-  dl_iterate_phdr(&CollectCandidate, &candidates);
+  IterateLoadedObjects(&CollectCandidate, &candidates);
   for (int i = 0; i < candidates.count; ++i) {
     // RTLD_NOLOAD: only a handle to what is already there; never loads.
     void* handle = dlopen(candidates.paths[i], RTLD_LAZY | RTLD_NOLOAD);

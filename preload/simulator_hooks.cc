@@ -12,6 +12,7 @@
 
 #include "elf_image.h"
 #include "got_patcher.h"
+#include "loader_gate.h"
 #include "problem_notice.h"
 #include "raw_log.h"
 #include "recorder.h"
@@ -178,7 +179,7 @@ bool IsSelf(const LoadedObject& object, size_t index) {
 void RefreshLocked(const LoaderCounters& counters) {
   std::vector<LoadedObject> objects;
   objects.reserve(64);
-  dl_iterate_phdr(&CollectObject, &objects);
+  IterateLoadedObjects(&CollectObject, &objects);
 
   std::vector<const LoadedObject*> simulators;
   bool new_simulator = false;
@@ -252,7 +253,7 @@ bool SimulatorHooks::Installed() { return g_installed.load(std::memory_order_acq
 void SimulatorHooks::Refresh() {
   if (!Installed()) return;
   LoaderCounters counters;
-  dl_iterate_phdr(&ReadCounters, &counters);
+  IterateLoadedObjects(&ReadCounters, &counters);
   pthread_mutex_lock(&g_mutex);
   const bool changed = !g_have_counters || !(counters == g_counters);
   // Scanning every new object's relocations takes milliseconds when a

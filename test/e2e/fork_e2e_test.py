@@ -1,0 +1,86 @@
+#!/usr/bin/env python3
+"""Processes a run starts: fork storms, children that never stream, children
+started with a scrubbed environment. Every process the program starts is in
+report.json's processes or named by a problem line; nothing hangs (each
+case runs under a deadline, and a hang kills what it left and fails).
+
+  fork_e2e_test.py --rlscope BIN --fork-tree BIN --dlopen-lib LIB
+"""
+import json
+import os
+import re
+import sys
+import time
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from e2e_support import ARGS, main, scratch_dir  # noqa: E402
+from fault_e2e_test import bounded  # noqa: E402  (also makes this process a subreaper)
+
+PYTHON = "/usr/bin/python3"
+PROGRAMS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "python_programs")
+# Generous: a fork tree of 200 takes well under a second unprofiled; a hang
+# (a child waiting on a lock forever) is what this deadline catches.
+DEADLINE_S = 120
+TREE_SIZE = 200
+
+
+def profiled(test, command, timeout=DEADLINE_S):
+    out = os.path.join(scratch_dir(test), "run")
+    run = bounded(test, [ARGS.rlscope, "run", "--quiet", "--out", out, "--", *command], timeout=timeout)
+    with open(os.path.join(out, "report.json")) as f:
+        return run, json.load(f)
+
+
+def all_problems(report):
+    problems = list(report.get("problems", []))
+    for process in report["processes"]:
+        problems.extend(process.get("problems", []))
+    return problems
+
+
+def unaccounted(report, pids):
+    """The pids neither in the report's processes nor named by a problem."""
+    present = {process["pid"] for process in report["processes"]}
+    named = set()
+    for problem in all_problems(report):
+        named.update(int(pid) for pid in re.findall(r"process (\d+)", problem))
+    return sorted(set(pids) - present - named)
+
+
+class ForkStorm(unittest.TestCase):
+    """A tree of TREE_SIZE fork() children, with and without a dlopen in
+    each child at birth: it finishes, and every pid is accounted for."""
+
+    def tree(self, program, extra=()):
+        """Runs PROGRAM N PIDFILE EXTRA unprofiled and profiled."""
+        pid_file = os.path.join(scratch_dir(self), "pids")
+        plain = bounded(self, [*program, str(TREE_SIZE), "/dev/null", *extra], timeout=DEADLINE_S)
+        run, report = profiled(self, [*program, str(TREE_SIZE), pid_file, *extra])
+        self.assertEqual(run.returncode, 0, run.stderr[-3000:])
+        self.assertEqual(run.stdout, plain.stdout, run.stderr[-3000:])
+        with open(pid_file) as f:
+            pids = [int(line) for line in f if line.strip()]
+        self.assertEqual(len(pids), TREE_SIZE)
+        self.assertEqual(unaccounted(report, pids), [], all_problems(report)[:20])
+        # A figure for the log, not an assertion (the machine may be busy).
+        print(f"\n  {os.path.basename(program[-1])} {' '.join(extra)}: unprofiled {plain.seconds:.2f} s, "
+              f"profiled {run.seconds:.2f} s, {len(report['processes'])} of {TREE_SIZE} processes in the report",
+              file=sys.stderr)
+        return report
+
+    def test_c_tree(self):
+        self.tree([ARGS.fork_tree])
+
+    def test_c_tree_with_dlopen_in_every_child(self):
+        self.tree([ARGS.fork_tree], [ARGS.dlopen_lib])
+
+    def test_python_tree(self):
+        self.tree([PYTHON, os.path.join(PROGRAMS, "fork_tree.py")])
+
+    def test_python_tree_with_dlopen_in_every_child(self):
+        self.tree([PYTHON, os.path.join(PROGRAMS, "fork_tree.py")], [ARGS.dlopen_lib])
+
+
+if __name__ == "__main__":
+    main(extra_arguments=("--fork-tree", "--dlopen-lib"))
