@@ -33,6 +33,7 @@ const char* KindName(uint16_t kind) {
     case wire::EventKind::kNativeStackFrames: return "stack_frames";
     case wire::EventKind::kBackendCall: return "backend";
     case wire::EventKind::kPythonHookReplaced: return "python_hook_replaced";
+    case wire::EventKind::kChildProcess: return "child_process";
     default: return "unknown";
   }
 }

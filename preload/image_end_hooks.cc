@@ -29,12 +29,14 @@ std::vector<char*> CollectArgs(const char* first, va_list& args) {
   return argv;
 }
 
-// Runs an exec attempt; it only returns if exec failed.
+// Runs an exec attempt of `program`; it only returns if exec failed.
 template <typename Exec>
-int AroundExec(Exec exec) {
+int AroundExec(const char* program, Exec exec) {
   FinishImage("exec");
+  NoteExecInVforkChild(program, /*failed=*/false);
   const int result = exec();
   const int saved = errno;
+  NoteExecInVforkChild(program, /*failed=*/true);
   ResumeAfterFailedExec();
   errno = saved;
   return result;
@@ -68,25 +70,25 @@ RLSCOPE_EXPORT __attribute__((noreturn)) void _Exit(int status) {
 RLSCOPE_EXPORT int execve(const char* path, char* const argv[], char* const envp[]) {
   using namespace rlscope::preload;
   static const ExecveFunction real = Real<ExecveFunction>("execve");
-  return AroundExec([&] { return real(path, argv, envp); });
+  return AroundExec(path, [&] { return real(path, argv, envp); });
 }
 
 RLSCOPE_EXPORT int execv(const char* path, char* const argv[]) {
   using namespace rlscope::preload;
   static const ExecvFunction real = Real<ExecvFunction>("execv");
-  return AroundExec([&] { return real(path, argv); });
+  return AroundExec(path, [&] { return real(path, argv); });
 }
 
 RLSCOPE_EXPORT int execvp(const char* file, char* const argv[]) {
   using namespace rlscope::preload;
   static const ExecvFunction real = Real<ExecvFunction>("execvp");
-  return AroundExec([&] { return real(file, argv); });
+  return AroundExec(file, [&] { return real(file, argv); });
 }
 
 RLSCOPE_EXPORT int execvpe(const char* file, char* const argv[], char* const envp[]) {
   using namespace rlscope::preload;
   static const ExecveFunction real = Real<ExecveFunction>("execvpe");
-  return AroundExec([&] { return real(file, argv, envp); });
+  return AroundExec(file, [&] { return real(file, argv, envp); });
 }
 
 RLSCOPE_EXPORT int execl(const char* path, const char* arg, ...) {

@@ -195,6 +195,25 @@ void ResumeAfterFailedExec() {
   StartFlusher(TickClock::SamplePoint(), 0);
 }
 
+void NoteChildProcess(pid_t pid, wire::ChildStart how, const char* program) {
+  if (!g_recording || t_state.untraced || getpid() != g_traced_pid) return;
+  const uint32_t name = program != nullptr ? StringTable::Intern(program) : 0;
+  RecordInstant(wire::EventKind::kChildProcess, name, static_cast<uint64_t>(pid), static_cast<uint16_t>(how));
+}
+
+void NoteExecInVforkChild(const char* program, bool failed) {
+  // A vfork() child shares the parent's memory (g_traced_pid is the
+  // parent's) and runs on the parent's thread, which is suspended until the
+  // exec: appending to that thread's ring is safe, claiming one (it
+  // allocates) is not.
+  if (!g_recording || t_state.untraced || g_flusher == nullptr || t_state.buffer == nullptr) return;
+  const pid_t self = getpid();
+  if (self == g_traced_pid) return;
+  const uint32_t name = program != nullptr && !failed ? StringTable::Intern(program) : 0;
+  RecordInstant(wire::EventKind::kChildProcess, name, static_cast<uint64_t>(self),
+                static_cast<uint16_t>(failed ? wire::ChildStart::kExecFailed : wire::ChildStart::kExecuted));
+}
+
 ThreadBuffer* RegisterCurrentThread() {
   if (!g_recording || t_state.untraced) return nullptr;
   const uint64_t setup_begin = NowTicks();

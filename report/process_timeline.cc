@@ -80,6 +80,7 @@ void MergeExecChain(ProcessTimeline& earlier, ProcessTimeline&& later) {
     into.gpu_launches.insert(into.gpu_launches.end(), thread.gpu_launches.begin(), thread.gpu_launches.end());
   }
   for (std::string& problem : later.problems) earlier.problems.push_back(std::move(problem));
+  for (ChildStart& child : later.children) earlier.children.push_back(std::move(child));
 }
 
 }  // namespace rlscope::report

@@ -130,6 +130,17 @@ struct ThreadTimeline {
   std::vector<OverheadWindow> overhead_windows;
 };
 
+// ChildStartKind: wire::ChildStart, as the analysis reads it.
+enum class ChildStartKind { kForked, kExecuted, kSpawned, kExecFailed };
+
+// ChildStart: a child process this process started (kChildProcess).
+struct ChildStart {
+  int pid = 0;
+  ChildStartKind how = ChildStartKind::kForked;
+  std::string program;  // What it runs; empty for a fork (the same image).
+  int64_t at_ns = 0;
+};
+
 struct ProcessTimeline {
   int pid = 0;
   int ppid = 0;
@@ -153,6 +164,8 @@ struct ProcessTimeline {
   // Things the user should know about this process's data: damaged
   // frames, unbalanced operation pops, operations left open, ...
   std::vector<std::string> problems;
+  // Children it started, in record order per thread (lost_processes.h).
+  std::vector<ChildStart> children;
   // GPU level (CUPTI): activities in delivery order (not sorted), the
   // records that were lost, CUPTI's own CPU overhead, and what capture
   // levels said about themselves.

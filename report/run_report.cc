@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_format.h"
 #include "library_classifier.h"
+#include "lost_processes.h"
 #include "memory_budget.h"
 #include "overlap_sweep.h"
 #include "rule_file.h"
@@ -389,6 +390,7 @@ DecodedRun DecodeRun(const std::string& run_dir, const std::vector<std::filesyst
   }
   if (files.empty()) problems.push_back("no trace files: no process reported to the collector");
   run.processes = MergeExecChains(std::move(processes));
+  for (std::string& problem : LostChildProblems(run.processes)) problems.push_back(std::move(problem));
   return run;
 }
 

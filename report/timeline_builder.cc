@@ -290,6 +290,13 @@ void TimelineBuilder::AddEvents(const wire::ThreadEvents& events) {
       case wire::EventKind::kPythonHookReplaced:
         ++hook_replacements_;
         break;
+      case wire::EventKind::kChildProcess: {
+        // Finish names the program (its string may come in a later batch).
+        const uint16_t how = std::min<uint16_t>(event->flags(), static_cast<uint16_t>(wire::ChildStart::kExecFailed));
+        process_.children.push_back({static_cast<int>(event->payload()), static_cast<ChildStartKind>(how), "", begin});
+        child_program_ids_.push_back(event->name_id());
+        break;
+      }
       case wire::EventKind::kBackendCall:
         thread.cpu_events.push_back({begin, end, static_cast<int32_t>(Category::kBackend)});
         AddSite(thread, {begin, end, OverheadSiteKind::kTrampoline});
@@ -499,6 +506,9 @@ ProcessTimeline TimelineBuilder::Finish() {
     }
     // After relabelling: stack-inferred operations carry NameTable labels.
     InferFromStacks(thread, thread_states_[index]);
+  }
+  for (size_t i = 0; i < process_.children.size(); ++i) {
+    if (child_program_ids_[i] != 0) process_.children[i].program = StringOf(child_program_ids_[i]);
   }
   for (size_t i = 0; i < process_.gpu_activities.size(); ++i) {
     process_.gpu_activities[i].name =

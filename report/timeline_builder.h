@@ -131,6 +131,8 @@ class TimelineBuilder {
   // Raw (string id, detail) of each process_.gpu_activities entry, named
   // at Finish (strings may arrive after the records that use them).
   std::vector<std::pair<uint32_t, uint8_t>> gpu_raw_names_;
+  // Raw program string id of each process_.children entry, named at Finish.
+  std::vector<uint32_t> child_program_ids_;
   absl::flat_hash_map<uint32_t, int32_t> string_labels_;
   // Display names of GPU activities by (kind, string id, detail): kernel
   // names are demangled once each, not once per launch.

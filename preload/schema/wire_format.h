@@ -97,6 +97,20 @@ enum class EventKind : uint16_t {
   // (the driver runs InitializeInjection there), CUPTI's final flush at
   // exit. name_id: what it was. The corrected report removes it.
   kProfilerOverhead = 17,
+  // Instant: this thread started a child process, so the analysis can name
+  // a child whose own stream never arrived (killed before its first flush,
+  // no collector, a scrubbed environment). payload: the child's pid;
+  // flags: ChildStart; name_id: the program it runs (0 for a fork: the
+  // parent's image). Readers that predate it ignore it.
+  kChildProcess = 18,
+};
+
+// Event.flags of kChildProcess: how the child started. Values are frozen.
+enum class ChildStart : uint16_t {
+  kForked = 0,      // fork() returned the child's pid in the parent.
+  kExecuted = 1,    // A vfork() child (it shares our memory) is calling exec.
+  kSpawned = 2,     // posix_spawn[p]() returned the child's pid.
+  kExecFailed = 3,  // That vfork() child's exec failed: it never runs a new image.
 };
 
 // HookOverhead.kind: hook work that leaves no event of its own. The

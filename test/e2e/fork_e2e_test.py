@@ -82,5 +82,30 @@ class ForkStorm(unittest.TestCase):
         self.tree([PYTHON, os.path.join(PROGRAMS, "fork_tree.py")], [ARGS.dlopen_lib])
 
 
+class LostChildren(unittest.TestCase):
+    """A child whose stream never arrives (here: killed before its first
+    flush) is named by a problem line, however it was started; a failed
+    exec (PATH search, missing program) is not a lost child."""
+
+    def test_children_killed_before_their_first_flush_are_named(self):
+        pid_file = os.path.join(scratch_dir(self), "pids")
+        run, report = profiled(self, [PYTHON, os.path.join(PROGRAMS, "lost_children.py"), pid_file])
+        self.assertEqual(run.returncode, 0, run.stderr[-3000:])
+        with open(pid_file) as f:
+            killed = dict(line.split() for line in f if line.strip())
+        self.assertEqual(sorted(killed), ["fork", "spawn", "subprocess"])
+        lost = [problem for problem in report["problems"] if "sent nothing" in problem]
+        for kind, how in (("fork", "forked by"), ("spawn", "spawned to run /bin/sh by"),
+                          ("subprocess", "started (vfork + exec) to run /bin/sh by")):
+            pid = killed[kind]
+            self.assertTrue(any(problem.startswith(f"process {pid} ({how} process ") for problem in lost),
+                            (kind, pid, lost))
+            self.assertNotIn(int(pid), [process["pid"] for process in report["processes"]])
+        # Only those three: the PATH search's failed attempts and the
+        # missing program left no child to expect.
+        self.assertEqual(len(lost), 3, lost)
+        self.assertEqual(unaccounted(report, [int(pid) for pid in killed.values()]), [])
+
+
 if __name__ == "__main__":
     main(extra_arguments=("--fork-tree", "--dlopen-lib"))

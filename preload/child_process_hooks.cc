@@ -1,0 +1,70 @@
+// Hooks for the ways a process starts another: fork() and posix_spawn[p]()
+// (an exec from a vfork() child is noted by the exec hooks,
+// image_end_hooks.cc). Each records the child's pid in the parent's stream
+// (kChildProcess), so the report can name a child whose own stream never
+// arrived instead of leaving it out without a word. Process starts are
+// rare: one instant each, after the call, costs nothing that matters.
+#include <spawn.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+#include "process_runtime.h"
+#include "real_symbol.h"
+
+namespace rlscope::preload {
+namespace {
+
+using ForkFunction = pid_t (*)();
+using SpawnFunction = int (*)(pid_t*, const char*, const posix_spawn_file_actions_t*, const posix_spawnattr_t*,
+                              char* const[], char* const[]);
+
+template <typename Function>
+Function Real(const char* name) {
+  return reinterpret_cast<Function>(ResolveNextSymbol(name, nullptr, nullptr));
+}
+
+int Spawn(SpawnFunction real, pid_t* pid, const char* file, const posix_spawn_file_actions_t* actions,
+          const posix_spawnattr_t* attributes, char* const argv[], char* const envp[]) {
+  if (real == nullptr) return ENOSYS;
+  pid_t child = 0;
+  const int result = real(&child, file, actions, attributes, argv, envp);
+  if (pid != nullptr) *pid = child;
+  if (result == 0) NoteChildProcess(child, wire::ChildStart::kSpawned, file);
+  return result;
+}
+
+}  // namespace
+}  // namespace rlscope::preload
+
+#define RLSCOPE_EXPORT extern "C" __attribute__((visibility("default")))
+
+RLSCOPE_EXPORT pid_t fork() {
+  using namespace rlscope::preload;
+  static const ForkFunction real = Real<ForkFunction>("fork");
+  if (real == nullptr) {
+    errno = ENOSYS;
+    return -1;
+  }
+  const pid_t pid = real();
+  if (pid > 0) {
+    const int saved = errno;
+    NoteChildProcess(pid, rlscope::wire::ChildStart::kForked, nullptr);
+    errno = saved;
+  }
+  return pid;
+}
+
+RLSCOPE_EXPORT int posix_spawn(pid_t* pid, const char* path, const posix_spawn_file_actions_t* actions,
+                               const posix_spawnattr_t* attributes, char* const argv[], char* const envp[]) {
+  using namespace rlscope::preload;
+  static const SpawnFunction real = Real<SpawnFunction>("posix_spawn");
+  return Spawn(real, pid, path, actions, attributes, argv, envp);
+}
+
+RLSCOPE_EXPORT int posix_spawnp(pid_t* pid, const char* file, const posix_spawn_file_actions_t* actions,
+                                const posix_spawnattr_t* attributes, char* const argv[], char* const envp[]) {
+  using namespace rlscope::preload;
+  static const SpawnFunction real = Real<SpawnFunction>("posix_spawnp");
+  return Spawn(real, pid, file, actions, attributes, argv, envp);
+}
