@@ -4,11 +4,13 @@
 // (kChildProcess), so the report can name a child whose own stream never
 // arrived instead of leaving it out without a word. Process starts are
 // rare: one instant each, after the call, costs nothing that matters.
+#include <alloca.h>
 #include <spawn.h>
 #include <unistd.h>
 
 #include <cerrno>
 
+#include "child_environment.h"
 #include "process_runtime.h"
 #include "real_symbol.h"
 
@@ -28,7 +30,10 @@ int Spawn(SpawnFunction real, pid_t* pid, const char* file, const posix_spawn_fi
           const posix_spawnattr_t* attributes, char* const argv[], char* const envp[]) {
   if (real == nullptr) return ENOSYS;
   pid_t child = 0;
-  const int result = real(&child, file, actions, attributes, argv, envp);
+  // rlscope's variables put back (child_environment.h), on this frame.
+  const size_t bytes = ChildEnvironment::BytesNeeded(envp);
+  char* const* completed = bytes == 0 ? envp : ChildEnvironment::Complete(envp, alloca(bytes), bytes);
+  const int result = real(&child, file, actions, attributes, argv, completed);
   if (pid != nullptr) *pid = child;
   if (result == 0) NoteChildProcess(child, wire::ChildStart::kSpawned, file);
   return result;

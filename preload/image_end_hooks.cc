@@ -3,6 +3,7 @@
 // family. Each first sends what the process recorded (FinishImage), so its
 // last events are not lost. glibc's exit() reaches _exit internally, not
 // through these symbols, and is covered by the preload's destructor.
+#include <alloca.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -10,6 +11,7 @@
 #include <cstdlib>
 #include <vector>
 
+#include "child_environment.h"
 #include "process_runtime.h"
 #include "real_symbol.h"
 
@@ -29,12 +31,17 @@ std::vector<char*> CollectArgs(const char* first, va_list& args) {
   return argv;
 }
 
-// Runs an exec attempt of `program`; it only returns if exec failed.
+// Runs an exec attempt of `program` with environment `envp` (rlscope's
+// variables put back: child_environment.h); it only returns if exec failed.
+// The completed envp lives in this frame (alloca: no allocation, which a
+// vfork() child must not do).
 template <typename Exec>
-int AroundExec(const char* program, Exec exec) {
+int AroundExec(const char* program, char* const* envp, Exec exec) {
+  const size_t bytes = ChildEnvironment::BytesNeeded(envp);
+  char* const* completed = bytes == 0 ? envp : ChildEnvironment::Complete(envp, alloca(bytes), bytes);
   FinishImage("exec");
   NoteExecInVforkChild(program, /*failed=*/false);
-  const int result = exec();
+  const int result = exec(completed);
   const int saved = errno;
   NoteExecInVforkChild(program, /*failed=*/true);
   ResumeAfterFailedExec();
@@ -44,7 +51,6 @@ int AroundExec(const char* program, Exec exec) {
 
 using ExitFunction = void (*)(int);
 using ExecveFunction = int (*)(const char*, char* const[], char* const[]);
-using ExecvFunction = int (*)(const char*, char* const[]);
 
 }  // namespace
 }  // namespace rlscope::preload
@@ -70,25 +76,27 @@ RLSCOPE_EXPORT __attribute__((noreturn)) void _Exit(int status) {
 RLSCOPE_EXPORT int execve(const char* path, char* const argv[], char* const envp[]) {
   using namespace rlscope::preload;
   static const ExecveFunction real = Real<ExecveFunction>("execve");
-  return AroundExec(path, [&] { return real(path, argv, envp); });
+  return AroundExec(path, envp, [&](char* const* env) { return real(path, argv, env); });
 }
 
+// execv and execvp pass the process's own environment: as execve and
+// execvpe with `environ`, so a cleared os.environ is completed too.
 RLSCOPE_EXPORT int execv(const char* path, char* const argv[]) {
   using namespace rlscope::preload;
-  static const ExecvFunction real = Real<ExecvFunction>("execv");
-  return AroundExec(path, [&] { return real(path, argv); });
+  static const ExecveFunction real = Real<ExecveFunction>("execve");
+  return AroundExec(path, environ, [&](char* const* env) { return real(path, argv, env); });
 }
 
 RLSCOPE_EXPORT int execvp(const char* file, char* const argv[]) {
   using namespace rlscope::preload;
-  static const ExecvFunction real = Real<ExecvFunction>("execvp");
-  return AroundExec(file, [&] { return real(file, argv); });
+  static const ExecveFunction real = Real<ExecveFunction>("execvpe");
+  return AroundExec(file, environ, [&](char* const* env) { return real(file, argv, env); });
 }
 
 RLSCOPE_EXPORT int execvpe(const char* file, char* const argv[], char* const envp[]) {
   using namespace rlscope::preload;
   static const ExecveFunction real = Real<ExecveFunction>("execvpe");
-  return AroundExec(file, [&] { return real(file, argv, envp); });
+  return AroundExec(file, envp, [&](char* const* env) { return real(file, argv, env); });
 }
 
 RLSCOPE_EXPORT int execl(const char* path, const char* arg, ...) {

@@ -4,6 +4,7 @@
 // Start-up reads RLSCOPE_SOCKET once. Without it (the library was loaded
 // outside `rlscope run`) every hook stays a pass-through and no thread is
 // started.
+#include <dlfcn.h>
 #include <pthread.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
@@ -13,6 +14,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "child_environment.h"
 #include "fatal_signal_flush.h"
 #include "flush_signal.h"
 #include "flusher.h"
@@ -164,6 +166,11 @@ __attribute__((constructor)) void StartPreload() {
 #endif
   InitNativeStackSampler();
   pthread_atfork(nullptr, nullptr, &OnForkChild);
+  // Children started with a scrubbed environment get rlscope's variables
+  // back (child_environment.h says why).
+  Dl_info self{};
+  ChildEnvironment::CaptureAtStart(
+      environ, dladdr(reinterpret_cast<void*>(&StartPreload), &self) != 0 ? self.dli_fname : nullptr);
   const ClockSyncPoint origin = TickClock::SamplePoint();
   t_state.born_ticks = origin.ticks;  // The main thread is born with the process.
   g_recording = true;

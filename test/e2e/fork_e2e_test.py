@@ -107,5 +107,27 @@ class LostChildren(unittest.TestCase):
         self.assertEqual(unaccounted(report, [int(pid) for pid in killed.values()]), [])
 
 
+class ScrubbedEnvironment(unittest.TestCase):
+    """A child started without rlscope's variables in its environment
+    (env={}, a minimal env, posix_spawn with an empty env, a cleared
+    os.environ) is profiled all the same: rlscope puts them back."""
+
+    def test_children_with_a_scrubbed_environment_are_in_the_report(self):
+        pid_file = os.path.join(scratch_dir(self), "pids")
+        run, report = profiled(self, [PYTHON, os.path.join(PROGRAMS, "scrubbed_env.py"), pid_file])
+        self.assertEqual(run.returncode, 0, run.stderr[-3000:])
+        self.assertEqual(run.stdout.split(), ["scrubbed-empty", "scrubbed-minimal", "scrubbed-spawn",
+                                              "scrubbed-cleared"])
+        with open(pid_file) as f:
+            children = dict(line.split() for line in f if line.strip())
+        by_pid = {process["pid"]: process for process in report["processes"]}
+        for kind, pid in children.items():
+            self.assertIn(int(pid), by_pid, (kind, all_problems(report)))
+            self.assertIn(f"scrubbed-{kind}", by_pid[int(pid)]["argv"])
+            # Its Python ran under rlscope's hook (sitecustomize came back too).
+            categories = {row["category"] for thread in by_pid[int(pid)]["threads"] for row in thread["rows"]}
+            self.assertIn("Python", categories, (kind, by_pid[int(pid)]["threads"]))
+
+
 if __name__ == "__main__":
     main(extra_arguments=("--fork-tree", "--dlopen-lib"))
