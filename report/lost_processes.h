@@ -15,6 +15,8 @@ namespace rlscope::report {
 // LostChildProblems: one line per child recorded by one of `processes`
 // (exec chains already merged) that has no stream of its own among them.
 // A child whose last recorded start is a failed exec is not expected.
+// Many lost children started the same way (one parent, one program) share
+// one line naming the first few.
 std::vector<std::string> LostChildProblems(const std::vector<ProcessTimeline>& processes);
 
 }  // namespace rlscope::report

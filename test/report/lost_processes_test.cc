@@ -39,6 +39,18 @@ TEST_CASE("A child that sent nothing is named with its parent", "[lost_processes
   CHECK(problems[1].find("not in the report") != std::string::npos);
 }
 
+TEST_CASE("Many children lost the same way share one line", "[lost_processes]") {
+  std::vector<ChildStart> children;
+  for (int pid = 100; pid < 110; ++pid) children.push_back({pid, ChildStartKind::kSpawned, "/usr/bin/ptxas", pid});
+  children.push_back({200, ChildStartKind::kForked, "", 300});
+  const std::vector<std::string> problems = LostChildProblems({Process(10, children)});
+  REQUIRE(problems.size() == 2);
+  CHECK(problems[0].find("10 processes (spawned to run /usr/bin/ptxas by process 10, trainer --env hopper) sent "
+                         "nothing, so they are not in the report (process 100, process 101, process 102 and 7 "
+                         "more)") == 0);
+  CHECK(problems[1].find("process 200 (forked by process 10") == 0);
+}
+
 TEST_CASE("A vfork child whose exec failed is not expected", "[lost_processes]") {
   // subprocess searching PATH: two failed attempts, then one that worked.
   const std::vector<ProcessTimeline> processes = {Process(10, {{20, ChildStartKind::kExecuted, "/usr/local/bin/x", 1},
