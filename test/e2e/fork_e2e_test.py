@@ -9,6 +9,7 @@ case runs under a deadline, and a hang kills what it left and fails).
 import json
 import os
 import re
+import shutil
 import sys
 import time
 import unittest
@@ -23,11 +24,19 @@ PROGRAMS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "python_prog
 # (a child waiting on a lock forever) is what this deadline catches.
 DEADLINE_S = 120
 TREE_SIZE = 200
+LOADED_COPIES = 150
+
+
+def own_session():
+    """preexec_fn: a session of its own, so that the kill after a hang
+    (every child's process group) does not take this test down with it."""
+    os.setsid()
 
 
 def profiled(test, command, timeout=DEADLINE_S):
     out = os.path.join(scratch_dir(test), "run")
-    run = bounded(test, [ARGS.rlscope, "run", "--quiet", "--out", out, "--", *command], timeout=timeout)
+    run = bounded(test, [ARGS.rlscope, "run", "--quiet", "--out", out, "--", *command], timeout=timeout,
+                  preexec_fn=own_session)
     with open(os.path.join(out, "report.json")) as f:
         return run, json.load(f)
 
@@ -55,7 +64,8 @@ class ForkStorm(unittest.TestCase):
     def tree(self, program, extra=()):
         """Runs PROGRAM N PIDFILE EXTRA unprofiled and profiled."""
         pid_file = os.path.join(scratch_dir(self), "pids")
-        plain = bounded(self, [*program, str(TREE_SIZE), "/dev/null", *extra], timeout=DEADLINE_S)
+        plain = bounded(self, [*program, str(TREE_SIZE), "/dev/null", *extra], timeout=DEADLINE_S,
+                        preexec_fn=own_session)
         run, report = profiled(self, [*program, str(TREE_SIZE), pid_file, *extra])
         self.assertEqual(run.returncode, 0, run.stderr[-3000:])
         self.assertEqual(run.stdout, plain.stdout, run.stderr[-3000:])
@@ -64,7 +74,8 @@ class ForkStorm(unittest.TestCase):
         self.assertEqual(len(pids), TREE_SIZE)
         self.assertEqual(unaccounted(report, pids), [], all_problems(report)[:20])
         # A figure for the log, not an assertion (the machine may be busy).
-        print(f"\n  {os.path.basename(program[-1])} {' '.join(extra)}: unprofiled {plain.seconds:.2f} s, "
+        name = os.path.basename(program[min(1, len(program) - 1)])
+        print(f"\n  {name} {' '.join(extra)}: unprofiled {plain.seconds:.2f} s, "
               f"profiled {run.seconds:.2f} s, {len(report['processes'])} of {TREE_SIZE} processes in the report",
               file=sys.stderr)
         return report
@@ -75,11 +86,22 @@ class ForkStorm(unittest.TestCase):
     def test_c_tree_with_dlopen_in_every_child(self):
         self.tree([ARGS.fork_tree], [ARGS.dlopen_lib])
 
+    def many_libraries(self):
+        """A directory of LOADED_COPIES copies of a small library: loaded
+        first, they make every process's module list as long as a real
+        framework's, and so the flusher's walk of it (under the loader's
+        lock) long enough for forks to land in it."""
+        directory = scratch_dir(self)
+        for i in range(LOADED_COPIES):
+            shutil.copy(ARGS.dlopen_lib, os.path.join(directory, f"libcopy{i}.so"))
+        return directory
+
     def test_python_tree(self):
-        self.tree([PYTHON, os.path.join(PROGRAMS, "fork_tree.py")])
+        self.tree([PYTHON, os.path.join(PROGRAMS, "fork_tree.py"), "--load-first", self.many_libraries()])
 
     def test_python_tree_with_dlopen_in_every_child(self):
-        self.tree([PYTHON, os.path.join(PROGRAMS, "fork_tree.py")], [ARGS.dlopen_lib])
+        self.tree([PYTHON, os.path.join(PROGRAMS, "fork_tree.py"), "--load-first", self.many_libraries()],
+                  [ARGS.dlopen_lib])
 
 
 class LostChildren(unittest.TestCase):

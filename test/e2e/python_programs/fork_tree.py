@@ -1,12 +1,17 @@
 """A tree of N processes made by os.fork() (test/e2e/fork_e2e_test.py).
 
-    fork_tree.py N PIDFILE [LIB]
+    fork_tree.py [--load-first DIR] N PIDFILE [LIB]
 
 Process i (the root is 0) appends its pid to PIDFILE, loads LIB with ctypes
 when given (a dlopen right after its birth), then forks children 2i+1 and
 2i+2 (those below N), each after a few milliseconds of spinning, and waits
-for them. The root prints "N processes, F failed"."""
+for them. The root prints "N processes, F failed".
+
+--load-first DIR: the root first loads every DIR/*.so, so each process has
+many loaded objects and its flusher spends longer listing them (what a
+torch or jax process looks like to the loader)."""
 import ctypes
+import glob
 import os
 import sys
 import time
@@ -19,8 +24,13 @@ def spin(node, child):
 
 
 def main():
-    total, pid_file = int(sys.argv[1]), sys.argv[2]
-    library = sys.argv[3] if len(sys.argv) > 3 else None
+    args = sys.argv[1:]
+    if args[:1] == ["--load-first"]:
+        for path in sorted(glob.glob(os.path.join(args[1], "*.so"))):
+            ctypes.CDLL(path)
+        args = args[2:]
+    total, pid_file = int(args[0]), args[1]
+    library = args[2] if len(args) > 2 else None
     node = 0
     while True:
         with open(pid_file, "a") as f:
