@@ -3,7 +3,8 @@
 
 - every CUDA runtime hook is exported as NAME@@libcudart.so.13, so it binds
   references to CUDA 13's runtime and nothing else;
-- glibc interposers (pthread_create, _exit, exec*, dlopen/dlsym/dlvsym, sigaction, signal, sigset) and
+- glibc interposers (pthread_create, _exit, exec*, fork, posix_spawn[p], dlopen/dlsym/dlvsym, sigaction,
+  signal, sigset) and
   NVTX's injection entry are unversioned, so they satisfy references of any version;
 - nothing else is exported (no libstdc++ or FlatBuffers symbols leak);
 - with NVIDIA's libcudart.so.13 at hand: for every base function hooked,
@@ -18,7 +19,7 @@ import sys
 UNVERSIONED = {"pthread_create", "_exit", "_Exit", "execve", "execv", "execvp", "execvpe", "execl", "execlp",
                "execle", "InitializeInjectionNvtx2", "InitializeInjection", "rlscope_python_attach", "rlscope_python_attach_thread",
                "rlscope_operation_push", "rlscope_operation_pop", "dlopen", "dlsym", "dlvsym",
-               "sigaction", "signal", "sigset"}
+               "sigaction", "signal", "sigset", "fork", "posix_spawn", "posix_spawnp"}
 
 
 def defined_symbols(library):
