@@ -39,10 +39,12 @@ def problem_lines(report_text):
     return [line for line in section[1].splitlines() if line.startswith("  ! ")] if len(section) == 2 else []
 
 
-class BadRunData(unittest.TestCase):
+class CopiedRunCase(unittest.TestCase):
+    """One small real run, made once per class, whose files each test
+    damages or replaces in a copy of its own."""
+
     @classmethod
     def setUpClass(cls):
-        # One small real run whose files each test damages in a copy.
         cls.holder = unittest.TestCase()
         cls.base = ProfiledRun(cls.holder, ["sh", "-c", "sleep 0.02"])
 
@@ -54,6 +56,9 @@ class BadRunData(unittest.TestCase):
         out = os.path.join(scratch_dir(self), "run")
         shutil.copytree(self.base.out, out)
         return out
+
+
+class BadRunData(CopiedRunCase):
 
     def first_trace(self, out):
         trace_dir = os.path.join(out, "trace")
@@ -262,25 +267,11 @@ class BadRunData(unittest.TestCase):
         self.assertIn(f"{directory}: cannot read the rules file", result.stderr)
 
 
-class UnreadableInputs(unittest.TestCase):
+class UnreadableInputs(CopiedRunCase):
     """Inputs that are no regular file (a FIFO, which blocked forever; /dev/zero,
     read without bound until the OOM killer came; a directory, which threw),
     too large, or unreadable. Every kind of input gets each; every command
     must end in time with one message naming the file."""
-
-    @classmethod
-    def setUpClass(cls):
-        cls.holder = unittest.TestCase()
-        cls.base = ProfiledRun(cls.holder, ["sh", "-c", "sleep 0.02"])
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.holder.doCleanups()
-
-    def copy_run(self):
-        out = os.path.join(scratch_dir(self), "run")
-        shutil.copytree(self.base.out, out)
-        return out
 
     def specials(self):
         """(what, make) pairs: make(path) puts that kind of file at path."""

@@ -60,27 +60,28 @@ static long NowNs(void) {
 /* Hooked calls made by this thread (the crash cases report them). */
 static __thread long t_calls;
 
-/* Work: hooked calls for `ms` milliseconds (the sum is never printed:
-   the number of calls depends on the machine's speed). */
-static long Work(long ms) {
-  const long end = NowNs() + ms * 1000000L;
+/* Round: 100 hooked calls and a 20 us hooked wait. Work: rounds for `ms`
+   milliseconds (the sum is never printed: the number of calls depends on
+   the machine's speed). */
+static long Round(void) {
   long sum = 0;
-  while (NowNs() < end) {
-    for (int i = 0; i < 100; ++i) sum += simtest_add(i, 1);
-    simtest_busy_wait_ns(20000);
-    t_calls += 101;
-  }
+  for (int i = 0; i < 100; ++i) sum += simtest_add(i, 1);
+  simtest_busy_wait_ns(20000);
+  t_calls += 101;
   return sum;
 }
 
-/* Rounds: `rounds` of Work's rounds, however long they take. */
+static long Work(long ms) {
+  const long end = NowNs() + ms * 1000000L;
+  long sum = 0;
+  while (NowNs() < end) sum += Round();
+  return sum;
+}
+
+/* WorkRounds: `rounds` of Work's rounds, however long they take. */
 static long WorkRounds(long rounds) {
   long sum = 0;
-  for (long r = 0; r < rounds; ++r) {
-    for (int i = 0; i < 100; ++i) sum += simtest_add(i, 1);
-    simtest_busy_wait_ns(20000);
-    t_calls += 101;
-  }
+  for (long r = 0; r < rounds; ++r) sum += Round();
   return sum;
 }
 
@@ -417,19 +418,16 @@ int main(int argc, char** argv) {
   g_self = argv[0];
   const char* mode = argc > 1 ? argv[1] : "";
   const char* arg = argc > 2 ? argv[2] : "0";
-  if (strcmp(mode, "work") == 0) {
-    const long ms = atol(arg);
-    printf("working %ld ms\n", ms);
+  const int is_work = strcmp(mode, "work") == 0;
+  if (is_work || strcmp(mode, "calls") == 0) {
+    const long amount = atol(arg);
+    printf("working %ld %s\n", amount, is_work ? "ms" : "rounds");
     fflush(stdout);
-    Work(ms);
-    printf("work done\n");
-    return argc > 3 ? atoi(argv[3]) : 0;
-  }
-  if (strcmp(mode, "calls") == 0) {
-    const long rounds = atol(arg);
-    printf("working %ld rounds\n", rounds);
-    fflush(stdout);
-    WorkRounds(rounds);
+    if (is_work) {
+      Work(amount);
+    } else {
+      WorkRounds(amount);
+    }
     printf("work done\n");
     return argc > 3 ? atoi(argv[3]) : 0;
   }
