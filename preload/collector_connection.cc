@@ -86,6 +86,11 @@ bool CollectorConnection::Connect(const std::atomic<int64_t>* deadline_cap_ns, v
     errno = saved;
     return false;
   }
+  if (!ListenerIsOurs(fd)) {
+    close(fd);
+    errno = EPERM;
+    return false;
+  }
   const int high = MoveHigh(fd);
   placed_low_ = high < kHighFdFloor;
   if (high != fd) {
@@ -98,6 +103,12 @@ bool CollectorConnection::Connect(const std::atomic<int64_t>* deadline_cap_ns, v
   inode_ = info.st_ino;
   fd_ = fd;
   return true;
+}
+
+bool CollectorConnection::ListenerIsOurs(int fd) {
+  ucred peer{};
+  socklen_t size = sizeof(peer);
+  return getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &peer, &size) == 0 && (peer.uid == geteuid() || peer.uid == 0);
 }
 
 int CollectorConnection::MoveHigh(int fd) {

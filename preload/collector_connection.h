@@ -64,6 +64,13 @@ class CollectorConnection {
   // MoveHigh: a duplicate of `fd` at kHighFdFloor, or as high below the
   // soft RLIMIT_NOFILE as is free; `fd` itself when nothing higher is.
   static int MoveHigh(int fd);
+  // ListenerIsOurs: the process listening on the connected socket runs as
+  // this user (or root). An abstract socket name is visible to every user
+  // (/proc/net/unix) and nothing reserves it once the collector is gone: a
+  // process that connects later (a daemonised child, a reconnection) must
+  // not hand its argv and names to whoever took the name over. Connect
+  // fails with EPERM otherwise.
+  static bool ListenerIsOurs(int fd);
 
   char path_[108];
   int fd_ = -1;

@@ -135,6 +135,8 @@ bool Flusher::ConnectAndSayHello(ProcessIdentity identity) {
     if (errno == ETIMEDOUT) {
       RawLog("the collector accepted no connection before this process's exit deadline (it stalled); this process "
              "is not recorded");
+    } else if (errno == EPERM) {
+      RawLog("the collector's socket is held by a process of another user; the program continues unprofiled");
     } else {
       RawLog("cannot reach the collector (%s); the program continues unprofiled", strerror(errno));
     }

@@ -10,6 +10,8 @@ recording going, or say what was lost.
 import glob
 import json
 import os
+import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -127,10 +129,60 @@ class ClosedSocket(unittest.TestCase):
         (process,) = run.report["processes"]
         self.assertEqual(sum(line["calls"] for line in lines_of(process, "late_work")), calls,
                          process["python_lines"])
-        self.assertEqual(sum(line["calls"] for line in lines_of(process, "early_work")), 100)
         problems = process["problems"]
-        self.assertTrue([p for p in problems if "re-made 1 time(s)" in p], problems)
+        remade = [p for p in problems if "re-made 1 time(s)" in p]
+        self.assertEqual(len(remade), 1, problems)
+        # The early calls were sent before the fds were closed, unless the
+        # flusher did not run in the program's 0.5 s pause (a busy
+        # machine): then the events missing are among those counted lost.
+        early = sum(line["calls"] for line in lines_of(process, "early_work"))
+        lost = int(re.search(r"with (\d+) event\(s\) lost in between", remade[0]).group(1))
+        self.assertLessEqual(early, 100)
+        self.assertGreaterEqual(lost, 100 - early, remade[0])
         self.assertFalse([p for p in problems if "did not end cleanly" in p], problems)
+
+
+LISTENER = """
+import socket, sys
+server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+server.bind("\\0" + sys.argv[1])
+server.listen(8)
+server.settimeout(30)
+print("listening", flush=True)
+received = 0
+try:
+    connection, _ = server.accept()
+    connection.settimeout(3)
+    while True:
+        data = connection.recv(65536)
+        if not data:
+            break
+        received += len(data)
+except OSError:
+    pass
+print("received", received, flush=True)
+"""
+
+
+class ForeignListener(unittest.TestCase):
+    @unittest.skipUnless(os.geteuid() == 0 and shutil.which("setpriv"), "needs root and setpriv")
+    def test_the_preload_sends_nothing_to_another_users_socket(self):
+        # An abstract name is visible to every user and free again once the
+        # collector is gone: a process of another user (nobody) holds it.
+        name = f"rlscope-foreign-{os.getpid()}"
+        listener = subprocess.Popen(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", sys.executable,
+                                     "-c", LISTENER, name], stdout=subprocess.PIPE, text=True)
+        self.addCleanup(listener.kill)
+        self.assertEqual(listener.stdout.readline().strip(), "listening")
+        preload = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(ARGS.rlscope))), "lib",
+                               "librlscope_preload.so")
+        env = dict(os.environ, LD_PRELOAD=preload, RLSCOPE_SOCKET="@" + name)
+        program = subprocess.run(["sh", "-c", "echo ran"], env=env, capture_output=True, text=True, timeout=60)
+        self.assertEqual(program.returncode, 0, program.stderr)
+        self.assertEqual(program.stdout, "ran\n")
+        self.assertIn("held by a process of another user", program.stderr)
+        out, _ = listener.communicate(timeout=60)
+        self.assertEqual(out.strip(), "received 0", program.stderr)
 
 
 class TooManyNames(unittest.TestCase):
