@@ -113,7 +113,8 @@ void Flusher::PostLossNotices() {
     strings_lost_posted_ = strings_lost;
     char message[256];
     snprintf(message, sizeof(message),
-             "%llu name(s) did not fit rlscope's string table (%u names, %zu MiB of text) and show as \"%.*s\"",
+             "%llu name lookup(s) did not fit rlscope's string table (%u names, %zu MiB of text) and show as "
+             "\"%.*s\"",
              static_cast<unsigned long long>(strings_lost), StringTable::kMaxStrings, StringTable::kArenaBytes >> 20,
              static_cast<int>(StringTable::Text(StringTable::kOverflowId).size()),
              StringTable::Text(StringTable::kOverflowId).data());

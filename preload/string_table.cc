@@ -68,12 +68,18 @@ uint32_t StringTable::Intern(std::string_view text) {
     uint64_t word = slots_[index].key.load(std::memory_order_acquire);
     if (word == 0) {
       if (my_id == UINT32_MAX) {
-        my_id = next_id_.fetch_add(1, std::memory_order_relaxed);
-        const size_t offset = arena_used_.fetch_add(text.size(), std::memory_order_relaxed);
-        if (my_id >= kMaxStrings) {
+        // Full: no id is taken, so the counter cannot wrap around 2^32
+        // however often full-table lookups come (one per launch, say).
+        if (next_id_.load(std::memory_order_relaxed) >= kMaxStrings) {
           lost_.fetch_add(1, std::memory_order_relaxed);
           return kOverflowId;
         }
+        my_id = next_id_.fetch_add(1, std::memory_order_relaxed);
+        if (my_id >= kMaxStrings) {  // Lost the race for the last ids.
+          lost_.fetch_add(1, std::memory_order_relaxed);
+          return kOverflowId;
+        }
+        const size_t offset = arena_used_.fetch_add(text.size(), std::memory_order_relaxed);
         if (offset + text.size() > kArenaBytes) {
           // Arena full: the id still becomes ready (the flusher sends ids in
           // order and must not stall on it), with the overflow text.
@@ -106,6 +112,7 @@ uint32_t StringTable::Intern(std::string_view text) {
 uint64_t StringTable::Lost() { return lost_.load(std::memory_order_relaxed); }
 
 void StringTable::RepairAfterFork() {
+  lost_.store(0, std::memory_order_relaxed);  // The child's report counts its own.
   if (slots_ == nullptr) return;
   const uint32_t size = Size();
   for (uint32_t id = 0; id < size; ++id) {

@@ -44,7 +44,9 @@ class StringTable {
   static void RepairAfterFork();
   static std::string_view Text(uint32_t id);
   // Lost: Intern calls that got kOverflowId's text (table or arena full)
-  // for a text that was not the overflow text itself.
+  // for a text that was not the overflow text itself: lookups, not distinct
+  // names (a kernel's name is looked up at each of its launches). A fork
+  // child starts again from 0 (RepairAfterFork).
   static uint64_t Lost();
 
  private:

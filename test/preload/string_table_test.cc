@@ -75,4 +75,11 @@ TEST_CASE("StringTable counts the names that no longer fit", "[string_table]") {
   CHECK(StringTable::Lost() == lost_before + 100);
   CHECK(StringTable::Intern("overflow test fits 7") != StringTable::kOverflowId);  // Known names still resolve.
   CHECK(StringTable::Lost() == lost_before + 100);
+  // Lookups of a full table take no id: the table's size stays put.
+  CHECK(StringTable::Size() == StringTable::kMaxStrings);
+  // A fork child reports its own losses, not its parent's.
+  StringTable::RepairAfterFork();
+  CHECK(StringTable::Lost() == 0);
+  CHECK(StringTable::Intern("overflow test lost again") == StringTable::kOverflowId);
+  CHECK(StringTable::Lost() == 1);
 }
