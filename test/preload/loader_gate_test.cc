@@ -22,14 +22,16 @@ int CountObjects(dl_phdr_info*, size_t, void* data) {
 
 TEST_CASE("A closed LoaderGate turns new entries away until it opens", "[loader_gate]") {
   LoaderGate::CloseForFork();  // Nobody inside: returns at once.
-  std::atomic<bool> entered{false};
+  std::atomic<bool> checked{false}, entered{false};
   std::thread other([&] {
     CHECK_FALSE(LoaderGate::TryEnter());
+    checked = true;       // The gate opens only after this check, however late the thread starts.
     LoaderGate::Enter();  // Waits for the open below.
     entered = true;
     LoaderGate::Leave();
   });
-  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  while (!checked.load()) std::this_thread::yield();
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));  // Most likely waiting in Enter by now.
   CHECK_FALSE(entered.load());
   LoaderGate::OpenAfterFork(false);
   other.join();
