@@ -187,8 +187,10 @@ absl::Status WriteOverheadModel(const std::string& path, const OverheadModel& mo
                    {"events", cost.events}};
   }
   json["costs"] = std::move(costs);
-  // Written aside and renamed: a crash never leaves half a calibration, and
-  // a link, device or FIFO at `path` is refused, never written through.
+  // Written aside and renamed: a crash never leaves half a calibration; a
+  // device, FIFO or directory at `path` is refused and a link is replaced,
+  // never written through (`calibrate` refuses a link before measuring:
+  // CheckReplaceable).
   std::string error;
   if (!ReplaceFile(path, json.dump(2) + "\n", &error)) return absl::PermissionDeniedError(error);
   return absl::OkStatus();

@@ -33,22 +33,6 @@ std::string SafeName(const std::string& text) {
   return safe.empty() ? "run" : safe.substr(0, 40);
 }
 
-// RandomSuffix: six letters and digits nobody can predict, so a default
-// name cannot be prepared (a link planted at it) by another user of a
-// shared working directory.
-std::string RandomSuffix() {
-  constexpr char kAlphabet[] = "abcdefghijklmnopqrstuvwxyz0123456789";
-  unsigned char bytes[6] = {};
-  if (getrandom(bytes, sizeof(bytes), 0) != static_cast<ssize_t>(sizeof(bytes))) {
-    // Never expected (no entropy before boot); mkdir stays exclusive anyway.
-    const uint64_t mixed = static_cast<uint64_t>(time(nullptr)) * 0x9E3779B97F4A7C15ull ^ getpid();
-    memcpy(bytes, &mixed, sizeof(bytes));
-  }
-  std::string suffix;
-  for (unsigned char byte : bytes) suffix += kAlphabet[byte % (sizeof(kAlphabet) - 1)];
-  return suffix;
-}
-
 // UsableExistingDirectory: whether an --out that exists already may hold
 // this run. Accepted: a directory of this user that holds no run and that
 // no other user can write to (nobody else can then plant links in it).
@@ -138,7 +122,9 @@ std::string DefaultRunDirectory(const std::vector<std::string>& command, const s
     name = fs::path(command[1]).stem().string();
   }
   const std::string kind_part = kind.empty() ? "" : kind + "-";
-  return (fs::path("rlscope-out") / absl::StrFormat("%s-%s%s-%s", stamp, kind_part, SafeName(name), RandomSuffix()))
+  // Six unpredictable letters: nobody sharing the working directory can
+  // prepare the name (plant a link at it).
+  return (fs::path("rlscope-out") / absl::StrFormat("%s-%s%s-%s", stamp, kind_part, SafeName(name), UnpredictableLetters(6)))
       .string();
 }
 

@@ -40,19 +40,27 @@ bool CheckReplaceable(const std::string& path, std::string* error) {
 namespace {
 
 // TemporaryName: ".NAME.XXXXXX" with six unpredictable letters.
-std::string TemporaryName(const std::string& name) {
-  constexpr char kAlphabet[] = "abcdefghijklmnopqrstuvwxyz0123456789";
-  unsigned char bytes[6] = {};
-  if (getrandom(bytes, sizeof(bytes), 0) != static_cast<ssize_t>(sizeof(bytes))) {
-    const uint64_t mixed = static_cast<uint64_t>(clock()) * 0x9E3779B97F4A7C15ull ^ getpid();
-    memcpy(bytes, &mixed, sizeof(bytes));
-  }
-  std::string temporary = "." + name + ".";
-  for (unsigned char byte : bytes) temporary += kAlphabet[byte % (sizeof(kAlphabet) - 1)];
-  return temporary;
-}
+std::string TemporaryName(const std::string& name) { return "." + name + "." + UnpredictableLetters(6); }
 
 }  // namespace
+
+std::string UnpredictableLetters(int count) {
+  constexpr char kAlphabet[] = "abcdefghijklmnopqrstuvwxyz0123456789";
+  std::string letters;
+  while (static_cast<int>(letters.size()) < count) {
+    unsigned char bytes[8] = {};
+    if (getrandom(bytes, sizeof(bytes), 0) != static_cast<ssize_t>(sizeof(bytes))) {
+      const uint64_t mixed = (static_cast<uint64_t>(clock()) + static_cast<uint64_t>(time(nullptr))) *
+                                 0x9E3779B97F4A7C15ull ^
+                             static_cast<uint64_t>(getpid()) ^ letters.size();
+      memcpy(bytes, &mixed, sizeof(bytes));
+    }
+    for (unsigned char byte : bytes) {
+      if (static_cast<int>(letters.size()) < count) letters += kAlphabet[byte % (sizeof(kAlphabet) - 1)];
+    }
+  }
+  return letters;
+}
 
 bool ReplaceFile(const std::string& path, std::string_view content, std::string* error) {
   auto fail = [&](const std::string& what) {

@@ -20,11 +20,19 @@ bool CheckReplaceable(const std::string& path, std::string* error);
 // ReplaceFile: `path` replaced, atomically, by a file of mode 0600 holding
 // `content`: written to a temporary file created exclusively (O_EXCL,
 // unpredictable name) in the same directory, then renamed over `path`,
-// both relative to one descriptor of that directory (openat, renameat). A link at `path` is replaced, never
-// followed; a directory, FIFO or device there is refused. A failure leaves
+// both relative to one descriptor of that directory (openat, renameat). A
+// link at `path` is replaced, never followed; a directory, FIFO or device
+// there is refused. A failure leaves
 // `path` as it was and nothing else behind; false with *error set
 // ("PATH: ...").
 bool ReplaceFile(const std::string& path, std::string_view content, std::string* error);
+
+// UnpredictableLetters: `count` lowercase letters and digits from
+// getrandom(), for names another user must not guess (temporary files,
+// default run directories); a time- and pid-mixed fallback where getrandom
+// fails (never expected: no entropy before boot), which O_EXCL and an
+// exclusive mkdir keep safe anyway.
+std::string UnpredictableLetters(int count);
 
 }  // namespace rlscope
 
