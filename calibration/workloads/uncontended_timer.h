@@ -16,6 +16,13 @@
 //
 // Where the kernel does not report run delays every slice is kept and the
 // estimate is the plain wall time.
+//
+// What this also sets aside: a wait for a CPU that rlscope's own flusher
+// thread caused (on a machine with no core to spare it takes the
+// program's). That is a real cost of profiling there, which the correction
+// then misses; on a machine with a free core the flusher runs beside the
+// program and causes none. kept_fraction, printed with each loop, shows how
+// much was set aside.
 #ifndef RLSCOPE_CALIBRATION_WORKLOADS_UNCONTENDED_TIMER_H_
 #define RLSCOPE_CALIBRATION_WORKLOADS_UNCONTENDED_TIMER_H_
 
