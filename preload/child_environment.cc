@@ -1,5 +1,6 @@
 #include "child_environment.h"
 
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 
@@ -26,6 +27,11 @@ Variable g_variables[kMaxVariables];
 size_t g_variable_count = 0;
 char g_arena[kArenaBytes];
 size_t g_arena_used = 0;
+
+// BytesNeeded's headroom, so an environment that another thread grows a
+// little before Complete runs (vfork children) is still completed.
+constexpr size_t kSlackEntries = 16;
+constexpr size_t kSlackBytes = 1024;
 
 constexpr char kPythonDirSuffix[] = "/share/rlscope/python";
 
@@ -57,26 +63,39 @@ bool ListHas(const char* list, const char* element, size_t element_length) {
   return false;
 }
 
-const char* FindEntry(char* const* envp, const Variable& variable) {
-  if (envp == nullptr) return nullptr;
-  for (char* const* entry = envp; *entry != nullptr; ++entry) {
-    if (strncmp(*entry, variable.entry, variable.name_length) == 0) return *entry;
+// The entry of `entries[0, count)` that sets `variable`, or -1.
+ptrdiff_t FindEntry(char* const* entries, size_t count, const Variable& variable) {
+  for (size_t i = 0; i < count; ++i) {
+    if (strncmp(entries[i], variable.entry, variable.name_length) == 0) return static_cast<ptrdiff_t>(i);
   }
-  return nullptr;
+  return -1;
 }
 
 // The element this variable contributes to a ':'-list (its value).
 const char* OwnValue(const Variable& variable) { return variable.entry + variable.name_length; }
 
 // Bytes of the merged "NAME=ours:theirs" for a present entry lacking ours;
-// 0 when it needs no change.
-size_t MergedBytes(const Variable& variable, const char* present) {
+// 0 when it needs no change. `theirs_length`: the present value's length,
+// measured here once, so the caller sizes and copies with the same number.
+size_t MergedBytes(const Variable& variable, const char* present, size_t* theirs_length) {
   if (variable.merge != Merge::kPrependPath) return 0;
   const char* value = present + variable.name_length;
   const char* own = OwnValue(variable);
   const size_t own_length = strlen(own);
   if (ListHas(value, own, own_length)) return 0;
-  return variable.name_length + own_length + (*value != '\0' ? 1 + strlen(value) : 0) + 1;
+  *theirs_length = strlen(value);
+  return variable.name_length + own_length + (*theirs_length != 0 ? 1 + *theirs_length : 0) + 1;
+}
+
+// Copies at most `length` bytes of `from`, stopping at its end: a string
+// another thread shortened since it was measured is not read past its end.
+size_t CopyAtMost(char* to, const char* from, size_t length) {
+  size_t copied = 0;
+  while (copied < length && from[copied] != '\0') {
+    to[copied] = from[copied];
+    ++copied;
+  }
+  return copied;
 }
 
 }  // namespace
@@ -127,53 +146,74 @@ size_t ChildEnvironment::BytesNeeded(char* const* envp) {
   }
   size_t added = 0, strings = 0;
   for (size_t i = 0; i < g_variable_count; ++i) {
-    const char* present = FindEntry(envp, g_variables[i]);
-    if (present == nullptr) {
+    const ptrdiff_t present = FindEntry(envp, count, g_variables[i]);
+    size_t theirs_length = 0;
+    if (present < 0) {
       ++added;
     } else {
-      strings += MergedBytes(g_variables[i], present);
+      strings += MergedBytes(g_variables[i], envp[present], &theirs_length);
     }
   }
   if (added == 0 && strings == 0) return 0;
-  const size_t bytes = (count + added + 1) * sizeof(char*) + strings;
+  const size_t bytes = (count + added + 1 + kSlackEntries) * sizeof(char*) + strings + kSlackBytes;
   return bytes <= kMaxBytes ? bytes : 0;
 }
 
+// Complete reads `envp` once: its pointers are copied into `scratch` in one
+// pass, and everything after works on that copy, never on envp again. In a
+// vfork() child (Python's subprocess with env=None calls execv there) the
+// parent's other threads keep running and may grow environ or replace an
+// entry between BytesNeeded and here, or during this call; every write is
+// checked against `bytes` (scratch is on the suspended parent's stack), and
+// when the environment no longer fits, it goes on unchanged.
 char* const* ChildEnvironment::Complete(char* const* envp, void* scratch, size_t bytes) {
+  if (scratch == nullptr || bytes < sizeof(char*)) return envp;
   char** out = static_cast<char**>(scratch);
-  size_t count = 0;
-  if (envp != nullptr) {
-    while (envp[count] != nullptr) ++count;
-  }
-  char* strings = static_cast<char*>(scratch) + bytes;  // Filled downwards.
+  char* const end = static_cast<char*>(scratch) + bytes;
+  char* strings = end;  // Filled downwards, above out[0, used] (the null).
   size_t used = 0;
-  for (size_t i = 0; i < count; ++i) out[used++] = envp[i];
+  // Room for one more pointer and the terminating null below `strings`.
+  const auto room_for_entry = [&] {
+    return static_cast<size_t>(strings - static_cast<char*>(scratch)) >= (used + 2) * sizeof(char*);
+  };
+  if (envp != nullptr) {
+    for (size_t i = 0;; ++i) {
+      char* entry = envp[i];
+      if (entry == nullptr) break;
+      if (!room_for_entry()) return envp;
+      out[used++] = entry;
+    }
+  }
+  const size_t count = used;
   for (size_t v = 0; v < g_variable_count; ++v) {
     const Variable& variable = g_variables[v];
-    const char* present = FindEntry(envp, variable);
-    if (present == nullptr) {
+    const ptrdiff_t present = FindEntry(out, count, variable);
+    if (present < 0) {
+      if (!room_for_entry()) return envp;
       out[used++] = const_cast<char*>(variable.entry);  // exec only reads it.
       continue;
     }
-    const size_t merged_bytes = MergedBytes(variable, present);
+    size_t theirs_length = 0;
+    const size_t merged_bytes = MergedBytes(variable, out[present], &theirs_length);
     if (merged_bytes == 0) continue;
+    if (static_cast<size_t>(strings - static_cast<char*>(scratch)) < (used + 1) * sizeof(char*) + merged_bytes) {
+      return envp;
+    }
     strings -= merged_bytes;
-    const char* theirs = present + variable.name_length;
+    const char* theirs = out[present] + variable.name_length;
     const char* own = OwnValue(variable);
     char* at = strings;
     memcpy(at, variable.entry, variable.name_length);
     at += variable.name_length;
-    memcpy(at, own, strlen(own));
-    at += strlen(own);
-    if (*theirs != '\0') {
+    const size_t own_length = strlen(own);
+    memcpy(at, own, own_length);
+    at += own_length;
+    if (theirs_length != 0) {
       *at++ = ':';
-      memcpy(at, theirs, strlen(theirs));
-      at += strlen(theirs);
+      at += CopyAtMost(at, theirs, theirs_length);
     }
-    *at = '\0';
-    for (size_t i = 0; i < count; ++i) {
-      if (out[i] == present) out[i] = strings;
-    }
+    *at = '\0';  // At most strings + merged_bytes - 1.
+    out[present] = strings;
   }
   out[used] = nullptr;
   return out;

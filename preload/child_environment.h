@@ -28,12 +28,16 @@ class ChildEnvironment {
   // CaptureAtStart: copies rlscope's variables from `environment` (the
   // process's own, at start-up). `library_path`: this library's file.
   static void CaptureAtStart(char* const* environment, const char* library_path);
-  // BytesNeeded: scratch memory Complete needs for `envp`; 0 when nothing
-  // is missing (pass envp on unchanged) or when it would exceed kMaxBytes.
+  // BytesNeeded: scratch memory Complete needs for `envp` (with some
+  // headroom); 0 when nothing is missing (pass envp on unchanged) or when
+  // it would exceed kMaxBytes.
   static size_t BytesNeeded(char* const* envp);
   // Complete: `envp` with rlscope's variables put back, built in `scratch`
   // (BytesNeeded(envp) bytes, pointer-aligned: alloca in the frame that
-  // makes the exec call, so it lives until the call).
+  // makes the exec call, so it lives until the call). Reads envp once and
+  // never writes outside `scratch`: envp may be the live environ, which
+  // other threads change while a vfork() child runs. Returns envp
+  // unchanged when the completed environment does not fit in `bytes`.
   static char* const* Complete(char* const* envp, void* scratch, size_t bytes);
 
   // Larger environments pass unchanged (the child may then go unprofiled;

@@ -2,6 +2,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -83,4 +84,87 @@ TEST_CASE("ChildEnvironment leaves a complete environment alone", "[child_enviro
                         "LD_PRELOAD=/usr/lib/libjemalloc.so /opt/rl/lib/librlscope_preload.so",
                         nullptr};
   CHECK(ChildEnvironment::BytesNeeded(const_cast<char* const*>(envp)) == 0);
+}
+
+namespace {
+
+// Scratch memory of `bytes` with guard regions on both sides, which
+// Complete must leave as they were.
+class GuardedScratch {
+ public:
+  explicit GuardedScratch(size_t bytes) : bytes_(bytes), memory_((kGuard * 2 + bytes) / sizeof(void*) + 1) {
+    memset(memory_.data(), kPattern, memory_.size() * sizeof(void*));
+  }
+  void* data() { return reinterpret_cast<char*>(memory_.data()) + kGuard; }
+  bool GuardsIntact() const {
+    const auto* bytes = reinterpret_cast<const unsigned char*>(memory_.data());
+    const size_t total = memory_.size() * sizeof(void*);
+    for (size_t i = 0; i < total; ++i) {
+      if ((i < kGuard || i >= kGuard + bytes_) && bytes[i] != kPattern) return false;
+    }
+    return true;
+  }
+
+ private:
+  static constexpr size_t kGuard = 64 * 1024;
+  static constexpr unsigned char kPattern = 0xA5;
+  size_t bytes_;
+  std::vector<void*> memory_;
+};
+
+std::vector<std::string> Strings(char* const* envp) {
+  std::vector<std::string> out;
+  for (char* const* at = envp; *at != nullptr; ++at) out.emplace_back(*at);
+  return out;
+}
+
+}  // namespace
+
+// The environment may change between BytesNeeded and Complete: execv
+// passes the live environ, and in a vfork() child the parent's other
+// threads keep running.
+TEST_CASE("ChildEnvironment never writes past its scratch when environ grows after sizing", "[child_environment]") {
+  CaptureRun();
+  std::vector<std::string> grown;
+  for (int i = 0; i < 200; ++i) grown.push_back("VAR_" + std::to_string(i) + "=value");
+  std::vector<char*> envp = {const_cast<char*>("PATH=/usr/bin"), nullptr};
+  const size_t bytes = ChildEnvironment::BytesNeeded(envp.data());
+  REQUIRE(bytes > 0);
+  envp.pop_back();
+  for (std::string& entry : grown) envp.push_back(entry.data());
+  envp.push_back(nullptr);
+  GuardedScratch scratch(bytes);
+  char* const* completed = ChildEnvironment::Complete(envp.data(), scratch.data(), bytes);
+  CHECK(scratch.GuardsIntact());
+  CHECK(completed == envp.data());  // Too large now: passed on unchanged.
+}
+
+TEST_CASE("ChildEnvironment never writes past its scratch when a path list grows after sizing",
+          "[child_environment]") {
+  CaptureRun();
+  std::string pythonpath = "PYTHONPATH=/p";
+  std::vector<char*> envp = {const_cast<char*>("PATH=/usr/bin"), pythonpath.data(), nullptr};
+  const size_t bytes = ChildEnvironment::BytesNeeded(envp.data());
+  REQUIRE(bytes > 0);
+  std::string longer = "PYTHONPATH=/p:" + std::string(32 * 1024, 'x');
+  envp[1] = longer.data();  // os.environ["PYTHONPATH"] = ... in another thread.
+  GuardedScratch scratch(bytes);
+  char* const* completed = ChildEnvironment::Complete(envp.data(), scratch.data(), bytes);
+  CHECK(scratch.GuardsIntact());
+  CHECK(completed == envp.data());
+}
+
+TEST_CASE("ChildEnvironment completes an environment that grew a little after sizing", "[child_environment]") {
+  CaptureRun();
+  std::vector<char*> envp = {const_cast<char*>("PATH=/usr/bin"), nullptr};
+  const size_t bytes = ChildEnvironment::BytesNeeded(envp.data());
+  envp.back() = const_cast<char*>("EXTRA=1");
+  envp.push_back(nullptr);
+  GuardedScratch scratch(bytes);
+  char* const* completed = ChildEnvironment::Complete(envp.data(), scratch.data(), bytes);
+  CHECK(scratch.GuardsIntact());
+  const std::vector<std::string> strings = Strings(completed);
+  CHECK(strings.size() == 7);
+  CHECK(strings[1] == "EXTRA=1");
+  CHECK(strings.back() == "LD_PRELOAD=/opt/rl/lib/librlscope_preload.so");
 }
