@@ -3,6 +3,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <new>
+#include <string>
 
 namespace rlscope::preload {
 
@@ -21,11 +23,18 @@ struct Variable {
 };
 
 // Copied at start-up: exec in a vfork() child may read, never allocate.
-constexpr size_t kMaxVariables = 32;
-constexpr size_t kArenaBytes = 16384;
-Variable g_variables[kMaxVariables];
+// The tables are sized from the environment then (the launcher sets one
+// RLSCOPE_RULES_<i> per rules file, up to a thousand); the static ones
+// serve when that allocation fails.
+constexpr size_t kStaticVariables = 32;
+constexpr size_t kStaticArenaBytes = 16384;
+Variable g_static_variables[kStaticVariables];
+char g_static_arena[kStaticArenaBytes];
+Variable* g_variables = g_static_variables;
+size_t g_variable_capacity = 0;
 size_t g_variable_count = 0;
-char g_arena[kArenaBytes];
+char* g_arena = g_static_arena;
+size_t g_arena_bytes = 0;
 size_t g_arena_used = 0;
 
 // BytesNeeded's headroom, so an environment that another thread grows a
@@ -40,15 +49,70 @@ size_t NameLength(const char* entry) {
   return equals != nullptr ? static_cast<size_t>(equals - entry) + 1 : 0;
 }
 
-void Add(const char* name_with_equals, const char* value, size_t value_length, Merge merge) {
-  const size_t name_length = strlen(name_with_equals);
-  if (g_variable_count == kMaxVariables || g_arena_used + name_length + value_length + 1 > kArenaBytes) return;
+// Add: false when the tables are full (the variable is not kept).
+bool Add(const char* name, size_t name_length, const char* value, size_t value_length, Merge merge) {
+  if (g_variable_count == g_variable_capacity || g_arena_used + name_length + value_length + 1 > g_arena_bytes) {
+    return false;
+  }
   char* entry = g_arena + g_arena_used;
-  memcpy(entry, name_with_equals, name_length);
+  memcpy(entry, name, name_length);
   memcpy(entry + name_length, value, value_length);
   entry[name_length + value_length] = '\0';
   g_arena_used += name_length + value_length + 1;
   g_variables[g_variable_count++] = {entry, name_length, merge};
+  return true;
+}
+
+// Calls `keep(name, name_length, value, value_length, merge)` for each
+// variable a child gets back, most needed first: without LD_PRELOAD a
+// child is not profiled at all, so that one goes first, then what finds
+// the rest of rlscope (PYTHONPATH, the injection paths), then RLSCOPE_*.
+template <typename Keep>
+void ForEachToKeep(char* const* environment, const char* library_path, Keep keep) {
+  const size_t library_length = library_path != nullptr ? strlen(library_path) : 0;
+  if (library_length > 0) keep("LD_PRELOAD=", 11, library_path, library_length, Merge::kPrependPath);
+  for (char* const* at = environment; *at != nullptr; ++at) {
+    const char* entry = *at;
+    const size_t name_length = NameLength(entry);
+    if (name_length == 0) continue;
+    const char* value = entry + name_length;
+    if ((strncmp(entry, "CUDA_INJECTION64_PATH=", name_length) == 0 ||
+         strncmp(entry, "NVTX_INJECTION64_PATH=", name_length) == 0) &&
+        library_length > 0 && strcmp(value, library_path) == 0) {
+      keep(entry, name_length, value, strlen(value), Merge::kKeep);
+    } else if (strncmp(entry, "PYTHONPATH=", name_length) == 0) {
+      // Our sitecustomize directory, wherever the launcher put it.
+      for (const char* element = value; *element != '\0';) {
+        const size_t length = strcspn(element, ":");
+        const size_t suffix = sizeof(kPythonDirSuffix) - 1;
+        if (length > suffix && memcmp(element + length - suffix, kPythonDirSuffix, suffix) == 0) {
+          keep(entry, name_length, element, length, Merge::kPrependPath);
+          break;
+        }
+        element += length;
+        if (*element != '\0') ++element;
+      }
+    }
+  }
+  for (char* const* at = environment; *at != nullptr; ++at) {
+    const char* entry = *at;
+    const size_t name_length = NameLength(entry);
+    if (name_length > 8 && strncmp(entry, "RLSCOPE_", 8) == 0) {
+      keep(entry, name_length, entry + name_length, strlen(entry + name_length), Merge::kKeep);
+    }
+  }
+}
+
+// Points the tables at `variables` and `arena` (emptied).
+void UseTables(Variable* variables, size_t variable_capacity, char* arena, size_t arena_bytes) {
+  if (g_variables != g_static_variables) delete[] g_variables;
+  if (g_arena != g_static_arena) delete[] g_arena;
+  g_variables = variables;
+  g_variable_capacity = variable_capacity;
+  g_variable_count = 0;
+  g_arena = arena;
+  g_arena_bytes = arena_bytes;
+  g_arena_used = 0;
 }
 
 // Whether the ':'-separated `list` has `element` (LD_PRELOAD also
@@ -100,42 +164,39 @@ size_t CopyAtMost(char* to, const char* from, size_t length) {
 
 }  // namespace
 
-void ChildEnvironment::CaptureAtStart(char* const* environment, const char* library_path) {
-  g_variable_count = 0;
-  g_arena_used = 0;
-  if (environment == nullptr) return;
-  const size_t library_length = library_path != nullptr ? strlen(library_path) : 0;
-  for (char* const* at = environment; *at != nullptr; ++at) {
-    const char* entry = *at;
-    const size_t name_length = NameLength(entry);
-    if (name_length == 0) continue;
-    const char* value = entry + name_length;
-    if (strncmp(entry, "RLSCOPE_", 8) == 0) {
-      char name[128];
-      if (name_length >= sizeof(name)) continue;
-      memcpy(name, entry, name_length);
-      name[name_length] = '\0';
-      Add(name, value, strlen(value), Merge::kKeep);
-    } else if ((strncmp(entry, "CUDA_INJECTION64_PATH=", name_length) == 0 ||
-                strncmp(entry, "NVTX_INJECTION64_PATH=", name_length) == 0) &&
-               library_length > 0 && strcmp(value, library_path) == 0) {
-      Add(strncmp(entry, "CUDA", 4) == 0 ? "CUDA_INJECTION64_PATH=" : "NVTX_INJECTION64_PATH=", value, strlen(value),
-          Merge::kKeep);
-    } else if (strncmp(entry, "PYTHONPATH=", name_length) == 0) {
-      // Our sitecustomize directory, wherever the launcher put it.
-      for (const char* element = value; *element != '\0';) {
-        const size_t length = strcspn(element, ":");
-        const size_t suffix = sizeof(kPythonDirSuffix) - 1;
-        if (length > suffix && memcmp(element + length - suffix, kPythonDirSuffix, suffix) == 0) {
-          Add("PYTHONPATH=", element, length, Merge::kPrependPath);
-          break;
-        }
-        element += length;
-        if (*element != '\0') ++element;
-      }
-    }
+std::string ChildEnvironment::CaptureAtStart(char* const* environment, const char* library_path) {
+  size_t variables = 0, bytes = 0;
+  if (environment != nullptr) {
+    ForEachToKeep(environment, library_path, [&](const char*, size_t name_length, const char*, size_t value_length,
+                                                 Merge) {
+      ++variables;
+      bytes += name_length + value_length + 1;
+    });
   }
-  if (library_length > 0) Add("LD_PRELOAD=", library_path, library_length, Merge::kPrependPath);
+  return CaptureWithin(environment, library_path, variables, bytes);
+}
+
+std::string ChildEnvironment::CaptureWithin(char* const* environment, const char* library_path,
+                                            size_t max_variables, size_t max_bytes) {
+  UseTables(g_static_variables, 0, g_static_arena, 0);
+  if (environment == nullptr) return {};
+  auto* variables = new (std::nothrow) Variable[max_variables];
+  auto* arena = new (std::nothrow) char[max_bytes];
+  if (variables != nullptr && arena != nullptr) {
+    UseTables(variables, max_variables, arena, max_bytes);
+  } else {
+    delete[] variables;
+    delete[] arena;
+    UseTables(g_static_variables, kStaticVariables, g_static_arena, kStaticArenaBytes);
+  }
+  std::string dropped;
+  ForEachToKeep(environment, library_path,
+                [&](const char* name, size_t name_length, const char* value, size_t value_length, Merge merge) {
+                  if (Add(name, name_length, value, value_length, merge)) return;
+                  if (!dropped.empty()) dropped += ", ";
+                  dropped.append(name, name_length - 1);
+                });
+  return dropped;
 }
 
 size_t ChildEnvironment::BytesNeeded(char* const* envp) {

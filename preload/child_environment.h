@@ -20,14 +20,21 @@
 #define RLSCOPE_PRELOAD_CHILD_ENVIRONMENT_H_
 
 #include <cstddef>
+#include <string>
 
 namespace rlscope::preload {
 
 class ChildEnvironment {
  public:
   // CaptureAtStart: copies rlscope's variables from `environment` (the
-  // process's own, at start-up). `library_path`: this library's file.
-  static void CaptureAtStart(char* const* environment, const char* library_path);
+  // process's own, at start-up; it allocates). `library_path`: this
+  // library's file. Returns the names of the variables it could not keep,
+  // ", "-separated (empty: all kept), for the caller to report.
+  static std::string CaptureAtStart(char* const* environment, const char* library_path);
+  // CaptureWithin: CaptureAtStart keeping at most `max_variables`
+  // variables of `max_bytes` in all (tests; CaptureAtStart sizes them).
+  static std::string CaptureWithin(char* const* environment, const char* library_path, size_t max_variables,
+                                   size_t max_bytes);
   // BytesNeeded: scratch memory Complete needs for `envp` (with some
   // headroom); 0 when nothing is missing (pass envp on unchanged) or when
   // it would exceed kMaxBytes.

@@ -13,6 +13,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 
 #include "child_environment.h"
 #include "fatal_signal_flush.h"
@@ -21,6 +22,7 @@
 #include "gpu_activity_queue.h"
 #include "loader_gate.h"
 #include "native_stack_sampler.h"
+#include "problem_notice.h"
 #include "process_runtime.h"
 #include "raw_log.h"
 #include "real_symbol.h"
@@ -169,8 +171,12 @@ __attribute__((constructor)) void StartPreload() {
   // Children started with a scrubbed environment get rlscope's variables
   // back (child_environment.h says why).
   Dl_info self{};
-  ChildEnvironment::CaptureAtStart(
+  const std::string dropped = ChildEnvironment::CaptureAtStart(
       environ, dladdr(reinterpret_cast<void*>(&StartPreload), &self) != 0 ? self.dli_fname : nullptr);
+  if (!dropped.empty()) {
+    ReportProblem("child-env", "out of memory at start-up: children started with a scrubbed environment will lack %s",
+                  dropped.c_str());
+  }
   const ClockSyncPoint origin = TickClock::SamplePoint();
   t_state.born_ticks = origin.ticks;  // The main thread is born with the process.
   g_recording = true;

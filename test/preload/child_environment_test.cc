@@ -2,6 +2,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -50,12 +51,13 @@ TEST_CASE("ChildEnvironment passes an environment on unchanged when nothing was 
 
 TEST_CASE("ChildEnvironment puts rlscope's variables back into an empty environment", "[child_environment]") {
   CaptureRun();
+  // Most needed first (see the capacity tests below).
   CHECK(Completed({}) == std::vector<std::string>{
-                             "RLSCOPE_SOCKET=/tmp/rlscope-1/socket",
-                             "RLSCOPE_RULES=/run/rules/default.rules",
+                             "LD_PRELOAD=/opt/rl/lib/librlscope_preload.so",
                              "PYTHONPATH=/opt/rl/share/rlscope/python",
                              "CUDA_INJECTION64_PATH=/opt/rl/lib/librlscope_preload.so",
-                             "LD_PRELOAD=/opt/rl/lib/librlscope_preload.so",
+                             "RLSCOPE_SOCKET=/tmp/rlscope-1/socket",
+                             "RLSCOPE_RULES=/run/rules/default.rules",
                          });
   // A null envp (Linux: empty) too.
   CHECK(ChildEnvironment::BytesNeeded(nullptr) > 0);
@@ -166,5 +168,57 @@ TEST_CASE("ChildEnvironment completes an environment that grew a little after si
   const std::vector<std::string> strings = Strings(completed);
   CHECK(strings.size() == 7);
   CHECK(strings[1] == "EXTRA=1");
-  CHECK(strings.back() == "LD_PRELOAD=/opt/rl/lib/librlscope_preload.so");
+  CHECK(strings[2] == "LD_PRELOAD=/opt/rl/lib/librlscope_preload.so");
+}
+
+namespace {
+
+// The launcher's environment for `rules` rules files.
+std::vector<std::string> ManyRulesEnvironment(int rules) {
+  std::vector<std::string> out = {"RLSCOPE_SOCKET=/tmp/rlscope-1/socket",
+                                  "RLSCOPE_RULES_COUNT=" + std::to_string(rules)};
+  for (int i = 0; i < rules; ++i) {
+    out.push_back("RLSCOPE_RULES_" + std::to_string(i) + "=/home/me/experiments/rl-baselines/config/rules/" +
+                  std::string(120, 'r') + std::to_string(i) + ".rules");
+  }
+  out.push_back("PYTHONPATH=/opt/rl/share/rlscope/python");
+  return out;
+}
+
+std::vector<char*> Pointers(std::vector<std::string>& strings) {
+  std::vector<char*> out;
+  for (std::string& entry : strings) out.push_back(entry.data());
+  out.push_back(nullptr);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("ChildEnvironment keeps every variable of a run with 100 rules files", "[child_environment]") {
+  std::vector<std::string> start = ManyRulesEnvironment(100);
+  const std::vector<char*> pointers = Pointers(start);
+  CHECK(ChildEnvironment::CaptureAtStart(pointers.data(), "/opt/rl/lib/librlscope_preload.so").empty());
+  const std::vector<std::string> completed = Completed({});
+  CHECK(completed.size() == start.size() + 1);
+  for (const std::string& entry : start) {
+    CHECK(std::find(completed.begin(), completed.end(), entry) != completed.end());
+  }
+  CHECK(std::find(completed.begin(), completed.end(), "LD_PRELOAD=/opt/rl/lib/librlscope_preload.so") !=
+        completed.end());
+}
+
+TEST_CASE("ChildEnvironment keeps LD_PRELOAD first and names what it could not keep", "[child_environment]") {
+  std::vector<std::string> start = ManyRulesEnvironment(100);
+  const std::vector<char*> pointers = Pointers(start);
+  const std::string dropped =
+      ChildEnvironment::CaptureWithin(pointers.data(), "/opt/rl/lib/librlscope_preload.so", 4, 16384);
+  CHECK(dropped.find("RLSCOPE_RULES_1,") != std::string::npos);
+  CHECK(dropped.find("LD_PRELOAD") == std::string::npos);
+  CHECK(dropped.find("PYTHONPATH") == std::string::npos);
+  CHECK(Completed({}) == std::vector<std::string>{
+                             "LD_PRELOAD=/opt/rl/lib/librlscope_preload.so",
+                             "PYTHONPATH=/opt/rl/share/rlscope/python",
+                             "RLSCOPE_SOCKET=/tmp/rlscope-1/socket",
+                             "RLSCOPE_RULES_COUNT=100",
+                         });
 }
