@@ -8,11 +8,12 @@
 #include <spawn.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 
 #include "child_environment.h"
 #include "process_runtime.h"
-#include "real_symbol.h"
+#include "real_process_functions.h"
 
 namespace rlscope::preload {
 namespace {
@@ -21,10 +22,9 @@ using ForkFunction = pid_t (*)();
 using SpawnFunction = int (*)(pid_t*, const char*, const posix_spawn_file_actions_t*, const posix_spawnattr_t*,
                               char* const[], char* const[]);
 
-template <typename Function>
-Function Real(const char* name) {
-  return reinterpret_cast<Function>(ResolveNextSymbol(name, nullptr, nullptr));
-}
+std::atomic<ForkFunction> g_real_fork{nullptr};
+std::atomic<SpawnFunction> g_real_posix_spawn{nullptr};
+std::atomic<SpawnFunction> g_real_posix_spawnp{nullptr};
 
 int Spawn(SpawnFunction real, pid_t* pid, const char* file, const posix_spawn_file_actions_t* actions,
           const posix_spawnattr_t* attributes, char* const argv[], char* const envp[]) {
@@ -40,13 +40,20 @@ int Spawn(SpawnFunction real, pid_t* pid, const char* file, const posix_spawn_fi
 }
 
 }  // namespace
+
+void ResolveRealSpawnFunctions() {
+  RealFunction(g_real_fork, "fork");
+  RealFunction(g_real_posix_spawn, "posix_spawn");
+  RealFunction(g_real_posix_spawnp, "posix_spawnp");
+}
+
 }  // namespace rlscope::preload
 
 #define RLSCOPE_EXPORT extern "C" __attribute__((visibility("default")))
 
 RLSCOPE_EXPORT pid_t fork() {
   using namespace rlscope::preload;
-  static const ForkFunction real = Real<ForkFunction>("fork");
+  const ForkFunction real = RealFunction(g_real_fork, "fork");
   if (real == nullptr) {
     errno = ENOSYS;
     return -1;
@@ -63,13 +70,13 @@ RLSCOPE_EXPORT pid_t fork() {
 RLSCOPE_EXPORT int posix_spawn(pid_t* pid, const char* path, const posix_spawn_file_actions_t* actions,
                                const posix_spawnattr_t* attributes, char* const argv[], char* const envp[]) {
   using namespace rlscope::preload;
-  static const SpawnFunction real = Real<SpawnFunction>("posix_spawn");
+  const SpawnFunction real = RealFunction(g_real_posix_spawn, "posix_spawn");
   return Spawn(real, pid, path, actions, attributes, argv, envp);
 }
 
 RLSCOPE_EXPORT int posix_spawnp(pid_t* pid, const char* file, const posix_spawn_file_actions_t* actions,
                                 const posix_spawnattr_t* attributes, char* const argv[], char* const envp[]) {
   using namespace rlscope::preload;
-  static const SpawnFunction real = Real<SpawnFunction>("posix_spawnp");
+  const SpawnFunction real = RealFunction(g_real_posix_spawnp, "posix_spawnp");
   return Spawn(real, pid, file, actions, attributes, argv, envp);
 }

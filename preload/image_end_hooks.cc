@@ -6,6 +6,7 @@
 #include <alloca.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdarg>
 #include <cstdlib>
@@ -13,15 +14,10 @@
 
 #include "child_environment.h"
 #include "process_runtime.h"
-#include "real_symbol.h"
+#include "real_process_functions.h"
 
 namespace rlscope::preload {
 namespace {
-
-template <typename Function>
-Function Real(const char* name) {
-  return reinterpret_cast<Function>(ResolveNextSymbol(name, nullptr, nullptr));
-}
 
 // Collects execl-style variadic arguments (up to the null) into a vector.
 std::vector<char*> CollectArgs(const char* first, va_list& args) {
@@ -52,14 +48,27 @@ int AroundExec(const char* program, char* const* envp, Exec exec) {
 using ExitFunction = void (*)(int);
 using ExecveFunction = int (*)(const char*, char* const[], char* const[]);
 
+std::atomic<ExitFunction> g_real_exit{nullptr};
+std::atomic<ExitFunction> g_real_exit_upper{nullptr};  // _Exit.
+std::atomic<ExecveFunction> g_real_execve{nullptr};
+std::atomic<ExecveFunction> g_real_execvpe{nullptr};
+
 }  // namespace
+
+void ResolveRealExecFunctions() {
+  RealFunction(g_real_exit, "_exit");
+  RealFunction(g_real_exit_upper, "_Exit");
+  RealFunction(g_real_execve, "execve");
+  RealFunction(g_real_execvpe, "execvpe");
+}
+
 }  // namespace rlscope::preload
 
 #define RLSCOPE_EXPORT extern "C" __attribute__((visibility("default")))
 
 RLSCOPE_EXPORT __attribute__((noreturn)) void _exit(int status) {
   using namespace rlscope::preload;
-  static const ExitFunction real = Real<ExitFunction>("_exit");
+  const ExitFunction real = RealFunction(g_real_exit, "_exit");
   FinishImage("_exit");
   real(status);
   __builtin_unreachable();
@@ -67,7 +76,7 @@ RLSCOPE_EXPORT __attribute__((noreturn)) void _exit(int status) {
 
 RLSCOPE_EXPORT __attribute__((noreturn)) void _Exit(int status) {
   using namespace rlscope::preload;
-  static const ExitFunction real = Real<ExitFunction>("_Exit");
+  const ExitFunction real = RealFunction(g_real_exit_upper, "_Exit");
   FinishImage("_exit");
   real(status);
   __builtin_unreachable();
@@ -75,7 +84,7 @@ RLSCOPE_EXPORT __attribute__((noreturn)) void _Exit(int status) {
 
 RLSCOPE_EXPORT int execve(const char* path, char* const argv[], char* const envp[]) {
   using namespace rlscope::preload;
-  static const ExecveFunction real = Real<ExecveFunction>("execve");
+  const ExecveFunction real = RealFunction(g_real_execve, "execve");
   return AroundExec(path, envp, [&](char* const* env) { return real(path, argv, env); });
 }
 
@@ -83,19 +92,19 @@ RLSCOPE_EXPORT int execve(const char* path, char* const argv[], char* const envp
 // execvpe with `environ`, so a cleared os.environ is completed too.
 RLSCOPE_EXPORT int execv(const char* path, char* const argv[]) {
   using namespace rlscope::preload;
-  static const ExecveFunction real = Real<ExecveFunction>("execve");
+  const ExecveFunction real = RealFunction(g_real_execve, "execve");
   return AroundExec(path, environ, [&](char* const* env) { return real(path, argv, env); });
 }
 
 RLSCOPE_EXPORT int execvp(const char* file, char* const argv[]) {
   using namespace rlscope::preload;
-  static const ExecveFunction real = Real<ExecveFunction>("execvpe");
+  const ExecveFunction real = RealFunction(g_real_execvpe, "execvpe");
   return AroundExec(file, environ, [&](char* const* env) { return real(file, argv, env); });
 }
 
 RLSCOPE_EXPORT int execvpe(const char* file, char* const argv[], char* const envp[]) {
   using namespace rlscope::preload;
-  static const ExecveFunction real = Real<ExecveFunction>("execvpe");
+  const ExecveFunction real = RealFunction(g_real_execvpe, "execvpe");
   return AroundExec(file, envp, [&](char* const* env) { return real(file, argv, env); });
 }
 

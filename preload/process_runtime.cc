@@ -25,6 +25,7 @@
 #include "problem_notice.h"
 #include "process_runtime.h"
 #include "raw_log.h"
+#include "real_process_functions.h"
 #include "real_symbol.h"
 #include "recorder.h"
 #include "string_table.h"
@@ -144,6 +145,8 @@ __attribute__((constructor)) void StartPreload() {
   LoaderGate::InstallForkHandlers();  // First: see InstallForkHandlers.
   InitRawLog();  // RLSCOPE_QUIET: before anything may print.
   ResolveRealSignalFunctions();  // Its wrappers serve the program even when not recording.
+  ResolveRealSpawnFunctions();   // So do these (real_process_functions.h).
+  ResolveRealExecFunctions();
   TickClock::Init();
   const char* socket_path = getenv("RLSCOPE_SOCKET");
   if (socket_path == nullptr || socket_path[0] == '\0') return;  // Not under `rlscope run`.
