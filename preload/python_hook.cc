@@ -74,6 +74,7 @@ struct PythonApi {
   PyObject* (*frame_get_code)(PyFrameObject*) = nullptr;
   int (*frame_get_line_number)(PyFrameObject*) = nullptr;
   int (*frame_get_lasti)(PyFrameObject*) = nullptr;
+  PyFrameObject* (*frame_get_back)(PyFrameObject*) = nullptr;  // Optional: see OnCurrentStack.
   Py_ssize_t (*request_extra_index)(void (*)(void*)) = nullptr;
   int (*get_extra)(PyObject*, Py_ssize_t, void**) = nullptr;
   int (*set_extra)(PyObject*, Py_ssize_t, void*) = nullptr;
@@ -238,18 +239,49 @@ struct NativeCall {
 // under the hook, so a call made before a switch returns (if ever) on
 // another stack. A return that is not the top but matches an entry below
 // it resynchronises the stack there (what lay above was switched away or
-// its return was missed); a stack that still fills up is reset. Either
-// way recording goes on; resets are counted for the report.
+// its return was missed). A full stack whose top is
+// on the current Python stack is a real nesting over kMaxDepth deep: the
+// entries past the top are only counted (overflow), so the outer ones stay
+// right. A full stack whose top is not (stale entries of other greenlets)
+// is reset. Either way recording goes on; both are counted for the report.
 constexpr int kMaxDepth = 256;
 
 std::atomic<uint64_t> g_stack_resets{0};
 
+// A counting filter of the frames on a stack, so that a return that is not
+// the top (most returns: unwatched frames, builtins) is rejected in O(1)
+// instead of scanning the stack: a zero slot means the frame is not there.
+constexpr int kFilterSlots = 64;
+
+inline unsigned FilterSlot(const PyFrameObject* frame) {
+  const uintptr_t address = reinterpret_cast<uintptr_t>(frame);
+  return static_cast<unsigned>((address >> 4) ^ (address >> 10)) % kFilterSlots;
+}
+
 struct PythonThread {
   WatchedFrame watched[kMaxDepth];
   int watched_depth;
+  int watched_overflow;  // Watched frames open past a full stack, not stored.
   NativeCall calls[kMaxDepth];
   int call_depth;
+  int call_overflow;  // Native calls open past a full stack, not stored.
+  uint16_t watched_filter[kFilterSlots];
+  uint16_t call_filter[kFilterSlots];
 };
+
+// OnCurrentStack: `ancestor` is a caller of `frame` on this Python stack.
+// Only asked when a stack is full (rare): it walks the frame chain.
+bool OnCurrentStack(PyFrameObject* frame, const PyFrameObject* ancestor) {
+  if (g_api.frame_get_back == nullptr) return false;
+  PyFrameObject* back = g_api.frame_get_back(frame);
+  while (back != nullptr) {
+    // New reference, but the frame stays alive: it is running.
+    g_api.dec_ref(reinterpret_cast<PyObject*>(back));
+    if (back == ancestor) return true;
+    back = g_api.frame_get_back(back);
+  }
+  return false;
+}
 
 __thread PythonThread* t_python __attribute__((tls_model("initial-exec")));
 pthread_key_t g_python_thread_key;
@@ -363,36 +395,66 @@ void CloseWatchedAbove(PythonThread* thread, int first, uint64_t now) {
     const WatchedFrame& watched = thread->watched[i];
     if (watched.callback) Record(wire::EventKind::kPythonFrame, 0, watched.begin_ticks, now);
     if (watched.operation_id != 0) Record(wire::EventKind::kOperationPop, 0, now, now);
+    --thread->watched_filter[FilterSlot(watched.frame)];
   }
   thread->watched_depth = first;
 }
 
-void OnCall(PythonThread* thread, PyFrameObject* frame) {
-  const bool callback = thread->call_depth > 0;
-  uint32_t operation_id = 0;
+// WatchOf: whether a call of `frame` is watched now (*callback, and the
+// operation it opens or 0). Asked again at a return while frames past a
+// full stack are open: it gives the same answer as at their call, since
+// nothing is stored meanwhile.
+bool WatchOf(const PythonThread* thread, PyFrameObject* frame, bool* callback, uint32_t* operation_id) {
+  *callback = thread->call_depth > 0 || thread->call_overflow > 0;
+  *operation_id = 0;
   if (g_rules != nullptr && !g_rules->empty()) {
     const CodeInfo* code = LookUpCode(frame);
     if (code != nullptr && code->rule != kNoRule) {
       const CompiledRule& rule = (*g_rules)[static_cast<size_t>(code->rule)];
-      if (!SuppressedByOpenOperation(thread, rule)) operation_id = rule.operation_id;
+      if (!SuppressedByOpenOperation(thread, rule)) *operation_id = rule.operation_id;
     }
   }
-  if (!callback && operation_id == 0) return;
-  const uint64_t now = NowTicks();
+  return *callback || *operation_id != 0;
+}
+
+void OnCall(PythonThread* thread, PyFrameObject* frame) {
+  bool callback;
+  uint32_t operation_id;
+  if (!WatchOf(thread, frame, &callback, &operation_id)) return;
   if (thread->watched_depth >= kMaxDepth) {
-    CloseWatchedAbove(thread, 0, now);  // Full: reset, closing what was open.
+    if (thread->watched_overflow > 0 || OnCurrentStack(frame, thread->watched[kMaxDepth - 1].frame)) {
+      ++thread->watched_overflow;  // Nested past the top: counted, not stored.
+      return;
+    }
+    CloseWatchedAbove(thread, 0, NowTicks());  // Stale entries: reset, closing them.
     g_stack_resets.fetch_add(1, std::memory_order_relaxed);
   }
+  const uint64_t now = NowTicks();
   if (operation_id != 0) Record(wire::EventKind::kOperationPush, operation_id, now, now, 0, kInferredSource);
   thread->watched[thread->watched_depth] = {frame, now, operation_id, callback};
   ++thread->watched_depth;
+  ++thread->watched_filter[FilterSlot(frame)];
 }
 
 void OnReturn(PythonThread* thread, PyFrameObject* frame) {
   int depth = thread->watched_depth;
   if (depth == 0) return;
-  // Usually the top; below it after a stack switch (greenlets) or a missed
-  // return. Not there at all: entered before attach, or not watched.
+  // Usually the top (O(1)).
+  if (thread->watched[depth - 1].frame == frame) {
+    thread->watched_overflow = 0;
+    CloseWatchedAbove(thread, depth - 1, NowTicks());
+    return;
+  }
+  if (thread->watched_overflow > 0) {
+    bool callback;
+    uint32_t operation_id;
+    if (WatchOf(thread, frame, &callback, &operation_id)) --thread->watched_overflow;
+    return;
+  }
+  // Below the top after a stack switch (greenlets) or a missed return; not
+  // there at all (the usual case: not watched, or entered before attach)
+  // is told by the filter without a scan.
+  if (thread->watched_filter[FilterSlot(frame)] == 0) return;
   while (depth > 0 && thread->watched[depth - 1].frame != frame) --depth;
   if (depth == 0) return;
   CloseWatchedAbove(thread, depth - 1, NowTicks());
@@ -417,8 +479,13 @@ void OnNativeCall(PythonThread* thread, PyFrameObject* frame, PyObject* callable
     return;
   }
   if (thread->call_depth >= kMaxDepth) {
-    // Full: what is open will not be recorded, what follows will.
+    if (thread->call_overflow > 0 || OnCurrentStack(frame, thread->calls[kMaxDepth - 1].frame)) {
+      ++thread->call_overflow;  // Nested past the top: counted, not stored.
+      return;
+    }
+    // Stale entries: what is open will not be recorded, what follows will.
     thread->call_depth = 0;
+    memset(thread->call_filter, 0, sizeof(thread->call_filter));
     g_stack_resets.fetch_add(1, std::memory_order_relaxed);
   }
   CodeInfo* code = LookUpCode(frame);
@@ -426,6 +493,13 @@ void OnNativeCall(PythonThread* thread, PyFrameObject* frame, PyObject* callable
   const uint16_t line = code != nullptr ? LineOf(code, frame) : 0;
   thread->calls[thread->call_depth] = {frame, function, NowTicks(), code_id, line};
   ++thread->call_depth;
+  ++thread->call_filter[FilterSlot(frame)];
+}
+
+// PopCalls: the open calls from index `first` up leave the stack.
+void PopCalls(PythonThread* thread, int first) {
+  for (int i = first; i < thread->call_depth; ++i) --thread->call_filter[FilterSlot(thread->calls[i].frame)];
+  thread->call_depth = first;
 }
 
 void OnNativeReturn(PythonThread* thread, PyFrameObject* frame, PyObject* callable) {
@@ -433,15 +507,26 @@ void OnNativeReturn(PythonThread* thread, PyFrameObject* frame, PyObject* callab
   // frame than the open calls: rejected before resolving the function.
   int depth = thread->call_depth;
   if (depth == 0) return;
-  // A frame blocked in an open call makes no other call, so a match below
-  // the top means a stack switch (greenlets) or a missed return: the calls
-  // above it are given up.
-  while (depth > 0 && thread->calls[depth - 1].frame != frame) --depth;
-  if (depth == 0) return;
+  if (thread->calls[depth - 1].frame != frame) {
+    if (thread->call_overflow > 0) {
+      // One of the calls past the top returns (they nest): only what the
+      // call side would have stored counts.
+      const uintptr_t function = NativeFunctionOf(callable);
+      if (function != 0 && !InsideInterpreter(function)) --thread->call_overflow;
+      return;
+    }
+    if (thread->call_filter[FilterSlot(frame)] == 0) return;  // Not on the stack: no scan.
+    // A frame blocked in an open call makes no other call, so a match below
+    // the top means a stack switch (greenlets) or a missed return: the
+    // calls above it are given up.
+    while (depth > 0 && thread->calls[depth - 1].frame != frame) --depth;
+    if (depth == 0) return;
+  }
   const NativeCall& call = thread->calls[depth - 1];
   if (NativeFunctionOf(callable) != call.function) return;
   Record(wire::EventKind::kPythonCall, call.code_id, call.begin_ticks, NowTicks(), call.function, call.line);
-  thread->call_depth = depth - 1;
+  thread->call_overflow = 0;
+  PopCalls(thread, depth - 1);
 }
 
 int ProfileHook(PyObject*, PyFrameObject* frame, int what, PyObject* arg) {
@@ -539,6 +624,7 @@ bool ResolvePythonApi() {
   Resolve(g_api.frame_get_code, "PyFrame_GetCode");
   Resolve(g_api.frame_get_line_number, "PyFrame_GetLineNumber");
   Resolve(g_api.frame_get_lasti, "PyFrame_GetLasti");
+  Resolve(g_api.frame_get_back, "PyFrame_GetBack");
   // 3.12 names them PyUnstable_*; 3.11 has the underscore names.
   Resolve(g_api.request_extra_index, "PyUnstable_Eval_RequestCodeExtraIndex");
   if (g_api.request_extra_index == nullptr) Resolve(g_api.request_extra_index, "_PyEval_RequestCodeExtraIndex");

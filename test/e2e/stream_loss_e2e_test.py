@@ -62,6 +62,31 @@ class Greenlets(unittest.TestCase):
                         process["problems"])
 
 
+class DeepStacks(unittest.TestCase):
+    def test_nesting_past_the_stack_keeps_the_outer_operation_whole(self):
+        # 300 nested operations inside one: the watched stack (256) fills
+        # with frames that are all still running.
+        rules = os.path.join(scratch_dir(self), "deep.rules")
+        with open(rules, "w") as f:
+            f.write("operation outer_step  outer_step\noperation deep_layer  deep_layer\n")
+        script = ("import sys, time\n"
+                  "sys.setrecursionlimit(10000)\n"
+                  "def deep_layer(n):\n"
+                  "    return deep_layer(n - 1) if n else 0\n"
+                  "def outer_step():\n"
+                  "    deep_layer(300)\n"
+                  "    end = time.perf_counter() + 0.3\n"
+                  "    while time.perf_counter() < end:\n"
+                  "        pass\n"
+                  "outer_step()\n")
+        run = ProfiledRun(self, [ARGS.python, "-c", script], options=("--rules", rules))
+        (process,) = run.report["processes"]
+        outer = sum(row["ns"] for row in run.report["rows"] if row["operation"] == "outer_step")
+        # The busy wait after the recursion is the operation's, not "(none)".
+        self.assertGreater(outer, 0.3e9, run.report["rows"])
+        self.assertFalse([p for p in process["problems"] if "Python hook" in p], process["problems"])
+
+
 class KilledCollector(unittest.TestCase):
     def test_sigkill_leaves_no_socket_behind(self):
         work = scratch_dir(self)
