@@ -99,13 +99,28 @@ void Flusher::Stop(std::string_view reason) {
 
 void Flusher::PostLossNotices() {
   const uint64_t stack_resets = PythonStackResets();
-  if (stack_resets != stack_resets_posted_) {
+  const uint64_t given_up = PythonEntriesGivenUp();
+  if (stack_resets != stack_resets_posted_ || given_up != entries_given_up_posted_) {
     stack_resets_posted_ = stack_resets;
-    char message[256];
-    snprintf(message, sizeof(message),
-             "the Python hook's stack of open calls filled up %llu time(s) (calls nested over 256 deep, or stack "
-             "switches it could not follow) and was reset: the calls open then are missing; recording went on",
-             static_cast<unsigned long long>(stack_resets));
+    entries_given_up_posted_ = given_up;
+    // One line with both numbers: the report keeps the last line per topic.
+    char message[512];
+    int length = 0;
+    if (stack_resets > 0) {
+      length = snprintf(message, sizeof(message),
+                        "the Python hook's stack of open calls filled up %llu time(s) (stack switches it could not "
+                        "follow) and was reset: the calls open then are missing; ",
+                        static_cast<unsigned long long>(stack_resets));
+    }
+    if (given_up > 0 && length >= 0 && static_cast<size_t>(length) < sizeof(message)) {
+      length += snprintf(message + length, sizeof(message) - static_cast<size_t>(length),
+                         "the Python hook gave up %llu open call(s) whose return it did not see (stack switches such "
+                         "as greenlets, or returns missed): their time is not recorded; ",
+                         static_cast<unsigned long long>(given_up));
+    }
+    if (length >= 0 && static_cast<size_t>(length) < sizeof(message)) {
+      snprintf(message + length, sizeof(message) - static_cast<size_t>(length), "recording went on");
+    }
     CaptureNotices::Post("python-stack", "problem", message);
   }
   const uint64_t strings_lost = StringTable::Lost();

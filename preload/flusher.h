@@ -118,6 +118,7 @@ class Flusher {
   };
   std::vector<ReclaimedThread> reclaimed_;
   uint64_t stack_resets_posted_ = 0;
+  uint64_t entries_given_up_posted_ = 0;
   uint64_t strings_lost_posted_ = 0;
   uint32_t strings_sent_ = 0;
   uint64_t sequence_ = 0;

@@ -239,7 +239,7 @@ struct NativeCall {
 // under the hook, so a call made before a switch returns (if ever) on
 // another stack. A return that is not the top but matches an entry below
 // it resynchronises the stack there (what lay above was switched away or
-// its return was missed). A full stack whose top is
+// its return was missed; counted as given up). A full stack whose top is
 // on the current Python stack is a real nesting over kMaxDepth deep: the
 // entries past the top are only counted (overflow), so the outer ones stay
 // right. A full stack whose top is not (stale entries of other greenlets)
@@ -247,6 +247,7 @@ struct NativeCall {
 constexpr int kMaxDepth = 256;
 
 std::atomic<uint64_t> g_stack_resets{0};
+std::atomic<uint64_t> g_entries_given_up{0};
 
 // A counting filter of the frames on a stack, so that a return that is not
 // the top (most returns: unwatched frames, builtins) is rejected in O(1)
@@ -268,6 +269,10 @@ struct PythonThread {
   uint16_t watched_filter[kFilterSlots];
   uint16_t call_filter[kFilterSlots];
 };
+
+inline void GiveUp(uint64_t entries) {
+  if (entries != 0) g_entries_given_up.fetch_add(entries, std::memory_order_relaxed);
+}
 
 // OnCurrentStack: `ancestor` is a caller of `frame` on this Python stack.
 // Only asked when a stack is full (rare): it walks the frame chain.
@@ -441,6 +446,7 @@ void OnReturn(PythonThread* thread, PyFrameObject* frame) {
   if (depth == 0) return;
   // Usually the top (O(1)).
   if (thread->watched[depth - 1].frame == frame) {
+    GiveUp(static_cast<uint64_t>(thread->watched_overflow));  // Returns missed above it.
     thread->watched_overflow = 0;
     CloseWatchedAbove(thread, depth - 1, NowTicks());
     return;
@@ -457,6 +463,7 @@ void OnReturn(PythonThread* thread, PyFrameObject* frame) {
   if (thread->watched_filter[FilterSlot(frame)] == 0) return;
   while (depth > 0 && thread->watched[depth - 1].frame != frame) --depth;
   if (depth == 0) return;
+  GiveUp(static_cast<uint64_t>(thread->watched_depth - depth));
   CloseWatchedAbove(thread, depth - 1, NowTicks());
 }
 
@@ -525,6 +532,7 @@ void OnNativeReturn(PythonThread* thread, PyFrameObject* frame, PyObject* callab
   const NativeCall& call = thread->calls[depth - 1];
   if (NativeFunctionOf(callable) != call.function) return;
   Record(wire::EventKind::kPythonCall, call.code_id, call.begin_ticks, NowTicks(), call.function, call.line);
+  GiveUp(static_cast<uint64_t>(thread->call_depth - depth + thread->call_overflow));
   thread->call_overflow = 0;
   PopCalls(thread, depth - 1);
 }
@@ -690,6 +698,8 @@ void LoadRules() {
 bool ThreadRunsPython() { return t_python != nullptr; }
 
 uint64_t PythonStackResets() { return g_stack_resets.load(std::memory_order_relaxed); }
+
+uint64_t PythonEntriesGivenUp() { return g_entries_given_up.load(std::memory_order_relaxed); }
 
 int AttachPythonAllThreads(const char* name) {
   if (!g_recording || !ResolvePythonApi()) return 0;

@@ -23,10 +23,16 @@ int AttachPythonCurrentThread(const char* thread_name);
 bool ThreadRunsPython();
 
 // PythonStackResets: how many times, in all threads, the hook's stack of
-// open calls or watched frames was full and reset (its open calls then go
-// unrecorded; recording goes on). Greenlet-style stack switches are
-// resynchronised without a reset; this counts what is left.
+// open calls or watched frames was full of stale entries and reset (its
+// open calls then go unrecorded; recording goes on). Zero again in a fork
+// child.
 uint64_t PythonStackResets();
+
+// PythonEntriesGivenUp: the open calls and watched frames the hook gave up
+// without a reset: those above a match when it followed a stack switch
+// (greenlets) or a missed return, and those nested past a full stack whose
+// returns it did not see. Zero again in a fork child.
+uint64_t PythonEntriesGivenUp();
 
 }  // namespace rlscope::preload
 
