@@ -607,6 +607,9 @@ void PostPythonVersion() {
 }
 
 void OnForkChild() {
+  // The child's flusher posts its counts from 0: the parent's are not its own.
+  g_stack_resets.store(0, std::memory_order_relaxed);
+  g_entries_given_up.store(0, std::memory_order_relaxed);
   PythonThread* thread = t_python;
   if (thread == nullptr || !g_recording) return;
   PostPythonVersion();  // The child's stream is new: say again which Python runs.

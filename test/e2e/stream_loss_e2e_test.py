@@ -63,6 +63,15 @@ class Greenlets(unittest.TestCase):
         self.assertTrue([p for p in process["problems"] if "Python hook's stack of open calls filled up" in p],
                         process["problems"])
 
+    def test_a_fork_child_does_not_repeat_its_parents_resets(self):
+        self.assertTrue(has_module(ARGS.python, "greenlet"), "python3-greenlet is missing: run scripts/install_deps.sh")
+        run = ProfiledRun(self, [ARGS.python, os.path.join(PROGRAMS, "greenlet_chain.py"), "400", "--fork"])
+        (parent,) = [p for p in run.report["processes"] if p["forked_from"] == 0]
+        (child,) = [p for p in run.report["processes"] if p["forked_from"] != 0]
+        self.assertTrue([p for p in parent["problems"] if "filled up" in p], parent["problems"])
+        self.assertFalse([p for p in child["problems"] if "Python hook" in p], child["problems"])
+        self.assertEqual(sum(line["calls"] for line in lines_of(child, "late_work")), 100, child["python_lines"])
+
 
 class DeepStacks(unittest.TestCase):
     def test_nesting_past_the_stack_keeps_the_outer_operation_whole(self):

@@ -1,6 +1,8 @@
 """Each greenlet starts the next from inside a switch() call, DEPTH deep,
 so DEPTH native calls are open at once; the innermost then makes 100
-native calls from late_work()."""
+native calls from late_work(). With --fork, the process then forks and
+the child makes 100 more and exits."""
+import os
 import sys
 
 import numpy as np
@@ -23,4 +25,11 @@ def step(i):
 
 
 step(0)
+if "--fork" in sys.argv:
+    child = os.fork()
+    if child == 0:
+        for _ in range(100):
+            late_work()
+        sys.exit(0)
+    os.waitpid(child, 0)
 print("done")
