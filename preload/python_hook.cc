@@ -252,11 +252,24 @@ std::atomic<uint64_t> g_entries_given_up{0};
 // A counting filter of the frames on a stack, so that a return that is not
 // the top (most returns: unwatched frames, builtins) is rejected in O(1)
 // instead of scanning the stack: a zero slot means the frame is not there.
-constexpr int kFilterSlots = 64;
+// 4096 slots keep it selective with a full stack (about one slot in 16 in
+// use); a count that reaches 255 stays there (the frame may be there: a
+// scan), so it never says no wrongly. 8 KiB a thread, touched sparsely.
+constexpr int kFilterSlots = 4096;
 
 inline unsigned FilterSlot(const PyFrameObject* frame) {
   const uintptr_t address = reinterpret_cast<uintptr_t>(frame);
-  return static_cast<unsigned>((address >> 4) ^ (address >> 10)) % kFilterSlots;
+  return static_cast<unsigned>((address >> 4) ^ (address >> 16)) % kFilterSlots;
+}
+
+inline void FilterAdd(uint8_t* filter, const PyFrameObject* frame) {
+  uint8_t& count = filter[FilterSlot(frame)];
+  if (count != UINT8_MAX) ++count;
+}
+
+inline void FilterRemove(uint8_t* filter, const PyFrameObject* frame) {
+  uint8_t& count = filter[FilterSlot(frame)];
+  if (count != UINT8_MAX) --count;
 }
 
 struct PythonThread {
@@ -266,8 +279,8 @@ struct PythonThread {
   NativeCall calls[kMaxDepth];
   int call_depth;
   int call_overflow;  // Native calls open past a full stack, not stored.
-  uint16_t watched_filter[kFilterSlots];
-  uint16_t call_filter[kFilterSlots];
+  uint8_t watched_filter[kFilterSlots];
+  uint8_t call_filter[kFilterSlots];
 };
 
 inline void GiveUp(uint64_t entries) {
@@ -400,7 +413,7 @@ void CloseWatchedAbove(PythonThread* thread, int first, uint64_t now) {
     const WatchedFrame& watched = thread->watched[i];
     if (watched.callback) Record(wire::EventKind::kPythonFrame, 0, watched.begin_ticks, now);
     if (watched.operation_id != 0) Record(wire::EventKind::kOperationPop, 0, now, now);
-    --thread->watched_filter[FilterSlot(watched.frame)];
+    FilterRemove(thread->watched_filter, watched.frame);
   }
   thread->watched_depth = first;
 }
@@ -438,7 +451,7 @@ void OnCall(PythonThread* thread, PyFrameObject* frame) {
   if (operation_id != 0) Record(wire::EventKind::kOperationPush, operation_id, now, now, 0, kInferredSource);
   thread->watched[thread->watched_depth] = {frame, now, operation_id, callback};
   ++thread->watched_depth;
-  ++thread->watched_filter[FilterSlot(frame)];
+  FilterAdd(thread->watched_filter, frame);
 }
 
 void OnReturn(PythonThread* thread, PyFrameObject* frame) {
@@ -500,12 +513,12 @@ void OnNativeCall(PythonThread* thread, PyFrameObject* frame, PyObject* callable
   const uint16_t line = code != nullptr ? LineOf(code, frame) : 0;
   thread->calls[thread->call_depth] = {frame, function, NowTicks(), code_id, line};
   ++thread->call_depth;
-  ++thread->call_filter[FilterSlot(frame)];
+  FilterAdd(thread->call_filter, frame);
 }
 
 // PopCalls: the open calls from index `first` up leave the stack.
 void PopCalls(PythonThread* thread, int first) {
-  for (int i = first; i < thread->call_depth; ++i) --thread->call_filter[FilterSlot(thread->calls[i].frame)];
+  for (int i = first; i < thread->call_depth; ++i) FilterRemove(thread->call_filter, thread->calls[i].frame);
   thread->call_depth = first;
 }
 
