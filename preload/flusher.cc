@@ -115,7 +115,8 @@ void Flusher::PostLossNotices() {
     if (given_up > 0 && length >= 0 && static_cast<size_t>(length) < sizeof(message)) {
       length += snprintf(message + length, sizeof(message) - static_cast<size_t>(length),
                          "the Python hook gave up %llu open call(s) whose return it did not see (stack switches such "
-                         "as greenlets, or returns missed): their time is not recorded; ",
+                         "as greenlet's switch(), or returns missed): those calls have no interval of their own, "
+                         "while the code that ran meanwhile is recorded; ",
                          static_cast<unsigned long long>(given_up));
     }
     if (length >= 0 && static_cast<size_t>(length) < sizeof(message)) {
