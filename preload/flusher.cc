@@ -15,6 +15,7 @@
 #include "gpu_activity_queue.h"
 #include "native_stack_sampler.h"
 #include "python_hook.h"
+#include "problem_notice.h"
 #include "raw_log.h"
 #include "recorder.h"
 #include "string_table.h"
@@ -176,13 +177,10 @@ void Flusher::NoteLowFd() {
   noted_low_fd_ = true;
   rlimit limit{};
   getrlimit(RLIMIT_NOFILE, &limit);
-  char message[256];
-  snprintf(message, sizeof(message),
-           "the open-file limit (RLIMIT_NOFILE %llu) is too low for rlscope's socket to stay out of the "
-           "program's way: it uses fd %d, one of the program's own",
-           static_cast<unsigned long long>(limit.rlim_cur), connection_.fd());
-  RawLog("%s", message);
-  CaptureNotices::Post("collector-fd", "problem", message);
+  ReportProblem("collector-fd",
+                "the open-file limit (RLIMIT_NOFILE %llu) is too low for rlscope's socket to stay out of the "
+                "program's way: it uses fd %d, one of the program's own",
+                static_cast<unsigned long long>(limit.rlim_cur), connection_.fd());
 }
 
 void Flusher::Reconnect() {
