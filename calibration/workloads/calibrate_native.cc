@@ -57,12 +57,6 @@ constexpr const char* kUsage =
     "{\"case\", \"iterations\", \"elapsed_ns\", \"events_per_iteration\", ...} as one JSON line.\n"
     "--burst B: in bursts of B iterations, P ms apart (default 25), only the bursts timed.\n";
 
-int64_t NowNs() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return int64_t{ts.tv_sec} * 1000000000 + ts.tv_nsec;
-}
-
 // Results feed this, so no call can be dropped as unused.
 volatile int g_sink;
 
