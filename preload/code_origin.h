@@ -1,0 +1,32 @@
+// CodeOrigin: whose code a file is, from its path alone: an installed
+// package's (the first path component after site-packages/ or
+// dist-packages/, so no virtualenv, conda or /opt prefix changes it), the
+// Python standard library's, or the user's own. Used by the preload (rules
+// that apply to the user's code, once per code object) and by the analysis
+// (the stack level of a shared object, the user's line behind a call).
+#ifndef RLSCOPE_PRELOAD_CODE_ORIGIN_H_
+#define RLSCOPE_PRELOAD_CODE_ORIGIN_H_
+
+#include <string>
+#include <string_view>
+
+namespace rlscope {
+
+struct CodeOrigin {
+  enum class Kind { kUser, kPackage, kStandardLibrary };
+  Kind kind = Kind::kUser;
+  // kPackage: the top-level import name ("torch", "numpy", "nvidia"),
+  // without an extension-module suffix (".cpython-311-x86_64-linux-gnu.so")
+  // or a wheel's ".libs" folder suffix ("numpy.libs" is numpy's).
+  std::string package;
+};
+
+// OriginOfPath: the origin of a source file (co_filename) or shared object.
+// Standard library: under lib/pythonX.Y/ (outside site-packages) or an
+// interpreter-internal name ("<frozen importlib._bootstrap>"); other
+// pseudo-files ("<string>", "<stdin>") are the user's.
+CodeOrigin OriginOfPath(std::string_view path);
+
+}  // namespace rlscope
+
+#endif  // RLSCOPE_PRELOAD_CODE_ORIGIN_H_
