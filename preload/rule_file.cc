@@ -62,15 +62,23 @@ bool ParseRules(std::string_view text, const std::string& source, RuleSet& rules
       return false;
     };
     if (words[0] == "operation") {
-      if (words.size() < 3) return fail("expected 'operation NAME QUALNAME-GLOB [file=GLOB] [unless-inside=OPS]'");
-      OperationRule rule{words[1], words[2], "", {}};
+      if (words.size() < 3) {
+        return fail("expected 'operation NAME QUALNAME-GLOB [file=GLOB] [class=GLOB] [user-code] [unless-inside=OPS]'");
+      }
+      OperationRule rule;
+      rule.operation = words[1];
+      rule.qualname_glob = words[2];
       for (size_t i = 3; i < words.size(); ++i) {
         if (words[i].rfind("file=", 0) == 0) {
           rule.file_glob = words[i].substr(5);
         } else if (words[i].rfind("unless-inside=", 0) == 0) {
           rule.unless_inside = SplitOn(words[i].substr(14), ',');
+        } else if (words[i].rfind("class=", 0) == 0 && words[i].size() > 6) {
+          rule.class_glob = words[i].substr(6);
+        } else if (words[i] == "user-code") {
+          rule.user_code_only = true;
         } else {
-          return fail("unknown option '" + words[i] + "' (expected file= or unless-inside=)");
+          return fail("unknown option '" + words[i] + "' (expected file=, class=, user-code or unless-inside=)");
         }
       }
       rules.operations.push_back(std::move(rule));

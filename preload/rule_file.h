@@ -1,10 +1,19 @@
 // Rule files: the data that tells rlscope what code means. One rule per
 // line; '#' starts a comment. Two kinds, used by two sides:
 //
-//   operation NAME QUALNAME-GLOB [file=PATH-GLOB] [unless-inside=OP[,OP...]]
+//   operation NAME QUALNAME-GLOB [file=PATH-GLOB] [class=CLASS-GLOB]
+//             [user-code] [unless-inside=OP[,OP...]]
 //     (preload) a Python function whose qualified name (co_qualname, e.g.
 //     "CartPoleEnv.step") matches opens operation NAME while it runs, unless
 //     one of the listed operations is already open on that thread.
+//     class=: only methods of a class that is, or derives from, a class
+//     whose "module.qualname" matches ("gymnasium.core.Env", "*.Env"): what
+//     the code is, not what it is called. user-code: only code outside
+//     installed packages and the standard library (code_origin.h). Both
+//     describe Python code: rules with them never match native frames.
+//     The operation `forward` is reserved: a forward pass, which the
+//     analysis reports as backprop when it is part of a training step and
+//     as inference otherwise (report/operation_inference.h).
 //   library CATEGORY PATH-GLOB
 //     (collector) native code in a shared object whose path matches belongs
 //     to CATEGORY: Backend, Simulator or Native. First match wins.
@@ -26,6 +35,8 @@ struct OperationRule {
   std::string qualname_glob;
   std::string file_glob;                    // Empty: any file.
   std::vector<std::string> unless_inside;  // Operations that suppress this one.
+  std::string class_glob;                   // Empty: any code, method or not.
+  bool user_code_only = false;
 };
 
 struct LibraryRule {
@@ -63,6 +74,42 @@ std::vector<std::string> RuleFilesFromEnvironment();
 
 // MatchesGlob: fnmatch with '|'-separated alternatives.
 bool MatchesGlob(std::string_view glob, const char* text);
+
+// CodeFacts: what an operation rule is matched against, gathered once per
+// code object. `class_names` is asked for only when a rule with class=
+// gets that far (reading a class hierarchy costs attribute lookups): it
+// returns the "module.qualname" of the code's class and of every class it
+// derives from (empty: not a method, or its class could not be found).
+struct CodeFacts {
+  const char* qualname = "";
+  const char* filename = "";
+  bool user_code = false;
+};
+
+// MatchOperationRule: the index of the first rule in `rules` that applies
+// to the code, or -1.
+template <typename ClassNames>
+int MatchOperationRule(const std::vector<OperationRule>& rules, const CodeFacts& code, ClassNames&& class_names) {
+  for (size_t i = 0; i < rules.size(); ++i) {
+    const OperationRule& rule = rules[i];
+    if (rule.user_code_only && !code.user_code) continue;
+    if (!MatchesGlob(rule.qualname_glob, code.qualname)) continue;
+    if (!rule.file_glob.empty() && !MatchesGlob(rule.file_glob, code.filename)) continue;
+    if (!rule.class_glob.empty()) {
+      const std::vector<std::string>& names = class_names();
+      bool any = false;
+      for (const std::string& name : names) {
+        if (MatchesGlob(rule.class_glob, name.c_str())) {
+          any = true;
+          break;
+        }
+      }
+      if (!any) continue;
+    }
+    return static_cast<int>(i);
+  }
+  return -1;
+}
 
 }  // namespace rlscope
 

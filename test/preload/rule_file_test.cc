@@ -24,3 +24,50 @@ TEST_CASE("Rule files travel one variable each so a path may hold a colon", "[ru
   for (const char* name : {"RLSCOPE_RULES", "RLSCOPE_RULES_0", "RLSCOPE_RULES_1", "RLSCOPE_RULES_2"}) unsetenv(name);
   CHECK(RuleFilesFromEnvironment().empty());
 }
+
+TEST_CASE("Operation rules can ask for a class hierarchy and the user's own code", "[rules]") {
+  rlscope::RuleSet rules;
+  std::string error;
+  REQUIRE(rlscope::ParseRules("operation simulation *.step class=gymnasium.*|*Env* unless-inside=simulation\n"
+                              "operation forward *.[!_]* class=torch.nn.modules.module.Module user-code\n"
+                              "operation replay *.add\n",
+                              "test.rules", rules, &error));
+  REQUIRE(rules.operations.size() == 3);
+  CHECK(rules.operations[0].class_glob == "gymnasium.*|*Env*");
+  CHECK_FALSE(rules.operations[0].user_code_only);
+  CHECK(rules.operations[1].user_code_only);
+  CHECK(rules.operations[2].class_glob.empty());
+
+  int hierarchy_reads = 0;
+  std::vector<std::string> hierarchy;
+  auto classes = [&]() -> const std::vector<std::string>& {
+    ++hierarchy_reads;
+    return hierarchy;
+  };
+  using rlscope::CodeFacts;
+  using rlscope::MatchOperationRule;
+  // A class named nothing like an env, derived from one: matched by what it is.
+  hierarchy = {"__main__.Pole", "gymnasium.core.Env", "builtins.object"};
+  CHECK(MatchOperationRule(rules.operations, CodeFacts{"Pole.step", "/home/u/train.py", true}, classes) == 0);
+  // The same method name on a class that is no env: no simulation.
+  hierarchy = {"__main__.Counter", "builtins.object"};
+  CHECK(MatchOperationRule(rules.operations, CodeFacts{"Counter.step", "/home/u/train.py", true}, classes) == -1);
+  // user-code: torch's own modules are not the user's forward passes.
+  hierarchy = {"torch.nn.modules.linear.Linear", "torch.nn.modules.module.Module", "builtins.object"};
+  CHECK(MatchOperationRule(rules.operations,
+                            CodeFacts{"Linear.forward", "/v/site-packages/torch/nn/modules/linear.py", false},
+                            classes) == -1);
+  hierarchy = {"__main__.Brain", "torch.nn.modules.module.Module", "builtins.object"};
+  CHECK(MatchOperationRule(rules.operations, CodeFacts{"Brain.think", "train.py", true}, classes) == 1);
+  CHECK(MatchOperationRule(rules.operations, CodeFacts{"Brain.__init__", "train.py", true}, classes) == -1);
+  // The hierarchy is read only for rules that got that far: never for a
+  // plain function that no class= rule's name matches.
+  hierarchy = {};  // A function: no class.
+  hierarchy_reads = 0;
+  CHECK(MatchOperationRule(rules.operations, CodeFacts{"rb.add", "train.py", true}, classes) == 2);
+  CHECK(MatchOperationRule(rules.operations, CodeFacts{"helper", "train.py", true}, classes) == -1);
+  CHECK(hierarchy_reads == 1);  // Only "rb.add" reached a class= rule (rule 1's name glob).
+
+  CHECK_FALSE(rlscope::ParseRules("operation x *.step class=\n", "bad.rules", rules, &error));
+  CHECK(error.find("bad.rules:1: unknown option 'class='") == 0);
+}
