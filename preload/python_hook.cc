@@ -34,6 +34,7 @@
 #include <cstring>
 #include <string>
 
+#include "code_origin.h"
 #include "code_range.h"
 #include "gpu_activity_queue.h"
 #include "problem_notice.h"
@@ -85,6 +86,12 @@ struct PythonApi {
   long (*long_as_long)(PyObject*) = nullptr;
   void (*dec_ref)(PyObject*) = nullptr;
   void (*err_clear)() = nullptr;
+  // Optional: class-hierarchy facts for `class=` rules (ClassHierarchyOf).
+  PyObject* (*frame_get_globals)(PyFrameObject*) = nullptr;  // 3.11+
+  PyObject* (*dict_get_item_string)(PyObject*, const char*) = nullptr;
+  Py_ssize_t (*tuple_size)(PyObject*) = nullptr;
+  PyObject* (*tuple_get_item)(PyObject*, Py_ssize_t) = nullptr;
+  unsigned long (*type_get_flags)(const void*) = nullptr;
   const void* cfunction_type = nullptr;
   const void* cmethod_type = nullptr;
   const void* method_descriptor_type = nullptr;
@@ -183,19 +190,9 @@ struct CompiledRule {
   std::vector<uint32_t> unless_ids;   // Interned names of suppressing operations.
 };
 std::vector<CompiledRule>* g_rules = nullptr;  // Set once at attach, never freed.
+std::vector<OperationRule>* g_rule_list = nullptr;  // The same rules, as MatchOperationRule takes them.
 
 constexpr int16_t kNoRule = -1;
-
-int16_t MatchRule(const char* qualname, const char* filename) {
-  if (g_rules == nullptr) return kNoRule;
-  for (size_t i = 0; i < g_rules->size() && i < INT16_MAX; ++i) {
-    const OperationRule& rule = (*g_rules)[i].rule;
-    if (!MatchesGlob(rule.qualname_glob, qualname)) continue;
-    if (!rule.file_glob.empty() && !MatchesGlob(rule.file_glob, filename)) continue;
-    return static_cast<int16_t>(i);
-  }
-  return kNoRule;
-}
 
 // --- Per-thread state -------------------------------------------------------
 
@@ -352,7 +349,7 @@ void FreeCodeInfo(void* info) { free(info); }
 
 // LookUpCode: the frame's code object's info, computed once per code object
 // (attribute reads, interning, rule matching) and kept in its co_extra.
-CodeInfo* SetUpCode(PyObject* code);
+CodeInfo* SetUpCode(PyObject* code, PyFrameObject* frame);
 
 CodeInfo* LookUpCode(PyFrameObject* frame) {
   PyObject* code = CodeOf(frame);
@@ -364,21 +361,93 @@ CodeInfo* LookUpCode(PyFrameObject* frame) {
   // First sight of this code object: slow (attribute lookups, interning,
   // rule matching), so it times itself for the correction.
   const uint64_t begin = NowTicks();
-  CodeInfo* info = SetUpCode(code);
+  CodeInfo* info = SetUpCode(code, frame);
   if (ThreadBuffer* buffer = t_state.buffer; buffer != nullptr) {
     buffer->CountOverhead(wire::OverheadKind::kCodeSetup, NowTicks() - begin);
   }
   return info;
 }
 
-CodeInfo* SetUpCode(PyObject* code) {
+// ClassHierarchyOf: for a method ("Agent.Brain.think"), the "module.qualname"
+// of its class and of every class in that class's __mro__; empty for a
+// function, a class defined inside a function ("<locals>", not reachable
+// from the module), or when the class is not found. The class is looked
+// up from the module's globals by its qualified name, never by the
+// frame's arguments: reading a running frame's locals is not safe on
+// every version. Once per code object (attribute reads, GIL held).
+std::vector<std::string> ClassHierarchyOf(PyFrameObject* frame, const std::string& qualname) {
+  std::vector<std::string> names;
+  const size_t last_dot = qualname.rfind('.');
+  if (last_dot == std::string::npos || qualname.find('<') < last_dot) return names;
+  if (g_api.frame_get_globals == nullptr || g_api.dict_get_item_string == nullptr || g_api.tuple_size == nullptr ||
+      g_api.tuple_get_item == nullptr || g_api.type_get_flags == nullptr) {
+    return names;
+  }
+  PyObject* globals = g_api.frame_get_globals(frame);  // New reference.
+  if (globals == nullptr) {
+    g_api.err_clear();
+    return names;
+  }
+  PyObject* current = nullptr;  // Owned once an attribute lookup made it.
+  bool owned = false;
+  size_t begin = 0;
+  while (begin < last_dot) {
+    size_t end = qualname.find('.', begin);
+    if (end == std::string::npos || end > last_dot) end = last_dot;
+    const std::string part = qualname.substr(begin, end - begin);
+    PyObject* next = nullptr;
+    if (current == nullptr) {
+      next = g_api.dict_get_item_string(globals, part.c_str());  // Borrowed.
+    } else {
+      next = g_api.get_attr_string(current, part.c_str());  // New reference.
+      if (owned) g_api.dec_ref(current);
+      owned = next != nullptr;
+    }
+    if (next == nullptr) {
+      g_api.err_clear();
+      g_api.dec_ref(globals);
+      return names;
+    }
+    current = next;
+    begin = end + 1;
+  }
+  constexpr unsigned long kTypeSubclassFlag = 1UL << 31;  // Py_TPFLAGS_TYPE_SUBCLASS: a class object.
+  if (current != nullptr && (g_api.type_get_flags(TypeOf(current)) & kTypeSubclassFlag) != 0) {
+    if (PyObject* mro = g_api.get_attr_string(current, "__mro__"); mro != nullptr) {
+      const Py_ssize_t count = g_api.tuple_size(mro);
+      for (Py_ssize_t i = 0; i < count; ++i) {
+        PyObject* base = g_api.tuple_get_item(mro, i);  // Borrowed.
+        if (base == nullptr) break;
+        names.push_back(StringAttribute(base, "__module__") + "." + StringAttribute(base, "__qualname__"));
+      }
+      g_api.dec_ref(mro);
+    }
+    g_api.err_clear();
+  }
+  if (owned) g_api.dec_ref(current);
+  g_api.dec_ref(globals);
+  return names;
+}
+
+CodeInfo* SetUpCode(PyObject* code, PyFrameObject* frame) {
   auto* info = static_cast<CodeInfo*>(calloc(1, sizeof(CodeInfo)));
   if (info == nullptr) return nullptr;
   const std::string qualname = StringAttribute(code, "co_qualname");
   const std::string filename = StringAttribute(code, "co_filename");
   const long first_line = LongAttribute(code, "co_firstlineno");
   info->code_id = StringTable::Intern(qualname + " (" + filename + ":" + std::to_string(first_line) + ")");
-  info->rule = MatchRule(qualname.c_str(), filename.c_str());
+  info->rule = kNoRule;
+  if (g_rule_list != nullptr) {
+    const CodeFacts facts{qualname.c_str(), filename.c_str(), OriginOfPath(filename).kind == CodeOrigin::Kind::kUser};
+    bool classes_read = false;
+    std::vector<std::string> classes;
+    const int rule = MatchOperationRule(*g_rule_list, facts, [&]() -> const std::vector<std::string>& {
+      if (!classes_read) classes = ClassHierarchyOf(frame, qualname);
+      classes_read = true;
+      return classes;
+    });
+    if (rule >= 0 && rule < INT16_MAX) info->rule = static_cast<int16_t>(rule);
+  }
   for (int& lasti : info->lasti) lasti = -1;
   if (g_api.set_extra(code, g_api.extra_index, info) != 0) {
     g_api.err_clear();
@@ -662,6 +731,11 @@ bool ResolvePythonApi() {
   Resolve(g_api.dec_ref, "Py_DecRef");
   Resolve(g_api.err_clear, "PyErr_Clear");
   Resolve(g_api.add_audit_hook, "PySys_AddAuditHook");
+  Resolve(g_api.frame_get_globals, "PyFrame_GetGlobals");
+  Resolve(g_api.dict_get_item_string, "PyDict_GetItemString");
+  Resolve(g_api.tuple_size, "PyTuple_Size");
+  Resolve(g_api.tuple_get_item, "PyTuple_GetItem");
+  Resolve(g_api.type_get_flags, "PyType_GetFlags");
   g_api.cfunction_type = dlsym(RTLD_DEFAULT, "PyCFunction_Type");
   g_api.cmethod_type = dlsym(RTLD_DEFAULT, "PyCMethod_Type");
   g_api.method_descriptor_type = dlsym(RTLD_DEFAULT, "PyMethodDescr_Type");
@@ -691,6 +765,7 @@ bool ResolvePythonApi() {
 void LoadRules() {
   if (g_rules != nullptr) return;
   g_rules = new std::vector<CompiledRule>();
+  g_rule_list = new std::vector<OperationRule>();
   RuleSet rules;
   for (const std::string& file : RuleFilesFromEnvironment()) {
     std::string error;
@@ -699,6 +774,7 @@ void LoadRules() {
       break;
     }
   }
+  *g_rule_list = rules.operations;
   for (OperationRule& rule : rules.operations) {
     CompiledRule compiled{std::move(rule), 0, {}};
     compiled.operation_id = StringTable::Intern(compiled.rule.operation);
