@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_format.h"
 #include "category.h"
+#include "operation_inference.h"
 
 namespace rlscope::report {
 
@@ -243,8 +244,10 @@ void TimelineBuilder::AddEvents(const wire::ThreadEvents& events) {
         break;
       case wire::EventKind::kOperationPush: {
         // An instance begins unless the same operation is already open.
+        // Inferred operations are counted once resolved (operation_inference.h).
         const uint32_t name = event->name_id();
-        if (std::none_of(state.open.begin(), state.open.end(),
+        if (static_cast<wire::OperationSource>(event->flags()) != wire::OperationSource::kInferred &&
+            std::none_of(state.open.begin(), state.open.end(),
                          [&](const OpenOperation& open) { return open.name_id == name; })) {
           ++state.instances[name];
         }
@@ -403,6 +406,8 @@ int32_t TimelineBuilder::StackOperation(const ThreadState& state, const StackSam
     const std::string& name = symbolizer_->RuleName(module->path, module->load_bias, address);
     if (name.empty()) continue;
     for (const OperationRule& rule : *operation_rules_) {
+      // class= and user-code describe Python code: such rules never match native frames.
+      if (!rule.class_glob.empty() || rule.user_code_only) continue;
       if (!MatchesGlob(rule.qualname_glob, name.c_str())) continue;
       if (!rule.file_glob.empty() && !MatchesGlob(rule.file_glob, module->path.c_str())) continue;
       const bool suppressed = std::any_of(open.begin(), open.end(), [&](const std::string* operation) {
@@ -440,8 +445,7 @@ void TimelineBuilder::InferFromStacks(ThreadTimeline& thread, ThreadState& state
     if (!inferred.empty() && inferred.back().label == operations[i] && inferred.back().end_ns == begin) {
       inferred.back().end_ns = end;
     } else {
-      inferred.push_back({begin, end, operations[i]});
-      ++thread.operation_instances[operations[i]];
+      inferred.push_back({begin, end, operations[i]});  // Counted once resolved.
     }
   }
 }
@@ -542,6 +546,7 @@ ProcessTimeline TimelineBuilder::Finish() {
         absl::StrFormat("%d event(s) of kinds this rlscope does not know were skipped", unknown_events_));
   }
   if (!saw_hello_) process_.problems.push_back("stream without a Hello frame");
+  ResolveInferredOperations(process_, names_);
   return std::move(process_);
 }
 

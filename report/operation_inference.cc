@@ -1,0 +1,168 @@
+#include "operation_inference.h"
+
+#include <algorithm>
+#include <array>
+#include <span>
+#include <string_view>
+
+#include "flatten.h"
+#include "overlap_sweep.h"
+
+namespace rlscope::report {
+
+namespace {
+
+struct Labels {
+  int32_t forward;
+  int32_t backprop;
+  int32_t inference;
+  int32_t startup;
+  int32_t teardown;
+  int32_t compile;
+};
+
+// ResolveByNesting: a forward pass that contains a backprop operation, or
+// runs inside one, is backprop. Intervals from one thread's call stack
+// nest properly; a sweep in start order keeps the open ones.
+void ResolveByNesting(IntervalList& intervals, const Labels& labels) {
+  std::sort(intervals.begin(), intervals.end(), [](const Interval& a, const Interval& b) {
+    return a.begin_ns != b.begin_ns ? a.begin_ns < b.begin_ns : a.end_ns > b.end_ns;
+  });
+  // Containing: a forward with a backprop starting inside it.
+  std::vector<size_t> open;
+  for (size_t i = 0; i < intervals.size(); ++i) {
+    while (!open.empty() && intervals[open.back()].end_ns <= intervals[i].begin_ns) open.pop_back();
+    if (intervals[i].label == labels.backprop) {
+      for (size_t index : open) {
+        if (intervals[index].label == labels.forward) intervals[index].label = labels.backprop;
+      }
+    }
+    open.push_back(i);
+  }
+  // Inside: a forward with a backprop open around it.
+  open.clear();
+  int open_backprop = 0;
+  for (Interval& interval : intervals) {
+    while (!open.empty() && intervals[open.back()].end_ns <= interval.begin_ns) {
+      if (intervals[open.back()].label == labels.backprop) --open_backprop;
+      open.pop_back();
+    }
+    if (interval.label == labels.forward && open_backprop > 0) interval.label = labels.backprop;
+    if (interval.label == labels.backprop) ++open_backprop;
+    open.push_back(static_cast<size_t>(&interval - intervals.data()));
+  }
+}
+
+// ResolveBySegment: on the flat timeline, a forward pass before the last
+// backprop of its segment (the stretch between two other operations) is
+// backprop; any other forward pass is inference.
+void ResolveBySegment(IntervalList& flat, const Labels& labels) {
+  size_t begin = 0;
+  while (begin < flat.size()) {
+    size_t end = begin;
+    int64_t last_backprop_end = INT64_MIN;
+    while (end < flat.size() && (flat[end].label == labels.forward || flat[end].label == labels.backprop)) {
+      if (flat[end].label == labels.backprop) last_backprop_end = flat[end].end_ns;
+      ++end;
+    }
+    for (size_t i = begin; i < end; ++i) {
+      if (flat[i].label != labels.forward) continue;
+      flat[i].label = flat[i].begin_ns < last_backprop_end ? labels.backprop : labels.inference;
+    }
+    begin = end == begin ? end + 1 : end;
+  }
+}
+
+// MergeTouching: adjacent intervals with one label become one.
+IntervalList MergeTouching(const IntervalList& intervals) {
+  IntervalList merged;
+  for (const Interval& interval : intervals) {
+    if (!merged.empty() && merged.back().label == interval.label && merged.back().end_ns == interval.begin_ns) {
+      merged.back().end_ns = interval.end_ns;
+    } else {
+      merged.push_back(interval);
+    }
+  }
+  return merged;
+}
+
+// FillGlue: startup before the first operation, teardown after the last; glue between two
+// operations to the next one, or to backprop after backprop. Explicit
+// operations are the user's word: glue before one stays unattributed
+// (`explicit_flat`: the thread's explicit operations, flat).
+IntervalList FillGlue(const IntervalList& flat, const IntervalList& explicit_flat, int64_t thread_begin_ns,
+                      int64_t thread_end_ns, const Labels& labels) {
+  // Both timelines as one sequence of disjoint spans; explicit ones win.
+  constexpr int32_t kExplicit = -2;
+  IntervalList spans;
+  const std::array<IntervalList, 2> streams = {explicit_flat, flat};
+  SweepStreams(streams, [&](int64_t begin_ns, int64_t end_ns, std::span<const int32_t> open) {
+    const int32_t label = open[0] != kNoLabel ? kExplicit : open[1];
+    if (label == kNoLabel) return;
+    if (!spans.empty() && spans.back().end_ns == begin_ns && spans.back().label == label) {
+      spans.back().end_ns = end_ns;
+    } else {
+      spans.push_back({begin_ns, end_ns, label});
+    }
+  });
+  IntervalList filled = flat;
+  if (spans.empty()) return filled;
+  if (spans.front().begin_ns > thread_begin_ns) filled.push_back({thread_begin_ns, spans.front().begin_ns, labels.startup});
+  if (spans.back().end_ns < thread_end_ns) filled.push_back({spans.back().end_ns, thread_end_ns, labels.teardown});
+  for (size_t i = 1; i < spans.size(); ++i) {
+    if (spans[i - 1].end_ns >= spans[i].begin_ns) continue;
+    const int32_t owner = spans[i - 1].label == labels.backprop ? labels.backprop : spans[i].label;
+    if (owner != kExplicit) filled.push_back({spans[i - 1].end_ns, spans[i].begin_ns, owner});
+  }
+  std::sort(filled.begin(), filled.end(),
+            [](const Interval& a, const Interval& b) { return a.begin_ns < b.begin_ns; });
+  return MergeTouching(filled);
+}
+
+void ResolveThread(ThreadTimeline& thread, const Labels& labels) {
+  IntervalList& inferred = thread.inferred_operations;
+  if (inferred.empty()) return;
+  ResolveByNesting(inferred, labels);
+  IntervalList flat = FlattenInnermost(std::move(inferred));
+  ResolveBySegment(flat, labels);
+  flat = MergeTouching(flat);
+  if (flat.empty()) {
+    inferred.clear();
+    return;
+  }
+  // One instance per entry; a training step's pieces (its forward passes,
+  // backward, optimizer step) separated only by glue are one.
+  for (size_t i = 0; i < flat.size(); ++i) {
+    if (i > 0 && flat[i].label == labels.backprop && flat[i - 1].label == labels.backprop) continue;
+    ++thread.operation_instances[flat[i].label];
+  }
+  inferred = FillGlue(flat, FlattenInnermost(thread.operations), thread.begin_ns, thread.end_ns, labels);
+}
+
+}  // namespace
+
+bool IsCompilerHelper(const std::string& executable) {
+  std::string_view name = executable;
+  if (size_t slash = name.rfind('/'); slash != std::string_view::npos) name.remove_prefix(slash + 1);
+  for (std::string_view helper : {"ptxas", "nvlink", "fatbinary", "cicc", "nvcc", "cudafe++", "nvdisasm"}) {
+    if (name == helper) return true;
+  }
+  return false;
+}
+
+void ResolveInferredOperations(ProcessTimeline& process, NameTable& names) {
+  const Labels labels{names.Intern(kForwardCandidate), names.Intern("backprop"), names.Intern("inference"),
+                      names.Intern("startup"), names.Intern("teardown"), names.Intern("compile")};
+  if (IsCompilerHelper(process.executable)) {
+    for (ThreadTimeline& thread : process.threads) {
+      thread.inferred_operations.clear();
+      if (thread.end_ns <= thread.begin_ns) continue;
+      thread.inferred_operations.push_back({thread.begin_ns, thread.end_ns, labels.compile});
+      ++thread.operation_instances[labels.compile];
+    }
+    return;
+  }
+  for (ThreadTimeline& thread : process.threads) ResolveThread(thread, labels);
+}
+
+}  // namespace rlscope::report

@@ -1,0 +1,93 @@
+#!/usr/bin/env python3
+"""End-to-end tests of operations inferred from what code does, on a script
+written with none of rlscope's naming conventions
+(python_programs/unconventional_rl.py): its env, network and buffer are
+found by class hierarchy, its forward passes are told apart by whether they
+are part of a training step, and its glue is attributed. Ground truth: the
+program counts what it did, in the same run.
+
+  semantic_inference_e2e_test.py --rlscope BIN --python PYTHON --share DIR
+"""
+import json
+import os
+import subprocess
+import sys
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from e2e_support import ARGS, ProfiledRun, main  # noqa: E402
+
+PROGRAM = os.path.join(os.path.dirname(os.path.abspath(__file__)), "python_programs", "unconventional_rl.py")
+
+
+def has_torch():
+    probe = subprocess.run([ARGS.python, "-c", "import torch"], capture_output=True, timeout=120)
+    return probe.returncode == 0
+
+
+def instances(process):
+    """{operation: instances} as the report counts them (transition rows)."""
+    counted = {}
+    for row in process["transitions"]:
+        counted[row["operation"]] = max(counted.get(row["operation"], 0), row["operation_instances"])
+    return counted
+
+
+def time_by_operation(report, pid):
+    totals = {}
+    for row in report["rows"]:
+        if row["process"] == pid and row["resource"] != "GPU":
+            totals[row["operation"]] = totals.get(row["operation"], 0) + row["ns"]
+    return totals
+
+
+class UnconventionalScript(unittest.TestCase):
+    def setUp(self):
+        if not has_torch():
+            self.skipTest(f"{ARGS.python} cannot import torch")
+
+    def profile(self, *args):
+        run = ProfiledRun(self, [ARGS.python, PROGRAM, *args], options=("--quiet",))
+        did = json.loads(run.result.stdout.strip().splitlines()[-1])
+        (process,) = run.report["processes"]
+        return run, process, did
+
+    def check_glue_is_attributed(self, run, process):
+        # After start-up, every moment of the script's thread is in some
+        # operation: the loop's glue belongs to the operation it serves.
+        totals = time_by_operation(run.report, process["pid"])
+        self.assertEqual(totals.get("(none)", 0), 0, totals)
+        self.assertGreater(totals.get("startup", 0), 0, totals)
+
+    def test_off_policy_training_forwards_are_backprop_and_acting_is_inference(self):
+        run, process, did = self.profile("dqn", "1200")
+        counted = instances(process)
+        # Every greedy action is one inference; the target network's
+        # forward pass under no_grad and the online one inside the training
+        # step are not (they are the training step's).
+        self.assertEqual(counted.get("inference"), did["greedy"], counted)
+        # Pole derives from the script's EnvBase: its steps and resets.
+        self.assertEqual(counted.get("simulation"), did["env_steps"] + did["resets"], counted)
+        # Experience.put / .draw: found by the class's name, not *Buffer.*.
+        self.assertEqual(counted.get("replay"), did["buffer_calls"], counted)
+        # One training step each, the inline forward passes, loss, backward
+        # and optimizer step together.
+        self.assertEqual(counted.get("backprop"), did["train_steps"], counted)
+        self.check_glue_is_attributed(run, process)
+
+    def test_on_policy_rollout_is_inference_and_update_is_backprop(self):
+        run, process, did = self.profile("ppo", "12")
+        counted = instances(process)
+        # Brain.think under no_grad while acting: a user nn.Module method
+        # with a name no rule knows.
+        self.assertEqual(counted.get("inference"), did["greedy"], counted)
+        self.assertEqual(counted.get("simulation"), did["env_steps"] + did["resets"], counted)
+        # Each update phase (epochs of minibatches, Brain.judge, backward,
+        # clipping, optimizer step) is one training step.
+        self.assertEqual(counted.get("backprop"), did["train_steps"], counted)
+        self.assertNotIn("replay", counted)
+        self.check_glue_is_attributed(run, process)
+
+
+if __name__ == "__main__":
+    main(extra_arguments=("--python", "--share"))

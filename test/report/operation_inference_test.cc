@@ -1,0 +1,127 @@
+// How recorded rule matches become the operations a report shows
+// (operation_inference.h), on hand-made threads.
+#include "operation_inference.h"
+
+#include <catch2/catch.hpp>
+
+#include <string>
+#include <vector>
+
+#include "timeline_fixtures.h"
+
+namespace rlscope::report {
+namespace {
+
+struct Span {
+  int64_t begin;
+  int64_t end;
+  std::string operation;
+  friend bool operator==(const Span&, const Span&) = default;
+};
+
+std::ostream& operator<<(std::ostream& out, const Span& span) {
+  return out << "[" << span.begin << "," << span.end << ") " << span.operation;
+}
+
+struct Resolved {
+  std::vector<Span> spans;
+  std::map<std::string, uint64_t> instances;
+};
+
+// Resolve: one thread over [0, end) with `inferred` (possibly nested) and
+// `explicit_operations`, resolved; names instead of labels.
+Resolved Resolve(const std::vector<Span>& inferred, int64_t end, const std::vector<Span>& explicit_operations = {},
+                 const std::string& executable = "/usr/bin/python3") {
+  NameTable names;
+  ProcessTimeline process;
+  process.executable = executable;
+  ThreadTimeline thread = fixtures::Thread(0, end);
+  for (const Span& span : inferred) thread.inferred_operations.push_back({span.begin, span.end, names.Intern(span.operation)});
+  for (const Span& span : explicit_operations) {
+    thread.operations.push_back({span.begin, span.end, names.Intern(span.operation)});
+  }
+  process.threads.push_back(std::move(thread));
+  ResolveInferredOperations(process, names);
+  Resolved resolved;
+  for (const Interval& interval : process.threads[0].inferred_operations) {
+    resolved.spans.push_back({interval.begin_ns, interval.end_ns, names.Name(interval.label)});
+  }
+  for (const auto& [label, count] : process.threads[0].operation_instances) resolved.instances[names.Name(label)] = count;
+  return resolved;
+}
+
+TEST_CASE("A forward pass is backprop before its segment's last backward, inference after", "[operation_inference]") {
+  // DQN's training step: target and online forward passes, backward,
+  // optimizer step; then the next step's acting forward; then env.step.
+  const Resolved resolved = Resolve({{10, 20, "simulation"},
+                                     {30, 40, "forward"},
+                                     {45, 50, "forward"},
+                                     {55, 60, "backprop"},
+                                     {61, 65, "backprop"},
+                                     {70, 75, "forward"},
+                                     {80, 90, "simulation"},
+                                     {92, 95, "forward"},
+                                     {96, 98, "simulation"}},
+                                    100);
+  CHECK(resolved.spans == std::vector<Span>{{0, 10, "startup"},
+                                            {10, 20, "simulation"},
+                                            // Glue before the training step is the step's, and
+                                            // so is its tail, until the next operation.
+                                            {20, 70, "backprop"},
+                                            {70, 75, "inference"},
+                                            // Glue before env.step prepares it.
+                                            {75, 90, "simulation"},
+                                            {90, 95, "inference"},
+                                            {95, 98, "simulation"},
+                                            {98, 100, "teardown"}});
+  // One training step, two acting forward passes, three env steps.
+  CHECK(resolved.instances == std::map<std::string, uint64_t>{{"backprop", 1}, {"inference", 2}, {"simulation", 3}});
+}
+
+TEST_CASE("Forward passes are resolved by nesting before order", "[operation_inference]") {
+  SECTION("a forward pass that contains a backward is a training step") {
+    // A user's nn.Module method Agent.learn: forward, backward, then a
+    // target-network update in the same method.
+    const Resolved resolved = Resolve({{10, 50, "forward"}, {15, 20, "forward"}, {25, 30, "backprop"}}, 50);
+    CHECK(resolved.spans == std::vector<Span>{{0, 10, "startup"}, {10, 50, "backprop"}});
+  }
+  SECTION("a forward pass inside a training step is the step's") {
+    const Resolved resolved = Resolve({{10, 40, "backprop"}, {15, 20, "forward"}, {50, 60, "forward"}}, 60);
+    CHECK(resolved.spans == std::vector<Span>{{0, 10, "startup"}, {10, 50, "backprop"}, {50, 60, "inference"}});
+  }
+}
+
+TEST_CASE("Without a backward, every forward pass is acting", "[operation_inference]") {
+  const Resolved resolved = Resolve({{10, 20, "forward"}, {30, 40, "simulation"}, {50, 60, "forward"}}, 60);
+  CHECK(resolved.spans == std::vector<Span>{{0, 10, "startup"}, {10, 20, "inference"}, {20, 40, "simulation"},
+                                            {40, 60, "inference"}});
+}
+
+TEST_CASE("Explicit operations are never extended by glue", "[operation_inference]") {
+  // The user wrapped env.step in an explicit operation: the glue before it
+  // stays unattributed; the glue after it prepares the next inferred one.
+  const Resolved resolved =
+      Resolve({{10, 20, "forward"}, {35, 38, "simulation"}, {50, 60, "forward"}, {70, 80, "forward"}}, 80,
+              {{30, 40, "custom_step"}});
+  CHECK(resolved.spans == std::vector<Span>{{0, 10, "startup"},
+                                            {10, 20, "inference"},
+                                            {35, 38, "simulation"},
+                                            {40, 80, "inference"}});
+}
+
+TEST_CASE("A thread without inferred operations is left alone", "[operation_inference]") {
+  const Resolved resolved = Resolve({}, 100);
+  CHECK(resolved.spans.empty());
+  CHECK(resolved.instances.empty());
+}
+
+TEST_CASE("A compiler helper process is compile from start to end", "[operation_inference]") {
+  const Resolved resolved = Resolve({{10, 20, "simulation"}}, 100, {}, "/usr/local/cuda/bin/ptxas");
+  CHECK(resolved.spans == std::vector<Span>{{0, 100, "compile"}});
+  CHECK(IsCompilerHelper("ptxas"));
+  CHECK_FALSE(IsCompilerHelper("/usr/bin/python3"));
+  CHECK_FALSE(IsCompilerHelper("/opt/ptxas-tools/bin/python"));
+}
+
+}  // namespace
+}  // namespace rlscope::report
