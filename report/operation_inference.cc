@@ -5,6 +5,7 @@
 #include <span>
 #include <string_view>
 
+#include "category.h"
 #include "flatten.h"
 #include "overlap_sweep.h"
 
@@ -16,6 +17,7 @@ struct Labels {
   int32_t forward;
   int32_t backprop;
   int32_t inference;
+  int32_t simulation;
   int32_t startup;
   int32_t teardown;
   int32_t compile;
@@ -119,13 +121,45 @@ IntervalList FillGlue(const IntervalList& flat, const IntervalList& explicit_fla
   return MergeTouching(filled);
 }
 
+// SimulatorTime: where the thread ran simulator code (hooked simulator
+// calls, native calls into simulator libraries), as simulation intervals.
+IntervalList SimulatorTime(const ThreadTimeline& thread, const Labels& labels) {
+  IntervalList simulator;
+  for (const Interval& event : thread.cpu_events) {
+    if (event.label == static_cast<int32_t>(Category::kSimulator)) {
+      simulator.push_back({event.begin_ns, event.end_ns, labels.simulation});
+    }
+  }
+  for (const NativeCall& call : thread.native_calls) {
+    if (call.category == Category::kSimulator) simulator.push_back({call.begin_ns, call.end_ns, labels.simulation});
+  }
+  return simulator;
+}
+
+// AddWhereUncovered: `flat` (sorted, disjoint) plus the parts of `extra`
+// no interval of it covers.
+IntervalList AddWhereUncovered(const IntervalList& flat, IntervalList extra) {
+  if (extra.empty()) return flat;
+  constexpr int32_t kCovered = -2;
+  IntervalList covered = flat;
+  for (Interval& interval : covered) interval.label = kCovered;
+  const std::array<IntervalList, 2> streams = {std::move(covered), FlattenInnermost(std::move(extra))};
+  IntervalList result = flat;
+  SweepStreams(streams, [&](int64_t begin_ns, int64_t end_ns, std::span<const int32_t> open) {
+    if (open[0] == kNoLabel && open[1] != kNoLabel) result.push_back({begin_ns, end_ns, open[1]});
+  });
+  std::sort(result.begin(), result.end(), [](const Interval& a, const Interval& b) { return a.begin_ns < b.begin_ns; });
+  return result;
+}
+
 void ResolveThread(ThreadTimeline& thread, const Labels& labels) {
   IntervalList& inferred = thread.inferred_operations;
-  if (inferred.empty()) return;
   ResolveByNesting(inferred, labels);
   IntervalList flat = FlattenInnermost(std::move(inferred));
   ResolveBySegment(flat, labels);
-  flat = MergeTouching(flat);
+  // Simulator code is simulation wherever no rule said otherwise (a
+  // MuJoCo loop whose env class no rule knows).
+  flat = MergeTouching(AddWhereUncovered(flat, SimulatorTime(thread, labels)));
   if (flat.empty()) {
     inferred.clear();
     return;
@@ -152,7 +186,7 @@ bool IsCompilerHelper(const std::string& executable) {
 
 void ResolveInferredOperations(ProcessTimeline& process, NameTable& names) {
   const Labels labels{names.Intern(kForwardCandidate), names.Intern("backprop"), names.Intern("inference"),
-                      names.Intern("startup"), names.Intern("teardown"), names.Intern("compile")};
+                      names.Intern("simulation"), names.Intern("startup"), names.Intern("teardown"), names.Intern("compile")};
   if (IsCompilerHelper(process.executable)) {
     for (ThreadTimeline& thread : process.threads) {
       thread.inferred_operations.clear();

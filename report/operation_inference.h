@@ -10,15 +10,17 @@
 //      before the last backprop operation of its segment, the stretch
 //      between two other operations (simulation, replay, ...): the target
 //      network's and the critic's forward passes before loss.backward().
-//   2. Time before a thread's first operation is startup (imports, set-up);
+//   2. Simulator code (hooked simulator calls, native calls into simulator
+//      libraries) is simulation wherever no rule opened an operation.
+//   3. Time before a thread's first operation is startup (imports, set-up);
 //      time after its last is teardown (saving, closing, interpreter exit).
-//   3. Time between two operations (the loop's glue: converting
+//   4. Time between two operations (the loop's glue: converting
 //      observations, computing the loss) belongs to the operation that
 //      follows it, which it prepares, except right after backprop, where
 //      it is the training step's tail (target-network updates, logging) and
 //      stays backprop until the next operation. Glue before an explicit
 //      operation stays unattributed: explicit operations are not extended.
-//   4. A process running a compiler helper (ptxas, nvlink, ...) is compile.
+//   5. A process running a compiler helper (ptxas, nvlink, ...) is compile.
 //
 // Explicit operations (NVTX, rlscope.operation) are not touched and still
 // win over inferred ones where both are open. Runs once per stream, right

@@ -125,3 +125,33 @@ TEST_CASE("A compiler helper process is compile from start to end", "[operation_
 
 }  // namespace
 }  // namespace rlscope::report
+
+namespace rlscope::report {
+namespace {
+
+TEST_CASE("Simulator code outside every operation is simulation", "[operation_inference]") {
+  NameTable names;
+  ProcessTimeline process;
+  ThreadTimeline thread = fixtures::Thread(0, 100);
+  thread.python = true;
+  thread.inferred_operations.push_back({40, 50, names.Intern(kForwardCandidate)});
+  // A hooked mj_step before the forward pass, and one inside it (a rule's
+  // operation stays: the simulator call does not override it).
+  thread.cpu_events.push_back({10, 20, static_cast<int32_t>(Category::kSimulator)});
+  thread.cpu_events.push_back({42, 44, static_cast<int32_t>(Category::kSimulator)});
+  thread.native_calls.push_back({60, 70, Category::kSimulator, 0, 0});
+  process.threads.push_back(std::move(thread));
+  ResolveInferredOperations(process, names);
+  std::vector<Span> spans;
+  for (const Interval& interval : process.threads[0].inferred_operations) {
+    spans.push_back({interval.begin_ns, interval.end_ns, names.Name(interval.label)});
+  }
+  CHECK(spans == std::vector<Span>{{0, 10, "startup"},
+                                   {10, 20, "simulation"},
+                                   {20, 50, "inference"},
+                                   {50, 70, "simulation"},
+                                   {70, 100, "teardown"}});
+}
+
+}  // namespace
+}  // namespace rlscope::report
