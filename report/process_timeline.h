@@ -36,6 +36,11 @@ struct NativeCall {
   Category category = Category::kNative;
   int32_t location = 0;  // NameTable label of "qualname (file:firstline)".
   uint32_t line = 0;
+  // The innermost line of the user's own code that led to the call (the
+  // line in train.py that called into torch): the caller itself when it is
+  // the user's, kNoLabel when no user code was on the stack.
+  int32_t user_location = kNoLabel;
+  uint32_t user_line = 0;
 };
 
 // A CUDA call seen by CUPTI (launch, copy, memset, graph launch): the

@@ -72,8 +72,10 @@ std::vector<ResolvedLaunch> ResolveLaunches(std::vector<GpuLaunchPoint> launches
                          launch.nested && enclosing_api != 0 ? enclosing_api : launch.api,
                          OperationAt(operations, launch.time_ns, none)};
     if (!open.empty()) {
-      entry.location = open.back()->location;
-      entry.line = open.back()->line;
+      const NativeCall& call = *open.back();
+      const bool has_user = call.user_location != kNoLabel;
+      entry.location = has_user ? call.user_location : call.location;
+      entry.line = has_user ? call.user_line : call.line;
     }
     resolved.push_back(entry);
   }
@@ -116,9 +118,15 @@ ThreadAnalysis AnalyseThread(ThreadTimeline thread, int32_t none_operation,
   }
   CountTransitions(thread.cpu_events, operations, base, none_operation, analysis.transitions);
   for (const NativeCall& call : thread.native_calls) {
-    LineCost& cost = analysis.lines[{OperationAt(operations, call.begin_ns, none_operation), call.location, call.line}];
+    const int32_t operation = OperationAt(operations, call.begin_ns, none_operation);
+    const bool has_user = call.user_location != kNoLabel;
+    LineCost& cost = analysis.lines[{operation, has_user ? call.user_location : call.location,
+                                     has_user ? call.user_line : call.line}];
     cost.ns += call.end_ns - call.begin_ns;
     ++cost.calls;
+    LineCost& library = analysis.library_lines[{operation, call.location, call.line}];
+    library.ns += call.end_ns - call.begin_ns;
+    ++library.calls;
   }
   if (locate_lines) {
     analysis.located = ComputeLocatedBreakdown(thread.begin_ns, thread.end_ns, operations, thread.cpu_events,
@@ -143,6 +151,10 @@ void AddInto(ThreadAnalysis& total, const ThreadAnalysis& part) {
   for (const auto& [key, cost] : part.lines) {
     total.lines[key].ns += cost.ns;
     total.lines[key].calls += cost.calls;
+  }
+  for (const auto& [key, cost] : part.library_lines) {
+    total.library_lines[key].ns += cost.ns;
+    total.library_lines[key].calls += cost.calls;
   }
 }
 

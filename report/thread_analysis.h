@@ -7,7 +7,8 @@
 //   instances    how many times each operation was entered (the divisor of
 //                "transitions per iteration")
 //   lines        Python source lines by the native time they caused
-//                (inclusive: nested native calls count in their caller too)
+//                (inclusive: nested native calls count in their caller too):
+//                the user's own lines, and the library lines beneath
 #ifndef RLSCOPE_REPORT_THREAD_ANALYSIS_H_
 #define RLSCOPE_REPORT_THREAD_ANALYSIS_H_
 
@@ -65,7 +66,11 @@ struct ThreadAnalysis {
   Breakdown breakdown;
   std::map<TransitionKey, uint64_t> transitions;
   std::map<int32_t, uint64_t> instances;  // Operation label -> times entered.
+  // By the user's own line behind each native call (the innermost frame
+  // outside installed packages and the standard library), else the
+  // calling line; and by the calling (innermost, often library) line.
   std::map<LineKey, LineCost> lines;
+  std::map<LineKey, LineCost> library_lines;
   std::vector<ResolvedLaunch> launches;
   // The breakdown split by Python line; only with AnalyseThread's
   // `locate_lines` (folded stacks), else empty.

@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_format.h"
 #include "category.h"
+#include "code_origin.h"
 #include "operation_inference.h"
 
 namespace rlscope::report {
@@ -280,6 +281,9 @@ void TimelineBuilder::AddEvents(const wire::ThreadEvents& events) {
         state.native_calls.push_back({begin, end, event->payload(), event->name_id(), event->flags()});
         AddSite(thread, {begin, end, OverheadSiteKind::kPythonTransition});
         break;
+      case wire::EventKind::kPythonUserLine:
+        state.user_lines.push_back({begin, event->name_id(), event->flags()});
+        break;
       case wire::EventKind::kPythonFrame:
         thread.cpu_events.push_back({begin, end, static_cast<int32_t>(Category::kPython)});
         break;
@@ -458,9 +462,41 @@ void TimelineBuilder::ClassifyNativeCalls(ThreadTimeline& thread, ThreadState& s
       if (const std::string* path = modules_.PathOf(raw.address)) category = classifier_->Classify(*path);
     }
     thread.cpu_events.push_back({raw.begin_ns, raw.end_ns, static_cast<int32_t>(category)});
-    thread.native_calls.push_back({raw.begin_ns, raw.end_ns, category, StringLabel(raw.code_id), raw.line});
+    NativeCall call{raw.begin_ns, raw.end_ns, category, StringLabel(raw.code_id), raw.line};
+    if (IsUserCode(raw.code_id)) {
+      call.user_location = call.location;
+      call.user_line = call.line;
+    } else {
+      // Called from library code: the user's line is the latest mark at or
+      // before the call began (a mark made inside it, by a callback, is
+      // another call's).
+      auto mark = std::upper_bound(state.user_lines.begin(), state.user_lines.end(), raw.begin_ns,
+                                   [](int64_t time, const UserLineMark& m) { return time < m.time_ns; });
+      if (mark != state.user_lines.begin()) {
+        --mark;
+        call.user_location = StringLabel(mark->code_id);
+        call.user_line = mark->line;
+      }
+    }
+    thread.native_calls.push_back(call);
   }
   state.native_calls.clear();
+  state.user_lines.clear();
+}
+
+bool TimelineBuilder::IsUserCode(uint32_t code_id) {
+  auto [it, inserted] = user_code_.try_emplace(code_id, false);
+  if (inserted) {
+    // "qualname (file:firstline)": the file is between the last " (" and the last ':'.
+    const std::string name = StringOf(code_id);
+    const size_t open = name.rfind(" (");
+    const size_t colon = name.rfind(':');
+    if (open != std::string::npos && colon != std::string::npos && colon > open + 2) {
+      it->second = OriginOfPath(std::string_view(name).substr(open + 2, colon - open - 2)).kind ==
+                   CodeOrigin::Kind::kUser;
+    }
+  }
+  return it->second;
 }
 
 ProcessTimeline TimelineBuilder::Finish() {

@@ -59,6 +59,13 @@ class TimelineBuilder {
     uint32_t code_id;
     uint16_t line;
   };
+  // A kPythonUserLine instant: from `time_ns` on, the thread's innermost
+  // user-code line.
+  struct UserLineMark {
+    int64_t time_ns;
+    uint32_t code_id;
+    uint16_t line;
+  };
   struct OpenRange {
     size_t thread;  // Index of the starting thread.
     int64_t begin_ns;
@@ -76,6 +83,7 @@ class TimelineBuilder {
     std::vector<OpenOperation> open;
     absl::flat_hash_map<uint32_t, uint64_t> instances;  // By raw name id.
     std::vector<RawNativeCall> native_calls;  // Classified at Finish.
+    std::vector<UserLineMark> user_lines;      // In record (time) order.
     bool saw_begin = false;
     bool saw_end = false;
     int64_t first_ns = INT64_MAX;
@@ -104,6 +112,9 @@ class TimelineBuilder {
   // times). Only after the whole stream is read (Finish).
   int32_t StringLabel(uint32_t id);
   void ClassifyNativeCalls(ThreadTimeline& thread, ThreadState& state);
+  // IsUserCode: whether the code object `code_id` is the user's own
+  // (code_origin.h, from the file in its name), cached per id.
+  bool IsUserCode(uint32_t code_id);
   void AddStackFrames(ThreadState& state, std::initializer_list<uint64_t> frames);
   // InferFromStacks: operations of a thread without Python, from its
   // stack samples: each sample's innermost frame matching an operation rule.
@@ -134,6 +145,7 @@ class TimelineBuilder {
   // Raw program string id of each process_.children entry, named at Finish.
   std::vector<uint32_t> child_program_ids_;
   absl::flat_hash_map<uint32_t, int32_t> string_labels_;
+  absl::flat_hash_map<uint32_t, bool> user_code_;
   // Display names of GPU activities by (kind, string id, detail): kernel
   // names are demangled once each, not once per launch.
   absl::flat_hash_map<uint64_t, int32_t> gpu_activity_labels_;

@@ -103,6 +103,15 @@ enum class EventKind : uint16_t {
   // flags: ChildStart; name_id: the program it runs (0 for a fork: the
   // parent's image). Readers that predate it ignore it.
   kChildProcess = 18,
+  // (19 is kPythonWait.)
+  // Instant: the innermost frame of the user's own code (outside installed
+  // packages and the standard library) on this thread is now at this line.
+  // name_id: its code object ("qualname (file:firstline)"); flags: the
+  // line (clamped to 65535). Recorded only when it changes, before a
+  // kPythonCall made from library code: that call, and later ones from
+  // library code until the next such instant, were caused by this line.
+  // Readers that predate it ignore it (lines are then library lines).
+  kPythonUserLine = 20,
 };
 
 // Event.flags of kChildProcess: how the child started. Values are frozen.
