@@ -321,7 +321,7 @@ def MeetsGoal(result, goal_agreement=GOAL_AGREEMENT, goal_none=GOAL_NONE):
 
 # ---------------------------------------------------------------------- run
 
-def ProfileProgram(spec, rlscope, sources_dir, workdir, timeout=600):
+def ProfileProgram(spec, rlscope, sources_dir, workdir, timeout=600, python=PYTHON):
     """Annotates, profiles and measures one program. Returns the metric
     plus "seconds" (wall time of the profiled run) and "report" (report.json)."""
     roots = PrepareWorkdir(spec, sources_dir, workdir)
@@ -329,7 +329,7 @@ def ProfileProgram(spec, rlscope, sources_dir, workdir, timeout=600):
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(pythonpath + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
     env.setdefault("OMP_NUM_THREADS", "1")
-    command = [PYTHON]
+    command = [python]
     if spec.get("standins"):
         command.append(os.path.join(STANDINS, "run_with_standins.py"))
     command += [arg.format(**roots) for arg in spec["command"]]
