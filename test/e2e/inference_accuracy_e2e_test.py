@@ -8,6 +8,7 @@ A program must meet the goal below unless EXPECTED_BELOW_GOAL names it;
 a named one must still run and produce a report. No timing assertions: the
 shares are of the run's own thread time, whatever the machine's load."""
 import os
+import random
 import subprocess
 import sys
 import unittest
@@ -66,6 +67,46 @@ class MetricTest(unittest.TestCase):
         self.assertAlmostEqual(result["agreement"], 0.38)
         self.assertAlmostEqual(result["none_share"], 0.30)
         self.assertEqual(result["confusion"]["replay"], {"inference": 10_000, "(none)": 10_000})
+
+    def test_agreement_matches_a_nanosecond_by_nanosecond_count(self):
+        def innermost(intervals, t):
+            open_ = [i for i in intervals if i[0] <= t < i[1]]
+            return max(open_, key=lambda i: (i[0], -i[1]))[2] if open_ else None
+
+        def nested(rng, lo, hi, depth):
+            out, t = [], lo
+            while t < hi and rng.random() < 0.8:
+                begin = rng.randint(t, hi)
+                end = rng.randint(begin, hi)
+                if end > begin:
+                    out.append((begin, end, rng.choice(["a", "b", "startup"])))
+                    out += nested(rng, begin, end, depth + 1) if depth < 3 else []
+                t = end + rng.randint(0, 3)
+            return out
+
+        for seed in range(200):
+            rng = random.Random(seed)
+            truth = nested(rng, 0, 200, 0)
+            inferred = []
+            for _ in range(rng.randint(0, 12)):
+                begin = rng.randint(0, 200)
+                inferred.append((begin, begin + rng.randint(1, 60), rng.choice("abc")))
+            ns = 1e-3  # Chrome trace times are microseconds.
+            result = accuracy.Agreement(_trace({1: [(b * ns, e * ns, n, False) for b, e, n in truth]
+                                                + [(b * ns, e * ns, n, True) for b, e, n in inferred]}))
+            counts = {"judged": 0, "agree": 0, "none": 0}
+            for t in range(300):
+                want = innermost(truth, t)
+                if want in (None, "startup"):
+                    continue
+                got = innermost(inferred, t)
+                counts["judged"] += 1
+                counts["agree"] += got == want
+                counts["none"] += got is None
+            self.assertEqual(result["judged_ns"], counts["judged"], seed)
+            if counts["judged"]:
+                self.assertAlmostEqual(result["agreement"], counts["agree"] / counts["judged"], msg=seed)
+                self.assertAlmostEqual(result["none_share"], counts["none"] / counts["judged"], msg=seed)
 
     def test_annotation_wraps_statements_and_runs(self):
         source = "import sys\nx = 0\nfor i in range(3):\n    x += i\n    if x:\n        x += 1\nprint(x)\n"
