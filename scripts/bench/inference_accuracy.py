@@ -22,8 +22,12 @@ worker waiting for its next command, are not judged):
   (none)     share of it the inferred view puts on no operation.
 Goal: agreement >= 90 % and (none) <= 5 % on every program.
 
+The inferred operations are those `rlscope export --chrome` writes: the
+decoded timelines (report/timeline_builder.cc). An inference pass that ran
+only later, inside the report's analysis, would not be measured here.
+
 Usage:
-  inference_accuracy.py run --rlscope BUILD/collector/rlscope [--sources DIR]
+  inference_accuracy.py run --rlscope BUILD/bin/rlscope [--sources DIR]
                             [--only NAME ...] [--keep DIR] [--markdown]
   inference_accuracy.py prepare-sources --into DIR --cleanrl GIT_DIR
                             --gymnasium GIT_DIR --sb3 GIT_DIR
@@ -342,7 +346,11 @@ def ProfileProgram(spec, rlscope, sources_dir, workdir, timeout=600, python=PYTH
                             capture_output=True, text=True, errors="replace", timeout=timeout)
     seconds = time.monotonic() - started
     if result.returncode != 0:
-        raise RuntimeError(f"{spec['name']}: `rlscope run` exited {result.returncode}:\n{result.stderr[-3000:]}")
+        hint = ""
+        if "ModuleNotFoundError" in result.stderr and spec["source"] != "own":
+            hint = " (a module is missing: see inference_corpus/install_third_party_deps.sh)"
+        raise RuntimeError(f"{spec['name']}: `rlscope run` exited {result.returncode}{hint}:\n"
+                           f"{result.stderr[-3000:]}")
     trace_path = os.path.join(workdir, "trace.json")
     exported = subprocess.run([rlscope, "export", out, "--chrome", trace_path], capture_output=True, text=True,
                               errors="replace", timeout=timeout)
@@ -470,7 +478,7 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="profile the corpus and print the table")
-    run.add_argument("--rlscope", required=True, help="the rlscope executable (BUILD/collector/rlscope)")
+    run.add_argument("--rlscope", required=True, help="the rlscope executable (BUILD/bin/rlscope)")
     run.add_argument("--sources", default="", help="folder made by prepare-sources (third-party programs)")
     run.add_argument("--only", nargs="*", default=(), help="program names (spec file names without .json)")
     run.add_argument("--keep", default="", help="keep each program's run directory and trace under this folder")
