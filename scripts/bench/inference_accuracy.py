@@ -97,7 +97,7 @@ def _statement_run(tree, first_line, last_line):
                     if body[j].end_lineno == last_line:
                         return body[i:j + 1]
                     if body[j].end_lineno > last_line:
-                        return None
+                        break  # A statement on the same line in a nested body may still fit.
     return None
 
 
