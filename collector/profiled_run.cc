@@ -374,6 +374,11 @@ absl::StatusOr<ProfileOutcome> ProfileCommand(const ProfileRequest& request) {
   report::RunMetadata metadata;
   metadata.command = request.command;
   metadata.rlscope_version = RLSCOPE_VERSION;
+  {
+    std::error_code error;  // An unreachable working directory only costs relative paths in the report.
+    const std::filesystem::path cwd = std::filesystem::current_path(error);
+    if (!error) metadata.working_directory = cwd.string();
+  }
   metadata.gpu_capture = !request.cupti                                               ? "off"
                          : PreemptedGpuCapture(environment, installation->preload) ? "preempted"
                                                                                    : "cupti";

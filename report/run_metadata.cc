@@ -38,6 +38,7 @@ absl::Status WriteRunMetadata(const std::string& path, const RunMetadata& metada
       {"rlscope_version", metadata.rlscope_version},
       {"collector_problems", metadata.collector_problems},
       {"gpu_capture", metadata.gpu_capture},
+      {"working_directory", metadata.working_directory},
   };
   // argv may hold any bytes: invalid UTF-8 is replaced, never fatal.
   std::string error;
@@ -78,6 +79,7 @@ absl::StatusOr<RunMetadata> ReadRunMetadata(const std::string& path) {
     metadata.rlscope_version = json.value("rlscope_version", "");
     metadata.collector_problems = json.value("collector_problems", std::vector<std::string>{});
     metadata.gpu_capture = json.value("gpu_capture", "");
+    metadata.working_directory = json.value("working_directory", "");
   } catch (const nlohmann::json::exception& error) {
     return absl::DataLossError(absl::StrFormat("%s: malformed field: %s", path, error.what()));
   }

@@ -25,6 +25,10 @@ struct RunMetadata {
   // environment already named another CUDA injection library), "" (a run
   // from before GPU capture existed).
   std::string gpu_capture;
+  // Where the command was started (its working directory): the report
+  // shows the user's files relative to it and reads their lines from it.
+  // "" for runs from before it was recorded.
+  std::string working_directory;
   // False when meta.json could not be read: the fields above are then
   // defaults, not facts, and reports say "unknown" instead of "exit status 0".
   bool recorded = true;

@@ -5,11 +5,13 @@
 #include <map>
 
 #include "absl/strings/str_format.h"
+#include "code_origin.h"
 #include "library_classifier.h"
 #include "lost_processes.h"
 #include "memory_budget.h"
 #include "overlap_sweep.h"
 #include "rule_file.h"
+#include "source_lines.h"
 #include "timeline_builder.h"
 #include "trace_reader.h"
 
@@ -39,9 +41,9 @@ std::vector<TransitionRow> ToTransitionRows(const ThreadAnalysis& analysis, cons
   return rows;
 }
 
-std::vector<LineRow> ToLineRows(const ThreadAnalysis& analysis, const NameTable& names) {
+std::vector<LineRow> ToLineRows(const std::map<LineKey, LineCost>& analysed, const NameTable& names) {
   std::map<int32_t, std::vector<LineRow>> by_operation;
-  for (const auto& [key, cost] : analysis.lines) {
+  for (const auto& [key, cost] : analysed) {
     by_operation[key.operation].push_back(
         {names.Name(key.operation), names.Name(key.location), key.line, cost.ns, cost.calls});
   }
@@ -120,7 +122,8 @@ ProcessReport AnalyseProcess(ProcessTimeline& process, const IntervalList& gpu_b
   report.gpu = AnalyseGpu(process, process_analysis.launches, inherited, gpu_busy, gpu_capture, used_cuda, names);
   AddInto(total, report.gpu.rows);
   report.transitions = ToTransitionRows(process_analysis, names);
-  report.python_lines = ToLineRows(process_analysis, names);
+  report.python_lines = ToLineRows(process_analysis.lines, names);
+  report.library_lines = ToLineRows(process_analysis.library_lines, names);
   for (const auto& [key, ns] : process_analysis.located) {
     if (ns <= 0) continue;
     report.located_rows.push_back({names.Name(key.operation), key.location == kNoLabel ? "" : names.Name(key.location),
@@ -403,6 +406,28 @@ absl::StatusOr<DecodedRun> LoadRunTimelines(const std::string& run_dir, bool col
   return DecodeRun(run_dir, traces->files, collect_overhead);
 }
 
+namespace {
+
+// DescribeLines: how each Python line is shown (source_lines.h): function,
+// file relative to the run's working directory, text, whose code it is.
+void DescribeLines(RunReport& report) {
+  SourceLines sources(report.metadata.working_directory);
+  for (ProcessReport& process : report.processes) {
+    for (std::vector<LineRow>* rows : {&process.python_lines, &process.library_lines}) {
+      for (LineRow& row : *rows) {
+        const CodeLocation location = SplitCodeLocation(row.location);
+        row.function = location.function;
+        row.file = sources.DisplayPath(location.file);
+        row.user_code = OriginOfPath(location.file).kind == CodeOrigin::Kind::kUser;
+        // Only the user's files are read: library lines are found by name.
+        if (row.user_code) row.source = sources.Text(location.file, row.line);
+      }
+    }
+  }
+}
+
+}  // namespace
+
 absl::StatusOr<RunReport> LoadRunReport(const std::string& run_dir, const std::string& calibration_path,
                                         bool locate_lines) {
   namespace fs = std::filesystem;
@@ -514,6 +539,7 @@ absl::StatusOr<RunReport> LoadRunReport(const std::string& run_dir, const std::s
     }
   }
   report.data_damaged = data_damaged;
+  DescribeLines(report);
   const fs::path nvidia_smi_csv = fs::path(run_dir) / kNvidiaSmiCsvFileName;
   if (fs::exists(nvidia_smi_csv, error) && start_unix_ns > 0) {
     report.nvidia_smi = SummarizeGpuUtilization(nvidia_smi_csv.string(),

@@ -70,10 +70,19 @@ struct TransitionRow {
 // A Python source line and the native time its calls took (inclusive).
 struct LineRow {
   std::string operation;
-  std::string location;  // "qualname (file:firstline)" of the calling code.
+  std::string location;  // "qualname (file:firstline)" of the code.
   uint32_t line = 0;
   int64_t ns = 0;
   uint64_t calls = 0;
+  // How the line is shown (source_lines.h), filled once the report is
+  // built: the function, the file (relative to the run's working
+  // directory when under it), the line's text ("" when unknown), and
+  // whether it is the user's own code (else an installed package's or the
+  // standard library's).
+  std::string function;
+  std::string file;
+  std::string source;
+  bool user_code = false;
 };
 
 // A CPU-side breakdown row split by the Python line that caused the time
@@ -101,7 +110,12 @@ struct ProcessReport {
   uint64_t dropped_events = 0;
   std::vector<ThreadReport> threads;
   std::vector<TransitionRow> transitions;
-  std::vector<LineRow> python_lines;  // Top lines per operation, by time.
+  // Top lines per operation, by time: the user's own lines behind the
+  // native calls (the line in train.py that called into torch), falling
+  // back to the calling line where no user code was on the stack; and the
+  // calling (innermost) lines themselves, mostly library code.
+  std::vector<LineRow> python_lines;
+  std::vector<LineRow> library_lines;
   // Only when asked for (LoadRunReport's `locate_lines`): the thread rows
   // split by line; they sum to traced_thread_ns.
   std::vector<LocatedRow> located_rows;
