@@ -34,6 +34,7 @@ const char* KindName(uint16_t kind) {
     case wire::EventKind::kBackendCall: return "backend";
     case wire::EventKind::kPythonHookReplaced: return "python_hook_replaced";
     case wire::EventKind::kChildProcess: return "child_process";
+    case wire::EventKind::kPythonWait: return "python_wait";
     default: return "unknown";
   }
 }

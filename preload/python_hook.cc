@@ -13,6 +13,11 @@
 // Calls into the interpreter itself (builtins such as len, dict methods)
 // are Python time and are not recorded: one range check, no event.
 //
+//   C_CALL .. C_RETURN/C_EXCEPTION of a known blocking C function (lock
+//   acquire, queue get, sleep, select, socket receive, os.read, waitpid:
+//   blocking_calls.h), inside the interpreter or not
+//       -> kPythonWait interval: the thread waits, it does not work
+//
 // Attach: sitecustomize.py (put on PYTHONPATH by the launcher) calls
 // rlscope_python_attach() through ctypes.PyDLL, i.e. holding the GIL; new
 // threading.Thread threads call rlscope_python_attach_thread() as their
@@ -34,6 +39,7 @@
 #include <cstring>
 #include <string>
 
+#include "blocking_calls.h"
 #include "code_origin.h"
 #include "code_range.h"
 #include "gpu_activity_queue.h"
@@ -95,6 +101,8 @@ struct PythonApi {
   const void* cfunction_type = nullptr;
   const void* cmethod_type = nullptr;
   const void* method_descriptor_type = nullptr;
+  PyObject* (*import_module)(const char*) = nullptr;           // Attach only: blocking calls.
+  PyObject* (*call_object)(PyObject*, PyObject*) = nullptr;    // Attach only: blocking calls.
   // The interpreter's own code (the executable or libpython): calls into it
   // are Python time.
   CodeRange interpreter;
@@ -137,6 +145,23 @@ inline uintptr_t NativeFunctionOf(PyObject* callable) {
 }
 
 inline bool InsideInterpreter(uintptr_t address) { return g_api.interpreter.Contains(address); }
+
+// The C functions whose calls are the thread's waiting, filled once at
+// attach (ResolveBlockingCalls), read-only afterwards.
+BlockingCalls g_blocking;
+
+// A blocking call that returns sooner than this (an uncontended lock, a
+// poll with data ready) did not wait: it stays Python time, counted, not
+// recorded, so lock-heavy code (logging, Condition.__enter__) does not
+// flood the stream. 4096 ticks: 1.4-4 us, by the clock (TSC or ns).
+constexpr uint64_t kMinWaitTicks = 4096;
+
+// Recorded: a C call the hook times (a transition out of the interpreter,
+// or a wait), as opposed to a builtin, which is Python time.
+inline bool Recorded(uintptr_t function, bool* wait) {
+  *wait = g_blocking.Contains(function);
+  return *wait || (function != 0 && !InsideInterpreter(function));
+}
 
 // Reading a frame's code object. PyFrame_GetCode costs a call and a
 // reference count round trip on every Python call, so the hook reads the
@@ -229,6 +254,7 @@ struct NativeCall {
   uint64_t begin_ticks;
   uint32_t code_id;
   uint16_t line;
+  bool wait;  // A blocking call (kPythonWait), else a transition (kPythonCall).
 };
 
 // Both stacks hold what the hook has seen open on this thread, which is
@@ -563,7 +589,8 @@ uint16_t LineOf(CodeInfo* code, PyFrameObject* frame) {
 
 void OnNativeCall(PythonThread* thread, PyFrameObject* frame, PyObject* callable) {
   const uintptr_t function = NativeFunctionOf(callable);
-  if (function == 0 || InsideInterpreter(function)) {
+  bool wait;
+  if (!Recorded(function, &wait)) {
     CountUnrecorded(wire::OverheadKind::kPythonBuiltin);
     return;
   }
@@ -580,7 +607,7 @@ void OnNativeCall(PythonThread* thread, PyFrameObject* frame, PyObject* callable
   CodeInfo* code = LookUpCode(frame);
   const uint32_t code_id = code != nullptr ? code->code_id : 0;
   const uint16_t line = code != nullptr ? LineOf(code, frame) : 0;
-  thread->calls[thread->call_depth] = {frame, function, NowTicks(), code_id, line};
+  thread->calls[thread->call_depth] = {frame, function, NowTicks(), code_id, line, wait};
   ++thread->call_depth;
   FilterAdd(thread->call_filter, frame);
 }
@@ -600,8 +627,8 @@ void OnNativeReturn(PythonThread* thread, PyFrameObject* frame, PyObject* callab
     if (thread->call_overflow > 0) {
       // One of the calls past the top returns (they nest): only what the
       // call side would have stored counts.
-      const uintptr_t function = NativeFunctionOf(callable);
-      if (function != 0 && !InsideInterpreter(function)) --thread->call_overflow;
+      bool wait;
+      if (Recorded(NativeFunctionOf(callable), &wait)) --thread->call_overflow;
       return;
     }
     if (thread->call_filter[FilterSlot(frame)] == 0) return;  // Not on the stack: no scan.
@@ -613,7 +640,14 @@ void OnNativeReturn(PythonThread* thread, PyFrameObject* frame, PyObject* callab
   }
   const NativeCall& call = thread->calls[depth - 1];
   if (NativeFunctionOf(callable) != call.function) return;
-  Record(wire::EventKind::kPythonCall, call.code_id, call.begin_ticks, NowTicks(), call.function, call.line);
+  const uint64_t now = NowTicks();
+  if (!call.wait) {
+    Record(wire::EventKind::kPythonCall, call.code_id, call.begin_ticks, now, call.function, call.line);
+  } else if (now - call.begin_ticks >= kMinWaitTicks) {
+    Record(wire::EventKind::kPythonWait, call.code_id, call.begin_ticks, now, call.function, call.line);
+  } else {
+    CountUnrecorded(wire::OverheadKind::kPythonBuiltin);  // An uncontended lock: Python time, as before.
+  }
   GiveUp(static_cast<uint64_t>(thread->call_depth - depth + thread->call_overflow));
   thread->call_overflow = 0;
   PopCalls(thread, depth - 1);
@@ -704,6 +738,48 @@ void OnForkChild() {
   }
 }
 
+// BlockingFunction: the C function Python reaches as `path` in `module`
+// (blocking_calls.h), or 0 if this Python has none. GIL held.
+uintptr_t BlockingFunction(const BlockingCallable& callable) {
+  PyObject* object = g_api.import_module(callable.module);
+  std::string path = callable.path;
+  size_t start = 0;
+  while (object != nullptr && start <= path.size()) {
+    const size_t dot = path.find('.', start);
+    std::string part = path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+    start = dot == std::string::npos ? path.size() + 1 : dot + 1;
+    const bool call = part.size() > 2 && part.compare(part.size() - 2, 2, "()") == 0;
+    if (call) part.resize(part.size() - 2);
+    PyObject* next = g_api.get_attr_string(object, part.c_str());
+    g_api.dec_ref(object);
+    object = next;
+    if (call && object != nullptr) {
+      next = g_api.call_object != nullptr ? g_api.call_object(object, nullptr) : nullptr;
+      g_api.dec_ref(object);
+      object = next;
+    }
+  }
+  if (object == nullptr) {
+    g_api.err_clear();  // Not in this Python: not recognised.
+    return 0;
+  }
+  const uintptr_t function = NativeFunctionOf(object);
+  g_api.dec_ref(object);
+  return function;
+}
+
+// ResolveBlockingCalls: fills g_blocking, once per process, GIL held. It
+// imports the few C modules of the list that are not loaded yet (select,
+// _socket, _queue, _multiprocessing: standard-library C modules with no
+// import-time effects beyond sys.modules), so that their functions are
+// known before the program first calls them.
+void ResolveBlockingCalls() {
+  if (g_api.import_module == nullptr) return;  // Waits stay Python time.
+  for (size_t i = 0; i < kBlockingCallableCount; ++i) {
+    if (!g_blocking.Add(BlockingFunction(kBlockingCallables[i]))) break;
+  }
+}
+
 bool ResolvePythonApi() {
   static bool tried = false;
   if (tried) return g_api.ok;
@@ -739,6 +815,8 @@ bool ResolvePythonApi() {
   g_api.cfunction_type = dlsym(RTLD_DEFAULT, "PyCFunction_Type");
   g_api.cmethod_type = dlsym(RTLD_DEFAULT, "PyCMethod_Type");
   g_api.method_descriptor_type = dlsym(RTLD_DEFAULT, "PyMethodDescr_Type");
+  Resolve(g_api.import_module, "PyImport_ImportModule");
+  Resolve(g_api.call_object, "PyObject_CallObject");
   g_api.interpreter = CodeRangeContaining(reinterpret_cast<const void*>(g_api.set_profile));
   g_api.ok = g_api.set_profile != nullptr && g_api.frame_get_code != nullptr &&
              g_api.frame_get_line_number != nullptr && g_api.frame_get_lasti != nullptr &&
@@ -755,6 +833,7 @@ bool ResolvePythonApi() {
     // Registered after the runtime's handler: runs after it in the child.
     pthread_atfork(nullptr, nullptr, &OnForkChild);
     if (g_api.add_audit_hook != nullptr && g_api.add_audit_hook(&AuditHook, nullptr) != 0) g_api.err_clear();
+    ResolveBlockingCalls();
   }
   if (!g_api.ok) {
     ReportProblem("python-api", "this Python lacks parts of the C API rlscope needs; Python-level capture is off");

@@ -103,7 +103,14 @@ enum class EventKind : uint16_t {
   // flags: ChildStart; name_id: the program it runs (0 for a fork: the
   // parent's image). Readers that predate it ignore it.
   kChildProcess = 18,
-  // (19 is kPythonWait.)
+  // A Python thread blocked: CPU-idle time from a C_CALL of a known blocking
+  // C function (preload/blocking_calls.h: lock acquire, queue get, sleep,
+  // select/poll, socket receive, os.read, waitpid) to its C_RETURN/
+  // C_EXCEPTION. Fields as kPythonCall (payload: the C function; name_id:
+  // the calling code object; flags: the calling line). The report counts
+  // it as the thread's Wait, never as work. Readers that predate it skip it
+  // (that time is then the thread's base level, as before).
+  kPythonWait = 19,
   // Instant: the innermost frame of the user's own code (outside installed
   // packages and the standard library) on this thread is now at this line.
   // name_id: its code object ("qualname (file:firstline)"); flags: the
