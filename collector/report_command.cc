@@ -23,6 +23,16 @@ DIR/report.json, DIR/report.txt and DIR/report.html (the same report as one
 self-contained page with charts, for a browser) from DIR/trace/*.rlt and
 DIR/meta.json, and print the report to stdout.
 
+What the report counts: per operation, the threads' work, by level of the
+stack. A thread blocked in a call rlscope recognises (lock or Condition
+acquire, queue get, Event.wait, time.sleep, select/poll/epoll, socket
+receive/accept, os.read of a pipe, waitpid/subprocess wait) is not working:
+that time is category "Wait" in the thread's rows (report.json
+processes[].threads[].rows; the Threads table of report.html) and the
+process's wait_ns ("Wait:" under its table in report.txt), and in no
+operation's time, total or share. Waits shorter than a few microseconds
+(an uncontended lock) stay the level they ran in.
+
 A damaged trace file (truncated or corrupt, e.g. after a crash) is analysed
 up to the damage; the report names the file and byte offset.
 

@@ -29,7 +29,10 @@ constexpr const char* kRunUsageBeforeProfilingOptions = R"USAGE(usage: rlscope r
 Profile COMMAND and print where its time went: per operation (inferred from
 the Python functions running - simulation, inference, backprop, replay - or
 given by NVTX ranges and rlscope.operation(); "(none)" outside any) and per
-level of the stack (Python, Backend, Simulator, Native, CUDA API).
+level of the stack (Python, Backend, Simulator, Native, CUDA API). Time a
+thread spends blocked (a lock, queue, Event.wait, sleep, select/poll,
+socket or pipe read, waitpid) is its Wait: shown per thread and process,
+counted in no operation.
 COMMAND runs unchanged, with the rlscope preload injected into it and into
 every process it starts; nothing in it needs editing.
 

@@ -13,6 +13,7 @@ std::string_view CategoryName(Category category) {
     case Category::kGpuKernel: return "Kernel";
     case Category::kGpuMemcpy: return "Memcpy";
     case Category::kGpuMemset: return "Memset";
+    case Category::kWait: return "Wait";
     case Category::kCount: break;
   }
   return "?";

@@ -21,6 +21,14 @@ enum class Category : int32_t {
   kGpuKernel = 6,  // GPU: a kernel ran ("Kernel").
   kGpuMemcpy = 7,  // GPU: a copy, no kernel ("Memcpy").
   kGpuMemset = 8,  // GPU: a memset, no kernel or copy ("Memset").
+  // CPU: the thread was blocked, not working ("Wait"): inside a blocking
+  // call the Python hook recognised (lock/Condition/Event/queue wait,
+  // sleep, select/poll, socket receive, os.read, waitpid; wire kPythonWait),
+  // innermost-wins like the others. Per-thread rows keep it (they partition
+  // the thread's lifetime: work + Wait); process-level rows and every
+  // operation total leave it out (run_report.h), so an idle thread adds no
+  // time to any operation. Appended: numbers above are report contract.
+  kWait = 9,
   kCount
 };
 

@@ -258,7 +258,9 @@ void SiteRemovals(const ThreadTimeline& thread, Estimator& estimator, TimeCorrec
   }
 }
 
-// BusyIntervals: the union of the thread's recorded calls (not Python).
+// BusyIntervals: the union of the thread's recorded calls (not Python),
+// Wait included: the hook's Python-side costs are never spread into time
+// the thread spent blocked (it ran no Python there).
 IntervalList BusyIntervals(const ThreadTimeline& thread) {
   IntervalList busy;
   busy.reserve(thread.cpu_events.size() + thread.native_calls.size());

@@ -31,6 +31,8 @@ constexpr size_t kMaxLineOperations = 12;
 constexpr size_t kMaxLinesPerOperation = 5;
 constexpr size_t kMaxCommandChars = 160;
 
+// ThreadTable: per thread its work ("thread time"), its Wait (blocked) and
+// a bar of both by category, the busiest first.
 std::string ThreadTable(const ProcessReport& process) {
   std::vector<std::pair<int64_t, const ThreadReport*>> threads;
   for (const ThreadReport& thread : process.threads) {
@@ -45,6 +47,7 @@ std::string ThreadTable(const ProcessReport& process) {
     for (const BreakdownRow& row : thread->rows) {
       if (!IsGpuSide(row)) by_category[row.category] += row.ns;
     }
+    const int64_t wait_ns = by_category.count(Category::kWait) > 0 ? by_category[Category::kWait] : 0;
     std::vector<html::ChartSegment> segments;
     for (const auto& [category, category_ns] : by_category) {
       segments.push_back({std::string(CategoryName(category)), static_cast<double>(category_ns),
@@ -53,13 +56,14 @@ std::string ThreadTable(const ProcessReport& process) {
                                           FormatPercent(category_ns, ns))});
     }
     table.push_back({Number(absl::StrCat(thread->tid)), Text(thread->name.empty() ? "-" : thread->name),
-                     Number(FormatDuration(ns)), Raw(html::MiniBar(segments, static_cast<double>(widest))),
+                     Number(FormatDuration(ns - wait_ns)), Number(wait_ns > 0 ? FormatDuration(wait_ns) : "-"),
+                     Raw(html::MiniBar(segments, static_cast<double>(widest))),
                      Number(FormatDuration(thread->end_ns - thread->begin_ns)), Number(absl::StrCat(thread->events)),
                      Number(absl::StrCat(thread->dropped_events)), Number(absl::StrCat(thread->cuda_api_calls)),
                      Text(thread->active_time_only ? "active time (helper)" : "lifetime")});
   }
-  return html::Table({"tid", "name", "thread time", "by category", "lifetime", "events", "dropped", "CUDA calls",
-                      "counted"},
+  return html::Table({"tid", "name", "thread time", "Wait", "by category", "lifetime", "events", "dropped",
+                      "CUDA calls", "counted"},
                      table) +
          CappedNote(std::min(threads.size(), kMaxThreads), threads.size(), "threads");
 }
@@ -169,15 +173,18 @@ std::string ProcessTableHtml(const std::vector<const ProcessReport*>& processes)
                                                      : absl::StrCat(process.ppid)),
                      Raw(absl::StrCat("<code class=\"command\">", Escape(command), "</code>")),
                      Number(absl::StrCat(process.threads.size())), Number(FormatDuration(process.traced_thread_ns)),
+                     Number(process.wait_ns > 0 ? FormatDuration(process.wait_ns) : "-"),
                      Number(FormatDuration(process.end_ns - process.begin_ns)), Number(absl::StrCat(process.events)),
                      Number(absl::StrCat(process.dropped_events)),
                      Text(process.gpu.status.empty() ? "-" : process.gpu.status),
                      Text(process.ended_cleanly ? "yes" : "no")});
   }
-  return html::Table({"pid", "parent", "command", "threads", "thread time", "lifetime", "events", "dropped", "GPU",
-                      "ended cleanly"},
+  return html::Table({"pid", "parent", "command", "threads", "thread time", "Wait", "lifetime", "events", "dropped",
+                      "GPU", "ended cleanly"},
                      table) +
-         CappedNote(std::min(processes.size(), kMaxProcessRows), processes.size(), "processes (by thread time)");
+         CappedNote(std::min(processes.size(), kMaxProcessRows), processes.size(), "processes (by thread time)") +
+         Note("Thread time is the threads' work; Wait is their time blocked (locks, queues, Event.wait, sleep, "
+              "select/poll, sockets, pipe reads, waitpid), in no operation's time.");
 }
 
 std::string ProcessSectionHtml(const RunReport& report, const ProcessReport& process) {
@@ -192,6 +199,12 @@ std::string ProcessSectionHtml(const RunReport& report, const ProcessReport& pro
     out += BreakdownViews(report, process.pid);
   }
   out += absl::StrFormat("<h3>Threads</h3>%s", ThreadTable(process));
+  if (process.wait_ns > 0) {
+    out += Note(absl::StrFormat("Wait: the threads were blocked %s in all (lock, queue, Event.wait, sleep, "
+                                "select/poll, socket, pipe read, waitpid). It is part of each thread's time here "
+                                "and of no operation's time above.",
+                                FormatDuration(process.wait_ns)));
+  }
   if (report.corrected) out += Note("Thread rows are the corrected ones.");
   out += "<h3>Transitions per iteration</h3>" + TransitionTable(process);
   out += LineTable(process);

@@ -116,6 +116,9 @@ nlohmann::ordered_json ProcessJson(const ProcessReport& process) {
           {"begin_ns", process.begin_ns},
           {"end_ns", process.end_ns},
           {"traced_thread_ns", process.traced_thread_ns},
+          // Blocked thread time (category "Wait" in the threads' rows), in
+          // no operation's rows: run_report.h.
+          {"wait_ns", process.wait_ns},
           {"ended_cleanly", process.ended_cleanly},
           {"events", process.events},
           {"dropped_events", process.dropped_events},

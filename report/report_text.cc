@@ -145,6 +145,33 @@ std::string LineTable(const ProcessReport& process) {
   return "  Python lines by the native time they caused:\n" + FormatTable(table, /*left_last=*/true);
 }
 
+// WaitSection: the process's blocked thread time (category Wait), which
+// the operation table leaves out, and the threads that waited most.
+std::string WaitSection(const ProcessReport& process) {
+  if (process.wait_ns <= 0) return "";
+  std::vector<std::pair<int64_t, const ThreadReport*>> waits;
+  for (const ThreadReport& thread : process.threads) {
+    int64_t ns = 0;
+    for (const BreakdownRow& row : thread.rows) {
+      if (row.category == Category::kWait) ns += row.ns;
+    }
+    if (ns > 0) waits.emplace_back(ns, &thread);
+  }
+  std::stable_sort(waits.begin(), waits.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  std::string out = absl::StrFormat(
+      "  Wait: threads blocked %s (locks, queues, Event.wait, sleep, select/poll, sockets, pipe reads, waitpid); "
+      "not work, in no operation above\n",
+      FormatDuration(process.wait_ns));
+  for (size_t i = 0; i < waits.size() && i < 5; ++i) {
+    const ThreadReport& thread = *waits[i].second;
+    out += absl::StrFormat("    thread %d%s: Wait %s of its %s\n", thread.tid,
+                           thread.name.empty() ? "" : absl::StrCat(" (", thread.name, ")"),
+                           FormatDuration(waits[i].first), FormatDuration(thread.end_ns - thread.begin_ns));
+  }
+  if (waits.size() > 5) out += absl::StrFormat("    (%d more threads)\n", waits.size() - 5);
+  return out;
+}
+
 // ShortKernelName: a demangled kernel name without its template arguments
 // and parameters ("void at::native::elementwise_kernel<...>(...)" ->
 // "at::native::elementwise_kernel"), for the text table.
@@ -381,10 +408,11 @@ std::string FormatReportText(const RunReport& report) {
     out += absl::StrFormat("\nprocess %d%s: %s\n", process.pid,
                            process.forked_from != 0 ? absl::StrFormat(" (fork of %d)", process.forked_from) : "",
                            absl::StrJoin(process.argv, " "));
-    out += absl::StrFormat("  %d traced thread(s), %s of thread time over %s of process lifetime, %d events\n",
+    out += absl::StrFormat("  %d traced thread(s), %s of thread time (work) over %s of process lifetime, %d events\n",
                            process.threads.size(), FormatDuration(process.traced_thread_ns),
                            FormatDuration(process.end_ns - process.begin_ns), process.events);
     out += ProcessTable(process, rows);
+    out += WaitSection(process);
     out += TransitionTable(process);
     out += LineTable(process);
     out += GpuSection(process);

@@ -118,6 +118,15 @@ ProcessReport AnalyseProcess(ProcessTimeline& process, const IntervalList& gpu_b
     report.threads.push_back(std::move(thread_report));
   }
   total = process_analysis.breakdown;
+  // Blocked time is the threads', not any operation's (category.h, kWait).
+  for (auto it = total.begin(); it != total.end();) {
+    if (it->first.category == Category::kWait) {
+      report.wait_ns += it->second;
+      it = total.erase(it);
+    } else {
+      ++it;
+    }
+  }
   for (const auto& [key, ns] : total) report.traced_thread_ns += ns;
   report.gpu = AnalyseGpu(process, process_analysis.launches, inherited, gpu_busy, gpu_capture, used_cuda, names);
   AddInto(total, report.gpu.rows);
@@ -125,7 +134,7 @@ ProcessReport AnalyseProcess(ProcessTimeline& process, const IntervalList& gpu_b
   report.python_lines = ToLineRows(process_analysis.lines, names);
   report.library_lines = ToLineRows(process_analysis.library_lines, names);
   for (const auto& [key, ns] : process_analysis.located) {
-    if (ns <= 0) continue;
+    if (ns <= 0 || key.category == Category::kWait) continue;
     report.located_rows.push_back({names.Name(key.operation), key.location == kNoLabel ? "" : names.Name(key.location),
                                    key.line, key.resource, key.category, ns});
   }

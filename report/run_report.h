@@ -12,6 +12,14 @@
 // its time inside recorded calls, not its waiting. Thread time while a GPU
 // of the process was busy has resource CPU+GPU, else CPU.
 //
+// Wait (category.h): time a thread spent blocked in a call the Python hook
+// recognised (lock, queue, Event, sleep, select, socket, pipe read,
+// waitpid). A thread's own rows include it (they partition its lifetime);
+// the process-level rows (RunReport::rows, and so every operation total,
+// share, export and diff built from them) leave it out: it is
+// ProcessReport::wait_ns instead. An idle thread therefore adds nothing to
+// any operation.
+//
 // GPU rows (resource GPU; categories Kernel, Memcpy, Memset) are separate:
 // they partition each device's busy time (gpu_analysis.h), so a process's
 // GPU rows add up to device-seconds of busy time.
@@ -104,11 +112,12 @@ struct ProcessReport {
   std::vector<std::string> argv;
   int64_t begin_ns = 0;
   int64_t end_ns = 0;
-  int64_t traced_thread_ns = 0;  // Sum of the CPU-side rows (resource CPU or CPU+GPU).
+  int64_t traced_thread_ns = 0;  // Sum of the CPU-side rows (resource CPU or CPU+GPU): work, no Wait.
+  int64_t wait_ns = 0;           // The threads' Wait (blocked) time, not in the rows.
   bool ended_cleanly = false;
   uint64_t events = 0;
   uint64_t dropped_events = 0;
-  std::vector<ThreadReport> threads;
+  std::vector<ThreadReport> threads;  // Their rows include Wait.
   std::vector<TransitionRow> transitions;
   // Top lines per operation, by time: the user's own lines behind the
   // native calls (the line in train.py that called into torch), falling

@@ -33,6 +33,9 @@ void CountTransitions(const IntervalList& recorded, const IntervalList& operatio
     while (!open.empty() && open.back()->end_ns <= event.begin_ns) open.pop_back();
     const Category from = open.empty() ? base : static_cast<Category>(open.back()->label);
     const Category to = static_cast<Category>(event.label);
+    // Blocking is not a crossing into another stack level's work (and a
+    // wait holds no other event).
+    if (to == Category::kWait) continue;
     if (from != to) {
       while (position < operations.size() && operations[position].end_ns <= event.begin_ns) ++position;
       const bool inside = position < operations.size() && operations[position].begin_ns <= event.begin_ns;

@@ -3,7 +3,8 @@
 //   breakdown    time per (operation, resource, category) - breakdown.h
 //   transitions  how often each operation crossed from one stack level into
 //                another (Python->Backend, Backend->CUDA API, ...), counted
-//                where the inner level's interval begins
+//                where the inner level's interval begins; entering Wait
+//                (blocking) is not a transition
 //   instances    how many times each operation was entered (the divisor of
 //                "transitions per iteration")
 //   lines        Python source lines by the native time they caused

@@ -284,6 +284,12 @@ void TimelineBuilder::AddEvents(const wire::ThreadEvents& events) {
       case wire::EventKind::kPythonUserLine:
         state.user_lines.push_back({begin, event->name_id(), event->flags()});
         break;
+      case wire::EventKind::kPythonWait:
+        // Blocked, not working: its own category, not a native call (the
+        // lines table and launch placement are about work).
+        thread.cpu_events.push_back({begin, end, static_cast<int32_t>(Category::kWait)});
+        AddSite(thread, {begin, end, OverheadSiteKind::kPythonTransition});
+        break;
       case wire::EventKind::kPythonFrame:
         thread.cpu_events.push_back({begin, end, static_cast<int32_t>(Category::kPython)});
         break;
