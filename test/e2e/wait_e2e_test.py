@@ -1,0 +1,110 @@
+#!/usr/bin/env python3
+"""End-to-end tests of the Wait category: a thread's time blocked in a lock,
+queue, Event, sleep, pipe read or join is Wait in its own rows and in no
+operation's time, never Python. Ground truth is what the program measured
+around its own blocking calls in the same run (blocking_threads.py).
+
+Tolerances are relative to that ground truth plus a fixed slack, so a busy
+machine (the program's own timestamps and the hook's differ by the
+scheduling delay between them) does not break them.
+
+  wait_e2e_test.py --rlscope BIN --python PYTHON [unittest args]
+"""
+import json
+import os
+import shutil
+import sys
+import tempfile
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from e2e_support import ARGS, main, run_rlscope  # noqa: E402
+
+PROGRAM = os.path.join(os.path.dirname(os.path.abspath(__file__)), "python_programs", "blocking_threads.py")
+SLACK_NS = 300_000_000
+
+
+def thread_category_ns(thread, category):
+    return sum(row["ns"] for row in thread["rows"] if row["category"] == category)
+
+
+def lifetime_ns(thread):
+    return thread["end_ns"] - thread["begin_ns"]
+
+
+class BlockedThreads(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = tempfile.mkdtemp(prefix="rlscope-e2e-wait-")
+        cls.out = os.path.join(cls.dir, "run")
+        result = run_rlscope("run", "--out", cls.out, "--", ARGS.python, PROGRAM, "1.5", timeout=300)
+        if result.returncode != 0:
+            raise AssertionError(result.stderr)
+        truth = [line for line in result.stdout.splitlines() if line.startswith("{")]
+        cls.blocked = json.loads(truth[-1])["blocked_ns"]
+        with open(os.path.join(cls.out, "report.json")) as f:
+            cls.report = json.load(f)
+        cls.process = next(p for p in cls.report["processes"]
+                           if any("blocking_threads.py" in arg for arg in p["argv"]) and p["forked_from"] == 0)
+        cls.threads = {thread["name"]: thread for thread in cls.process["threads"]}
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.dir, True)
+
+    def assertNear(self, measured, truth, what):
+        self.assertLessEqual(abs(measured - truth), 0.1 * truth + SLACK_NS,
+                             f"{what}: rlscope {measured / 1e9:.3f} s, program {truth / 1e9:.3f} s")
+
+    def test_a_thread_blocked_on_a_queue_is_wait_not_python(self):
+        writer = self.threads["writer"]
+        self.assertNear(thread_category_ns(writer, "Wait"), self.blocked["writer"], "writer's Wait")
+        # Its work (3 events) is tiny next to its life.
+        python = thread_category_ns(writer, "Python")
+        self.assertLess(python, 0.1 * lifetime_ns(writer) + SLACK_NS / 3,
+                        f"idle writer thread has {python / 1e9:.3f} s of Python in {lifetime_ns(writer) / 1e9:.3f} s")
+
+    def test_pipe_sleep_event_and_join_are_the_main_threads_wait(self):
+        self.assertNear(thread_category_ns(self.threads["MainThread"], "Wait"), self.blocked["main"],
+                        "main thread's Wait (pipe recv, join, sleep, Event.wait)")
+
+    def test_the_timer_thread_waits_too(self):
+        timer = next(thread for name, thread in self.threads.items() if name.startswith("Thread-"))
+        self.assertGreater(thread_category_ns(timer, "Wait"), 0.5 * lifetime_ns(timer))
+
+    def test_no_operation_counts_blocked_time(self):
+        rows = [row for row in self.report["rows"] if row["process"] == self.process["pid"]]
+        self.assertFalse([row for row in rows if row["category"] == "Wait"])
+        work = sum(row["ns"] for row in rows if row["resource"] != "GPU")
+        self.assertEqual(work, self.process["traced_thread_ns"])
+        waits = sum(thread_category_ns(thread, "Wait") for thread in self.process["threads"])
+        self.assertEqual(self.process["wait_ns"], waits)
+        # The operations add up to the threads' work: about the main
+        # thread's life less its blocking, not twice the run as when idle
+        # threads counted as Python.
+        main_thread = self.threads["MainThread"]
+        self.assertLess(work, lifetime_ns(main_thread) - 0.9 * self.blocked["main"] + 2 * SLACK_NS)
+
+    def test_the_parent_blocked_on_its_child_is_not_python(self):
+        main_thread = self.threads["MainThread"]
+        python = thread_category_ns(main_thread, "Python")
+        self.assertLess(python, lifetime_ns(main_thread) - 0.9 * self.blocked["main"] + SLACK_NS)
+
+    def test_text_and_html_show_wait(self):
+        with open(os.path.join(self.out, "report.txt")) as f:
+            text = f.read()
+        self.assertIn("Wait: threads blocked", text)
+        self.assertRegex(text, r"thread \d+ \(writer\): Wait ")
+        with open(os.path.join(self.out, "report.html")) as f:
+            page = f.read()
+        self.assertIn(">Wait</th>", page)
+
+    def test_the_dump_names_the_wait_events(self):
+        trace = os.path.join(self.out, "trace", f"{self.process['pid']}.rlt")
+        result = run_rlscope("dump", trace)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertTrue("python_wait" in result.stdout, "no python_wait event in the dump")
+
+
+if __name__ == "__main__":
+    main(extra_arguments=["--python"])
