@@ -99,6 +99,29 @@ class BlockedThreads(unittest.TestCase):
             page = f.read()
         self.assertIn(">Wait</th>", page)
 
+    def test_the_corrected_report_keeps_wait_out_of_the_operations(self):
+        calibration = os.path.join(self.dir, "calibration.json")
+        result = run_rlscope("calibrate", "--quick", "--calibration", calibration, "--python", ARGS.python,
+                             timeout=500)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        run = os.path.join(self.dir, "corrected")  # A copy: the other tests read the uncorrected one.
+        shutil.copytree(self.out, run)
+        result = run_rlscope("report", "--quiet", "--calibration", calibration, run)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        with open(os.path.join(run, "report.json")) as f:
+            corrected = json.load(f)
+        self.assertTrue(corrected["corrected"], corrected["correction"])
+        process = next(p for p in corrected["processes"] if p["pid"] == self.process["pid"])
+        threads = {thread["name"]: thread for thread in process["threads"]}
+        self.assertNear(thread_category_ns(threads["writer"], "Wait"), self.blocked["writer"],
+                        "writer's corrected Wait")
+        self.assertNear(thread_category_ns(threads["MainThread"], "Wait"), self.blocked["main"],
+                        "main thread's corrected Wait")
+        self.assertFalse([row for row in corrected["rows"] if row["category"] == "Wait"])
+        self.assertFalse([row for row in corrected["uncorrected_rows"]
+                          if row["category"] == "Wait"])
+        self.assertGreater(process["wait_ns"], 0)
+
     def test_the_dump_names_the_wait_events(self):
         trace = os.path.join(self.out, "trace", f"{self.process['pid']}.rlt")
         result = run_rlscope("dump", trace)
