@@ -153,7 +153,7 @@ BlockingCalls g_blocking;
 // A blocking call that returns sooner than this (an uncontended lock, a
 // poll with data ready) did not wait: it stays Python time, counted, not
 // recorded, so lock-heavy code (logging, Condition.__enter__) does not
-// flood the stream. 4096 ticks: 1.4-4 us, by the clock (TSC or ns).
+// flood the stream. 4096 ticks: about 1-4 us, by the clock (TSC or ns).
 constexpr uint64_t kMinWaitTicks = 4096;
 
 // Recorded: a C call the hook times (a transition out of the interpreter,

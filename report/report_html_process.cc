@@ -32,7 +32,7 @@ constexpr size_t kMaxLinesPerOperation = 5;
 constexpr size_t kMaxCommandChars = 160;
 
 // ThreadTable: per thread its work ("thread time"), its Wait (blocked) and
-// a bar of both by category, the busiest first.
+// a bar of both by category; threads by work + Wait, the largest first.
 std::string ThreadTable(const ProcessReport& process) {
   std::vector<std::pair<int64_t, const ThreadReport*>> threads;
   for (const ThreadReport& thread : process.threads) {
