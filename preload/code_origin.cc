@@ -1,5 +1,6 @@
 #include "code_origin.h"
 
+#include <algorithm>
 #include <cctype>
 
 namespace rlscope {
@@ -23,17 +24,56 @@ std::string PackageAfter(std::string_view path, size_t marker_end) {
   return std::string(rest);
 }
 
-// FollowsPythonVersion: "python3.11/" or "python3.12t/" at `at` (a
-// standard library folder when under lib/ or lib64/).
-bool FollowsPythonVersion(std::string_view path, size_t at) {
-  size_t i = at + 6;  // After "python".
-  if (i >= path.size() || !std::isdigit(static_cast<unsigned char>(path[i]))) return false;
-  while (i < path.size() && path[i] != '/') {
-    const char c = path[i];
-    if (!std::isdigit(static_cast<unsigned char>(c)) && c != '.' && c != 't' && c != 'd') return false;
-    ++i;
+// StandardLibraryOffset: where the path inside lib/pythonX.Y/ (or
+// lib64/, with a free-threaded "3.13t" or debug "d" suffix) begins, or npos.
+size_t StandardLibraryOffset(std::string_view path) {
+  for (size_t at = path.find("/python"); at != std::string_view::npos; at = path.find("/python", at + 1)) {
+    const bool under_lib = (at >= 4 && path.substr(at - 4, 4) == "/lib") || (at >= 6 && path.substr(at - 6, 6) == "/lib64");
+    if (!under_lib) continue;
+    size_t i = at + 7;  // After "/python".
+    if (i >= path.size() || !std::isdigit(static_cast<unsigned char>(path[i]))) continue;
+    while (i < path.size() && path[i] != '/') {
+      const char c = path[i];
+      if (!std::isdigit(static_cast<unsigned char>(c)) && c != '.' && c != 't' && c != 'd') break;
+      ++i;
+    }
+    if (i < path.size() && path[i] == '/') return i + 1;
   }
-  return i < path.size();
+  return std::string_view::npos;
+}
+
+// IsModuleName: a part of a dotted module name ("optim", "_C"); non-ASCII
+// bytes are allowed, as Python identifiers allow them.
+bool IsModuleName(std::string_view part) {
+  if (part.empty()) return false;
+  for (char c : part) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (!std::isalnum(byte) && c != '_' && byte < 0x80) return false;
+  }
+  return true;
+}
+
+// DottedModule: "torch/optim/adam.py" -> "torch.optim.adam"; the file's
+// name up to its first '.' ("_C.cpython-311-x86_64-linux-gnu.so" is _C),
+// "__init__" naming its folder. Empty where a part is no module name.
+std::string DottedModule(std::string_view inside) {
+  std::string module;
+  size_t begin = 0;
+  for (size_t slash = inside.find('/'); slash != std::string_view::npos; slash = inside.find('/', begin)) {
+    const std::string_view folder = inside.substr(begin, slash - begin);
+    if (!IsModuleName(folder)) return "";
+    if (!module.empty()) module += '.';
+    module += folder;
+    begin = slash + 1;
+  }
+  std::string_view file = inside.substr(begin);
+  file = file.substr(0, file.find('.'));
+  if (!IsModuleName(file)) return "";
+  if (file != "__init__") {
+    if (!module.empty()) module += '.';
+    module += file;
+  }
+  return module;
 }
 
 }  // namespace
@@ -55,6 +95,7 @@ CodeOrigin OriginOfPath(std::string_view path) {
     origin.package = PackageAfter(path, best_end);
     if (!origin.package.empty()) {
       origin.kind = CodeOrigin::Kind::kPackage;
+      origin.package_path_offset = best_end;
       return origin;
     }
   }
@@ -62,14 +103,37 @@ CodeOrigin OriginOfPath(std::string_view path) {
     origin.kind = CodeOrigin::Kind::kStandardLibrary;
     return origin;
   }
-  for (size_t at = path.find("/python"); at != std::string_view::npos; at = path.find("/python", at + 1)) {
-    const bool under_lib = (at >= 4 && path.substr(at - 4, 4) == "/lib") || (at >= 6 && path.substr(at - 6, 6) == "/lib64");
-    if (under_lib && FollowsPythonVersion(path, at + 1)) {
-      origin.kind = CodeOrigin::Kind::kStandardLibrary;
-      return origin;
-    }
-  }
+  if (StandardLibraryOffset(path) != std::string_view::npos) origin.kind = CodeOrigin::Kind::kStandardLibrary;
   return origin;
+}
+
+std::string ModuleOfPath(std::string_view path) {
+  if (path.starts_with("<frozen ") && path.ends_with(">")) {
+    // Already dotted: "<frozen importlib._bootstrap>".
+    const std::string_view name = path.substr(8, path.size() - 9);
+    for (size_t begin = 0; begin <= name.size();) {
+      const size_t dot = std::min(name.find('.', begin), name.size());
+      if (!IsModuleName(name.substr(begin, dot - begin))) return "";
+      begin = dot + 1;
+    }
+    return std::string(name);
+  }
+  const CodeOrigin origin = OriginOfPath(path);
+  std::string_view inside;
+  if (origin.kind == CodeOrigin::Kind::kPackage) {
+    inside = path.substr(origin.package_path_offset);
+    // An egg's folder ("foo-1.0-py3.11.egg/foo/bar.py") is on sys.path itself.
+    if (const size_t slash = inside.find('/'); slash != std::string_view::npos &&
+                                               inside.substr(0, slash).ends_with(".egg")) {
+      inside.remove_prefix(slash + 1);
+    }
+  } else if (origin.kind == CodeOrigin::Kind::kStandardLibrary) {
+    inside = path.substr(StandardLibraryOffset(path));
+    if (inside.starts_with("lib-dynload/")) inside.remove_prefix(12);
+  } else {
+    return "";
+  }
+  return DottedModule(inside);
 }
 
 }  // namespace rlscope

@@ -19,6 +19,10 @@ struct CodeOrigin {
   // without an extension-module suffix (".cpython-311-x86_64-linux-gnu.so")
   // or a wheel's ".libs" folder suffix ("numpy.libs" is numpy's).
   std::string package;
+  // kPackage: where the path inside the site-packages folder begins
+  // ("torch/optim/adam.py"); what comes before is that folder, with its
+  // trailing '/'.
+  size_t package_path_offset = 0;
 };
 
 // OriginOfPath: the origin of a source file (co_filename) or shared object.
@@ -26,6 +30,16 @@ struct CodeOrigin {
 // interpreter-internal name ("<frozen importlib._bootstrap>"); other
 // pseudo-files ("<string>", "<stdin>") are the user's.
 CodeOrigin OriginOfPath(std::string_view path);
+
+// ModuleOfPath: the dotted module a file is, from its path: for a
+// package's file its path inside site-packages ("torch/optim/adam.py" is
+// torch.optim.adam, "torch/autograd/__init__.py" torch.autograd,
+// "torch/lib/libtorch_cpu.so" torch.lib.libtorch_cpu), for the standard
+// library its path inside lib/pythonX.Y ("json/decoder.py", a frozen
+// "<frozen importlib._bootstrap>"). Empty for the user's code, where the
+// path alone cannot tell which folder of sys.path it was imported from,
+// and for a path with a folder no import could name ("numpy.libs").
+std::string ModuleOfPath(std::string_view path);
 
 }  // namespace rlscope
 

@@ -42,5 +42,36 @@ TEST_CASE("Everything else is the user's code", "[code_origin]") {
   }
 }
 
+TEST_CASE("A package's file tells where its path inside site-packages begins", "[code_origin]") {
+  const std::string path = "/opt/torch/.venv/lib/python3.12/site-packages/torch/optim/adam.py";
+  const CodeOrigin origin = OriginOfPath(path);
+  REQUIRE(origin.kind == Kind::kPackage);
+  CHECK(path.substr(0, origin.package_path_offset) == "/opt/torch/.venv/lib/python3.12/site-packages/");
+  CHECK(path.substr(origin.package_path_offset) == "torch/optim/adam.py");
+}
+
+TEST_CASE("A file's module is its path inside its package, whatever the prefix", "[code_origin]") {
+  CHECK(ModuleOfPath("/opt/torch/.venv/lib/python3.12/site-packages/torch/optim/adam.py") == "torch.optim.adam");
+  CHECK(ModuleOfPath("/usr/lib/python3/dist-packages/torch/autograd/__init__.py") == "torch.autograd");
+  CHECK(ModuleOfPath("/v/site-packages/torch/_tensor.py") == "torch._tensor");
+  CHECK(ModuleOfPath("/v/site-packages/torch/_C.cpython-311-x86_64-linux-gnu.so") == "torch._C");
+  CHECK(ModuleOfPath("/v/site-packages/torch/lib/libtorch_cpu.so") == "torch.lib.libtorch_cpu");
+  CHECK(ModuleOfPath("/v/site-packages/six.py") == "six");
+  CHECK(ModuleOfPath("/v/site-packages/foo-1.0-py3.11.egg/foo/bar.py") == "foo.bar");
+  CHECK(ModuleOfPath("/usr/lib/python3.11/json/decoder.py") == "json.decoder");
+  CHECK(ModuleOfPath("/usr/lib/python3.11/lib-dynload/_ssl.cpython-311-x86_64-linux-gnu.so") == "_ssl");
+  CHECK(ModuleOfPath("<frozen importlib._bootstrap>") == "importlib._bootstrap");
+}
+
+TEST_CASE("A file no import could name has no module", "[code_origin]") {
+  // The user's code: which sys.path folder it came from is unknown.
+  for (const char* path : {"/home/u/rl/torch/optim/sgd.py", "train.py", "<string>", "<frozen bad name>",
+                           "/x/site-packages/numpy.libs/libopenblas64_p-r0-0cf96a72.3.23.dev.so",
+                           "/x/site-packages/my-tool/cli.py"}) {
+    INFO(path);
+    CHECK(ModuleOfPath(path).empty());
+  }
+}
+
 }  // namespace
 }  // namespace rlscope
