@@ -14,9 +14,18 @@
 //     The operation `forward` is reserved: a forward pass, which the
 //     analysis reports as backprop when it is part of a training step and
 //     as inference otherwise (report/operation_inference.h).
-//   library CATEGORY PATH-GLOB
-//     (collector) native code in a shared object whose path matches belongs
-//     to CATEGORY: Backend, Simulator or Native. First match wins.
+//   library CATEGORY [package=GLOB] [lib=GLOB] [PATH-GLOB]
+//     (report) native code in a shared object belongs to CATEGORY: Backend,
+//     Simulator or Native. At least one matcher; all given must match.
+//     package= matches an installed Python package's code by its names:
+//     the folder it is installed in (site-packages/NAME/, whatever the
+//     virtualenv, conda or /opt prefix), and where the folder's
+//     *.dist-info/RECORD lists the file, the distribution that installed it
+//     (normalized: "nvidia-cudnn-cu12") and that distribution's top-level
+//     import names. lib= matches the shared object's file name
+//     ("libmujoco.so.2.2.2"), wherever it lives. PATH-GLOB, the older form,
+//     matches the full path. First matching rule wins; unmatched code is
+//     Native.
 //
 // Globs are fnmatch(3) patterns; '|' separates alternatives ("*Env.step|
 // *Env.reset"). Later files extend earlier ones; for `library` rules the
@@ -39,9 +48,12 @@ struct OperationRule {
   bool user_code_only = false;
 };
 
+// LibraryRule: one `library` line; an empty glob is a matcher not given.
 struct LibraryRule {
   std::string category;  // "Backend", "Simulator" or "Native".
   std::string path_glob;
+  std::string package_glob;
+  std::string lib_glob;
 };
 
 struct RuleSet {

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "code_origin.h"
+
 namespace rlscope::report {
 
 namespace {
@@ -14,15 +16,36 @@ Category CategoryNamed(const std::string& name) {
 
 }  // namespace
 
+std::vector<std::string> LibraryClassifier::PackageNames(const std::string& path) {
+  std::vector<std::string> names;
+  CodeOrigin origin = OriginOfPath(path);
+  if (origin.kind != CodeOrigin::Kind::kPackage) return names;
+  names.push_back(std::move(origin.package));
+  if (const Distribution* owner = records_.OwnerOf(path)) {
+    names.push_back(owner->name);
+    names.insert(names.end(), owner->top_level.begin(), owner->top_level.end());
+  }
+  return names;
+}
+
 Category LibraryClassifier::Classify(const std::string& path) {
   auto it = cache_.find(path);
   if (it != cache_.end()) return it->second;
+  const size_t slash = path.rfind('/');
+  const std::string file_name = slash == std::string::npos ? path : path.substr(slash + 1);
+  const std::vector<std::string> packages = PackageNames(path);
+  auto matches_package = [&](const std::string& glob) {
+    return std::any_of(packages.begin(), packages.end(),
+                       [&](const std::string& name) { return MatchesGlob(glob, name.c_str()); });
+  };
   Category category = Category::kNative;
   for (const LibraryRule& rule : rules_) {
-    if (MatchesGlob(rule.path_glob, path.c_str())) {
-      category = CategoryNamed(rule.category);
-      break;
-    }
+    if (rule.path_glob.empty() && rule.package_glob.empty() && rule.lib_glob.empty()) continue;
+    if (!rule.path_glob.empty() && !MatchesGlob(rule.path_glob, path.c_str())) continue;
+    if (!rule.package_glob.empty() && !matches_package(rule.package_glob)) continue;
+    if (!rule.lib_glob.empty() && !MatchesGlob(rule.lib_glob, file_name.c_str())) continue;
+    category = CategoryNamed(rule.category);
+    break;
   }
   cache_.emplace(path, category);
   return category;

@@ -1,6 +1,7 @@
 // LibraryClassifier: which stack level native code belongs to, from the
-// `library` rules (rule_file.h) matched against the path of the shared
-// object that holds an address. Unmatched code is Native.
+// `library` rules (rule_file.h) matched against the shared object that
+// holds an address: its installed package (folder and, from RECORD files,
+// distribution), its file name, its path. Unmatched code is Native.
 #ifndef RLSCOPE_REPORT_LIBRARY_CLASSIFIER_H_
 #define RLSCOPE_REPORT_LIBRARY_CLASSIFIER_H_
 
@@ -10,6 +11,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "category.h"
+#include "package_records.h"
 #include "rule_file.h"
 
 namespace rlscope::report {
@@ -21,7 +23,11 @@ class LibraryClassifier {
   Category Classify(const std::string& path);
 
  private:
+  // PackageNames: the names package= matches for the file at `path`.
+  std::vector<std::string> PackageNames(const std::string& path);
+
   std::vector<LibraryRule> rules_;
+  PackageRecords records_;
   absl::flat_hash_map<std::string, Category> cache_;
 };
 

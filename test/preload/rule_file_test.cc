@@ -71,3 +71,41 @@ TEST_CASE("Operation rules can ask for a class hierarchy and the user's own code
   CHECK_FALSE(rlscope::ParseRules("operation x *.step class=\n", "bad.rules", rules, &error));
   CHECK(error.find("bad.rules:1: unknown option 'class='") == 0);
 }
+
+using rlscope::LibraryRule;
+using rlscope::ParseRules;
+using rlscope::RuleSet;
+
+TEST_CASE("Library rules name packages and file names; a bare word is a path glob", "[rules]") {
+  RuleSet rules;
+  std::string error;
+  REQUIRE(ParseRules("library Backend  package=torch|jax*\n"
+                     "library Simulator lib=libmujoco*\n"
+                     "library Native  package=torch  lib=libgomp*\n"
+                     "library Simulator */my_sim/*\n"
+                     "library Native  /opt/a=b/*\n",
+                     "test.rules", rules, &error));
+  REQUIRE(rules.libraries.size() == 5);
+  const LibraryRule& package = rules.libraries[0];
+  CHECK(package.package_glob == "torch|jax*");
+  CHECK(package.lib_glob.empty());
+  CHECK(package.path_glob.empty());
+  CHECK(rules.libraries[1].lib_glob == "libmujoco*");
+  CHECK(rules.libraries[2].package_glob == "torch");
+  CHECK(rules.libraries[2].lib_glob == "libgomp*");
+  CHECK(rules.libraries[3].path_glob == "*/my_sim/*");
+  CHECK(rules.libraries[4].path_glob == "/opt/a=b/*");
+}
+
+TEST_CASE("Library rules without a matcher, or with one twice, name the line", "[rules]") {
+  for (const char* line : {"library Backend\n", "library Backend package=\n", "library Backend lib=a lib=b\n",
+                           "library Backend */a/* */b/*\n"}) {
+    RuleSet rules;
+    std::string error;
+    INFO(line);
+    CHECK_FALSE(ParseRules(line, "mine.rules", rules, &error));
+    CHECK(error.rfind("mine.rules:1: ", 0) == 0);
+    CHECK(error.find("'library CATEGORY PATH-GLOB'") != std::string::npos);
+    CHECK(rules.libraries.empty());
+  }
+}
