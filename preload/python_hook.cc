@@ -464,7 +464,9 @@ CodeInfo* SetUpCode(PyObject* code, PyFrameObject* frame) {
   info->code_id = StringTable::Intern(qualname + " (" + filename + ":" + std::to_string(first_line) + ")");
   info->rule = kNoRule;
   if (g_rule_list != nullptr) {
-    const CodeFacts facts{qualname.c_str(), filename.c_str(), OriginOfPath(filename).kind == CodeOrigin::Kind::kUser};
+    const std::string module = ModuleOfPath(filename);
+    const CodeFacts facts{qualname.c_str(), filename.c_str(), module.c_str(),
+                          OriginOfPath(filename).kind == CodeOrigin::Kind::kUser};
     bool classes_read = false;
     std::vector<std::string> classes;
     const int rule = MatchOperationRule(*g_rule_list, facts, [&]() -> const std::vector<std::string>& {

@@ -51,6 +51,13 @@ bool MatchesGlob(std::string_view glob, const char* text) {
   return false;
 }
 
+bool MatchesLocation(const OperationRule& rule, const char* filename, const char* module) {
+  if (!rule.file_glob.empty() && !MatchesGlob(rule.file_glob, filename)) return false;
+  // No module (the user's code) is no match, even for module=*.
+  if (!rule.module_glob.empty() && (*module == '\0' || !MatchesGlob(rule.module_glob, module))) return false;
+  return true;
+}
+
 bool ParseRules(std::string_view text, const std::string& source, RuleSet& rules, std::string* error) {
   std::vector<LibraryRule> libraries;
   std::istringstream lines{std::string(text)};
@@ -66,7 +73,7 @@ bool ParseRules(std::string_view text, const std::string& source, RuleSet& rules
     };
     if (words[0] == "operation") {
       if (words.size() < 3) {
-        return fail("expected 'operation NAME QUALNAME-GLOB [file=GLOB] [class=GLOB] [user-code] [unless-inside=OPS]'");
+        return fail("expected 'operation NAME QUALNAME-GLOB [module=GLOB] [file=GLOB] [class=GLOB] [user-code] [unless-inside=OPS]'");
       }
       OperationRule rule;
       rule.operation = words[1];
@@ -74,6 +81,9 @@ bool ParseRules(std::string_view text, const std::string& source, RuleSet& rules
       for (size_t i = 3; i < words.size(); ++i) {
         if (words[i].rfind("file=", 0) == 0) {
           rule.file_glob = words[i].substr(5);
+        } else if (words[i].rfind("module=", 0) == 0) {
+          rule.module_glob = words[i].substr(7);
+          if (rule.module_glob.empty()) return fail("empty module= (expected a dotted module glob: torch.optim.*)");
         } else if (words[i].rfind("unless-inside=", 0) == 0) {
           rule.unless_inside = SplitOn(words[i].substr(14), ',');
         } else if (words[i].rfind("class=", 0) == 0 && words[i].size() > 6) {
@@ -81,7 +91,7 @@ bool ParseRules(std::string_view text, const std::string& source, RuleSet& rules
         } else if (words[i] == "user-code") {
           rule.user_code_only = true;
         } else {
-          return fail("unknown option '" + words[i] + "' (expected file=, class=, user-code or unless-inside=)");
+          return fail("unknown option '" + words[i] + "' (expected module=, file=, class=, user-code or unless-inside=)");
         }
       }
       rules.operations.push_back(std::move(rule));

@@ -1,11 +1,17 @@
 // Rule files: the data that tells rlscope what code means. One rule per
 // line; '#' starts a comment. Two kinds, used by two sides:
 //
-//   operation NAME QUALNAME-GLOB [file=PATH-GLOB] [class=CLASS-GLOB]
-//             [user-code] [unless-inside=OP[,OP...]]
+//   operation NAME QUALNAME-GLOB [module=GLOB] [file=PATH-GLOB]
+//             [class=CLASS-GLOB] [user-code] [unless-inside=OP[,OP...]]
 //     (preload) a Python function whose qualified name (co_qualname, e.g.
 //     "CartPoleEnv.step") matches opens operation NAME while it runs, unless
 //     one of the listed operations is already open on that thread.
+//     module= matches the dotted module of the function's file, from its
+//     path inside its installed package ("torch.optim.adam" for
+//     .../site-packages/torch/optim/adam.py, whatever the prefix; see
+//     ModuleOfPath in code_origin.h): the user's own files have none, so
+//     such a rule never takes them. file= matches the full path (co_filename).
+//     For native stacks both match the shared object of the frame.
 //     class=: only methods of a class that is, or derives from, a class
 //     whose "module.qualname" matches ("gymnasium.core.Env", "*.Env"): what
 //     the code is, not what it is called. user-code: only code outside
@@ -43,6 +49,7 @@ struct OperationRule {
   std::string operation;
   std::string qualname_glob;
   std::string file_glob;                    // Empty: any file.
+  std::string module_glob;                  // Empty: any module.
   std::vector<std::string> unless_inside;  // Operations that suppress this one.
   std::string class_glob;                   // Empty: any code, method or not.
   bool user_code_only = false;
@@ -87,6 +94,11 @@ std::vector<std::string> RuleFilesFromEnvironment();
 // MatchesGlob: fnmatch with '|'-separated alternatives.
 bool MatchesGlob(std::string_view glob, const char* text);
 
+// MatchesLocation: whether code in file `filename`, of dotted module
+// `module` ("" when it has none: ModuleOfPath), is where `rule` applies
+// (its file= and module= options; the qualified name aside).
+bool MatchesLocation(const OperationRule& rule, const char* filename, const char* module);
+
 // CodeFacts: what an operation rule is matched against, gathered once per
 // code object. `class_names` is asked for only when a rule with class=
 // gets that far (reading a class hierarchy costs attribute lookups): it
@@ -95,6 +107,7 @@ bool MatchesGlob(std::string_view glob, const char* text);
 struct CodeFacts {
   const char* qualname = "";
   const char* filename = "";
+  const char* module = "";  // ModuleOfPath; "" when none.
   bool user_code = false;
 };
 
@@ -106,7 +119,7 @@ int MatchOperationRule(const std::vector<OperationRule>& rules, const CodeFacts&
     const OperationRule& rule = rules[i];
     if (rule.user_code_only && !code.user_code) continue;
     if (!MatchesGlob(rule.qualname_glob, code.qualname)) continue;
-    if (!rule.file_glob.empty() && !MatchesGlob(rule.file_glob, code.filename)) continue;
+    if (!MatchesLocation(rule, code.filename, code.module)) continue;
     if (!rule.class_glob.empty()) {
       const std::vector<std::string>& names = class_names();
       bool any = false;

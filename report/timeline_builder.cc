@@ -415,11 +415,13 @@ int32_t TimelineBuilder::StackOperation(const ThreadState& state, const StackSam
     if (classifier_ != nullptr && classifier_->Classify(module->path) == Category::kBackend) continue;
     const std::string& name = symbolizer_->RuleName(module->path, module->load_bias, address);
     if (name.empty()) continue;
+    std::string dotted_module;  // The shared object's (module=), computed when a rule asks.
     for (const OperationRule& rule : *operation_rules_) {
       // class= and user-code describe Python code: such rules never match native frames.
       if (!rule.class_glob.empty() || rule.user_code_only) continue;
       if (!MatchesGlob(rule.qualname_glob, name.c_str())) continue;
-      if (!rule.file_glob.empty() && !MatchesGlob(rule.file_glob, module->path.c_str())) continue;
+      if (!rule.module_glob.empty() && dotted_module.empty()) dotted_module = ModuleOfPath(module->path);
+      if (!MatchesLocation(rule, module->path.c_str(), dotted_module.c_str())) continue;
       const bool suppressed = std::any_of(open.begin(), open.end(), [&](const std::string* operation) {
         return std::find(rule.unless_inside.begin(), rule.unless_inside.end(), *operation) != rule.unless_inside.end();
       });

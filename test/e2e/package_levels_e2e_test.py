@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
-"""End-to-end tests of stack levels by installed package: a
+"""End-to-end tests of stack levels and operations by installed package: a
 copy of one extension module is Native under site-packages/numpy/ even in a
 virtualenv whose prefix holds "torch", Backend under site-packages/torch/,
 and under the shared site-packages/nvidia/ folder as its distribution's
-RECORD says.
+RECORD says; code in a user's own torch/optim/ or gym/ folder is not taken
+for torch's optimizers or Gym's environments.
 
   package_levels_e2e_test.py --rlscope BIN --python PYTHON [unittest args]
 """
@@ -21,6 +22,18 @@ PROGRAM = os.path.join(os.path.dirname(os.path.abspath(__file__)), "python_progr
 # Standard extension modules with a C function that takes no argument: the
 # first one the interpreter has as a shared object is copied around.
 CANDIDATES = (("resource", "getpagesize"), ("_uuid", "generate_time_safe"), ("_contextvars", "copy_context"))
+
+SOURCE = """\
+class {cls}:
+    def {method}(self, call):
+        for _ in range(500):
+            call()
+
+
+def run(call):
+    {cls}().{method}(call)
+"""
+
 
 def find_extension(python):
     script = ("import importlib, sys\n"
@@ -69,8 +82,11 @@ class PackageLevels(unittest.TestCase):
             raise unittest.SkipTest(f"{ARGS.python} has none of {CANDIDATES} as a shared object")
         cls.ext, cls.function, cls.so = found
 
-    def profile(self, copies):
-        return ProfiledRun(self, [ARGS.python, PROGRAM, self.ext, self.function, *copies]).report
+    def profile(self, copies, sources=()):
+        command = [ARGS.python, PROGRAM, self.ext, self.function, *copies]
+        if sources:
+            command += ["--", *sources]
+        return ProfiledRun(self, command).report
 
     def test_level_follows_the_package_not_the_prefix(self):
         root = scratch_dir(self)
@@ -103,6 +119,30 @@ class PackageLevels(unittest.TestCase):
         self.assertGreater(cudnn_levels.get("Backend", 0), 0, cudnn_levels)
         self.assertGreater(dali_levels.get("Native", 0), 0, dali_levels)
         self.assertEqual(dali_levels.get("Backend", 0), 0, dali_levels)
+
+    def test_operations_follow_the_module_not_the_folder_name(self):
+        root = scratch_dir(self)
+        site = os.path.join(root, "env", "lib", "python3.11", "site-packages")
+        native = place(site, f"numpy/{os.path.basename(self.so)}", self.so)
+        sources = [
+            write(site, "torch/optim/fake_sgd.py", SOURCE.format(cls="FakeSGD", method="step")),
+            write(site, "gymnasium/fake_env.py", SOURCE.format(cls="FakeEnv", method="step")),
+            # The user's own project, in folders that happen to be named so.
+            write(root, "project/torch/optim/my_sgd.py", SOURCE.format(cls="MySGD", method="step")),
+            write(root, "project/gym/world.py", SOURCE.format(cls="World", method="step")),
+        ]
+        report = self.profile([f"load={native}"], sources)
+        lines = [line for process in report["processes"] for line in process["python_lines"]]
+
+        def operation_of(cls):
+            found = {line["operation"] for line in lines if f"{cls}.step" in line["code"]}
+            self.assertEqual(len(found), 1, (cls, lines))
+            return found.pop()
+
+        self.assertEqual(operation_of("FakeSGD"), "backprop")
+        self.assertEqual(operation_of("FakeEnv"), "simulation")
+        self.assertEqual(operation_of("MySGD"), "(none)")
+        self.assertEqual(operation_of("World"), "(none)")
 
 
 if __name__ == "__main__":

@@ -73,6 +73,8 @@ TEST_CASE("Operation rules can ask for a class hierarchy and the user's own code
 }
 
 using rlscope::LibraryRule;
+using rlscope::MatchesLocation;
+using rlscope::OperationRule;
 using rlscope::ParseRules;
 using rlscope::RuleSet;
 
@@ -108,4 +110,26 @@ TEST_CASE("Library rules without a matcher, or with one twice, name the line", "
     CHECK(error.find("'library CATEGORY PATH-GLOB'") != std::string::npos);
     CHECK(rules.libraries.empty());
   }
+}
+
+TEST_CASE("module= takes a package's modules, never the user's files", "[rules]") {
+  RuleSet rules;
+  std::string error;
+  REQUIRE(ParseRules("operation backprop *.step module=torch.optim.*\n"
+                     "operation any *.run module=*\n"
+                     "operation old *.step file=*/torch/optim/*\n",
+                     "test.rules", rules, &error));
+  REQUIRE(rules.operations.size() == 3);
+  const OperationRule& optim = rules.operations[0];
+  CHECK(optim.module_glob == "torch.optim.*");
+  const char* installed = "/opt/torch/.venv/lib/python3.12/site-packages/torch/optim/adam.py";
+  CHECK(MatchesLocation(optim, installed, "torch.optim.adam"));
+  CHECK_FALSE(MatchesLocation(optim, installed, "torch.nn.modules"));
+  // The user's project at /home/u/torch/optim/: no module, so no match;
+  // the path glob of old rule files still takes it.
+  CHECK_FALSE(MatchesLocation(optim, "/home/u/torch/optim/sgd.py", ""));
+  CHECK_FALSE(MatchesLocation(rules.operations[1], "/home/u/train.py", ""));
+  CHECK(MatchesLocation(rules.operations[2], "/home/u/torch/optim/sgd.py", ""));
+  CHECK_FALSE(ParseRules("operation x *.step module=\n", "test.rules", rules, &error));
+  CHECK(error.find("module=") != std::string::npos);
 }

@@ -372,6 +372,24 @@ TEST_CASE("Native stack frames in ML backend libraries never name operations", "
   }
 }
 
+TEST_CASE("Native frames outside installed packages have no module for module= rules", "[timeline]") {
+  // The test program is no package's file: a module= rule passes it over,
+  // a file= glob on its path still takes it.
+  RuleSet rules;
+  std::string error;
+  REQUIRE(ParseRules("operation replay *Buffer.add module=*\n"
+                     "operation storage *Buffer.add file=/*\n",
+                     "test.rules", rules, &error));
+  NativeSymbolizer symbolizer;
+  NameTable names;
+  names.Intern("(none)");
+  LibraryClassifier program_code({});
+  const ProcessTimeline process = InferFromOneSample(program_code, symbolizer, rules.operations, names);
+  const ThreadTimeline& thread = OnlyThread(process, 9);
+  REQUIRE(thread.inferred_operations.size() == 1);
+  CHECK(names.Name(thread.inferred_operations[0].label) == "storage");
+}
+
 TEST_CASE("Hook counts arrive as windows between cuts; the frames of one flush share its window",
           "[timeline][correction]") {
   NameTable names;
