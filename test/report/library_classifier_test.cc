@@ -93,12 +93,17 @@ TEST_CASE("A RECORD file tells whose a file of a shared folder is", "[library]")
              "nvidia/cuda_cupti/lib/libnvperf_host.so,sha256=abc,123\r\n"
              "nvidia_cuda_cupti_cu12-12.1.105.dist-info/RECORD,,\n");
   site.Write("nvidia_dali_cuda120-1.40.0.dist-info/RECORD", "\"nvidia/dali/libdali.so\",sha256=def,456\n");
+  // CUDA 13's wheels share nvidia/cu13/, some without a -cuNN suffix.
+  site.Write("nvidia_nvjitlink-13.0.88.dist-info/RECORD", "nvidia/cu13/lib/libnvjitlink_extra.so.13,,\n");
+  site.Write("nvidia_nvshmem_cu13-3.4.5.dist-info/RECORD", "nvidia/nvshmem/lib/nvshmem_bootstrap_pmi.so.3,,\n");
   // A wheel's vendored libraries are in "<distribution>.libs/".
   site.Write("box2d_py-2.3.8.dist-info/RECORD",
              "Box2D/__init__.py,,\nBox2D/_Box2D.cpython-311-x86_64-linux-gnu.so,,\nbox2d_py.libs/libgcc_s-1.so,,\n");
   LibraryClassifier classifier(DefaultRules().libraries);
   CHECK(classifier.Classify(site.Path("nvidia/cuda_cupti/lib/libnvperf_host.so")) == Category::kBackend);
   CHECK(classifier.Classify(site.Path("nvidia/dali/libdali.so")) == Category::kNative);
+  CHECK(classifier.Classify(site.Path("nvidia/cu13/lib/libnvjitlink_extra.so.13")) == Category::kBackend);
+  CHECK(classifier.Classify(site.Path("nvidia/nvshmem/lib/nvshmem_bootstrap_pmi.so.3")) == Category::kBackend);
   CHECK(classifier.Classify(site.Path("box2d_py.libs/libgcc_s-1.so")) == Category::kSimulator);
   // Not in any RECORD: by its folder alone.
   CHECK(classifier.Classify(site.Path("nvidia/other/libnvperf_host.so")) == Category::kNative);
