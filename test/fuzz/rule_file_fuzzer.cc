@@ -12,7 +12,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   rlscope::RuleSet rules;
   std::string error;
   rlscope::ParseRules(std::string_view(reinterpret_cast<const char*>(data), size), "fuzz.rules", rules, &error);
-  for (const rlscope::OperationRule& rule : rules.operations) rlscope::MatchesGlob(rule.qualname_glob, "Env.step");
-  for (const rlscope::LibraryRule& rule : rules.libraries) rlscope::MatchesGlob(rule.path_glob, "/usr/lib/libtorch.so");
+  for (const rlscope::OperationRule& rule : rules.operations) {
+    rlscope::MatchesGlob(rule.qualname_glob, "Env.step");
+    rlscope::MatchesLocation(rule, "/v/site-packages/torch/optim/adam.py", "torch.optim.adam");
+  }
+  for (const rlscope::LibraryRule& rule : rules.libraries) {
+    rlscope::MatchesGlob(rule.path_glob, "/usr/lib/libtorch.so");
+    rlscope::MatchesGlob(rule.package_glob, "torch");
+    rlscope::MatchesGlob(rule.lib_glob, "libtorch.so");
+  }
   return 0;
 }
