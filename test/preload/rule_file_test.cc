@@ -133,3 +133,41 @@ TEST_CASE("module= takes a package's modules, never the user's files", "[rules]"
   CHECK_FALSE(ParseRules("operation x *.step module=\n", "test.rules", rules, &error));
   CHECK(error.find("module=") != std::string::npos);
 }
+
+// The operation the preload would open for a function (its first matching
+// rule, as MatchRule in python_hook.cc takes it), or "" for none.
+std::string DefaultOperation(const RuleSet& rules, const char* qualname, const char* filename,
+                             const char* module) {
+  for (const OperationRule& rule : rules.operations) {
+    if (rlscope::MatchesGlob(rule.qualname_glob, qualname) && MatchesLocation(rule, filename, module)) {
+      return rule.operation;
+    }
+  }
+  return "";
+}
+
+TEST_CASE("Default operation rules take torch's and Gym's code by module, whatever the prefix", "[rules]") {
+  RuleSet rules;
+  std::string error;
+  REQUIRE(rlscope::LoadRuleFile(RLSCOPE_DEFAULT_RULES, rules, &error));
+  const char* venv = "/opt/torch/.venv/lib/python3.12/site-packages/";
+  CHECK(DefaultOperation(rules, "Adam.step", (std::string(venv) + "torch/optim/adam.py").c_str(),
+                         "torch.optim.adam") == "backprop");
+  CHECK(DefaultOperation(rules, "Tensor.backward", "/v/site-packages/torch/_tensor.py", "torch._tensor") ==
+        "backprop");
+  CHECK(DefaultOperation(rules, "backward", "/v/site-packages/torch/autograd/__init__.py", "torch.autograd") ==
+        "backprop");
+  CHECK(DefaultOperation(rules, "TimeLimit.step", "/v/site-packages/gymnasium/wrappers/time_limit.py",
+                         "gymnasium.wrappers.time_limit") == "simulation");
+  // The user's own folders named torch/optim or gym are not those packages.
+  CHECK(DefaultOperation(rules, "MySGD.step", "/home/u/torch/optim/my_sgd.py", "").empty());
+  CHECK(DefaultOperation(rules, "World.step", "/home/u/gym/world.py", "").empty());
+  CHECK(DefaultOperation(rules, "backward", "/home/u/torch/autograd/__init__.py", "").empty());
+  // Gymnasium's vector envs from a source tree: by class name alone.
+  CHECK(DefaultOperation(rules, "SyncVectorEnv.step", "/src/Gymnasium/gymnasium/vector/sync_vector_env.py", "") ==
+        "simulation");
+  CHECK(DefaultOperation(rules, "AsyncVectorEnv.step_wait", "/src/Gymnasium/gymnasium/vector/async_vector_env.py",
+                         "") == "simulation");
+  CHECK(DefaultOperation(rules, "AsyncVectorEnv.reset_wait", "/src/Gymnasium/gymnasium/vector/async_vector_env.py",
+                         "") == "simulation");
+}
