@@ -49,6 +49,12 @@ std::string TopLevelName(const std::string& path) {
   return OriginOfPath("/site-packages/" + path).package;
 }
 
+// IsSharedObject: "libcudnn.so.9", "_C.cpython-311-x86_64-linux-gnu.so".
+bool IsSharedObject(std::string_view path) {
+  const size_t slash = path.rfind('/');
+  return path.substr(slash == std::string_view::npos ? 0 : slash + 1).find(".so") != std::string_view::npos;
+}
+
 }  // namespace
 
 std::string NormalizedDistributionName(std::string_view name) {
@@ -107,7 +113,7 @@ const PackageRecords::Folder& PackageRecords::Load(const std::string& folder) {
                                     distribution.top_level.end()) {
         distribution.top_level.push_back(std::move(top_level));
       }
-      loaded.owner.try_emplace(std::move(path), index);
+      if (IsSharedObject(path)) loaded.owner.try_emplace(std::move(path), index);
     }
     loaded.distributions.push_back(std::move(distribution));
   }

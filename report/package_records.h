@@ -33,16 +33,18 @@ inline constexpr size_t kMaxRecordBytes = size_t{64} << 20;
 
 class PackageRecords {
  public:
-  // OwnerOf: the distribution whose RECORD lists `path` (a file in a
-  // site-packages or dist-packages folder), or nullptr: not in such a
-  // folder, or no readable RECORD there lists it. An unreadable or damaged
-  // RECORD only leaves its files unknown.
+  // OwnerOf: the distribution whose RECORD lists `path`, a shared object
+  // (".so" in its file name) in a site-packages or dist-packages folder, or
+  // nullptr: not in such a folder, or no readable RECORD there lists it.
+  // Only shared objects are kept (torch's RECORD lists some 15,000 files,
+  // a dozen of them shared objects): the analysis looks up no other file.
+  // An unreadable or damaged RECORD only leaves its files unknown.
   const Distribution* OwnerOf(std::string_view path);
 
  private:
   struct Folder {
     std::vector<Distribution> distributions;
-    absl::flat_hash_map<std::string, size_t> owner;  // Path inside the folder -> distribution.
+    absl::flat_hash_map<std::string, size_t> owner;  // Shared object's path inside the folder -> distribution.
   };
   const Folder& Load(const std::string& folder);
 

@@ -111,29 +111,32 @@ TEST_CASE("A RECORD file tells whose a file of a shared folder is", "[library]")
 
 TEST_CASE("Damaged or missing RECORD files leave files known by their folder", "[library]") {
   FakeSitePackages site;
-  static constexpr char kBroken[] = "\0\xff,\n\"nvidia/unterminated\n";
+  static constexpr char kBroken[] = "\0\xff.so,\n\"nvidia/unterminated.so\nnvidia/after_damage/libok.so,,\n";
   site.Write("broken-1.0.dist-info/RECORD", std::string(kBroken, sizeof(kBroken) - 1));
   fs::create_directories(site.site() / "adirectory-1.0.dist-info/RECORD");  // Not a file.
   fs::create_directories(site.site() / "empty-1.0.dist-info");
   site.Write("odd.dist-info/RECORD", "torch/lib/libodd.so,,\n../../../bin/tool,,\n/abs/path,,\n");
   PackageRecords records;
-  CHECK(records.OwnerOf(site.Path("nvidia/unterminated")) == nullptr);
+  CHECK(records.OwnerOf(site.Path("nvidia/unterminated.so")) == nullptr);
+  CHECK(records.OwnerOf(site.Path("nvidia/after_damage/libok.so"))->name == "broken");
   CHECK(records.OwnerOf(site.Path("torch/lib/libodd.so"))->name == "odd");
   CHECK(records.OwnerOf("/nowhere/site-packages/torch/lib/libtorch.so") == nullptr);
   CHECK(records.OwnerOf("/usr/lib/libm.so.6") == nullptr);
   LibraryClassifier classifier(DefaultRules().libraries);
   CHECK(classifier.Classify(site.Path("torch/lib/libodd.so")) == Category::kBackend);
-  CHECK(classifier.Classify(site.Path("nvidia/unterminated")) == Category::kNative);
+  CHECK(classifier.Classify(site.Path("nvidia/unterminated.so")) == Category::kNative);
 }
 
 TEST_CASE("RECORD files are read once per folder", "[library]") {
   FakeSitePackages site;
-  site.Write("nvidia_nccl_cu12-2.20.5.dist-info/RECORD", "nvidia/nccl/lib/libnccl.so.2,,\n");
+  site.Write("nvidia_nccl_cu12-2.20.5.dist-info/RECORD", "nvidia/nccl/__init__.py,,\nnvidia/nccl/lib/libnccl.so.2,,\n");
   PackageRecords records;
   const Distribution* owner = records.OwnerOf(site.Path("nvidia/nccl/lib/libnccl.so.2"));
   REQUIRE(owner != nullptr);
   CHECK(owner->name == "nvidia-nccl-cu12");
   CHECK(owner->top_level == std::vector<std::string>{"nvidia"});
+  // Only shared objects are kept: nothing else is looked up.
+  CHECK(records.OwnerOf(site.Path("nvidia/nccl/__init__.py")) == nullptr);
   fs::remove(site.site() / "nvidia_nccl_cu12-2.20.5.dist-info/RECORD");
   CHECK(records.OwnerOf(site.Path("nvidia/nccl/lib/libnccl.so.2")) == owner);
 }
