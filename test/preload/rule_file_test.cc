@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "code_origin.h"
+
 using rlscope::RuleFilesFromEnvironment;
 
 TEST_CASE("Rule files travel one variable each so a path may hold a colon", "[rules]") {
@@ -48,24 +50,25 @@ TEST_CASE("Operation rules can ask for a class hierarchy and the user's own code
   using rlscope::MatchOperationRule;
   // A class named nothing like an env, derived from one: matched by what it is.
   hierarchy = {"__main__.Pole", "gymnasium.core.Env", "builtins.object"};
-  CHECK(MatchOperationRule(rules.operations, CodeFacts{"Pole.step", "/home/u/train.py", true}, classes) == 0);
+  CHECK(MatchOperationRule(rules.operations, CodeFacts{.qualname = "Pole.step", .filename = "/home/u/train.py", .user_code = true}, classes) == 0);
   // The same method name on a class that is no env: no simulation.
   hierarchy = {"__main__.Counter", "builtins.object"};
-  CHECK(MatchOperationRule(rules.operations, CodeFacts{"Counter.step", "/home/u/train.py", true}, classes) == -1);
+  CHECK(MatchOperationRule(rules.operations, CodeFacts{.qualname = "Counter.step", .filename = "/home/u/train.py", .user_code = true}, classes) == -1);
   // user-code: torch's own modules are not the user's forward passes.
   hierarchy = {"torch.nn.modules.linear.Linear", "torch.nn.modules.module.Module", "builtins.object"};
   CHECK(MatchOperationRule(rules.operations,
-                            CodeFacts{"Linear.forward", "/v/site-packages/torch/nn/modules/linear.py", false},
+                            CodeFacts{.qualname = "Linear.forward", .filename = "/v/site-packages/torch/nn/modules/linear.py",
+                                      .module = "torch.nn.modules.linear", .user_code = false},
                             classes) == -1);
   hierarchy = {"__main__.Brain", "torch.nn.modules.module.Module", "builtins.object"};
-  CHECK(MatchOperationRule(rules.operations, CodeFacts{"Brain.think", "train.py", true}, classes) == 1);
-  CHECK(MatchOperationRule(rules.operations, CodeFacts{"Brain.__init__", "train.py", true}, classes) == -1);
+  CHECK(MatchOperationRule(rules.operations, CodeFacts{.qualname = "Brain.think", .filename = "train.py", .user_code = true}, classes) == 1);
+  CHECK(MatchOperationRule(rules.operations, CodeFacts{.qualname = "Brain.__init__", .filename = "train.py", .user_code = true}, classes) == -1);
   // The hierarchy is read only for rules that got that far: never for a
   // plain function that no class= rule's name matches.
   hierarchy = {};  // A function: no class.
   hierarchy_reads = 0;
-  CHECK(MatchOperationRule(rules.operations, CodeFacts{"rb.add", "train.py", true}, classes) == 2);
-  CHECK(MatchOperationRule(rules.operations, CodeFacts{"helper", "train.py", true}, classes) == -1);
+  CHECK(MatchOperationRule(rules.operations, CodeFacts{.qualname = "rb.add", .filename = "train.py", .user_code = true}, classes) == 2);
+  CHECK(MatchOperationRule(rules.operations, CodeFacts{.qualname = "helper", .filename = "train.py", .user_code = true}, classes) == -1);
   CHECK(hierarchy_reads == 1);  // Only "rb.add" reached a class= rule (rule 1's name glob).
 
   CHECK_FALSE(rlscope::ParseRules("operation x *.step class=\n", "bad.rules", rules, &error));
@@ -135,15 +138,17 @@ TEST_CASE("module= takes a package's modules, never the user's files", "[rules]"
 }
 
 // The operation the preload would open for a function (its first matching
-// rule, as MatchRule in python_hook.cc takes it), or "" for none.
-std::string DefaultOperation(const RuleSet& rules, const char* qualname, const char* filename,
-                             const char* module) {
-  for (const OperationRule& rule : rules.operations) {
-    if (rlscope::MatchesGlob(rule.qualname_glob, qualname) && MatchesLocation(rule, filename, module)) {
-      return rule.operation;
-    }
-  }
-  return "";
+// rule, as SetUpCode in python_hook.cc takes it), or "" for none.
+// `classes`: the method's class hierarchy ("module.qualname", own class first).
+std::string DefaultOperation(const RuleSet& rules, const char* qualname, const char* filename, const char* module,
+                             std::vector<std::string> classes = {}) {
+  const rlscope::CodeFacts facts{.qualname = qualname,
+                                 .filename = filename,
+                                 .module = module,
+                                 .user_code = rlscope::OriginOfPath(filename).kind == rlscope::CodeOrigin::Kind::kUser};
+  const int rule = rlscope::MatchOperationRule(rules.operations, facts,
+                                               [&]() -> const std::vector<std::string>& { return classes; });
+  return rule >= 0 ? rules.operations[static_cast<size_t>(rule)].operation : "";
 }
 
 TEST_CASE("Default operation rules take torch's and Gym's code by module, whatever the prefix", "[rules]") {
@@ -151,18 +156,28 @@ TEST_CASE("Default operation rules take torch's and Gym's code by module, whatev
   std::string error;
   REQUIRE(rlscope::LoadRuleFile(RLSCOPE_DEFAULT_RULES, rules, &error));
   const char* venv = "/opt/torch/.venv/lib/python3.12/site-packages/";
-  CHECK(DefaultOperation(rules, "Adam.step", (std::string(venv) + "torch/optim/adam.py").c_str(),
-                         "torch.optim.adam") == "backprop");
-  CHECK(DefaultOperation(rules, "Tensor.backward", "/v/site-packages/torch/_tensor.py", "torch._tensor") ==
+  CHECK(DefaultOperation(rules, "Adam.step", (std::string(venv) + "torch/optim/adam.py").c_str(), "torch.optim.adam",
+                         {"torch.optim.adam.Adam", "torch.optim.optimizer.Optimizer", "builtins.object"}) ==
         "backprop");
+  CHECK(DefaultOperation(rules, "Tensor.backward", "/v/site-packages/torch/_tensor.py", "torch._tensor",
+                         {"torch._tensor.Tensor", "torch._C._TensorBase", "builtins.object"}) == "backprop");
   CHECK(DefaultOperation(rules, "backward", "/v/site-packages/torch/autograd/__init__.py", "torch.autograd") ==
         "backprop");
   CHECK(DefaultOperation(rules, "TimeLimit.step", "/v/site-packages/gymnasium/wrappers/time_limit.py",
-                         "gymnasium.wrappers.time_limit") == "simulation");
-  // The user's own folders named torch/optim or gym are not those packages.
-  CHECK(DefaultOperation(rules, "MySGD.step", "/home/u/torch/optim/my_sgd.py", "").empty());
-  CHECK(DefaultOperation(rules, "World.step", "/home/u/gym/world.py", "").empty());
+                         "gymnasium.wrappers.time_limit",
+                         {"gymnasium.wrappers.time_limit.TimeLimit", "gymnasium.core.Wrapper", "gymnasium.core.Env",
+                          "builtins.object"}) == "simulation");
+  // The user's own folders named torch/optim or autograd are not those
+  // packages: no module, so the module rules do not take them.
+  CHECK(DefaultOperation(rules, "MySGD.step", "/home/u/torch/optim/my_sgd.py", "",
+                         {"my_sgd.MySGD", "builtins.object"}).empty());
   CHECK(DefaultOperation(rules, "backward", "/home/u/torch/autograd/__init__.py", "").empty());
+  // ... but what a class is still counts: the user's optimizer derived
+  // from torch's, the user's env derived from Gymnasium's.
+  CHECK(DefaultOperation(rules, "MySGD.step", "/home/u/torch/optim/my_sgd.py", "",
+                         {"my_sgd.MySGD", "torch.optim.optimizer.Optimizer", "builtins.object"}) == "backprop");
+  CHECK(DefaultOperation(rules, "Pole.step", "/home/u/gym/pole.py", "",
+                         {"pole.Pole", "gymnasium.core.Env", "builtins.object"}) == "simulation");
   // Gymnasium's vector envs from a source tree: by class name alone.
   CHECK(DefaultOperation(rules, "SyncVectorEnv.step", "/src/Gymnasium/gymnasium/vector/sync_vector_env.py", "") ==
         "simulation");
