@@ -4,8 +4,12 @@
 //
 //   nvtx_client [--steps N] [--threads K] [--fork] [--exit-code N]
 //               [--raise SIGNAL_NUMBER] [--domain-steps N]
-//               [--library-launches N] [--wait-for FILE]
+//               [--library-launches N] [--helper-launches N] [--wait-for FILE]
 //
+// --helper-launches N: inside each step's "backprop", the main thread hands
+// work to a helper thread of no operation of its own (as torch's autograd
+// engine does) and waits: the helper makes N kernel launches, a graph
+// launch and a library (driver) launch.
 // --wait-for FILE: before exiting, wait until FILE exists (at most 60 s;
 // then it exits 4): lets a test wait for something that runs alongside.
 // Each step: "inference" (3 launches + 1 copy, then N kernels a library
@@ -21,8 +25,11 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <condition_variable>
 #include <cstring>
 #include <ctime>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -69,7 +76,55 @@ void Launch() {
   cudaLaunchKernel(&kernel_stub, dim3(1), dim3(32), nullptr, 0, nullptr);
 }
 
-void TrainingStep(int step, void* device, void* host, int library_launches) {
+// BackwardHelper: a thread with no operation of its own that runs the
+// main thread's backward work while the main thread waits for it.
+class BackwardHelper {
+ public:
+  explicit BackwardHelper(int launches) : launches_(launches), thread_([this] { Loop(); }) {}
+  ~BackwardHelper() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stop_ = true;
+    }
+    wake_.notify_all();
+    thread_.join();
+  }
+  // Run: one round of work on the helper; returns when it is done.
+  void Run() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    ++requested_;
+    wake_.notify_all();
+    done_.wait(lock, [this] { return finished_ == requested_; });
+  }
+
+ private:
+  void Loop() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    for (;;) {
+      wake_.wait(lock, [this] { return stop_ || finished_ < requested_; });
+      if (stop_) return;
+      lock.unlock();
+      SetOperation("backprop");  // The fake's ledger only: no NVTX range here.
+      for (int i = 0; i < launches_; ++i) Launch();
+      static int graph_stub;
+      cudaGraphLaunch(reinterpret_cast<cudaGraphExec_t>(&graph_stub), nullptr);
+      if (rlscope_fake_library_gemm != nullptr) rlscope_fake_library_gemm(1);
+      SetOperation("(none)");
+      lock.lock();
+      ++finished_;
+      done_.notify_all();
+    }
+  }
+
+  const int launches_;
+  std::mutex mutex_;
+  std::condition_variable wake_, done_;
+  long requested_ = 0, finished_ = 0;
+  bool stop_ = false;
+  std::thread thread_;  // Last: starts once the rest is set up.
+};
+
+void TrainingStep(int step, void* device, void* host, int library_launches, BackwardHelper* helper) {
   {
     Operation op("inference", "(none)");
     for (int i = 0; i < 3; ++i) Launch();
@@ -86,6 +141,7 @@ void TrainingStep(int step, void* device, void* host, int library_launches) {
       Launch();
       Launch();
     }
+    if (helper != nullptr) helper->Run();
     cudaStreamSynchronize(nullptr);
   }
   {
@@ -133,7 +189,8 @@ void Worker(int launches) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  int steps = 100, threads = 0, exit_code = 0, raise_signal = 0, domain_steps = 0, library_launches = 0;
+  int steps = 100, threads = 0, exit_code = 0, raise_signal = 0, domain_steps = 0, library_launches = 0,
+      helper_launches = 0;
   bool fork_child = false;
   std::string wait_for;
   for (int i = 1; i < argc; ++i) {
@@ -145,6 +202,7 @@ int main(int argc, char** argv) {
     else if (arg == "--raise") raise_signal = value();
     else if (arg == "--domain-steps") domain_steps = value();
     else if (arg == "--library-launches") library_launches = value();
+    else if (arg == "--helper-launches") helper_launches = value();
     else if (arg == "--fork") fork_child = true;
     else if (arg == "--wait-for" && i + 1 < argc) wait_for = argv[++i];
     else {
@@ -168,7 +226,11 @@ int main(int argc, char** argv) {
       exit(0);  // exit(), not _exit(): the child's profile must be flushed.
     }
   }
-  for (int step = 0; step < steps; ++step) TrainingStep(step, device, host, library_launches);
+  {
+    std::unique_ptr<BackwardHelper> helper;
+    if (helper_launches > 0) helper = std::make_unique<BackwardHelper>(helper_launches);
+    for (int step = 0; step < steps; ++step) TrainingStep(step, device, host, library_launches, helper.get());
+  }
   DomainRanges(domain_steps);
   // Workers run after the loop, while the main thread waits: the fake
   // busy-waits, and busy threads outnumbering cores would let preemption
