@@ -6,7 +6,9 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "category.h"
+#include "operation_timeline.h"
 #include "overlap_sweep.h"
+#include "thread_analysis.h"
 #include "wire_format.h"
 
 namespace rlscope::report {
@@ -363,6 +365,38 @@ void WindowRemovals(const ThreadTimeline& thread, Estimator& estimator, TimeCorr
   }
 }
 
+// DecideLaunchOwners: each CUDA call's operation, on the measured
+// timeline: the thread's own, or for a helper the inherited one.
+// `primary_operations`: the timeline of the thread others inherit from.
+void DecideLaunchOwners(ThreadTimeline& thread, bool is_primary, const IntervalList& primary_operations) {
+  if (thread.gpu_launches.empty()) return;
+  IntervalList own;
+  const IntervalList* operations = &primary_operations;
+  if (!InheritsOperations(thread) && !is_primary) {
+    own = OperationTimeline(thread.operations, thread.inferred_operations);
+    operations = &own;  // Empty for a Python thread without operations: "(none)".
+  }
+  for (GpuLaunchPoint& launch : thread.gpu_launches) {
+    launch.operation = OperationAt(*operations, launch.time_ns, kNoLabel);
+  }
+}
+
+// InThreadClock: the part of `operations` (measured) within the thread's
+// life, mapped by the thread's own correction: a helper's intervals keep
+// the inherited operations they overlapped when measured.
+IntervalList InThreadClock(const TimeCorrection& correction, const IntervalList& operations, int64_t begin_ns,
+                           int64_t end_ns) {
+  IntervalList mapped;
+  TimeCorrection::Mapper begins(correction), ends(correction);
+  auto first = std::upper_bound(operations.begin(), operations.end(), begin_ns,
+                                [](int64_t t, const Interval& interval) { return t < interval.end_ns; });
+  for (auto it = first; it != operations.end() && it->begin_ns < end_ns; ++it) {
+    const Interval clipped{begins(std::max(it->begin_ns, begin_ns)), ends(std::min(it->end_ns, end_ns)), it->label};
+    if (clipped.end_ns > clipped.begin_ns) mapped.push_back(clipped);
+  }
+  return mapped;
+}
+
 void MapIntervals(const TimeCorrection& correction, IntervalList& intervals) {
   TimeCorrection::Mapper begins(correction), ends(correction);
   for (Interval& interval : intervals) {
@@ -390,6 +424,13 @@ ProcessCorrection CorrectProcess(ProcessTimeline& process, const cal::OverheadMo
   for (size_t i = 0; i < process.threads.size(); ++i) {
     if (i != main_thread) thread_order.push_back(i);
   }
+  // Who owns what is decided here, on the measured timeline, before any
+  // time moves; the rest of the correction changes amounts only. Each
+  // thread moves by its own overhead, so matching one thread's times
+  // against another's operations after the move would misplace them.
+  const int primary = PrimaryOperationThread(process.threads);
+  result.primary_thread = primary;
+  const IntervalList primary_operations = InheritedOperations(process.threads, primary);
   std::optional<TimeCorrection> main_correction;
   for (size_t index : thread_order) {
     ThreadTimeline& thread = process.threads[index];
@@ -405,6 +446,12 @@ ProcessCorrection CorrectProcess(ProcessTimeline& process, const cal::OverheadMo
       const int64_t end = std::max(process.end_ns, thread.end_ns);
       result.main_thread_removed_ns = end - correction.Map(end);
       process.end_ns = correction.Map(process.end_ns);
+    }
+    DecideLaunchOwners(thread, static_cast<int>(index) == primary, primary_operations);
+    // Only a helper with something to attribute gets its copy.
+    if (InheritsOperations(thread) && !primary_operations.empty() &&
+        !(thread.cpu_events.empty() && thread.gpu_launches.empty() && thread.native_calls.empty())) {
+      thread.inherited_operations = InThreadClock(correction, primary_operations, thread.begin_ns, thread.end_ns);
     }
     TimeCorrection::Mapper launches(correction);
     for (const GpuLaunchPoint& launch : thread.gpu_launches) {

@@ -22,6 +22,21 @@
 // moves before what preceded it. Where estimates exceed the time available
 // (rate above 1) the excess is not removed but counted as unplaced.
 //
+// Attribution never changes: who owns each interval, CUDA call and GPU
+// activity is decided on the measured timeline, before any time moves, and
+// kept (each thread moves by its own overhead, so re-deciding by the moved
+// times would match one thread's times against another's operations):
+//   - each CUDA call's operation (GpuLaunchPoint::operation), so the GPU
+//     work it launched keeps its owner;
+//   - for a helper thread that inherits operations (thread_analysis.h),
+//     the inherited timeline mapped into the helper's own corrected clock
+//     (ThreadTimeline::inherited_operations): one copy, clipped to its
+//     life, per helper that recorded anything;
+//   - which thread the others inherit from (ProcessCorrection).
+// A thread's own intervals need nothing: one monotone map moves them and
+// their operations alike. The GPU overlap views keep the measured ones
+// (run_report.cc): GPU time is not corrected.
+//
 // GPU work keeps its length: each activity moves with the time its
 // launching call moved, but never before the previous activity on its
 // stream ends (a queued kernel cannot start earlier than its predecessor).
@@ -54,6 +69,9 @@ struct ProcessCorrection {
   double unplaced_ns = 0;   // Estimated but with no time left to remove it from.
   int64_t main_thread_removed_ns = 0;  // Removed before the process's end on its first thread.
   double main_thread_spread_ns = 0;
+  // The thread whose operations helper threads inherit, decided on the
+  // measured timeline (PrimaryOperationThread); -1: none.
+  int primary_thread = -1;
   std::map<std::string, SiteOverhead> by_site;  // Site name (overhead_model.h) -> estimate.
   // Sites recorded here that the calibration has no cost for (not removed).
   std::map<std::string, uint64_t> uncalibrated;

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -43,6 +44,9 @@ struct NativeCall {
   uint32_t user_line = 0;
 };
 
+// kOperationUndecided: an owner not decided yet (GpuLaunchPoint).
+inline constexpr int32_t kOperationUndecided = -2;
+
 // A CUDA call seen by CUPTI (launch, copy, memset, graph launch): the
 // thread that made it and when, so its GPU work can be traced back to the
 // operation and Python line that caused it.
@@ -51,6 +55,10 @@ struct GpuLaunchPoint {
   uint32_t correlation_id = 0;
   bool nested = false;  // A driver call inside a runtime call: an alias id.
   int32_t api = 0;      // NameTable label of the function ("cudaLaunchKernel").
+  // The operation that owns the call, when decided before the overhead
+  // correction moved it (kOperationUndecided: by its time, at analysis;
+  // kNoLabel: none). Moved times must not re-decide it (thread_analysis.h).
+  int32_t operation = kOperationUndecided;
 };
 
 enum class GpuActivityKind : uint8_t { kKernel = 1, kMemcpy = 2, kMemset = 3 };
@@ -119,6 +127,11 @@ struct ThreadTimeline {
   // Explicit ones (NVTX, rlscope.operation) take precedence over inferred.
   IntervalList operations;
   IntervalList inferred_operations;
+  // Set by the overhead correction for a thread that inherits operations
+  // (InheritedOperations): the measured inherited timeline in this
+  // thread's corrected clock, so its intervals keep the operations they
+  // had when measured (the owner's timeline moved by the owner's overhead).
+  std::optional<IntervalList> inherited_operations;
   // CPU category intervals as recorded (may nest); label: Category.
   IntervalList cpu_events;
   std::vector<NativeCall> native_calls;

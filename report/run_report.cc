@@ -72,9 +72,13 @@ ThreadTimeline CopyForAnalysis(ThreadTimeline& thread) {
 // `gpu_busy`: the process's GpuBusyIntervals. Consumes the threads' event
 // lists (see AnalyseThread), unless `keep_process`: then each thread is
 // analysed from a copy made just before (one thread's copy at a time is
-// extra) and the process is left as it was.
+// extra) and the process is left as it was. `measured` (may be null): the
+// measured analysis of this process when `process` is its corrected
+// timeline, and `primary_thread` the thread others inherit operations from
+// there (ProcessCorrection): what the measured view decided is kept.
 ProcessReport AnalyseProcess(ProcessTimeline& process, const IntervalList& gpu_busy, const std::string& gpu_capture,
-                             NameTable& names, Breakdown& total, bool locate_lines, bool keep_process) {
+                             NameTable& names, Breakdown& total, bool locate_lines, bool keep_process,
+                             const ProcessReport* measured = nullptr, int primary_thread = -1) {
   const int32_t none = names.Intern("(none)");
   ProcessReport report;
   report.pid = process.pid;
@@ -95,7 +99,8 @@ ProcessReport AnalyseProcess(ProcessTimeline& process, const IntervalList& gpu_b
   for (const auto& [topic, message] : preload_problems) report.problems.push_back(message);
   uint64_t thread_dropped = 0;
   ThreadAnalysis process_analysis;
-  const IntervalList inherited = InheritedOperations(process.threads);
+  const IntervalList inherited = measured != nullptr ? InheritedOperations(process.threads, primary_thread)
+                                                     : InheritedOperations(process.threads);
   bool used_cuda = !process.gpu_activities.empty();
   for (const ThreadTimeline& thread : process.threads) used_cuda = used_cuda || thread.cuda_api_calls > 0;
   for (ThreadTimeline& thread : process.threads) {
@@ -207,15 +212,18 @@ class RunReportAssembly {
     report_.problems = std::move(problems);
   }
 
-  // Add: `keep_process` as for AnalyseProcess.
-  void Add(ProcessTimeline& process, bool keep_process) {
+  // Add: `keep_process`, `measured` and `primary_thread` as for
+  // AnalyseProcess. Returns the process's report (valid until the next Add).
+  const ProcessReport& Add(ProcessTimeline& process, bool keep_process, const ProcessReport* measured = nullptr,
+                           int primary_thread = -1) {
     const IntervalList gpu_busy = GpuBusyIntervals(process.gpu_activities);
     run_gpu_busy_.insert(run_gpu_busy_.end(), gpu_busy.begin(), gpu_busy.end());
     Breakdown process_total;
     ProcessReport process_report = AnalyseProcess(process, gpu_busy, report_.metadata.gpu_capture, names_,
-                                                  process_total, locate_lines_, keep_process);
+                                                  process_total, locate_lines_, keep_process, measured, primary_thread);
     for (BreakdownRow& row : ToRows(process.pid, process_total, names_)) report_.rows.push_back(std::move(row));
     report_.processes.push_back(std::move(process_report));
+    return report_.processes.back();
   }
 
   RunReport Finish() && {
@@ -515,9 +523,9 @@ absl::StatusOr<RunReport> LoadRunReport(const std::string& run_dir, const std::s
     RunReportAssembly corrected(std::move(metadata), std::move(problems), names, locate_lines);
     for (size_t i = 0; i < processes.size(); ++i) {
       const std::string& version = python_versions[i];
-      uncorrected.Add(processes[i], /*keep_process=*/true);
+      const ProcessReport& measured = uncorrected.Add(processes[i], /*keep_process=*/true);
       const ProcessCorrection correction = CorrectProcess(processes[i], *model, version, names);
-      corrected.Add(processes[i], /*keep_process=*/false);
+      corrected.Add(processes[i], /*keep_process=*/false, &measured, correction.primary_thread);
       processes[i] = ProcessTimeline();
       if (i == 0) {  // The first to start (the sort's order): the command's own process.
         root_removed_ns = correction.main_thread_removed_ns;
@@ -530,7 +538,8 @@ absl::StatusOr<RunReport> LoadRunReport(const std::string& run_dir, const std::s
       AddInto(total, correction);
     }
     report = std::move(corrected).Finish();
-    report.uncorrected_rows = std::move(uncorrected).Finish().rows;
+    RunReport measured = std::move(uncorrected).Finish();
+    report.uncorrected_rows = std::move(measured.rows);
     report.corrected = true;
     report.calibration_file = model_path;
     if (wall_ns > 0) {

@@ -71,9 +71,15 @@ std::vector<ResolvedLaunch> ResolveLaunches(std::vector<GpuLaunchPoint> launches
     }
     while (!open.empty() && open.back()->end_ns < launch.time_ns) open.pop_back();
     if (!launch.nested) enclosing_api = launch.api;
+    // An owner decided on the measured timeline stands (overhead_correction.h).
+    int32_t operation = launch.operation;
+    if (operation == kOperationUndecided) {
+      operation = OperationAt(operations, launch.time_ns, none);
+    } else if (operation == kNoLabel) {
+      operation = none;
+    }
     ResolvedLaunch entry{launch.correlation_id, launch.time_ns, launch.nested,
-                         launch.nested && enclosing_api != 0 ? enclosing_api : launch.api,
-                         OperationAt(operations, launch.time_ns, none)};
+                         launch.nested && enclosing_api != 0 ? enclosing_api : launch.api, operation};
     if (!open.empty()) {
       const NativeCall& call = *open.back();
       const bool has_user = call.user_location != kNoLabel;
@@ -87,21 +93,30 @@ std::vector<ResolvedLaunch> ResolveLaunches(std::vector<GpuLaunchPoint> launches
 
 }  // namespace
 
-IntervalList InheritedOperations(const std::vector<ThreadTimeline>& threads) {
-  const ThreadTimeline* primary = nullptr;
+int PrimaryOperationThread(const std::vector<ThreadTimeline>& threads) {
+  int primary = -1;
   int64_t primary_ns = 0;
-  for (const ThreadTimeline& thread : threads) {
+  for (size_t i = 0; i < threads.size(); ++i) {
     int64_t ns = 0;
-    for (const IntervalList* list : {&thread.operations, &thread.inferred_operations}) {
+    for (const IntervalList* list : {&threads[i].operations, &threads[i].inferred_operations}) {
       for (const Interval& operation : *list) ns += operation.duration_ns();
     }
     if (ns > primary_ns) {
-      primary = &thread;
+      primary = static_cast<int>(i);
       primary_ns = ns;
     }
   }
-  if (primary == nullptr) return {};
-  return OperationTimeline(primary->operations, primary->inferred_operations);
+  return primary;
+}
+
+IntervalList InheritedOperations(const std::vector<ThreadTimeline>& threads, int primary) {
+  if (primary < 0 || static_cast<size_t>(primary) >= threads.size()) return {};
+  const ThreadTimeline& thread = threads[static_cast<size_t>(primary)];
+  return OperationTimeline(thread.operations, thread.inferred_operations);
+}
+
+IntervalList InheritedOperations(const std::vector<ThreadTimeline>& threads) {
+  return InheritedOperations(threads, PrimaryOperationThread(threads));
 }
 
 ThreadAnalysis AnalyseThread(ThreadTimeline thread, int32_t none_operation,
@@ -111,10 +126,11 @@ ThreadAnalysis AnalyseThread(ThreadTimeline thread, int32_t none_operation,
   const Category base = thread.python ? Category::kPython : Category::kNative;
   IntervalList operations;
   // Only helper threads inherit: a Python thread's idle time is its own.
-  const bool inherited = !HasOwnOperations(thread) && !thread.python && inherited_operations != nullptr &&
-                         !inherited_operations->empty();
+  // The correction's copy, when it made one, keeps the measured owners.
+  const bool inherited = InheritsOperations(thread) && (thread.inherited_operations.has_value() ||
+                                                        (inherited_operations != nullptr && !inherited_operations->empty()));
   if (inherited) {
-    operations = *inherited_operations;
+    operations = thread.inherited_operations ? std::move(*thread.inherited_operations) : *inherited_operations;
   } else {
     analysis.instances = std::move(thread.operation_instances);
     operations = OperationTimeline(std::move(thread.operations), std::move(thread.inferred_operations));

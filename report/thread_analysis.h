@@ -82,7 +82,8 @@ struct ThreadAnalysis {
 // NameTable label of "(none)". `inherited_operations` (may be null): the
 // operation timeline to use when the thread has no operations of its own
 // and does not run Python (see InheritedOperations); inherited operations
-// add no instances. `gpu_busy` (may be null): when the process's GPUs were
+// add no instances; the thread's own `inherited_operations`, when set,
+// replace them. `gpu_busy` (may be null): when the process's GPUs were
 // busy (ComputeThreadBreakdown). `locate_lines`: also fill `located` (a
 // second breakdown pass).
 ThreadAnalysis AnalyseThread(ThreadTimeline thread, int32_t none_operation,
@@ -94,12 +95,23 @@ ThreadAnalysis AnalyseThread(ThreadTimeline thread, int32_t none_operation,
 // operations of their own take it: a framework's worker threads (torch's
 // autograd engine runs CUDA backward passes on one) then count their work
 // under the operation that requested it rather than under "(none)".
+// `primary`: that thread's index (PrimaryOperationThread), when decided
+// already (the corrected view keeps the measured view's choice).
 IntervalList InheritedOperations(const std::vector<ThreadTimeline>& threads);
+IntervalList InheritedOperations(const std::vector<ThreadTimeline>& threads, int primary);
+
+// PrimaryOperationThread: the index of the thread InheritedOperations
+// takes the timeline of; -1 if no thread has any operation.
+int PrimaryOperationThread(const std::vector<ThreadTimeline>& threads);
 
 // HasOwnOperations: the thread opened any operation itself.
 inline bool HasOwnOperations(const ThreadTimeline& thread) {
   return !thread.operations.empty() || !thread.inferred_operations.empty();
 }
+
+// InheritsOperations: the thread takes another's operations (a helper:
+// none of its own, no Python, whose idle time is not its own).
+inline bool InheritsOperations(const ThreadTimeline& thread) { return !HasOwnOperations(thread) && !thread.python; }
 
 // AddInto: sums a thread's analysis into its process's.
 void AddInto(ThreadAnalysis& total, const ThreadAnalysis& part);

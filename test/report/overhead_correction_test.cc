@@ -3,8 +3,11 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
+#include <map>
 
 #include "category.h"
+#include "gpu_analysis.h"
+#include "thread_analysis.h"
 #include "timeline_fixtures.h"
 #include "wire_format.h"
 
@@ -256,4 +259,104 @@ TEST_CASE("nanosecond costs stay exact at large clock values", "[correction]") {
   const ProcessCorrection result = CorrectProcess(process, Model({{"cuda_hook", 11.9}}), "", names);
   CHECK(result.removed_ns == Approx(1190).margin(1));
   CHECK(result.unplaced_ns < 1);
+}
+
+namespace {
+
+// A main thread of operations a, b, a, b, ... (10 us each) that loses 40 %
+// of each to rlscope, and a helper (no operations, no Python) making one
+// CUDA call in each b, with a kernel, and losing only its hooks' cost:
+// after the correction the main thread has moved far more than the helper.
+struct HelperRun {
+  static constexpr int kOperations = 20;
+  NameTable names;
+  int32_t none = names.Intern("(none)");
+  int32_t a = names.Intern("a");
+  int32_t b = names.Intern("b");
+  ProcessTimeline process;
+
+  HelperRun() {
+    process.end_ns = 10'000 * kOperations;
+    ThreadTimeline main = Thread(0, process.end_ns);
+    ThreadTimeline helper = Thread(0, process.end_ns);
+    for (int k = 0; k < kOperations; ++k) {
+      const int64_t begin = 10'000 * k;
+      main.operations.push_back({begin, begin + 10'000, k % 2 == 0 ? a : b});
+      main.overhead_sites.push_back({begin + 1000, begin + 5000, OverheadSiteKind::kMeasured});
+      if (k % 2 == 0) continue;
+      const auto id = static_cast<uint32_t>(k + 1);
+      helper.cpu_events.push_back({begin + 6000, begin + 7000, static_cast<int32_t>(Category::kCudaApi)});
+      helper.overhead_sites.push_back({begin + 6000, begin + 7000, OverheadSiteKind::kCudaHook});
+      helper.gpu_launches.push_back({begin + 6000, id, false, 0});
+      GpuActivity kernel;
+      kernel.begin_ns = begin + 7500;
+      kernel.end_ns = begin + 8500;
+      kernel.correlation_id = id;
+      process.gpu_activities.push_back(kernel);
+    }
+    process.threads = {main, helper};
+  }
+
+  // The helper's analysis as run_report.cc makes it: inheriting the
+  // timeline of the thread `primary`.
+  ThreadAnalysis Helper(int primary) {
+    const IntervalList inherited = InheritedOperations(process.threads, primary);
+    return AnalyseThread(process.threads[1], none, &inherited);
+  }
+};
+
+// Operations: the breakdown's time per operation.
+std::map<int32_t, int64_t> Operations(const Breakdown& breakdown) {
+  std::map<int32_t, int64_t> ns;
+  for (const auto& [key, value] : breakdown) ns[key.operation] += value;
+  return ns;
+}
+
+}  // namespace
+
+TEST_CASE("a helper thread's work keeps the inherited operation it had when measured", "[correction]") {
+  HelperRun run;
+  const ThreadAnalysis measured = run.Helper(PrimaryOperationThread(run.process.threads));
+  REQUIRE(measured.active_time_only);
+  CHECK(Operations(measured.breakdown) == std::map<int32_t, int64_t>{{run.b, 10'000}});
+  const ProcessCorrection correction = CorrectProcess(run.process, Model({{"cuda_hook", 100}}), "", run.names);
+  REQUIRE(correction.primary_thread == 0);
+  // The main thread moved by 4 us per operation, the helper by 0.1 us per call.
+  CHECK(run.process.threads[0].operations.back().begin_ns == 6000 * (HelperRun::kOperations - 1));
+  const ThreadAnalysis corrected = run.Helper(correction.primary_thread);
+  CHECK(corrected.active_time_only);
+  CHECK(Operations(corrected.breakdown) == std::map<int32_t, int64_t>{{run.b, 10'000}});
+  REQUIRE(corrected.launches.size() == HelperRun::kOperations / 2);
+  for (const ResolvedLaunch& launch : corrected.launches) CHECK(launch.operation == run.b);
+}
+
+TEST_CASE("GPU work keeps the operation of its launch across the correction", "[correction]") {
+  HelperRun run;
+  CorrectProcess(run.process, Model({{"cuda_hook", 100}}), "", run.names);
+  const ThreadAnalysis helper = run.Helper(0);
+  const IntervalList main = InheritedOperations(run.process.threads, 0);
+  const GpuAnalysis gpu = AnalyseGpu(run.process, helper.launches, main, GpuBusyIntervals(run.process.gpu_activities),
+                                     "cupti", true, run.names);
+  REQUIRE(gpu.by_launch.size() == 1);
+  CHECK(gpu.by_launch[0].operation == "b");
+  CHECK(gpu.by_launch[0].count == HelperRun::kOperations / 2);
+}
+
+TEST_CASE("a CUDA call keeps its operation where the correction removes all time up to the operation's end",
+          "[correction]") {
+  ProcessTimeline process;
+  process.end_ns = 10'000;
+  ThreadTimeline thread = Thread(0, 10'000);
+  thread.operations = {{1000, 5000, 7}, {5000, 9000, 8}};
+  // A launch at 4000 and rlscope's own work from there to the operation's
+  // end: corrected, the launch lies at the next operation's start.
+  thread.gpu_launches.push_back({4000, 1, false, 0});
+  thread.overhead_sites.push_back({4000, 5000, OverheadSiteKind::kMeasured});
+  process.threads.push_back(thread);
+  NameTable names;
+  CorrectProcess(process, Model({}), "", names);
+  CHECK(process.threads[0].gpu_launches[0].time_ns == process.threads[0].operations[1].begin_ns);
+  const ThreadAnalysis analysis = AnalyseThread(process.threads[0], 0);
+  REQUIRE(analysis.launches.size() == 1);
+  CHECK(analysis.launches[0].operation == 7);
 }
