@@ -66,7 +66,7 @@ IntervalList GpuBusyIntervals(const std::vector<GpuActivity>& activities) {
 
 GpuAnalysis AnalyseGpu(const ProcessTimeline& process, const std::vector<ResolvedLaunch>& launches,
                        const IntervalList& main_operations, const IntervalList& busy, const std::string& gpu_capture,
-                       bool used_cuda, NameTable& names) {
+                       bool used_cuda, NameTable& names, const GpuAnalysis* measured) {
   GpuAnalysis gpu;
   SetStatus(process, gpu_capture, used_cuda, gpu);
   gpu.dropped = process.gpu_dropped;
@@ -147,50 +147,74 @@ GpuAnalysis AnalyseGpu(const ProcessTimeline& process, const std::vector<Resolve
     }
   }
 
-  // By overlap, per device: the main timeline's operation at each instant
-  // a device was busy.
-  for (uint32_t device : devices) {
-    std::array<IntervalList, 4> streams;
-    streams[0] = main_operations;
-    for (const GpuActivity& activity : process.gpu_activities) {
-      if (activity.device != device) continue;
-      streams[static_cast<size_t>(activity.kind)].push_back({activity.begin_ns, activity.end_ns, 0});
+  std::map<int32_t, OperationGpuRow> operations;
+  if (measured != nullptr) {
+    // GPU time is not corrected, and who it overlapped was decided on the
+    // measured timeline: the measured overlap views stand; wall times are
+    // this view's own.
+    gpu.rows = measured->rows;
+    gpu.busy_ns = measured->busy_ns;
+    for (const OperationGpuRow& row : measured->operations) {
+      OperationGpuRow& kept = operations[names.Intern(row.operation)];
+      kept.gpu_busy_ns = row.gpu_busy_ns;
+      kept.gpu_busy_fraction = row.gpu_busy_fraction;
     }
-    for (size_t kind = 1; kind < streams.size(); ++kind) streams[kind] = UnionIntervals(std::move(streams[kind]));
-    SweepStreams(streams, [&](int64_t begin_ns, int64_t end_ns, std::span<const int32_t> labels) {
-      Category category;
-      if (labels[1] != kNoLabel) {
-        category = Category::kGpuKernel;
-      } else if (labels[2] != kNoLabel) {
-        category = Category::kGpuMemcpy;
-      } else if (labels[3] != kNoLabel) {
-        category = Category::kGpuMemset;
-      } else {
-        return;  // An operation with every GPU idle.
+  } else {
+    // By overlap, per device: the main timeline's operation at each
+    // instant a device was busy.
+    for (uint32_t device : devices) {
+      std::array<IntervalList, 4> streams;
+      streams[0] = main_operations;
+      for (const GpuActivity& activity : process.gpu_activities) {
+        if (activity.device != device) continue;
+        streams[static_cast<size_t>(activity.kind)].push_back({activity.begin_ns, activity.end_ns, 0});
       }
-      const int32_t operation = labels[0] == kNoLabel ? none : labels[0];
-      gpu.rows[{operation, Resource::kGpu, category}] += end_ns - begin_ns;
-    });
+      for (size_t kind = 1; kind < streams.size(); ++kind) streams[kind] = UnionIntervals(std::move(streams[kind]));
+      SweepStreams(streams, [&](int64_t begin_ns, int64_t end_ns, std::span<const int32_t> labels) {
+        Category category;
+        if (labels[1] != kNoLabel) {
+          category = Category::kGpuKernel;
+        } else if (labels[2] != kNoLabel) {
+          category = Category::kGpuMemcpy;
+        } else if (labels[3] != kNoLabel) {
+          category = Category::kGpuMemset;
+        } else {
+          return;  // An operation with every GPU idle.
+        }
+        const int32_t operation = labels[0] == kNoLabel ? none : labels[0];
+        gpu.rows[{operation, Resource::kGpu, category}] += end_ns - begin_ns;
+      });
+    }
+    for (const Interval& interval : busy) gpu.busy_ns += interval.duration_ns();
   }
 
-  // Per operation: how much of its time some GPU was busy.
-  for (const Interval& interval : busy) gpu.busy_ns += interval.duration_ns();
-  std::map<int32_t, OperationGpuRow> operations;
-  const std::array<IntervalList, 2> streams = {main_operations, busy};
+  // Per operation: its time on the main timeline and how much of it some
+  // GPU was busy. GPU work while the main timeline is in no operation
+  // (asynchronous work running on after its operation, work between
+  // operations) is "(none)"'s, so the rows' busy times sum to busy_ns.
+  const IntervalList lifetime = {{process.begin_ns, process.end_ns, 0}};
+  const std::array<IntervalList, 3> streams = {main_operations, busy, lifetime};
   SweepStreams(streams, [&](int64_t begin_ns, int64_t end_ns, std::span<const int32_t> labels) {
-    if (labels[0] == kNoLabel) return;
-    OperationGpuRow& row = operations[labels[0]];
-    row.wall_ns += end_ns - begin_ns;
-    if (labels[1] != kNoLabel) row.gpu_busy_ns += end_ns - begin_ns;
+    const bool gpu_busy = labels[1] != kNoLabel;
+    if (labels[0] == kNoLabel && !gpu_busy && labels[2] == kNoLabel) return;
+    OperationGpuRow& row = operations[labels[0] == kNoLabel ? none : labels[0]];
+    if (labels[0] != kNoLabel || labels[2] != kNoLabel) row.wall_ns += end_ns - begin_ns;
+    if (gpu_busy && measured == nullptr) row.gpu_busy_ns += end_ns - begin_ns;
   });
+  // Kernels by launch, those whose launch was not seen included (a row of
+  // their own), so the rows' kernels sum to the totals.
   for (const auto& [key, cost] : by_launch) {
-    if (key.second != Category::kGpuKernel || key.first == unseen) continue;
+    if (key.second != Category::kGpuKernel) continue;
     OperationGpuRow& row = operations[key.first];
     row.kernels += cost.count;
     row.kernel_ns += cost.ns;
   }
   for (auto& [label, row] : operations) {
     row.operation = names.Name(label);
+    if (measured == nullptr) {
+      row.gpu_busy_fraction =
+          row.wall_ns > 0 ? std::min(1.0, static_cast<double>(row.gpu_busy_ns) / static_cast<double>(row.wall_ns)) : 0;
+    }
     gpu.operations.push_back(row);
   }
   for (auto& [label, row] : apis) {

@@ -10,7 +10,23 @@
 //                Python line) of the CPU call whose correlation id the
 //                activity carries (summed durations, not a union).
 //   operations   per operation: its wall time on the main timeline and how
-//                much of it some GPU was busy (the true GPU-busy fraction).
+//                much of it some GPU was busy (the true GPU-busy fraction),
+//                and the kernels it launched. "(none)" holds the GPU work
+//                while the main timeline was in no operation (JAX's
+//                asynchronous dispatch returns before its work runs) and
+//                "(launch not seen)" the kernels whose launching call was
+//                not seen, so the rows sum to busy_ns, kernels, kernel_ns.
+// Totals agree with rows for every kind of launch: by launch, an activity
+// without a seen call is "(launch not seen)"'s; by overlap, launches do
+// not matter. The GPU rows of one device sum to its busy time; busy_ns is
+// the union over devices (less than the rows' sum where devices overlap).
+//
+// In a corrected report (overhead_correction.h) the overlap views (rows,
+// busy_ns, each operation's gpu_busy_ns and gpu_busy_fraction) are the
+// measured ones: GPU time is not corrected, and which operation it
+// overlapped is decided on the measured timeline; wall_ns is corrected,
+// so there gpu_busy_ns can exceed it (the fraction stays the measured one).
+// By-launch views follow each call's owner, decided before correction.
 #ifndef RLSCOPE_REPORT_GPU_ANALYSIS_H_
 #define RLSCOPE_REPORT_GPU_ANALYSIS_H_
 
@@ -59,7 +75,8 @@ struct ApiGpuRow {
 struct OperationGpuRow {
   std::string operation;
   int64_t wall_ns = 0;      // Time in the operation on the main timeline.
-  int64_t gpu_busy_ns = 0;  // Of that, while some GPU of the process was busy.
+  int64_t gpu_busy_ns = 0;  // Of that, while some GPU of the process was busy (measured).
+  double gpu_busy_fraction = 0;  // gpu_busy_ns / wall_ns, on the measured timeline.
   uint64_t kernels = 0;     // Launched by the operation (by launch).
   int64_t kernel_ns = 0;
 };
@@ -96,10 +113,12 @@ IntervalList GpuBusyIntervals(const std::vector<GpuActivity>& activities);
 // AnalyseGpu: `launches` are every thread's resolved CUDA calls;
 // `main_operations` the process's main operation timeline
 // (InheritedOperations); `busy` its GpuBusyIntervals; `gpu_capture` the
-// run's setting (RunMetadata).
+// run's setting (RunMetadata). `measured` (may be null): the same
+// process's measured analysis, when this one is of the corrected
+// timeline: its overlap views are kept (see the file comment).
 GpuAnalysis AnalyseGpu(const ProcessTimeline& process, const std::vector<ResolvedLaunch>& launches,
                        const IntervalList& main_operations, const IntervalList& busy, const std::string& gpu_capture,
-                       bool used_cuda, NameTable& names);
+                       bool used_cuda, NameTable& names, const GpuAnalysis* measured = nullptr);
 
 }  // namespace rlscope::report
 

@@ -1,6 +1,7 @@
 #include "report_html_process.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <set>
 #include <utility>
@@ -151,7 +152,7 @@ std::string ProcessGpu(const ProcessReport& process) {
   for (size_t i = 0; i < operations.size() && i < kMaxHtmlOperations; ++i) {
     const OperationGpuRow& row = operations[i];
     table.push_back({Text(row.operation), Number(row.wall_ns > 0 ? FormatDuration(row.wall_ns) : "-"),
-                     Number(FormatPercent(row.gpu_busy_ns, row.wall_ns)), Number(absl::StrCat(row.kernels)),
+                     Number(FormatPercent(row.wall_ns > 0 ? std::llround(row.gpu_busy_fraction * 1e6) : 0, row.wall_ns > 0 ? 1000000 : 0)), Number(absl::StrCat(row.kernels)),
                      Number(FormatDuration(row.kernel_ns))});
   }
   if (!table.empty()) {

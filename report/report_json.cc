@@ -53,9 +53,7 @@ nlohmann::ordered_json GpuJson(const GpuAnalysis& gpu) {
     operations.push_back({{"operation", row.operation},
                           {"wall_ns", row.wall_ns},
                           {"gpu_busy_ns", row.gpu_busy_ns},
-                          {"gpu_busy_fraction", row.wall_ns > 0 ? static_cast<double>(row.gpu_busy_ns) /
-                                                                      static_cast<double>(row.wall_ns)
-                                                                : 0.0},
+                          {"gpu_busy_fraction", row.gpu_busy_fraction},
                           {"kernels", row.kernels},
                           {"kernel_ns", row.kernel_ns}});
   }

@@ -133,7 +133,8 @@ ProcessReport AnalyseProcess(ProcessTimeline& process, const IntervalList& gpu_b
     }
   }
   for (const auto& [key, ns] : total) report.traced_thread_ns += ns;
-  report.gpu = AnalyseGpu(process, process_analysis.launches, inherited, gpu_busy, gpu_capture, used_cuda, names);
+  report.gpu = AnalyseGpu(process, process_analysis.launches, inherited, gpu_busy, gpu_capture, used_cuda, names,
+                          measured != nullptr ? &measured->gpu : nullptr);
   AddInto(total, report.gpu.rows);
   report.transitions = ToTransitionRows(process_analysis, names);
   report.python_lines = ToLineRows(process_analysis.lines, names);
@@ -540,6 +541,7 @@ absl::StatusOr<RunReport> LoadRunReport(const std::string& run_dir, const std::s
     report = std::move(corrected).Finish();
     RunReport measured = std::move(uncorrected).Finish();
     report.uncorrected_rows = std::move(measured.rows);
+    report.gpu_busy_ns = measured.gpu_busy_ns;  // GPU time is not corrected (gpu_analysis.h).
     report.corrected = true;
     report.calibration_file = model_path;
     if (wall_ns > 0) {

@@ -222,3 +222,62 @@ TEST_CASE("A CUDA call is placed at the innermost Python call around it", "[gpu]
   CHECK(find(4).location == kNoLabel);
   CHECK(find(4).operation == none);
 }
+
+TEST_CASE("Per-operation rows sum to the totals: GPU work between operations and unseen launches have rows",
+          "[gpu]") {
+  Fixture f;
+  ProcessTimeline process;
+  process.begin_ns = 0;
+  process.end_ns = 100;
+  // One kernel inside inference, one running on after it (the main
+  // timeline in no operation), one whose launch was not seen.
+  process.gpu_activities = {Activity(10, 15, GpuActivityKind::kKernel, 1, f.gemm),
+                            Activity(25, 35, GpuActivityKind::kKernel, 2, f.gemm),
+                            Activity(60, 64, GpuActivityKind::kKernel, 99, f.relu)};
+  std::vector<ResolvedLaunch> launches = {{.correlation_id = 1, .time_ns = 9, .operation = f.inference},
+                                          {.correlation_id = 2, .time_ns = 19, .operation = f.inference}};
+  const IntervalList main = {{0, 20, f.inference}, {50, 70, f.backprop}};
+  const GpuAnalysis gpu = Analyse(process, launches, main, f.names);
+  int64_t busy = 0, kernel_ns = 0;
+  uint64_t kernels = 0;
+  for (const OperationGpuRow& row : gpu.operations) {
+    busy += row.gpu_busy_ns;
+    kernels += row.kernels;
+    kernel_ns += row.kernel_ns;
+  }
+  CHECK(busy == gpu.busy_ns);
+  CHECK(kernels == gpu.kernels);
+  CHECK(kernel_ns == gpu.kernel_ns);
+  const OperationGpuRow* none = OperationRow(gpu, "(none)");
+  REQUIRE(none != nullptr);
+  CHECK(none->gpu_busy_ns == 10);  // [25,35)
+  CHECK(none->wall_ns == 100 - 40);
+  const OperationGpuRow* unseen = OperationRow(gpu, "(launch not seen)");
+  REQUIRE(unseen != nullptr);
+  CHECK(unseen->kernels == 1);
+  CHECK(unseen->wall_ns == 0);
+  CHECK(OperationRow(gpu, "backprop")->gpu_busy_fraction == Approx(4.0 / 20));
+}
+
+TEST_CASE("A corrected analysis keeps the measured overlap views and has wall times of its own", "[gpu]") {
+  Fixture f;
+  ProcessTimeline process;
+  process.end_ns = 100;
+  process.gpu_activities = {Activity(10, 30, GpuActivityKind::kKernel, 1, f.gemm)};
+  std::vector<ResolvedLaunch> launches = {{.correlation_id = 1, .time_ns = 5, .operation = f.inference}};
+  const GpuAnalysis measured = Analyse(process, launches, {{0, 20, f.inference}, {20, 40, f.backprop}}, f.names);
+  // Corrected: the main timeline lost time, the kernel did not move.
+  const IntervalList corrected_main = {{0, 12, f.inference}, {12, 24, f.backprop}};
+  const GpuAnalysis corrected =
+      AnalyseGpu(process, launches, corrected_main, GpuBusyIntervals(process.gpu_activities), "cupti", true, f.names,
+                 &measured);
+  CHECK(corrected.rows == measured.rows);
+  CHECK(corrected.busy_ns == measured.busy_ns);
+  const OperationGpuRow* inference = OperationRow(corrected, "inference");
+  REQUIRE(inference != nullptr);
+  CHECK(inference->wall_ns == 12);
+  CHECK(inference->gpu_busy_ns == 10);  // Measured: [10,20).
+  CHECK(inference->gpu_busy_fraction == Approx(0.5));
+  CHECK(inference->kernels == 1);
+  CHECK(OperationRow(corrected, "backprop")->gpu_busy_ns == 10);
+}
