@@ -517,6 +517,9 @@ absl::StatusOr<RunReport> LoadRunReport(const std::string& run_dir, const std::s
     // thread by thread), then the correction in place and the corrected
     // analysis, then the process is freed. So the report stage holds the
     // decoded run plus one thread's copy, not two copies of the run.
+    // Owners are the measured view's in both: the correction decides them
+    // before it moves time (overhead_correction.h), and the corrected
+    // analysis takes the measured GPU overlap views and inheritance.
     ProcessCorrection total;
     int64_t root_fixed_ns = 0, root_removed_ns = 0;
     double root_spread_ns = 0;
