@@ -6,6 +6,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "category.h"
+#include "gpu_analysis.h"
 #include "operation_timeline.h"
 #include "overlap_sweep.h"
 #include "thread_analysis.h"
@@ -431,6 +432,7 @@ ProcessCorrection CorrectProcess(ProcessTimeline& process, const cal::OverheadMo
   const int primary = PrimaryOperationThread(process.threads);
   result.primary_thread = primary;
   const IntervalList primary_operations = InheritedOperations(process.threads, primary);
+  const IntervalList measured_busy = GpuBusyIntervals(process.gpu_activities);
   std::optional<TimeCorrection> main_correction;
   for (size_t index : thread_order) {
     ThreadTimeline& thread = process.threads[index];
@@ -448,10 +450,25 @@ ProcessCorrection CorrectProcess(ProcessTimeline& process, const cal::OverheadMo
       process.end_ns = correction.Map(process.end_ns);
     }
     DecideLaunchOwners(thread, static_cast<int>(index) == primary, primary_operations);
-    // Only a helper with something to attribute gets its copy.
-    if (InheritsOperations(thread) && !primary_operations.empty() &&
-        !(thread.cpu_events.empty() && thread.gpu_launches.empty() && thread.native_calls.empty())) {
-      thread.inherited_operations = InThreadClock(correction, primary_operations, thread.begin_ns, thread.end_ns);
+    // Only a helper with something to attribute gets its copies, clipped
+    // to the time it counts (its recorded calls: see AnalyseThread).
+    const bool idle_helper =
+        InheritsOperations(thread) && thread.cpu_events.empty() && thread.gpu_launches.empty();
+    if (!idle_helper) {
+      int64_t counted_begin = thread.begin_ns, counted_end = thread.end_ns;
+      if (InheritsOperations(thread) && !thread.cpu_events.empty()) {
+        counted_begin = counted_end = thread.cpu_events.front().begin_ns;
+        for (const Interval& event : thread.cpu_events) {
+          counted_begin = std::min(counted_begin, event.begin_ns);
+          counted_end = std::max(counted_end, event.end_ns);
+        }
+      }
+      if (InheritsOperations(thread) && !primary_operations.empty()) {
+        thread.inherited_operations = InThreadClock(correction, primary_operations, thread.begin_ns, thread.end_ns);
+      }
+      if (!measured_busy.empty()) {
+        thread.gpu_busy = InThreadClock(correction, measured_busy, counted_begin, counted_end);
+      }
     }
     TimeCorrection::Mapper launches(correction);
     for (const GpuLaunchPoint& launch : thread.gpu_launches) {

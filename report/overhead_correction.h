@@ -32,7 +32,11 @@
 //     the inherited timeline mapped into the helper's own corrected clock
 //     (ThreadTimeline::inherited_operations): one copy, clipped to its
 //     life, per helper that recorded anything;
-//   - which thread the others inherit from (ProcessCorrection).
+//   - which thread the others inherit from (ProcessCorrection);
+//   - for every thread that counts any time, the measured GPU-busy
+//     intervals in its corrected clock (ThreadTimeline::gpu_busy), so its
+//     time keeps its resource, CPU or CPU+GPU: one copy per such thread,
+//     clipped to what it counts (a helper: the span of its calls).
 // A thread's own intervals need nothing: one monotone map moves them and
 // their operations alike. The GPU overlap views keep the measured ones
 // (run_report.cc): GPU time is not corrected.

@@ -132,6 +132,10 @@ struct ThreadTimeline {
   // thread's corrected clock, so its intervals keep the operations they
   // had when measured (the owner's timeline moved by the owner's overhead).
   std::optional<IntervalList> inherited_operations;
+  // Set by the overhead correction too: the process's measured GPU-busy
+  // intervals in this thread's corrected clock, within its counted time,
+  // so its time keeps the resource (CPU or CPU+GPU) it had when measured.
+  std::optional<IntervalList> gpu_busy;
   // CPU category intervals as recorded (may nest); label: Category.
   IntervalList cpu_events;
   std::vector<NativeCall> native_calls;

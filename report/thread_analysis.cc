@@ -135,6 +135,12 @@ ThreadAnalysis AnalyseThread(ThreadTimeline thread, int32_t none_operation,
     analysis.instances = std::move(thread.operation_instances);
     operations = OperationTimeline(std::move(thread.operations), std::move(thread.inferred_operations));
   }
+  // The correction's copy, when it made one, keeps the measured overlap.
+  IntervalList own_busy;
+  if (thread.gpu_busy) {
+    own_busy = std::move(*thread.gpu_busy);
+    gpu_busy = &own_busy;
+  }
   CountTransitions(thread.cpu_events, operations, base, none_operation, analysis.transitions);
   for (const NativeCall& call : thread.native_calls) {
     const int32_t operation = OperationAt(operations, call.begin_ns, none_operation);

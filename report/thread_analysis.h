@@ -83,7 +83,7 @@ struct ThreadAnalysis {
 // operation timeline to use when the thread has no operations of its own
 // and does not run Python (see InheritedOperations); inherited operations
 // add no instances; the thread's own `inherited_operations`, when set,
-// replace them. `gpu_busy` (may be null): when the process's GPUs were
+// replace them, as its own `gpu_busy` replaces `gpu_busy`. `gpu_busy` (may be null): when the process's GPUs were
 // busy (ComputeThreadBreakdown). `locate_lines`: also fill `located` (a
 // second breakdown pass).
 ThreadAnalysis AnalyseThread(ThreadTimeline thread, int32_t none_operation,

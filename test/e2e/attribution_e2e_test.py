@@ -129,6 +129,16 @@ class CorrectionKeepsAttribution(unittest.TestCase):
         # Amounts do change: the helper's own CUDA calls lose their inflation.
         self.assertLess(sum(r["ns"] for r in corrected["rows"]), sum(r["ns"] for r in measured["rows"]))
 
+    def test_every_corrected_row_has_a_measured_owner(self):
+        # Per thread, each corrected (operation, resource, category) was
+        # measured too (the reverse need not hold: rlscope's own time, and
+        # pieces the correction removed whole, are gone).
+        measured = {t["tid"]: t for t in self.process("measured")["threads"]}
+        for thread in self.process("corrected")["threads"]:
+            keys = {(r["operation"], r["resource"], r["category"]) for r in thread["rows"]}
+            measured_keys = {(r["operation"], r["resource"], r["category"]) for r in measured[thread["tid"]]["rows"]}
+            self.assertLessEqual(keys, measured_keys, thread["tid"])
+
     def test_gpu_totals_equal_the_sums_of_their_rows(self):
         for view in ("corrected", "measured"):
             gpu = self.process(view)["gpu"]

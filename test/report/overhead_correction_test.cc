@@ -360,3 +360,33 @@ TEST_CASE("a CUDA call keeps its operation where the correction removes all time
   REQUIRE(analysis.launches.size() == 1);
   CHECK(analysis.launches[0].operation == 7);
 }
+
+TEST_CASE("a thread's time keeps the GPU overlap it had when measured", "[correction]") {
+  ProcessTimeline process;
+  process.end_ns = 10'000;
+  ThreadTimeline main = Thread(0, 10'000);
+  main.operations = {{0, 10'000, 7}};
+  main.overhead_sites.push_back({1000, 5000, OverheadSiteKind::kMeasured});
+  // Launched by a helper that lost nothing: the kernel does not move,
+  // while the main thread's [6000, 7000) moves to [2000, 3000).
+  ThreadTimeline helper = Thread(0, 10'000);
+  helper.cpu_events.push_back({5500, 5600, static_cast<int32_t>(Category::kCudaApi)});
+  helper.gpu_launches.push_back({5500, 1, false, 0});
+  GpuActivity kernel;
+  kernel.begin_ns = 6000;
+  kernel.end_ns = 7000;
+  kernel.correlation_id = 1;
+  process.gpu_activities = {kernel};
+  process.threads = {main, helper};
+  NameTable names;
+  CorrectProcess(process, Model({}), "", names);
+  REQUIRE(process.gpu_activities[0].begin_ns == 6000);
+  const IntervalList busy = GpuBusyIntervals(process.gpu_activities);
+  const Breakdown breakdown = AnalyseThread(process.threads[0], 0, nullptr, &busy).breakdown;
+  const auto at = [&](Resource resource) {
+    const auto it = breakdown.find({7, resource, Category::kNative});
+    return it == breakdown.end() ? 0 : it->second;
+  };
+  CHECK(at(Resource::kCpuGpu) == 1000);
+  CHECK(at(Resource::kCpu) == 6000 - 1000);
+}
