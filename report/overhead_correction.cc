@@ -382,19 +382,24 @@ void DecideLaunchOwners(ThreadTimeline& thread, bool is_primary, const IntervalL
   }
 }
 
-// InThreadClock: the part of `operations` (measured) within the thread's
-// life, mapped by the thread's own correction: a helper's intervals keep
-// the inherited operations they overlapped when measured.
-IntervalList InThreadClock(const TimeCorrection& correction, const IntervalList& operations, int64_t begin_ns,
-                           int64_t end_ns) {
+// InThreadClock: the parts of `intervals` (measured: sorted, disjoint)
+// inside `within` (sorted, disjoint), mapped by the thread's own
+// correction: the thread's time keeps what it overlapped when measured.
+IntervalList InThreadClock(const TimeCorrection& correction, const IntervalList& intervals,
+                           const IntervalList& within) {
   IntervalList mapped;
   TimeCorrection::Mapper begins(correction), ends(correction);
-  auto first = std::upper_bound(operations.begin(), operations.end(), begin_ns,
-                                [](int64_t t, const Interval& interval) { return t < interval.end_ns; });
-  for (auto it = first; it != operations.end() && it->begin_ns < end_ns; ++it) {
-    const Interval clipped{begins(std::max(it->begin_ns, begin_ns)), ends(std::min(it->end_ns, end_ns)), it->label};
-    if (clipped.end_ns > clipped.begin_ns) mapped.push_back(clipped);
+  auto it = intervals.begin();
+  for (const Interval& window : within) {
+    it = std::upper_bound(it, intervals.end(), window.begin_ns,
+                          [](int64_t t, const Interval& interval) { return t < interval.end_ns; });
+    for (auto piece = it; piece != intervals.end() && piece->begin_ns < window.end_ns; ++piece) {
+      const Interval clipped{begins(std::max(piece->begin_ns, window.begin_ns)),
+                             ends(std::min(piece->end_ns, window.end_ns)), piece->label};
+      if (clipped.end_ns > clipped.begin_ns) mapped.push_back(clipped);
+    }
   }
+  mapped.shrink_to_fit();  // Kept until the analysis: no slack.
   return mapped;
 }
 
@@ -450,25 +455,17 @@ ProcessCorrection CorrectProcess(ProcessTimeline& process, const cal::OverheadMo
       process.end_ns = correction.Map(process.end_ns);
     }
     DecideLaunchOwners(thread, static_cast<int>(index) == primary, primary_operations);
-    // Only a helper with something to attribute gets its copies, clipped
-    // to the time it counts (its recorded calls: see AnalyseThread).
-    const bool idle_helper =
-        InheritsOperations(thread) && thread.cpu_events.empty() && thread.gpu_launches.empty();
-    if (!idle_helper) {
-      int64_t counted_begin = thread.begin_ns, counted_end = thread.end_ns;
-      if (InheritsOperations(thread) && !thread.cpu_events.empty()) {
-        counted_begin = counted_end = thread.cpu_events.front().begin_ns;
-        for (const Interval& event : thread.cpu_events) {
-          counted_begin = std::min(counted_begin, event.begin_ns);
-          counted_end = std::max(counted_end, event.end_ns);
-        }
-      }
+    // Only a thread that counts any time gets copies, clipped to the time
+    // it counts: its life, or for a helper its recorded calls (what
+    // AnalyseThread counts of it; its calls' owners are decided above).
+    if (!(InheritsOperations(thread) && thread.cpu_events.empty())) {
+      const IntervalList counted = InheritsOperations(thread)
+                                       ? UnionIntervals(thread.cpu_events)
+                                       : IntervalList{{thread.begin_ns, thread.end_ns, 0}};
       if (InheritsOperations(thread) && !primary_operations.empty()) {
-        thread.inherited_operations = InThreadClock(correction, primary_operations, thread.begin_ns, thread.end_ns);
+        thread.inherited_operations = InThreadClock(correction, primary_operations, counted);
       }
-      if (!measured_busy.empty()) {
-        thread.gpu_busy = InThreadClock(correction, measured_busy, counted_begin, counted_end);
-      }
+      if (!measured_busy.empty()) thread.gpu_busy = InThreadClock(correction, measured_busy, counted);
     }
     TimeCorrection::Mapper launches(correction);
     for (const GpuLaunchPoint& launch : thread.gpu_launches) {

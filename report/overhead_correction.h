@@ -31,12 +31,14 @@
 //   - for a helper thread that inherits operations (thread_analysis.h),
 //     the inherited timeline mapped into the helper's own corrected clock
 //     (ThreadTimeline::inherited_operations): one copy, clipped to its
-//     life, per helper that recorded anything;
+//     recorded calls (the time it counts), per helper that has any;
 //   - which thread the others inherit from (ProcessCorrection);
 //   - for every thread that counts any time, the measured GPU-busy
 //     intervals in its corrected clock (ThreadTimeline::gpu_busy), so its
 //     time keeps its resource, CPU or CPU+GPU: one copy per such thread,
-//     clipped to what it counts (a helper: the span of its calls).
+//     clipped to what it counts (its life; a helper: its calls). On a
+//     10 MB trace of the fake CUDA client (56,000 kernels, one helper) the
+//     copies took the corrected report's peak from 37 to 42 MB.
 // A thread's own intervals need nothing: one monotone map moves them and
 // their operations alike. The GPU overlap views keep the measured ones
 // (run_report.cc): GPU time is not corrected.
