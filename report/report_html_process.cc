@@ -152,7 +152,8 @@ std::string ProcessGpu(const ProcessReport& process) {
   for (size_t i = 0; i < operations.size() && i < kMaxHtmlOperations; ++i) {
     const OperationGpuRow& row = operations[i];
     table.push_back({Text(row.operation), Number(row.wall_ns > 0 ? FormatDuration(row.wall_ns) : "-"),
-                     Number(FormatPercent(row.wall_ns > 0 ? std::llround(row.gpu_busy_fraction * 1e6) : 0, row.wall_ns > 0 ? 1000000 : 0)), Number(absl::StrCat(row.kernels)),
+                     Number(FormatPercent(std::llround(row.gpu_busy_fraction * 1e6), row.wall_ns > 0 ? 1000000 : 0)),
+                     Number(absl::StrCat(row.kernels)),
                      Number(FormatDuration(row.kernel_ns))});
   }
   if (!table.empty()) {

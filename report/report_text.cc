@@ -216,7 +216,7 @@ std::string GpuSection(const ProcessReport& process) {
       // Operations off the main timeline (launches in "(none)", on helper
       // threads) have no wall time of their own there.
       table.push_back({row.operation, row.wall_ns > 0 ? FormatDuration(row.wall_ns) : "-",
-                       FormatPercent(row.wall_ns > 0 ? std::llround(row.gpu_busy_fraction * 1e6) : 0, row.wall_ns > 0 ? 1000000 : 0),
+                       FormatPercent(std::llround(row.gpu_busy_fraction * 1e6), row.wall_ns > 0 ? 1000000 : 0),
                        absl::StrCat(row.kernels), FormatDuration(row.kernel_ns)});
     }
     out += FormatTable(table);

@@ -127,8 +127,8 @@ ThreadAnalysis AnalyseThread(ThreadTimeline thread, int32_t none_operation,
   IntervalList operations;
   // Only helper threads inherit: a Python thread's idle time is its own.
   // The correction's copy, when it made one, keeps the measured owners.
-  const bool inherited = InheritsOperations(thread) && (thread.inherited_operations.has_value() ||
-                                                        (inherited_operations != nullptr && !inherited_operations->empty()));
+  const bool given = inherited_operations != nullptr && !inherited_operations->empty();
+  const bool inherited = InheritsOperations(thread) && (thread.inherited_operations.has_value() || given);
   if (inherited) {
     operations = thread.inherited_operations ? std::move(*thread.inherited_operations) : *inherited_operations;
   } else {
