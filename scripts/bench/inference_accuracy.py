@@ -418,6 +418,8 @@ def RunCommand(args):
     finally:
         shutil.rmtree(probe_dir, True)
     print(f"an empty annotation block spends {block_ns:.0f} ns (median) inside its interval", file=sys.stderr)
+    if args.keep:
+        os.makedirs(args.keep, exist_ok=True)
     for spec in specs:
         if spec["source"] != "own" and not args.sources:
             rows.append((spec["name"], None, "not run: third-party, pass --sources DIR"))
