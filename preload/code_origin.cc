@@ -99,7 +99,12 @@ CodeOrigin OriginOfPath(std::string_view path) {
       return origin;
     }
   }
-  if (path.starts_with("<frozen ")) {
+  // Pseudo-files: the user's typed or exec'd code ("<string>", "<stdin>",
+  // a notebook cell) is theirs; anything else in angle brackets is made by
+  // the interpreter or a library ("<frozen importlib._bootstrap>", numpy's
+  // "<__array_function__ internals>", attrs' generated methods).
+  if (path.starts_with("<") && path != "<string>" && path != "<stdin>" && path != "<console>" &&
+      !path.starts_with("<ipython-input-")) {
     origin.kind = CodeOrigin::Kind::kStandardLibrary;
     return origin;
   }
@@ -128,7 +133,10 @@ std::string ModuleOfPath(std::string_view path) {
       inside.remove_prefix(slash + 1);
     }
   } else if (origin.kind == CodeOrigin::Kind::kStandardLibrary) {
-    inside = path.substr(StandardLibraryOffset(path));
+    // Pseudo-files other than "<frozen ...>" have no module.
+    const size_t offset = StandardLibraryOffset(path);
+    if (offset == std::string_view::npos) return "";
+    inside = path.substr(offset);
     if (inside.starts_with("lib-dynload/")) inside.remove_prefix(12);
   } else {
     return "";

@@ -26,9 +26,11 @@ struct CodeOrigin {
 };
 
 // OriginOfPath: the origin of a source file (co_filename) or shared object.
-// Standard library: under lib/pythonX.Y/ (outside site-packages) or an
-// interpreter-internal name ("<frozen importlib._bootstrap>"); other
-// pseudo-files ("<string>", "<stdin>") are the user's.
+// Standard library: under lib/pythonX.Y/ (outside site-packages), or a
+// pseudo-file made by the interpreter or a library ("<frozen
+// importlib._bootstrap>", "<__array_function__ internals>"); the user's
+// own pseudo-files ("<string>", "<stdin>", "<console>", notebook cells
+// "<ipython-input-...>") are the user's.
 CodeOrigin OriginOfPath(std::string_view path);
 
 // ModuleOfPath: the dotted module a file is, from its path: for a

@@ -31,6 +31,11 @@ TEST_CASE("The standard library is told by lib/pythonX.Y outside site-packages",
   CHECK(OriginOfPath("/usr/lib/python3.11/lib-dynload/_ssl.cpython-311-x86_64-linux-gnu.so").kind ==
         Kind::kStandardLibrary);
   CHECK(OriginOfPath("<frozen importlib._bootstrap>").kind == Kind::kStandardLibrary);
+  CHECK(OriginOfPath("<__array_function__ internals>").kind == Kind::kStandardLibrary);
+  CHECK(OriginOfPath("<ipython-input-3-1f2e>").kind == Kind::kUser);
+  // Generated code has no module (and must not trip the module parser).
+  CHECK(ModuleOfPath("<__array_function__ internals>").empty());
+  CHECK(ModuleOfPath("<string>").empty());
 }
 
 TEST_CASE("Everything else is the user's code", "[code_origin]") {
