@@ -230,6 +230,7 @@ constexpr int16_t kNoRule = -1;
 struct CodeInfo {
   uint32_t code_id;  // Interned "qualname (file:firstline)".
   int16_t rule;
+  bool user_code;  // The user's own (code_origin.h), not a package's or the standard library's.
   // Line numbers of the few places the code makes native calls from:
   // PyFrame_GetLineNumber scans the line table, too slow for every call.
   static constexpr int kLines = 4;
@@ -304,6 +305,17 @@ struct PythonThread {
   int call_overflow;  // Native calls open past a full stack, not stored.
   uint8_t watched_filter[kFilterSlots];
   uint8_t call_filter[kFilterSlots];
+  // The frames of the user's own code open on this thread, innermost last,
+  // so a native call made from library code can be tied to the user's line
+  // that led to it (kPythonUserLine). Greenlet switches can leave stale
+  // entries: a full stack is reset.
+  PyFrameObject* user_frames[kMaxDepth];
+  CodeInfo* user_codes[kMaxDepth];
+  int user_depth;
+  // The last kPythonUserLine recorded (code id 0: "no user frame").
+  uint32_t user_line_code_id;
+  uint16_t user_line;
+  bool user_line_recorded;
 };
 
 inline void GiveUp(uint64_t entries) {
@@ -463,6 +475,7 @@ CodeInfo* SetUpCode(PyObject* code, PyFrameObject* frame) {
   const long first_line = LongAttribute(code, "co_firstlineno");
   info->code_id = StringTable::Intern(qualname + " (" + filename + ":" + std::to_string(first_line) + ")");
   info->rule = kNoRule;
+  info->user_code = OriginOfPath(filename).kind == CodeOrigin::Kind::kUser;
   if (g_rule_list != nullptr) {
     const std::string module = ModuleOfPath(filename);
     const CodeFacts facts{qualname.c_str(), filename.c_str(), module.c_str(),
@@ -519,11 +532,10 @@ void CloseWatchedAbove(PythonThread* thread, int first, uint64_t now) {
 // operation it opens or 0). Asked again at a return while frames past a
 // full stack are open: it gives the same answer as at their call, since
 // nothing is stored meanwhile.
-bool WatchOf(const PythonThread* thread, PyFrameObject* frame, bool* callback, uint32_t* operation_id) {
+bool WatchOf(const PythonThread* thread, const CodeInfo* code, bool* callback, uint32_t* operation_id) {
   *callback = thread->call_depth > 0 || thread->call_overflow > 0;
   *operation_id = 0;
   if (g_rules != nullptr && !g_rules->empty()) {
-    const CodeInfo* code = LookUpCode(frame);
     if (code != nullptr && code->rule != kNoRule) {
       const CompiledRule& rule = (*g_rules)[static_cast<size_t>(code->rule)];
       if (!SuppressedByOpenOperation(thread, rule)) *operation_id = rule.operation_id;
@@ -532,10 +544,21 @@ bool WatchOf(const PythonThread* thread, PyFrameObject* frame, bool* callback, u
   return *callback || *operation_id != 0;
 }
 
+// TrackUserFrame: a call of the user's own code opens a user frame.
+inline void TrackUserFrame(PythonThread* thread, PyFrameObject* frame, CodeInfo* code) {
+  if (code == nullptr || !code->user_code) return;
+  if (thread->user_depth >= kMaxDepth) thread->user_depth = 0;  // Stale entries (greenlets): start again.
+  thread->user_frames[thread->user_depth] = frame;
+  thread->user_codes[thread->user_depth] = code;
+  ++thread->user_depth;
+}
+
 void OnCall(PythonThread* thread, PyFrameObject* frame) {
+  CodeInfo* code = LookUpCode(frame);
+  TrackUserFrame(thread, frame, code);
   bool callback;
   uint32_t operation_id;
-  if (!WatchOf(thread, frame, &callback, &operation_id)) return;
+  if (!WatchOf(thread, code, &callback, &operation_id)) return;
   if (thread->watched_depth >= kMaxDepth) {
     if (thread->watched_overflow > 0 || OnCurrentStack(frame, thread->watched[kMaxDepth - 1].frame)) {
       ++thread->watched_overflow;  // Nested past the top: counted, not stored.
@@ -552,6 +575,7 @@ void OnCall(PythonThread* thread, PyFrameObject* frame) {
 }
 
 void OnReturn(PythonThread* thread, PyFrameObject* frame) {
+  if (thread->user_depth > 0 && thread->user_frames[thread->user_depth - 1] == frame) --thread->user_depth;
   int depth = thread->watched_depth;
   if (depth == 0) return;
   // Usually the top (O(1)).
@@ -564,7 +588,7 @@ void OnReturn(PythonThread* thread, PyFrameObject* frame) {
   if (thread->watched_overflow > 0) {
     bool callback;
     uint32_t operation_id;
-    if (WatchOf(thread, frame, &callback, &operation_id)) --thread->watched_overflow;
+    if (WatchOf(thread, LookUpCode(frame), &callback, &operation_id)) --thread->watched_overflow;
     return;
   }
   // Below the top after a stack switch (greenlets) or a missed return; not
@@ -589,6 +613,26 @@ uint16_t LineOf(CodeInfo* code, PyFrameObject* frame) {
   return code->line[slot];
 }
 
+// MarkUserLine: before a native call made from library code, record the
+// user's innermost line when it differs from the last one recorded (code
+// id 0 when no user frame is open), so the analysis can tie the call to
+// the line in the user's script that led to it.
+void MarkUserLine(PythonThread* thread) {
+  uint32_t code_id = 0;
+  uint16_t line = 0;
+  if (thread->user_depth > 0) {
+    CodeInfo* code = thread->user_codes[thread->user_depth - 1];
+    code_id = code->code_id;
+    line = LineOf(code, thread->user_frames[thread->user_depth - 1]);
+  }
+  if (thread->user_line_recorded && thread->user_line_code_id == code_id && thread->user_line == line) return;
+  if (!thread->user_line_recorded && code_id == 0) return;  // Nothing to undo.
+  RecordInstant(wire::EventKind::kPythonUserLine, code_id, 0, line);
+  thread->user_line_recorded = true;
+  thread->user_line_code_id = code_id;
+  thread->user_line = line;
+}
+
 void OnNativeCall(PythonThread* thread, PyFrameObject* frame, PyObject* callable) {
   const uintptr_t function = NativeFunctionOf(callable);
   bool wait;
@@ -609,6 +653,7 @@ void OnNativeCall(PythonThread* thread, PyFrameObject* frame, PyObject* callable
   CodeInfo* code = LookUpCode(frame);
   const uint32_t code_id = code != nullptr ? code->code_id : 0;
   const uint16_t line = code != nullptr ? LineOf(code, frame) : 0;
+  if (code == nullptr || !code->user_code) MarkUserLine(thread);
   thread->calls[thread->call_depth] = {frame, function, NowTicks(), code_id, line, wait};
   ++thread->call_depth;
   FilterAdd(thread->call_filter, frame);

@@ -124,7 +124,7 @@ std::string LineTable(const ProcessReport& process) {
     const std::vector<const LineRow*>& lines = by_operation[operations[i].second];
     for (size_t k = 0; k < lines.size() && k < kMaxLinesPerOperation; ++k) {
       table.push_back({Text(k == 0 ? lines[k]->operation : ""),
-                       Raw(absl::StrCat("<code>", Escape(FormatSourceLine(lines[k]->location, lines[k]->line)),
+                       Raw(absl::StrCat("<code>", Escape(FormatLine(*lines[k])),
                                         "</code>")),
                        Number(FormatDuration(lines[k]->ns)), Number(absl::StrCat(lines[k]->calls))});
     }

@@ -98,14 +98,24 @@ nlohmann::ordered_json ProcessJson(const ProcessReport& process) {
                            {"count", row.count},
                            {"operation_instances", row.operation_instances}});
   }
-  nlohmann::ordered_json lines = nlohmann::ordered_json::array();
-  for (const LineRow& row : process.python_lines) {
-    lines.push_back({{"operation", row.operation},
-                     {"code", row.location},
-                     {"line", row.line},
-                     {"ns", row.ns},
-                     {"calls", row.calls}});
-  }
+  // python_lines: the user's own lines behind the native calls (else the
+  // calling line); python_library_lines: the calling lines themselves.
+  auto line_rows = [](const std::vector<LineRow>& rows) {
+    nlohmann::ordered_json lines = nlohmann::ordered_json::array();
+    for (const LineRow& row : rows) {
+      lines.push_back({{"operation", row.operation},
+                       {"code", row.location},
+                       {"line", row.line},
+                       {"function", row.function},
+                       {"file", row.file},
+                       {"source", row.source},
+                       {"user_code", row.user_code},
+                       {"ns", row.ns},
+                       {"calls", row.calls}});
+    }
+    return lines;
+  };
+  nlohmann::ordered_json lines = line_rows(process.python_lines);
   return {{"pid", process.pid},
           {"ppid", process.ppid},
           {"forked_from", process.forked_from},
@@ -124,6 +134,7 @@ nlohmann::ordered_json ProcessJson(const ProcessReport& process) {
           {"threads", threads},
           {"transitions", transitions},
           {"python_lines", lines},
+          {"python_library_lines", line_rows(process.library_lines)},
           {"gpu", GpuJson(process.gpu)}};
 }
 

@@ -141,9 +141,10 @@ std::string LineTable(const ProcessReport& process) {
   std::vector<std::vector<std::string>> table = {{"operation", "native time", "calls", "where"}};
   for (size_t i = 0; i < lines.size() && i < 8; ++i) {
     table.push_back({lines[i].operation, FormatDuration(lines[i].ns), absl::StrCat(lines[i].calls),
-                     FormatSourceLine(lines[i].location, lines[i].line)});
+                     FormatLine(lines[i])});
   }
-  return "  Python lines by the native time they caused:\n" + FormatTable(table, /*left_last=*/true);
+  return "  Python lines by the native time they caused (your code's lines; library lines in report.json):\n" +
+         FormatTable(table, /*left_last=*/true);
 }
 
 // WaitSection: the process's blocked thread time (category Wait), which
@@ -291,6 +292,13 @@ std::string FormatSourceLine(const std::string& location, uint32_t line) {
   if (open == std::string::npos || colon == std::string::npos || colon < open) return location;
   const std::string file = location.substr(open + 2, colon - open - 2);
   return absl::StrFormat("%s:%d  %s", BaseName(file), line, location.substr(0, open));
+}
+
+std::string FormatLine(const LineRow& row) {
+  if (row.file.empty()) return FormatSourceLine(row.location, row.line);
+  std::string out = absl::StrFormat("%s:%d  %s", row.file, row.line, row.function);
+  if (!row.source.empty()) absl::StrAppend(&out, ": ", row.source);
+  return out;
 }
 
 ProcessSplit SplitQuietProcesses(const RunReport& report) {

@@ -30,6 +30,9 @@ std::string FormatPercent(int64_t part, int64_t whole);
 // FormatSourceLine: "file.py:LINE  qualname" from a LineRow's location
 // "qualname (/path/file.py:FIRST)" and its line.
 std::string FormatSourceLine(const std::string& location, uint32_t line);
+// FormatLine: a report line as "FILE:LINE  FUNCTION: SOURCE TEXT", the
+// file relative to the run's working directory (source_lines.h).
+std::string FormatLine(const LineRow& row);
 
 // SplitQuietProcesses: the processes a report shows, and the quiet ones
 // (nothing intercepted: no operation, no category but Native, no problem),

@@ -283,6 +283,8 @@ void TimelineBuilder::AddEvents(const wire::ThreadEvents& events) {
         break;
       case wire::EventKind::kPythonUserLine:
         state.user_lines.push_back({begin, event->name_id(), event->flags()});
+        // An instant record like an inferred operation's push: its cost too.
+        AddSite(thread, {begin, begin, OverheadSiteKind::kPythonOperation});
         break;
       case wire::EventKind::kPythonWait:
         // Blocked, not working: its own category, not a native call (the
@@ -480,7 +482,7 @@ void TimelineBuilder::ClassifyNativeCalls(ThreadTimeline& thread, ThreadState& s
       // another call's).
       auto mark = std::upper_bound(state.user_lines.begin(), state.user_lines.end(), raw.begin_ns,
                                    [](int64_t time, const UserLineMark& m) { return time < m.time_ns; });
-      if (mark != state.user_lines.begin()) {
+      if (mark != state.user_lines.begin() && std::prev(mark)->code_id != 0) {  // Id 0: no user frame.
         --mark;
         call.user_location = StringLabel(mark->code_id);
         call.user_line = mark->line;

@@ -88,6 +88,27 @@ class UnconventionalScript(unittest.TestCase):
         self.assertNotIn("replay", counted)
         self.check_glue_is_attributed(run, process)
 
+    def test_lines_are_the_users_own_with_their_text(self):
+        run, process, did = self.profile("dqn", "400")
+        lines = process["python_lines"]
+        # The line in the script that called into torch, not torch's own
+        # (linear.py's Linear.forward), with its text.
+        backward = [line for line in lines if line["source"] == "loss.backward()"]
+        self.assertEqual(len(backward), 1, lines)
+        self.assertEqual(backward[0]["operation"], "backprop")
+        self.assertTrue(backward[0]["user_code"])
+        self.assertEqual(backward[0]["function"], "dqn")
+        self.assertTrue(backward[0]["file"].endswith("unconventional_rl.py"), backward[0])
+        # After start-up every line with native time is the script's: torch
+        # and numpy were only reached through it.
+        later = [line for line in lines if line["operation"] not in ("startup", "teardown")]
+        self.assertTrue(later)
+        self.assertTrue(all(line["user_code"] for line in later), [l for l in later if not l["user_code"]])
+        # The library lines beneath are kept beside them.
+        library = process["python_library_lines"]
+        self.assertTrue(any("/torch/" in line["code"] and not line["user_code"] for line in library), library)
+        with open(os.path.join(run.out, "report.txt")) as f:
+            self.assertIn("dqn: loss.backward()", f.read())
 
 if __name__ == "__main__":
     main(extra_arguments=("--python", "--share"))
