@@ -88,36 +88,23 @@ IntervalList MergeTouching(const IntervalList& intervals) {
   return merged;
 }
 
-// FillGlue: startup before the first operation, teardown after the last; glue between two
-// operations to the next one, or to backprop after backprop. Explicit
-// operations are the user's word: glue before one stays unattributed
-// (`explicit_flat`: the thread's explicit operations, flat).
-IntervalList FillGlue(const IntervalList& flat, const IntervalList& explicit_flat, int64_t thread_begin_ns,
-                      int64_t thread_end_ns, const Labels& labels) {
-  // Both timelines as one sequence of disjoint spans; explicit ones win.
-  constexpr int32_t kExplicit = -2;
-  IntervalList spans;
-  const std::array<IntervalList, 2> streams = {explicit_flat, flat};
-  SweepStreams(streams, [&](int64_t begin_ns, int64_t end_ns, std::span<const int32_t> open) {
-    const int32_t label = open[0] != kNoLabel ? kExplicit : open[1];
-    if (label == kNoLabel) return;
-    if (!spans.empty() && spans.back().end_ns == begin_ns && spans.back().label == label) {
-      spans.back().end_ns = end_ns;
-    } else {
-      spans.push_back({begin_ns, end_ns, label});
+// FillGlue: startup before the first operation, teardown after the last;
+// glue between two operations to the next one, or to backprop after
+// backprop. Decided on the inferred operations alone: explicit ones are
+// not looked at, so what is inferred for a program does not depend on
+// whether parts of it are annotated (they win where open, in the report).
+IntervalList FillGlue(const IntervalList& flat, int64_t thread_begin_ns, int64_t thread_end_ns, const Labels& labels) {
+  IntervalList filled;
+  filled.reserve(flat.size() * 2 + 2);
+  if (flat.front().begin_ns > thread_begin_ns) filled.push_back({thread_begin_ns, flat.front().begin_ns, labels.startup});
+  for (size_t i = 0; i < flat.size(); ++i) {
+    if (i > 0 && flat[i - 1].end_ns < flat[i].begin_ns) {
+      const int32_t owner = flat[i - 1].label == labels.backprop ? labels.backprop : flat[i].label;
+      filled.push_back({flat[i - 1].end_ns, flat[i].begin_ns, owner});
     }
-  });
-  IntervalList filled = flat;
-  if (spans.empty()) return filled;
-  if (spans.front().begin_ns > thread_begin_ns) filled.push_back({thread_begin_ns, spans.front().begin_ns, labels.startup});
-  if (spans.back().end_ns < thread_end_ns) filled.push_back({spans.back().end_ns, thread_end_ns, labels.teardown});
-  for (size_t i = 1; i < spans.size(); ++i) {
-    if (spans[i - 1].end_ns >= spans[i].begin_ns) continue;
-    const int32_t owner = spans[i - 1].label == labels.backprop ? labels.backprop : spans[i].label;
-    if (owner != kExplicit) filled.push_back({spans[i - 1].end_ns, spans[i].begin_ns, owner});
+    filled.push_back(flat[i]);
   }
-  std::sort(filled.begin(), filled.end(),
-            [](const Interval& a, const Interval& b) { return a.begin_ns < b.begin_ns; });
+  if (flat.back().end_ns < thread_end_ns) filled.push_back({flat.back().end_ns, thread_end_ns, labels.teardown});
   return MergeTouching(filled);
 }
 
@@ -170,7 +157,7 @@ void ResolveThread(ThreadTimeline& thread, const Labels& labels) {
     if (i > 0 && flat[i].label == labels.backprop && flat[i - 1].label == labels.backprop) continue;
     ++thread.operation_instances[flat[i].label];
   }
-  inferred = FillGlue(flat, FlattenInnermost(thread.operations), thread.begin_ns, thread.end_ns, labels);
+  inferred = FillGlue(flat, thread.begin_ns, thread.end_ns, labels);
 }
 
 }  // namespace

@@ -18,8 +18,9 @@
 //      observations, computing the loss) belongs to the operation that
 //      follows it, which it prepares, except right after backprop, where
 //      it is the training step's tail (target-network updates, logging) and
-//      stays backprop until the next operation. Glue before an explicit
-//      operation stays unattributed: explicit operations are not extended.
+//      stays backprop until the next operation. Explicit operations are
+//      not looked at: what is inferred does not depend on whether parts of
+//      the program are annotated (benchmarks compare the two on one run).
 //   5. A process running a compiler helper (ptxas, nvlink, ...) is compile.
 //
 // Explicit operations (NVTX, rlscope.operation) are not touched and still

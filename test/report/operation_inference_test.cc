@@ -97,16 +97,13 @@ TEST_CASE("Without a backward, every forward pass is acting", "[operation_infere
                                             {40, 60, "inference"}});
 }
 
-TEST_CASE("Explicit operations are never extended by glue", "[operation_inference]") {
-  // The user wrapped env.step in an explicit operation: the glue before it
-  // stays unattributed; the glue after it prepares the next inferred one.
+TEST_CASE("Glue is decided on inferred operations alone", "[operation_inference]") {
+  // An explicit operation around env.step changes nothing inferred: the
+  // glue before the step is the step's, as without the annotation.
   const Resolved resolved =
-      Resolve({{10, 20, "forward"}, {35, 38, "simulation"}, {50, 60, "forward"}, {70, 80, "forward"}}, 80,
-              {{30, 40, "custom_step"}});
-  CHECK(resolved.spans == std::vector<Span>{{0, 10, "startup"},
-                                            {10, 20, "inference"},
-                                            {35, 38, "simulation"},
-                                            {40, 80, "inference"}});
+      Resolve({{10, 20, "forward"}, {35, 38, "simulation"}, {50, 60, "forward"}}, 60, {{30, 40, "custom_step"}});
+  CHECK(resolved.spans == std::vector<Span>{{0, 10, "startup"}, {10, 20, "inference"}, {20, 38, "simulation"},
+                                            {38, 60, "inference"}});
 }
 
 TEST_CASE("A thread without inferred operations is left alone", "[operation_inference]") {
