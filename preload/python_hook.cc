@@ -92,7 +92,7 @@ struct PythonApi {
   long (*long_as_long)(PyObject*) = nullptr;
   void (*dec_ref)(PyObject*) = nullptr;
   void (*err_clear)() = nullptr;
-  // Optional: class-hierarchy facts for `class=` rules (ClassHierarchyOf).
+  // Optional: class-hierarchy facts for `class=` rules (ClassFactsOf).
   PyObject* (*frame_get_globals)(PyFrameObject*) = nullptr;  // 3.11+
   PyObject* (*dict_get_item_string)(PyObject*, const char*) = nullptr;
   Py_ssize_t (*tuple_size)(PyObject*) = nullptr;
@@ -406,25 +406,30 @@ CodeInfo* LookUpCode(PyFrameObject* frame) {
   return info;
 }
 
-// ClassHierarchyOf: for a method ("Agent.Brain.think"), the "module.qualname"
-// of its class and of every class in that class's __mro__; empty for a
-// function, a class defined inside a function ("<locals>", not reachable
-// from the module), or when the class is not found. The class is looked
-// up from the module's globals by its qualified name, never by the
-// frame's arguments: reading a running frame's locals is not safe on
-// every version. Once per code object (attribute reads, GIL held).
-std::vector<std::string> ClassHierarchyOf(PyFrameObject* frame, const std::string& qualname) {
-  std::vector<std::string> names;
+std::vector<std::string>* g_class_attributes = nullptr;  // ClassAttributesAskedFor, set with the rules.
+
+// ClassFactsOf: for a method ("Agent.Brain.think"), the "module.qualname"
+// of its class and of every class in that class's __mro__, and which of
+// the attributes rules ask about (g_class_attributes) the class has;
+// empty for a function, a class defined inside a function ("<locals>",
+// not reachable from the module), or when the class is not found. The
+// class is looked up from the module's globals by its qualified name,
+// never by the frame's arguments: reading a running frame's locals is not
+// safe on every version. Once per code object (attribute reads, GIL held).
+
+ClassFacts ClassFactsOf(PyFrameObject* frame, const std::string& qualname) {
+  ClassFacts facts;
+  std::vector<std::string>& names = facts.hierarchy;
   const size_t last_dot = qualname.rfind('.');
-  if (last_dot == std::string::npos || qualname.find('<') < last_dot) return names;
+  if (last_dot == std::string::npos || qualname.find('<') < last_dot) return facts;
   if (g_api.frame_get_globals == nullptr || g_api.dict_get_item_string == nullptr || g_api.tuple_size == nullptr ||
       g_api.tuple_get_item == nullptr || g_api.type_get_flags == nullptr) {
-    return names;
+    return facts;
   }
   PyObject* globals = g_api.frame_get_globals(frame);  // New reference.
   if (globals == nullptr) {
     g_api.err_clear();
-    return names;
+    return facts;
   }
   PyObject* current = nullptr;  // Owned once an attribute lookup made it.
   bool owned = false;
@@ -444,7 +449,7 @@ std::vector<std::string> ClassHierarchyOf(PyFrameObject* frame, const std::strin
     if (next == nullptr) {
       g_api.err_clear();
       g_api.dec_ref(globals);
-      return names;
+      return facts;
     }
     current = next;
     begin = end + 1;
@@ -461,10 +466,20 @@ std::vector<std::string> ClassHierarchyOf(PyFrameObject* frame, const std::strin
       g_api.dec_ref(mro);
     }
     g_api.err_clear();
+    if (g_class_attributes != nullptr) {
+      for (const std::string& attribute : *g_class_attributes) {
+        if (PyObject* value = g_api.get_attr_string(current, attribute.c_str()); value != nullptr) {
+          facts.attributes.push_back(attribute);
+          g_api.dec_ref(value);
+        } else {
+          g_api.err_clear();
+        }
+      }
+    }
   }
   if (owned) g_api.dec_ref(current);
   g_api.dec_ref(globals);
-  return names;
+  return facts;
 }
 
 CodeInfo* SetUpCode(PyObject* code, PyFrameObject* frame) {
@@ -481,9 +496,9 @@ CodeInfo* SetUpCode(PyObject* code, PyFrameObject* frame) {
     const CodeFacts facts{qualname.c_str(), filename.c_str(), module.c_str(),
                           OriginOfPath(filename).kind == CodeOrigin::Kind::kUser};
     bool classes_read = false;
-    std::vector<std::string> classes;
-    const int rule = MatchOperationRule(*g_rule_list, facts, [&]() -> const std::vector<std::string>& {
-      if (!classes_read) classes = ClassHierarchyOf(frame, qualname);
+    ClassFacts classes;
+    const int rule = MatchOperationRule(*g_rule_list, facts, [&]() -> const ClassFacts& {
+      if (!classes_read) classes = ClassFactsOf(frame, qualname);
       classes_read = true;
       return classes;
     });
@@ -901,6 +916,7 @@ void LoadRules() {
     }
   }
   *g_rule_list = rules.operations;
+  g_class_attributes = new std::vector<std::string>(ClassAttributesAskedFor(rules.operations));
   for (OperationRule& rule : rules.operations) {
     CompiledRule compiled{std::move(rule), 0, {}};
     compiled.operation_id = StringTable::Intern(compiled.rule.operation);

@@ -39,6 +39,35 @@ bool IsCategory(const std::string& word) { return word == "Backend" || word == "
 
 }  // namespace
 
+std::vector<std::string> ClassAttributesAskedFor(const std::vector<OperationRule>& rules) {
+  std::vector<std::string> names;
+  for (const OperationRule& rule : rules) {
+    for (const std::vector<std::string>& group : rule.class_has) {
+      for (const std::string& name : group) {
+        if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+      }
+    }
+  }
+  return names;
+}
+
+bool MatchesClass(const OperationRule& rule, const ClassFacts& facts) {
+  if (!rule.class_glob.empty() && std::none_of(facts.hierarchy.begin(), facts.hierarchy.end(), [&](const std::string& name) {
+        return MatchesGlob(rule.class_glob, name.c_str());
+      })) {
+    return false;
+  }
+  if (!rule.class_has.empty() && facts.hierarchy.empty()) return false;  // Not a method of a known class.
+  for (const std::vector<std::string>& group : rule.class_has) {
+    if (std::none_of(group.begin(), group.end(), [&](const std::string& name) {
+          return std::find(facts.attributes.begin(), facts.attributes.end(), name) != facts.attributes.end();
+        })) {
+      return false;
+    }
+  }
+  return true;
+}
+
 bool MatchesGlob(std::string_view glob, const char* text) {
   size_t begin = 0;
   while (begin <= glob.size()) {
@@ -73,7 +102,7 @@ bool ParseRules(std::string_view text, const std::string& source, RuleSet& rules
     };
     if (words[0] == "operation") {
       if (words.size() < 3) {
-        return fail("expected 'operation NAME QUALNAME-GLOB [module=GLOB] [file=GLOB] [class=GLOB] [user-code] [unless-inside=OPS]'");
+        return fail("expected 'operation NAME QUALNAME-GLOB [module=GLOB] [file=GLOB] [class=GLOB] [class-has=NAMES] [user-code] [unless-inside=OPS]'");
       }
       OperationRule rule;
       rule.operation = words[1];
@@ -88,10 +117,14 @@ bool ParseRules(std::string_view text, const std::string& source, RuleSet& rules
           rule.unless_inside = SplitOn(words[i].substr(14), ',');
         } else if (words[i].rfind("class=", 0) == 0 && words[i].size() > 6) {
           rule.class_glob = words[i].substr(6);
+        } else if (words[i].rfind("class-has=", 0) == 0 && words[i].size() > 10) {
+          for (const std::string& group : SplitOn(words[i].substr(10), ',')) {
+            rule.class_has.push_back(SplitOn(group, '|'));
+          }
         } else if (words[i] == "user-code") {
           rule.user_code_only = true;
         } else {
-          return fail("unknown option '" + words[i] + "' (expected module=, file=, class=, user-code or unless-inside=)");
+          return fail("unknown option '" + words[i] + "' (expected module=, file=, class=, class-has=, user-code or unless-inside=)");
         }
       }
       rules.operations.push_back(std::move(rule));

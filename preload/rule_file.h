@@ -17,6 +17,10 @@
 //     the code is, not what it is called. user-code: only code outside
 //     installed packages and the standard library (code_origin.h). Both
 //     describe Python code: rules with them never match native frames.
+//     class-has=NAMES: only methods of a class that has these attributes
+//     (its own or inherited), comma-separated, each with '|'-alternatives:
+//     "step,reset" is the Gym API (an env by what it offers, whatever it is
+//     called).
 //     The operation `forward` is reserved: a forward pass, which the
 //     analysis reports as backprop when it is part of a training step and
 //     as inference otherwise (report/operation_inference.h).
@@ -52,6 +56,9 @@ struct OperationRule {
   std::string module_glob;                  // Empty: any module.
   std::vector<std::string> unless_inside;  // Operations that suppress this one.
   std::string class_glob;                   // Empty: any code, method or not.
+  // class-has=: groups of attribute names the method's class must have,
+  // one of each group's '|'-alternatives ("step,reset": both).
+  std::vector<std::vector<std::string>> class_has;
   bool user_code_only = false;
 };
 
@@ -100,10 +107,9 @@ bool MatchesGlob(std::string_view glob, const char* text);
 bool MatchesLocation(const OperationRule& rule, const char* filename, const char* module);
 
 // CodeFacts: what an operation rule is matched against, gathered once per
-// code object. `class_names` is asked for only when a rule with class=
-// gets that far (reading a class hierarchy costs attribute lookups): it
-// returns the "module.qualname" of the code's class and of every class it
-// derives from (empty: not a method, or its class could not be found).
+// code object. `class_facts` is asked for only when a rule with class= or
+// class-has= gets that far (reading a class costs attribute lookups): it
+// returns a ClassFacts.
 struct CodeFacts {
   const char* qualname = "";
   const char* filename = "";
@@ -111,26 +117,32 @@ struct CodeFacts {
   bool user_code = false;
 };
 
+// ClassFacts: about a method's class: the "module.qualname" of the class
+// and of every class it derives from, and which of the attribute names the
+// rules ask about (ClassAttributesAskedFor) it has. Empty for a function,
+// or when the class could not be found.
+struct ClassFacts {
+  std::vector<std::string> hierarchy;
+  std::vector<std::string> attributes;
+};
+
+// ClassAttributesAskedFor: every attribute name some rule's class-has= names.
+std::vector<std::string> ClassAttributesAskedFor(const std::vector<OperationRule>& rules);
+
+// MatchesClass: whether a class with `facts` passes the rule's class= and
+// class-has= options.
+bool MatchesClass(const OperationRule& rule, const ClassFacts& facts);
+
 // MatchOperationRule: the index of the first rule in `rules` that applies
 // to the code, or -1.
-template <typename ClassNames>
-int MatchOperationRule(const std::vector<OperationRule>& rules, const CodeFacts& code, ClassNames&& class_names) {
+template <typename ClassFactsOf>
+int MatchOperationRule(const std::vector<OperationRule>& rules, const CodeFacts& code, ClassFactsOf&& class_facts) {
   for (size_t i = 0; i < rules.size(); ++i) {
     const OperationRule& rule = rules[i];
     if (rule.user_code_only && !code.user_code) continue;
     if (!MatchesGlob(rule.qualname_glob, code.qualname)) continue;
     if (!MatchesLocation(rule, code.filename, code.module)) continue;
-    if (!rule.class_glob.empty()) {
-      const std::vector<std::string>& names = class_names();
-      bool any = false;
-      for (const std::string& name : names) {
-        if (MatchesGlob(rule.class_glob, name.c_str())) {
-          any = true;
-          break;
-        }
-      }
-      if (!any) continue;
-    }
+    if ((!rule.class_glob.empty() || !rule.class_has.empty()) && !MatchesClass(rule, class_facts())) continue;
     return static_cast<int>(i);
   }
   return -1;

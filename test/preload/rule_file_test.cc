@@ -41,10 +41,11 @@ TEST_CASE("Operation rules can ask for a class hierarchy and the user's own code
   CHECK(rules.operations[2].class_glob.empty());
 
   int hierarchy_reads = 0;
-  std::vector<std::string> hierarchy;
-  auto classes = [&]() -> const std::vector<std::string>& {
+  rlscope::ClassFacts facts;
+  std::vector<std::string>& hierarchy = facts.hierarchy;
+  auto classes = [&]() -> const rlscope::ClassFacts& {
     ++hierarchy_reads;
-    return hierarchy;
+    return facts;
   };
   using rlscope::CodeFacts;
   using rlscope::MatchOperationRule;
@@ -71,6 +72,10 @@ TEST_CASE("Operation rules can ask for a class hierarchy and the user's own code
   CHECK(MatchOperationRule(rules.operations, CodeFacts{.qualname = "helper", .filename = "train.py", .user_code = true}, classes) == -1);
   CHECK(hierarchy_reads == 1);  // Only "rb.add" reached a class= rule (rule 1's name glob).
 
+  REQUIRE(rlscope::ParseRules("operation simulation *.step class-has=step,reset|restart\n", "has.rules", rules, &error));
+  CHECK(rules.operations.back().class_has ==
+        std::vector<std::vector<std::string>>{{"step"}, {"reset", "restart"}});
+  CHECK(rlscope::ClassAttributesAskedFor(rules.operations) == std::vector<std::string>{"step", "reset", "restart"});
   CHECK_FALSE(rlscope::ParseRules("operation x *.step class=\n", "bad.rules", rules, &error));
   CHECK(error.find("bad.rules:1: unknown option 'class='") == 0);
 }
@@ -141,13 +146,14 @@ TEST_CASE("module= takes a package's modules, never the user's files", "[rules]"
 // rule, as SetUpCode in python_hook.cc takes it), or "" for none.
 // `classes`: the method's class hierarchy ("module.qualname", own class first).
 std::string DefaultOperation(const RuleSet& rules, const char* qualname, const char* filename, const char* module,
-                             std::vector<std::string> classes = {}) {
+                             std::vector<std::string> hierarchy = {}, std::vector<std::string> attributes = {}) {
+  const rlscope::ClassFacts classes{std::move(hierarchy), std::move(attributes)};
   const rlscope::CodeFacts facts{.qualname = qualname,
                                  .filename = filename,
                                  .module = module,
                                  .user_code = rlscope::OriginOfPath(filename).kind == rlscope::CodeOrigin::Kind::kUser};
   const int rule = rlscope::MatchOperationRule(rules.operations, facts,
-                                               [&]() -> const std::vector<std::string>& { return classes; });
+                                               [&]() -> const rlscope::ClassFacts& { return classes; });
   return rule >= 0 ? rules.operations[static_cast<size_t>(rule)].operation : "";
 }
 
@@ -178,6 +184,16 @@ TEST_CASE("Default operation rules take torch's and Gym's code by module, whatev
                          {"my_sgd.MySGD", "torch.optim.optimizer.Optimizer", "builtins.object"}) == "backprop");
   CHECK(DefaultOperation(rules, "Pole.step", "/home/u/gym/pole.py", "",
                          {"pole.Pole", "gymnasium.core.Env", "builtins.object"}) == "simulation");
+  // An env by the Gym API alone, a buffer by storing and sampling, however
+  // they are named; the same names without the API are nothing.
+  CHECK(DefaultOperation(rules, "SwingTask.step", "/home/u/train.py", "", {"__main__.SwingTask", "builtins.object"},
+                         {"step", "reset"}) == "simulation");
+  CHECK(DefaultOperation(rules, "Counter.step", "/home/u/train.py", "", {"__main__.Counter", "builtins.object"},
+                         {"step"}).empty());
+  CHECK(DefaultOperation(rules, "TransitionStash.put", "/home/u/train.py", "",
+                         {"__main__.TransitionStash", "builtins.object"}, {"draw", "put"}) == "replay");
+  CHECK(DefaultOperation(rules, "Canvas.put", "/home/u/train.py", "", {"__main__.Canvas", "builtins.object"},
+                         {"put"}).empty());
   // Gymnasium's vector envs from a source tree: by class name alone.
   CHECK(DefaultOperation(rules, "SyncVectorEnv.step", "/src/Gymnasium/gymnasium/vector/sync_vector_env.py", "") ==
         "simulation");
