@@ -88,6 +88,16 @@ IntervalList MergeTouching(const IntervalList& intervals) {
   return merged;
 }
 
+// GlueOwner: whose the glue between operations `before` and `after` is:
+// a training step's tail stays backprop; code around a policy's forward
+// pass (converting observations for it, its output into an action) is
+// acting; anything else prepares the operation that follows.
+int32_t GlueOwner(int32_t before, int32_t after, const Labels& labels) {
+  if (before == labels.backprop) return labels.backprop;
+  if (before == labels.inference || after == labels.inference) return labels.inference;
+  return after;
+}
+
 // FillGlue: startup before the first operation, teardown after the last;
 // glue between two operations to the next one, or to backprop after
 // backprop. Decided on the inferred operations alone: explicit ones are
@@ -99,8 +109,7 @@ IntervalList FillGlue(const IntervalList& flat, int64_t thread_begin_ns, int64_t
   if (flat.front().begin_ns > thread_begin_ns) filled.push_back({thread_begin_ns, flat.front().begin_ns, labels.startup});
   for (size_t i = 0; i < flat.size(); ++i) {
     if (i > 0 && flat[i - 1].end_ns < flat[i].begin_ns) {
-      const int32_t owner = flat[i - 1].label == labels.backprop ? labels.backprop : flat[i].label;
-      filled.push_back({flat[i - 1].end_ns, flat[i].begin_ns, owner});
+      filled.push_back({flat[i - 1].end_ns, flat[i].begin_ns, GlueOwner(flat[i - 1].label, flat[i].label, labels)});
     }
     filled.push_back(flat[i]);
   }

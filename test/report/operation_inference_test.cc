@@ -68,11 +68,12 @@ TEST_CASE("A forward pass is backprop before its segment's last backward, infere
                                             // Glue before the training step is the step's, and
                                             // so is its tail, until the next operation.
                                             {20, 70, "backprop"},
-                                            {70, 75, "inference"},
-                                            // Glue before env.step prepares it.
-                                            {75, 90, "simulation"},
-                                            {90, 95, "inference"},
-                                            {95, 98, "simulation"},
+                                            // Code around acting is acting (the action
+                                            // turned into what env.step takes).
+                                            {70, 80, "inference"},
+                                            {80, 90, "simulation"},
+                                            {90, 96, "inference"},
+                                            {96, 98, "simulation"},
                                             {98, 100, "teardown"}});
   // One training step, two acting forward passes, three env steps.
   CHECK(resolved.instances == std::map<std::string, uint64_t>{{"backprop", 1}, {"inference", 2}, {"simulation", 3}});
@@ -93,16 +94,16 @@ TEST_CASE("Forward passes are resolved by nesting before order", "[operation_inf
 
 TEST_CASE("Without a backward, every forward pass is acting", "[operation_inference]") {
   const Resolved resolved = Resolve({{10, 20, "forward"}, {30, 40, "simulation"}, {50, 60, "forward"}}, 60);
-  CHECK(resolved.spans == std::vector<Span>{{0, 10, "startup"}, {10, 20, "inference"}, {20, 40, "simulation"},
+  CHECK(resolved.spans == std::vector<Span>{{0, 10, "startup"}, {10, 30, "inference"}, {30, 40, "simulation"},
                                             {40, 60, "inference"}});
 }
 
 TEST_CASE("Glue is decided on inferred operations alone", "[operation_inference]") {
   // An explicit operation around env.step changes nothing inferred: the
-  // glue before the step is the step's, as without the annotation.
+  // glue around the step is decided as without the annotation.
   const Resolved resolved =
       Resolve({{10, 20, "forward"}, {35, 38, "simulation"}, {50, 60, "forward"}}, 60, {{30, 40, "custom_step"}});
-  CHECK(resolved.spans == std::vector<Span>{{0, 10, "startup"}, {10, 20, "inference"}, {20, 38, "simulation"},
+  CHECK(resolved.spans == std::vector<Span>{{0, 10, "startup"}, {10, 35, "inference"}, {35, 38, "simulation"},
                                             {38, 60, "inference"}});
 }
 
@@ -145,8 +146,8 @@ TEST_CASE("Simulator code outside every operation is simulation", "[operation_in
   }
   CHECK(spans == std::vector<Span>{{0, 10, "startup"},
                                    {10, 20, "simulation"},
-                                   {20, 50, "inference"},
-                                   {50, 70, "simulation"},
+                                   {20, 60, "inference"},
+                                   {60, 70, "simulation"},
                                    {70, 100, "teardown"}});
 }
 
