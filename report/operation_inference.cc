@@ -89,11 +89,12 @@ IntervalList MergeTouching(const IntervalList& intervals) {
 }
 
 // GlueOwner: whose the glue between operations `before` and `after` is:
-// a training step's tail stays backprop; code around a policy's forward
-// pass (converting observations for it, its output into an action) is
+// a training step's tail stays backprop; right after an env step, its
+// outputs being converted, simulation; around a policy's forward pass
+// (observations converted for it, its output turned into an action),
 // acting; anything else prepares the operation that follows.
 int32_t GlueOwner(int32_t before, int32_t after, const Labels& labels) {
-  if (before == labels.backprop) return labels.backprop;
+  if (before == labels.backprop || before == labels.simulation) return before;
   if (before == labels.inference || after == labels.inference) return labels.inference;
   return after;
 }

@@ -64,15 +64,15 @@ TEST_CASE("A forward pass is backprop before its segment's last backward, infere
                                      {96, 98, "simulation"}},
                                     100);
   CHECK(resolved.spans == std::vector<Span>{{0, 10, "startup"},
-                                            {10, 20, "simulation"},
-                                            // Glue before the training step is the step's, and
-                                            // so is its tail, until the next operation.
-                                            {20, 70, "backprop"},
+                                            // After an env step: its outputs converted.
+                                            {10, 30, "simulation"},
+                                            // A training step's tail, until the next operation.
+                                            {30, 70, "backprop"},
                                             // Code around acting is acting (the action
                                             // turned into what env.step takes).
                                             {70, 80, "inference"},
-                                            {80, 90, "simulation"},
-                                            {90, 96, "inference"},
+                                            {80, 92, "simulation"},
+                                            {92, 96, "inference"},
                                             {96, 98, "simulation"},
                                             {98, 100, "teardown"}});
   // One training step, two acting forward passes, three env steps.
@@ -94,8 +94,8 @@ TEST_CASE("Forward passes are resolved by nesting before order", "[operation_inf
 
 TEST_CASE("Without a backward, every forward pass is acting", "[operation_inference]") {
   const Resolved resolved = Resolve({{10, 20, "forward"}, {30, 40, "simulation"}, {50, 60, "forward"}}, 60);
-  CHECK(resolved.spans == std::vector<Span>{{0, 10, "startup"}, {10, 30, "inference"}, {30, 40, "simulation"},
-                                            {40, 60, "inference"}});
+  CHECK(resolved.spans == std::vector<Span>{{0, 10, "startup"}, {10, 30, "inference"}, {30, 50, "simulation"},
+                                            {50, 60, "inference"}});
 }
 
 TEST_CASE("Glue is decided on inferred operations alone", "[operation_inference]") {
@@ -103,8 +103,8 @@ TEST_CASE("Glue is decided on inferred operations alone", "[operation_inference]
   // glue around the step is decided as without the annotation.
   const Resolved resolved =
       Resolve({{10, 20, "forward"}, {35, 38, "simulation"}, {50, 60, "forward"}}, 60, {{30, 40, "custom_step"}});
-  CHECK(resolved.spans == std::vector<Span>{{0, 10, "startup"}, {10, 35, "inference"}, {35, 38, "simulation"},
-                                            {38, 60, "inference"}});
+  CHECK(resolved.spans == std::vector<Span>{{0, 10, "startup"}, {10, 35, "inference"}, {35, 50, "simulation"},
+                                            {50, 60, "inference"}});
 }
 
 TEST_CASE("A thread without inferred operations is left alone", "[operation_inference]") {
@@ -145,8 +145,8 @@ TEST_CASE("Simulator code outside every operation is simulation", "[operation_in
     spans.push_back({interval.begin_ns, interval.end_ns, names.Name(interval.label)});
   }
   CHECK(spans == std::vector<Span>{{0, 10, "startup"},
-                                   {10, 20, "simulation"},
-                                   {20, 60, "inference"},
+                                   {10, 40, "simulation"},
+                                   {40, 60, "inference"},
                                    {60, 70, "simulation"},
                                    {70, 100, "teardown"}});
 }
