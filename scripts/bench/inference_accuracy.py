@@ -374,7 +374,7 @@ with rlscope.operation("probe-outer"):
 """
 
 
-def MeasureBlockCost(rlscope, workdir):
+def MeasureBlockCost(rlscope, workdir, python=PYTHON):
     """Mean ns an empty `with rlscope.operation()` block spends inside its
     own interval (the ctypes return of the push, the call of the pop) under
     `rlscope run` here. The inferred view cannot name that time unless an
@@ -385,7 +385,7 @@ def MeasureBlockCost(rlscope, workdir):
         f.write(BLOCK_COST_PROBE)
     env = dict(os.environ, PYTHONPATH=STANDINS)
     out, trace_path = os.path.join(workdir, "probe-run"), os.path.join(workdir, "probe.json")
-    subprocess.run([rlscope, "run", "--out", out, "--", PYTHON, script], env=env, capture_output=True, check=True,
+    subprocess.run([rlscope, "run", "--out", out, "--", python, script], env=env, capture_output=True, check=True,
                    timeout=600)
     subprocess.run([rlscope, "export", out, "--chrome", trace_path], capture_output=True, check=True, timeout=600)
     with open(trace_path) as f:
@@ -411,7 +411,7 @@ def RunCommand(args):
     rows = []
     probe_dir = tempfile.mkdtemp(prefix="rlscope-accuracy-probe-")
     try:
-        block_ns = MeasureBlockCost(args.rlscope, probe_dir)
+        block_ns = MeasureBlockCost(args.rlscope, probe_dir, args.python)
     except (subprocess.SubprocessError, OSError) as error:
         print(f"could not measure the cost of an annotation block: {error}", file=sys.stderr)
         block_ns = 0.0
@@ -426,7 +426,7 @@ def RunCommand(args):
             continue
         workdir = tempfile.mkdtemp(prefix=f"rlscope-accuracy-{spec['name']}-", dir=args.keep or None)
         try:
-            metric = ProfileProgram(spec, args.rlscope, args.sources, workdir)
+            metric = ProfileProgram(spec, args.rlscope, args.sources, workdir, python=args.python)
             metric["annotation_share"] = metric["blocks"] * block_ns / metric["judged_ns"] if metric["judged_ns"] else 0
             rows.append((spec["name"], metric, ""))
         except (SpecError, RuntimeError, subprocess.TimeoutExpired, OSError) as error:
@@ -481,6 +481,8 @@ def main(argv=None):
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="profile the corpus and print the table")
     run.add_argument("--rlscope", required=True, help="the rlscope executable (BUILD/bin/rlscope)")
+    run.add_argument("--python", default=PYTHON,
+                     help=f"the interpreter that runs the programs, with torch and numpy (default {PYTHON})")
     run.add_argument("--sources", default="", help="folder made by prepare-sources (third-party programs)")
     run.add_argument("--only", nargs="*", default=(), help="program names (spec file names without .json)")
     run.add_argument("--keep", default="", help="keep each program's run directory and trace under this folder")
