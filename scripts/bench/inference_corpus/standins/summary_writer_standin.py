@@ -43,7 +43,10 @@ class SummaryWriter:
             self._queue.put(item)
 
     def add_scalar(self, tag, scalar_value, global_step=None, walltime=None, **kwargs):
-        self._put("scalar", tag, float(scalar_value), global_step, walltime or time.time())
+        # Like the real one, a one-element array or tensor is a scalar too
+        # (numpy 2 refuses float() of a shape-(1,) array).
+        value = scalar_value.item() if hasattr(scalar_value, "item") else scalar_value
+        self._put("scalar", tag, float(value), global_step, walltime or time.time())
 
     def add_text(self, tag, text_string, global_step=None, walltime=None):
         self._put("text", tag, text_string.replace("\n", " "), global_step, walltime or time.time())
