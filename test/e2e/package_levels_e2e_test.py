@@ -142,7 +142,8 @@ class PackageLevels(unittest.TestCase):
             write(root, "project/torch/autograd/__init__.py", FUNCTION_SOURCE.format(function="backward")),
         ]
         report = self.profile([f"load={native}"], sources)
-        lines = [line for process in report["processes"] for line in process["python_lines"]]
+        # The calling lines: the innermost code, which is the operation rule's.
+        lines = [line for process in report["processes"] for line in process["python_library_lines"]]
 
         def operation_of(folder):
             found = {line["operation"] for line in lines if f"{folder}/torch/autograd/__init__.py" in line["code"]}
