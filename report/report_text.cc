@@ -302,9 +302,14 @@ std::string FormatLine(const LineRow& row) {
 }
 
 ProcessSplit SplitQuietProcesses(const RunReport& report) {
-  std::set<int> loud_pids;  // Processes with a row other than (none)/Native.
+  // Processes with a row other than Native time in no operation or in
+  // compile (a compiler helper, operation_inference.h: JAX starts ptxas by
+  // the hundred, each its own process with only that).
+  std::set<int> loud_pids;
   for (const BreakdownRow& row : report.rows) {
-    if (row.operation != "(none)" || row.category != Category::kNative) loud_pids.insert(row.pid);
+    if ((row.operation != "(none)" && row.operation != "compile") || row.category != Category::kNative) {
+      loud_pids.insert(row.pid);
+    }
   }
   ProcessSplit split;
   std::map<std::string, int> commands;
