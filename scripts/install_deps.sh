@@ -3,6 +3,8 @@
 # Only packages that are missing are installed, so a second run is a no-op.
 # The CUDA toolkit is not a Debian package: when /usr/local/cuda is absent the
 # build still works and the CUDA-specific parts are skipped (CMake says so).
+# With arguments, installs those packages instead (other scripts' extra
+# needs, e.g. the inference-accuracy corpus's third-party dependencies).
 set -euo pipefail
 
 packages=(
@@ -25,6 +27,12 @@ packages=(
   clang libclang-rt-dev
 )
 
+what="build dependencies"
+if (($# > 0)); then
+  packages=("$@")
+  what="of $*"
+fi
+
 missing=()
 for p in "${packages[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
@@ -33,7 +41,7 @@ for p in "${packages[@]}"; do
 done
 
 if ((${#missing[@]} == 0)); then
-  echo "rlscope: all build dependencies are installed"
+  echo "rlscope: all $what are installed"
   exit 0
 fi
 
