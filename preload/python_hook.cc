@@ -416,7 +416,6 @@ std::vector<std::string>* g_class_attributes = nullptr;  // ClassAttributesAsked
 // class is looked up from the module's globals by its qualified name,
 // never by the frame's arguments: reading a running frame's locals is not
 // safe on every version. Once per code object (attribute reads, GIL held).
-
 ClassFacts ClassFactsOf(PyFrameObject* frame, const std::string& qualname) {
   ClassFacts facts;
   std::vector<std::string>& names = facts.hierarchy;
@@ -493,8 +492,7 @@ CodeInfo* SetUpCode(PyObject* code, PyFrameObject* frame) {
   info->user_code = OriginOfPath(filename).kind == CodeOrigin::Kind::kUser;
   if (g_rule_list != nullptr) {
     const std::string module = ModuleOfPath(filename);
-    const CodeFacts facts{qualname.c_str(), filename.c_str(), module.c_str(),
-                          OriginOfPath(filename).kind == CodeOrigin::Kind::kUser};
+    const CodeFacts facts{qualname.c_str(), filename.c_str(), module.c_str(), info->user_code};
     bool classes_read = false;
     ClassFacts classes;
     const int rule = MatchOperationRule(*g_rule_list, facts, [&]() -> const ClassFacts& {

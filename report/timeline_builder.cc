@@ -9,6 +9,7 @@
 #include "category.h"
 #include "code_origin.h"
 #include "operation_inference.h"
+#include "source_lines.h"
 
 namespace rlscope::report {
 
@@ -497,14 +498,8 @@ void TimelineBuilder::ClassifyNativeCalls(ThreadTimeline& thread, ThreadState& s
 bool TimelineBuilder::IsUserCode(uint32_t code_id) {
   auto [it, inserted] = user_code_.try_emplace(code_id, false);
   if (inserted) {
-    // "qualname (file:firstline)": the file is between the last " (" and the last ':'.
-    const std::string name = StringOf(code_id);
-    const size_t open = name.rfind(" (");
-    const size_t colon = name.rfind(':');
-    if (open != std::string::npos && colon != std::string::npos && colon > open + 2) {
-      it->second = OriginOfPath(std::string_view(name).substr(open + 2, colon - open - 2)).kind ==
-                   CodeOrigin::Kind::kUser;
-    }
+    const CodeLocation where = SplitCodeLocation(StringOf(code_id));
+    it->second = !where.file.empty() && OriginOfPath(where.file).kind == CodeOrigin::Kind::kUser;
   }
   return it->second;
 }
