@@ -131,7 +131,8 @@ bool ParseRules(std::string_view text, const std::string& source, RuleSet& rules
     } else if (words[0] == "library") {
       if (words.size() < 3) return fail(kLibraryUsage);
       if (!IsCategory(words[1])) return fail("unknown category '" + words[1] + "' (Backend, Simulator or Native)");
-      LibraryRule rule{.category = words[1]};
+      LibraryRule rule;
+      rule.category = words[1];
       for (size_t i = 2; i < words.size(); ++i) {
         // A word is a path glob unless it starts with an option's name, as
         // every library rule was before the options (a path may hold '=').
