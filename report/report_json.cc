@@ -1,6 +1,7 @@
 #include "report_json.h"
 
 #include "nlohmann/json.hpp"
+#include "unmatched_functions.h"
 
 namespace rlscope::report {
 
@@ -111,11 +112,25 @@ nlohmann::ordered_json ProcessJson(const ProcessReport& process) {
                        {"source", row.source},
                        {"user_code", row.user_code},
                        {"ns", row.ns},
-                       {"calls", row.calls}});
+                       {"calls", row.calls},
+                       {"outer_ns", row.outer_ns}});
     }
     return lines;
   };
   nlohmann::ordered_json lines = line_rows(process.python_lines);
+  // unmatched: the time in no operation and the functions it was spent
+  // under, each with a rule line naming it (unmatched_functions.h).
+  const UnmatchedTime explained = ExplainUnmatched(process);
+  nlohmann::ordered_json unmatched_functions = nlohmann::ordered_json::array();
+  for (const UnmatchedFunction& function : explained.functions) {
+    unmatched_functions.push_back({{"function", function.function},
+                                   {"file", function.file},
+                                   {"user_code", function.user_code},
+                                   {"ns", function.ns},
+                                   {"calls", function.calls},
+                                   {"rule", function.rule}});
+  }
+  nlohmann::ordered_json unmatched = {{"none_ns", explained.none_ns}, {"functions", unmatched_functions}};
   return {{"pid", process.pid},
           {"ppid", process.ppid},
           {"forked_from", process.forked_from},
@@ -135,6 +150,7 @@ nlohmann::ordered_json ProcessJson(const ProcessReport& process) {
           {"transitions", transitions},
           {"python_lines", lines},
           {"python_library_lines", line_rows(process.library_lines)},
+          {"unmatched", unmatched},
           {"gpu", GpuJson(process.gpu)}};
 }
 

@@ -45,7 +45,7 @@ std::vector<LineRow> ToLineRows(const std::map<LineKey, LineCost>& analysed, con
   std::map<int32_t, std::vector<LineRow>> by_operation;
   for (const auto& [key, cost] : analysed) {
     by_operation[key.operation].push_back(
-        {names.Name(key.operation), names.Name(key.location), key.line, cost.ns, cost.calls});
+        {names.Name(key.operation), names.Name(key.location), key.line, cost.ns, cost.calls, cost.outer_ns});
   }
   std::vector<LineRow> rows;
   for (auto& [operation, lines] : by_operation) {

@@ -82,6 +82,9 @@ struct LineRow {
   uint32_t line = 0;
   int64_t ns = 0;
   uint64_t calls = 0;
+  // Of ns, the calls inside no other native call (ns counts a callback's
+  // calls again inside the call that made it; this never counts twice).
+  int64_t outer_ns = 0;
   // How the line is shown (source_lines.h), filled once the report is
   // built: the function, the file (relative to the run's working
   // directory when under it), the line's text ("" when unknown), and

@@ -1,6 +1,7 @@
 #include "thread_analysis.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <vector>
 
 #include "operation_timeline.h"
@@ -119,6 +120,27 @@ IntervalList InheritedOperations(const std::vector<ThreadTimeline>& threads) {
   return InheritedOperations(threads, PrimaryOperationThread(threads));
 }
 
+// NestedCalls: per native call (they nest properly), whether it lies
+// inside another one. They are recorded as they return, inner ones first.
+std::vector<bool> NestedCalls(const std::vector<NativeCall>& calls) {
+  std::vector<size_t> order(calls.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    if (calls[a].begin_ns != calls[b].begin_ns) return calls[a].begin_ns < calls[b].begin_ns;
+    return calls[a].end_ns > calls[b].end_ns;  // The outer of two that start together first.
+  });
+  std::vector<bool> nested(calls.size(), false);
+  int64_t outer_end = INT64_MIN;
+  for (const size_t i : order) {
+    if (calls[i].begin_ns < outer_end) {
+      nested[i] = true;
+    } else {
+      outer_end = calls[i].end_ns;
+    }
+  }
+  return nested;
+}
+
 ThreadAnalysis AnalyseThread(ThreadTimeline thread, int32_t none_operation,
                              const IntervalList* inherited_operations, const IntervalList* gpu_busy,
                              bool locate_lines) {
@@ -142,15 +164,21 @@ ThreadAnalysis AnalyseThread(ThreadTimeline thread, int32_t none_operation,
     gpu_busy = &own_busy;
   }
   CountTransitions(thread.cpu_events, operations, base, none_operation, analysis.transitions);
-  for (const NativeCall& call : thread.native_calls) {
+  const std::vector<bool> nested = NestedCalls(thread.native_calls);
+  for (size_t i = 0; i < thread.native_calls.size(); ++i) {
+    const NativeCall& call = thread.native_calls[i];
     const int32_t operation = OperationAt(operations, call.begin_ns, none_operation);
     const bool has_user = call.user_location != kNoLabel;
+    const int64_t ns = call.end_ns - call.begin_ns;
+    const int64_t outer_ns = nested[i] ? 0 : ns;
     LineCost& cost = analysis.lines[{operation, has_user ? call.user_location : call.location,
                                      has_user ? call.user_line : call.line}];
-    cost.ns += call.end_ns - call.begin_ns;
+    cost.ns += ns;
+    cost.outer_ns += outer_ns;
     ++cost.calls;
     LineCost& library = analysis.library_lines[{operation, call.location, call.line}];
-    library.ns += call.end_ns - call.begin_ns;
+    library.ns += ns;
+    library.outer_ns += outer_ns;
     ++library.calls;
   }
   if (locate_lines) {
@@ -176,10 +204,12 @@ void AddInto(ThreadAnalysis& total, const ThreadAnalysis& part) {
   for (const auto& [key, cost] : part.lines) {
     total.lines[key].ns += cost.ns;
     total.lines[key].calls += cost.calls;
+    total.lines[key].outer_ns += cost.outer_ns;
   }
   for (const auto& [key, cost] : part.library_lines) {
     total.library_lines[key].ns += cost.ns;
     total.library_lines[key].calls += cost.calls;
+    total.library_lines[key].outer_ns += cost.outer_ns;
   }
 }
 

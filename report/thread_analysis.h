@@ -45,6 +45,10 @@ struct LineKey {
 struct LineCost {
   int64_t ns = 0;
   uint64_t calls = 0;
+  // Of ns, the calls nested in no other native call of the thread (a
+  // callback's calls are inside the call that made it): unlike ns, these
+  // never count a stretch of time twice.
+  int64_t outer_ns = 0;
 };
 
 // A CUDA call CUPTI saw, placed: the operation and Python line (the

@@ -116,6 +116,26 @@ TEST_CASE("Transitions are counted per operation and native time per Python line
   CHECK(analysis.lines.at({kBackprop, 8, 13}).ns == 10);
 }
 
+TEST_CASE("A line's outer time counts a callback's native calls once", "[analysis]") {
+  ThreadTimeline thread = Thread(0, 100);
+  thread.python = true;
+  // Line 7:42 calls into native code [10,60) that calls back into Python,
+  // which makes two native calls of its own (line 8:3), recorded first as
+  // they return first; then a call [70,80) on its own.
+  thread.native_calls = {{20, 30, Category::kBackend, 8, 3},
+                         {40, 50, Category::kBackend, 8, 3},
+                         {10, 60, Category::kBackend, 7, 42},
+                         {70, 80, Category::kBackend, 8, 3}};
+  const ThreadAnalysis analysis = AnalyseThread(thread, kNone);
+  const LineCost& outer = analysis.lines.at({kNone, 7, 42});
+  CHECK(outer.ns == 50);
+  CHECK(outer.outer_ns == 50);
+  const LineCost& inner = analysis.lines.at({kNone, 8, 3});
+  CHECK(inner.ns == 30);        // Inclusive: both nested calls and the last one.
+  CHECK(inner.outer_ns == 10);  // Only the call inside no other.
+  CHECK(analysis.library_lines.at({kNone, 8, 3}).outer_ns == 10);
+}
+
 TEST_CASE("A thread without operations of its own takes the main thread's", "[analysis]") {
   ThreadTimeline main_thread = Thread(0, 100);
   main_thread.python = true;
