@@ -8,6 +8,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "unmatched_functions.h"
 
 namespace rlscope::report {
 
@@ -137,14 +138,49 @@ std::string TransitionTable(const ProcessReport& process) {
 std::string LineTable(const ProcessReport& process) {
   if (process.python_lines.empty()) return "";
   std::vector<LineRow> lines = process.python_lines;
-  std::sort(lines.begin(), lines.end(), [](const LineRow& a, const LineRow& b) { return a.ns > b.ns; });
+  // By outer_ns: a callback's native calls inside a line's call are that
+  // line's time once, not again (inclusive ns would add up past the run).
+  std::sort(lines.begin(), lines.end(), [](const LineRow& a, const LineRow& b) { return a.outer_ns > b.outer_ns; });
   std::vector<std::vector<std::string>> table = {{"operation", "native time", "calls", "where"}};
-  for (size_t i = 0; i < lines.size() && i < 8; ++i) {
-    table.push_back({lines[i].operation, FormatDuration(lines[i].ns), absl::StrCat(lines[i].calls),
+  for (size_t i = 0; i < lines.size() && i < 8 && lines[i].outer_ns > 0; ++i) {
+    table.push_back({lines[i].operation, FormatDuration(lines[i].outer_ns), absl::StrCat(lines[i].calls),
                      FormatLine(lines[i])});
   }
   return "  Python lines by the native time they caused (your code's lines; library lines in report.json):\n" +
          FormatTable(table, /*left_last=*/true);
+}
+
+// UnmatchedSection: when a notable share of the process's time is in no
+// operation, the functions it was spent under and the rule lines that
+// would name them (unmatched_functions.h).
+std::string UnmatchedSection(const ProcessReport& process) {
+  constexpr double kShownFromShare = 0.05;
+  const UnmatchedTime unmatched = ExplainUnmatched(process);
+  if (unmatched.thread_ns <= 0 || unmatched.none_ns < kShownFromShare * static_cast<double>(unmatched.thread_ns)) {
+    return "";
+  }
+  std::string out = absl::StrFormat("  (none): %s, %.0f%% of thread time, is in no operation.",
+                                    FormatDuration(unmatched.none_ns),
+                                    100.0 * static_cast<double>(unmatched.none_ns) / unmatched.thread_ns);
+  if (unmatched.functions.empty()) {
+    return out + " No native call was made in it (Python time alone): name its phases with "
+                 "`with rlscope.operation(\"NAME\"):`.\n";
+  }
+  out += " Native time in it, by function:\n";
+  std::vector<std::string> rules;
+  for (const UnmatchedFunction& function : unmatched.functions) {
+    out += absl::StrFormat("    %10s  %s  (%s)%s\n", FormatDuration(function.ns), function.function, function.file,
+                           function.rule.empty() ? "  top-level code: wrap its phases in "
+                                                   "`with rlscope.operation(\"NAME\"):`"
+                                                 : "");
+    if (!function.rule.empty()) rules.push_back(function.rule);
+  }
+  if (!rules.empty()) {
+    out += "  To name them, put these lines in a file (OPERATION: simulation, inference, backprop, replay or a "
+           "name of your own) and run again with --rules FILE:\n";
+    for (const std::string& rule : rules) out += "    " + rule + "\n";
+  }
+  return out;
 }
 
 // WaitSection: the process's blocked thread time (category Wait), which
@@ -429,6 +465,7 @@ std::string FormatReportText(const RunReport& report) {
     out += WaitSection(process);
     out += TransitionTable(process);
     out += LineTable(process);
+    out += UnmatchedSection(process);
     out += GpuSection(process);
     for (const std::string& problem : process.problems) out += "  ! " + problem + "\n";
   }
@@ -445,3 +482,4 @@ std::string FormatReportText(const RunReport& report) {
 }
 
 }  // namespace rlscope::report
+

@@ -18,6 +18,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from e2e_support import ARGS, ProfiledRun, main  # noqa: E402
 
 PROGRAM = os.path.join(os.path.dirname(os.path.abspath(__file__)), "python_programs", "unconventional_rl.py")
+OPAQUE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "python_programs", "opaque_phases.py")
 
 
 def has_torch():
@@ -109,6 +110,43 @@ class UnconventionalScript(unittest.TestCase):
         self.assertTrue(any("/torch/" in line["code"] and not line["user_code"] for line in library), library)
         with open(os.path.join(run.out, "report.txt")) as f:
             self.assertIn("dqn: loss.backward()", f.read())
+
+class UnmatchedTimeExplained(unittest.TestCase):
+    """Bad input: a program whose operations cannot be inferred gets its
+    (none) explained, with rule lines that, pasted, name its phases."""
+
+    def setUp(self):
+        probe = subprocess.run([ARGS.python, "-c", "import numpy"], capture_output=True, timeout=120)
+        if probe.returncode != 0:
+            self.skipTest(f"{ARGS.python} cannot import numpy")
+
+    def test_the_largest_unmatched_function_comes_with_a_rule_that_names_it(self):
+        run = ProfiledRun(self, [ARGS.python, OPAQUE, "150"], options=("--quiet",))
+        (process,) = run.report["processes"]
+        unmatched = process["unmatched"]
+        self.assertGreater(unmatched["none_ns"], 0.5 * process["traced_thread_ns"], unmatched)
+        first = unmatched["functions"][0]
+        self.assertEqual((first["function"], os.path.basename(first["file"]), first["user_code"]),
+                         ("Kiln.fire", os.path.basename(OPAQUE), True), unmatched)
+        # Its native time is at most what the program's own clock saw in it.
+        fire_ns = json.loads(run.result.stdout.strip().splitlines()[-1])["fire_s"] * 1e9
+        self.assertLessEqual(first["ns"], fire_ns)
+        self.assertGreater(first["ns"], 0.3 * fire_ns)
+        with open(os.path.join(run.out, "report.txt")) as f:
+            text = f.read()
+        self.assertIn("is in no operation", text)
+        self.assertIn(first["rule"], text)
+        # Pasted with an operation chosen, the rule names the phase.
+        rules = os.path.join(run.dir, "mine.rules")
+        with open(rules, "w") as f:
+            f.write(first["rule"].replace("OPERATION", "firing") + "\n")
+        named = ProfiledRun(self, [ARGS.python, OPAQUE, "150"], options=("--quiet", "--rules", rules))
+        (process,) = named.report["processes"]
+        totals = time_by_operation(named.report, process["pid"])
+        self.assertGreater(totals.get("firing", 0), first["ns"] * 0.5, totals)
+        self.assertLess(totals.get("(none)", 0), 0.05 * process["traced_thread_ns"], totals)
+        self.assertEqual(process["unmatched"]["functions"], [])
+
 
 if __name__ == "__main__":
     main(extra_arguments=("--python", "--share"))
