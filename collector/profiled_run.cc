@@ -26,6 +26,7 @@
 #include "machine_fingerprint.h"
 #include "overhead_model.h"
 #include "receiver.h"
+#include "report_room.h"
 #include "run_directory.h"
 #include "run_metadata.h"
 #include "run_report.h"
@@ -353,13 +354,18 @@ absl::StatusOr<ProfileOutcome> ProfileCommand(const ProfileRequest& request) {
   }
   absl::StatusOr<std::string> socket_path = MakeSocketPath();
   if (!socket_path.ok()) return absl::InternalError(socket_path.status().message());
+  // --keep-free 0 lets the trace fill the disk: room is held (before the
+  // trace can take it) for what is written after it. Otherwise the space
+  // kept free is that room.
+  const uint64_t keep_free = request.keep_free_bytes.value_or(DefaultKeepFree(request.run_dir));
+  ReportRoom report_room(request.run_dir, /*hold=*/keep_free == 0);
   absl::StatusOr<std::unique_ptr<Receiver>> receiver =
       Receiver::Listen(*socket_path, (std::filesystem::path(request.run_dir) / "trace").string());
   if (!receiver.ok()) {
     RemoveSocket(*socket_path);
     return absl::InternalError(receiver.status().message());
   }
-  (*receiver)->KeepFree(request.keep_free_bytes.value_or(DefaultKeepFree(request.run_dir)), prefix);
+  (*receiver)->KeepFree(keep_free, prefix);
 
   SignalGuard signals(request.give_terminal);
   std::vector<std::string> warnings;
@@ -445,6 +451,7 @@ absl::StatusOr<ProfileOutcome> ProfileCommand(const ProfileRequest& request) {
   }
   receiver->reset();
   RemoveSocket(*socket_path);
+  report_room.Release();  // The trace is closed: its room is for what follows.
 
   if (absl::Status copied = CopyRules(request.run_dir, rule_files); !copied.ok()) {
     std::cerr << prefix << ": " << copied.message() << "\n";

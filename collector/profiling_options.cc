@@ -37,7 +37,9 @@ const char kProfilingOptionsHelp[] = R"HELP(  --rules FILE         more operatio
   --keep-free SIZE     stop writing the trace (the command runs on; what
                        was written stays readable) when the filesystem of
                        the output directory has less than SIZE free
-                       (e.g. 20G; 0: write until it is full), so a long
+                       (e.g. 20G; 0: write until it is full, up to
+                       room set aside for the reports: the smaller of
+                       8M and a quarter of the free space), so a long
                        run cannot fill the disk the command itself writes
                        to. default: the smaller of 1G and 5% of that
                        filesystem

@@ -10,6 +10,7 @@
 #include "report_html.h"
 #include "report_json.h"
 #include "report_text.h"
+#include "report_room.h"
 #include "run_report.h"
 
 namespace rlscope::collector {
@@ -65,6 +66,9 @@ damaged; 1 DIR could not be analysed; 2 usage error.
 ReportOutcome WriteReport(const std::string& run_dir, report::RunReport* analysed,
                           const std::string& calibration_path) {
   ReportOutcome outcome;
+  // The room a killed collector left behind (report_room.h) takes space
+  // these files need.
+  StaleReportRoomRemoved(run_dir);
   absl::StatusOr<report::RunReport> run = report::LoadRunReport(run_dir, calibration_path);
   if (!run.ok()) {
     outcome.status = run.status();
