@@ -30,6 +30,7 @@ inline constexpr std::string_view kNvtxRange = "nvtx_range";          // NVTX ra
 inline constexpr std::string_view kNativeProcess = "native_process";  // start + exit of a traced native process
 // Python sites, suffixed "@MAJOR.MINOR":
 inline constexpr std::string_view kPythonCall = "python_call";              // function call + return seen
+inline constexpr std::string_view kPythonCallSite = "python_call_site";     // a Python function's call seen at its site (3.12+)
 inline constexpr std::string_view kPythonBuiltin = "python_builtin";        // interpreter builtin call seen
 inline constexpr std::string_view kPythonTransition = "python_transition";  // Python -> native call recorded
 inline constexpr std::string_view kPythonOperation = "python_operation";    // inferred operation boundary: push or pop

@@ -103,9 +103,9 @@ struct Case {
   // outruns the flusher, and dropping an event is cheaper than recording
   // it, which would be priced instead. Real programs record far slower.
   int ring_events_per_iteration = 0;
-  // A cost each iteration also pays, measured by an earlier case.
-  std::string subtract_site;
-  double subtract_per_iteration = 0;
+  // Costs each iteration also pays, measured by earlier cases: site, how
+  // many times an iteration pays it.
+  std::vector<std::pair<std::string, double>> subtract;
   // Profiling set-up of the profiled run(s).
   std::vector<std::string> rule_files;
   std::vector<std::string> simulator_patterns;
@@ -255,8 +255,8 @@ class Sweep {
                                 ? 1
                                 : static_cast<double>(c.iterations) * c.events_per_iteration;
       double per_event = (measured - base) / events;
-      if (!c.subtract_site.empty()) {
-        per_event -= Cost(c.subtract_site) * c.subtract_per_iteration / c.events_per_iteration;
+      for (const auto& [site, per_iteration] : c.subtract) {
+        per_event -= Cost(site) * per_iteration / c.events_per_iteration;
       }
       samples.push_back(per_event);
     }
@@ -496,8 +496,7 @@ std::vector<Case> BuildCases(const Layout& layout, const CudaSetup& cuda, const 
     // Outer call recorded, inner one nested: minus the recorded one.
     Case nested(std::string(cal::kNestedHook), {native, "--case", "trampoline_nested"});
     nested.simulator_patterns = {sim_pattern};
-    nested.subtract_site = std::string(cal::kTrampoline);
-    nested.subtract_per_iteration = 1;
+    nested.subtract = {{std::string(cal::kTrampoline), 1}};
     nested.ring_events_per_iteration = 1;
     cases.push_back(nested);
   }
@@ -554,18 +553,23 @@ std::vector<Case> BuildCases(const Layout& layout, const CudaSetup& cuda, const 
     // Per-call costs include the slowdown of the loop's own few bytecodes
     // (CPython 3.11 runs all bytecode slower while a profile function is
     // set; see calibration/README.md for why that is not modelled apart).
-    for (std::string_view name : {cal::kPythonCall, cal::kPythonBuiltin, cal::kPythonTransition}) {
+    // python_call_site (3.12+) before python_call, whose calls are also
+    // seen at their site: priced apart, it is subtracted there.
+    for (std::string_view name : {cal::kPythonCallSite, cal::kPythonCall, cal::kPythonBuiltin, cal::kPythonTransition}) {
       if (!can(name)) continue;
       Case c(site(name), {python, script, "--case", std::string(name)});
       c.ring_events_per_iteration = name == cal::kPythonTransition ? 1 : 0;
+      if (name == cal::kPythonCall && can(cal::kPythonCallSite)) {
+        c.subtract = {{site(cal::kPythonCallSite), 1}};
+      }
       cases.push_back(c);
     }
     if (!can("python_operation")) continue;
     // Each iteration is a Python call too, and two boundaries.
     Case operation(site(cal::kPythonOperation), {python, script, "--case", "python_operation"});
     operation.events_per_iteration = 2;
-    operation.subtract_site = site(cal::kPythonCall);
-    operation.subtract_per_iteration = 1;
+    operation.subtract = {{site(cal::kPythonCall), 1}};
+    if (can(cal::kPythonCallSite)) operation.subtract.push_back({site(cal::kPythonCallSite), 1});
     operation.ring_events_per_iteration = 2;
     operation.rule_files = {rules};
     cases.push_back(operation);

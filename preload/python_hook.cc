@@ -44,6 +44,7 @@
 #include "code_range.h"
 #include "gpu_activity_queue.h"
 #include "problem_notice.h"
+#include "python_abi.h"
 #include "raw_log.h"
 #include "recorder.h"
 #include "rule_file.h"
@@ -60,6 +61,10 @@ struct PyThreadState;
 struct PyInterpreterState;
 using Py_ssize_t = intptr_t;
 using ProfileFunction = int (*)(PyObject*, PyFrameObject*, int, PyObject*);
+// What tells a running frame from every other while it runs: its
+// PyFrameObject* under the profile function, its _PyInterpreterFrame*
+// under sys.monitoring (which passes no frame; python_monitoring below).
+using FrameKey = const void*;
 
 // PyTrace_* event codes (stable across CPython 3.x).
 constexpr int kTraceCall = 0;
@@ -101,6 +106,19 @@ struct PythonApi {
   const void* cfunction_type = nullptr;
   const void* cmethod_type = nullptr;
   const void* method_descriptor_type = nullptr;
+  // sys.monitoring (3.12+; python_monitoring section).
+  PyThreadState* (*thread_state_get)() = nullptr;
+  PyFrameObject* (*eval_get_frame)() = nullptr;  // Attach, and a layout the hook cannot read.
+  PyObject* (*eval_get_globals)() = nullptr;
+  int (*code_addr_to_line)(PyObject*, int) = nullptr;
+  PyObject* (*cfunction_new)(void*, PyObject*, PyObject*) = nullptr;  // PyCFunction_NewEx
+  PyObject* (*dict_new)() = nullptr;
+  int (*dict_set_item_string)(PyObject*, const char*, PyObject*) = nullptr;
+  PyObject* (*method_function)(PyObject*) = nullptr;
+  void* (*type_get_slot)(const void*, int) = nullptr;
+  const void* function_type = nullptr;
+  const void* method_type = nullptr;
+  PyObject* none = nullptr;
   PyObject* (*import_module)(const char*) = nullptr;           // Attach only: blocking calls.
   PyObject* (*call_object)(PyObject*, PyObject*) = nullptr;    // Attach only: blocking calls.
   // The interpreter's own code (the executable or libpython): calls into it
@@ -116,9 +134,9 @@ PythonApi g_api;
 //   PyMethodDescrObject:  PyObject_HEAD, d_type, d_name, d_qualname,
 //                         PyMethodDef* d_method (offset 40)
 //   PyMethodDef:          const char* ml_name, void* ml_meth (offset 8)
-constexpr size_t kCFunctionMethodDefOffset = 16;
-constexpr size_t kMethodDescrMethodDefOffset = 40;
-constexpr size_t kMethodDefFunctionOffset = 8;
+constexpr size_t kCFunctionMethodDefOffset = RLSCOPE_PY_CFUNCTION_METHOD_DEF_OFFSET;
+constexpr size_t kMethodDescrMethodDefOffset = RLSCOPE_PY_METHOD_DESCR_METHOD_DEF_OFFSET;
+constexpr size_t kMethodDefFunctionOffset = RLSCOPE_PY_METHOD_DEF_FUNCTION_OFFSET;
 
 inline const void* TypeOf(PyObject* object) {
   return *reinterpret_cast<void* const*>(reinterpret_cast<const char*>(object) + sizeof(Py_ssize_t));
@@ -171,7 +189,7 @@ inline bool Recorded(uintptr_t function, bool* wait) {
 // The first kLayoutChecks calls compare each candidate with the API's answer;
 // a candidate that is right every time is used from then on, and if none is
 // (another layout), the API stays in use.
-constexpr size_t kFrameInterpreterFrameOffset = 24;
+constexpr size_t kFrameInterpreterFrameOffset = RLSCOPE_PY_FRAME_INTERPRETER_FRAME_OFFSET;
 constexpr size_t kCodeOffsetCandidates[] = {32, 0};
 constexpr int kLayoutChecks = 256;
 int g_layout_checks = 0;
@@ -231,6 +249,9 @@ struct CodeInfo {
   uint32_t code_id;  // Interned "qualname (file:firstline)".
   int16_t rule;
   bool user_code;  // The user's own (code_origin.h), not a package's or the standard library's.
+  // sys.monitoring: its starts and returns are not watched (python_monitoring).
+  bool quiet;
+  bool quiet_decided;
   // Line numbers of the few places the code makes native calls from:
   // PyFrame_GetLineNumber scans the line table, too slow for every call.
   static constexpr int kLines = 4;
@@ -242,14 +263,14 @@ struct CodeInfo {
 // A Python frame we must see return: an inferred operation, a callback
 // into Python from native code, or both.
 struct WatchedFrame {
-  PyFrameObject* frame;
+  FrameKey frame;
   uint64_t begin_ticks;
   uint32_t operation_id;  // 0: opens no operation.
   bool callback;
 };
 
 struct NativeCall {
-  PyFrameObject* frame;
+  FrameKey frame;
   uintptr_t function;  // C_RETURN is matched by frame and C function: 3.12
                        // passes a fresh bound-method object to each event.
   uint64_t begin_ticks;
@@ -281,17 +302,17 @@ std::atomic<uint64_t> g_entries_given_up{0};
 // scan), so it never says no wrongly. 8 KiB a thread, touched sparsely.
 constexpr int kFilterSlots = 4096;
 
-inline unsigned FilterSlot(const PyFrameObject* frame) {
+inline unsigned FilterSlot(FrameKey frame) {
   const uintptr_t address = reinterpret_cast<uintptr_t>(frame);
   return static_cast<unsigned>((address >> 4) ^ (address >> 16)) % kFilterSlots;
 }
 
-inline void FilterAdd(uint8_t* filter, const PyFrameObject* frame) {
+inline void FilterAdd(uint8_t* filter, FrameKey frame) {
   uint8_t& count = filter[FilterSlot(frame)];
   if (count != UINT8_MAX) ++count;
 }
 
-inline void FilterRemove(uint8_t* filter, const PyFrameObject* frame) {
+inline void FilterRemove(uint8_t* filter, FrameKey frame) {
   uint8_t& count = filter[FilterSlot(frame)];
   if (count != UINT8_MAX) --count;
 }
@@ -309,8 +330,12 @@ struct PythonThread {
   // so a native call made from library code can be tied to the user's line
   // that led to it (kPythonUserLine). Greenlet switches can leave stale
   // entries: a full stack is reset.
-  PyFrameObject* user_frames[kMaxDepth];
+  FrameKey user_frames[kMaxDepth];
   CodeInfo* user_codes[kMaxDepth];
+  // Under sys.monitoring, which passes no frame to read a line from: each
+  // user frame's code object and the offset of its latest call.
+  PyObject* user_code_objects[kMaxDepth];
+  int user_offsets[kMaxDepth];
   int user_depth;
   // The last kPythonUserLine recorded (code id 0: "no user frame").
   uint32_t user_line_code_id;
@@ -323,9 +348,13 @@ inline void GiveUp(uint64_t entries) {
 }
 
 // OnCurrentStack: `ancestor` is a caller of `frame` on this Python stack.
-// Only asked when a stack is full (rare): it walks the frame chain.
-bool OnCurrentStack(PyFrameObject* frame, const PyFrameObject* ancestor) {
-  if (g_api.frame_get_back == nullptr) return false;
+// Only asked when a stack is full (rare): it walks the frame chain. Under
+// sys.monitoring there is no frame object to walk (`frame` null): a full
+// stack is then taken as stale and reset, which a real nesting over
+// kMaxDepth watched frames deep (deep recursion of an operation) costs the
+// outer entries.
+bool OnCurrentStack(PyFrameObject* frame, FrameKey ancestor) {
+  if (frame == nullptr || g_api.frame_get_back == nullptr) return false;
   PyFrameObject* back = g_api.frame_get_back(frame);
   while (back != nullptr) {
     // New reference, but the frame stays alive: it is running.
@@ -385,12 +414,26 @@ long LongAttribute(PyObject* object, const char* name) {
 
 void FreeCodeInfo(void* info) { free(info); }
 
-// LookUpCode: the frame's code object's info, computed once per code object
+// LookUpCode: a code object's info, computed once per code object
 // (attribute reads, interning, rule matching) and kept in its co_extra.
-CodeInfo* SetUpCode(PyObject* code, PyFrameObject* frame);
+// `globals` (the running frame's module globals, borrowed; may be null)
+// is read only the first time, for class rules.
+CodeInfo* SetUpCode(PyObject* code, PyObject* globals);
 
-CodeInfo* LookUpCode(PyFrameObject* frame) {
-  PyObject* code = CodeOf(frame);
+// GlobalsOf: the frame's globals, a borrowed reference valid while it runs.
+PyObject* GlobalsOf(PyFrameObject* frame) {
+  if (g_api.frame_get_globals == nullptr) return nullptr;
+  PyObject* globals = g_api.frame_get_globals(frame);  // New reference, held by the running frame too.
+  if (globals == nullptr) {
+    g_api.err_clear();
+    return nullptr;
+  }
+  g_api.dec_ref(globals);
+  return globals;
+}
+
+template <typename GlobalsSource>
+CodeInfo* LookUpCodeObject(PyObject* code, GlobalsSource&& globals) {
   void* extra = nullptr;
   if (__builtin_expect(g_api.get_extra(code, g_api.extra_index, &extra) == 0 && extra != nullptr, 1)) {
     return static_cast<CodeInfo*>(extra);
@@ -399,11 +442,15 @@ CodeInfo* LookUpCode(PyFrameObject* frame) {
   // First sight of this code object: slow (attribute lookups, interning,
   // rule matching), so it times itself for the correction.
   const uint64_t begin = NowTicks();
-  CodeInfo* info = SetUpCode(code, frame);
+  CodeInfo* info = SetUpCode(code, globals());
   if (ThreadBuffer* buffer = t_state.buffer; buffer != nullptr) {
     buffer->CountOverhead(wire::OverheadKind::kCodeSetup, NowTicks() - begin);
   }
   return info;
+}
+
+CodeInfo* LookUpCode(PyFrameObject* frame) {
+  return LookUpCodeObject(CodeOf(frame), [&] { return GlobalsOf(frame); });
 }
 
 std::vector<std::string>* g_class_attributes = nullptr;  // ClassAttributesAskedFor, set with the rules.
@@ -416,18 +463,13 @@ std::vector<std::string>* g_class_attributes = nullptr;  // ClassAttributesAsked
 // class is looked up from the module's globals by its qualified name,
 // never by the frame's arguments: reading a running frame's locals is not
 // safe on every version. Once per code object (attribute reads, GIL held).
-ClassFacts ClassFactsOf(PyFrameObject* frame, const std::string& qualname) {
+ClassFacts ClassFactsOf(PyObject* globals, const std::string& qualname) {
   ClassFacts facts;
   std::vector<std::string>& names = facts.hierarchy;
   const size_t last_dot = qualname.rfind('.');
   if (last_dot == std::string::npos || qualname.find('<') < last_dot) return facts;
-  if (g_api.frame_get_globals == nullptr || g_api.dict_get_item_string == nullptr || g_api.tuple_size == nullptr ||
+  if (globals == nullptr || g_api.dict_get_item_string == nullptr || g_api.tuple_size == nullptr ||
       g_api.tuple_get_item == nullptr || g_api.type_get_flags == nullptr) {
-    return facts;
-  }
-  PyObject* globals = g_api.frame_get_globals(frame);  // New reference.
-  if (globals == nullptr) {
-    g_api.err_clear();
     return facts;
   }
   PyObject* current = nullptr;  // Owned once an attribute lookup made it.
@@ -447,7 +489,6 @@ ClassFacts ClassFactsOf(PyFrameObject* frame, const std::string& qualname) {
     }
     if (next == nullptr) {
       g_api.err_clear();
-      g_api.dec_ref(globals);
       return facts;
     }
     current = next;
@@ -477,11 +518,10 @@ ClassFacts ClassFactsOf(PyFrameObject* frame, const std::string& qualname) {
     }
   }
   if (owned) g_api.dec_ref(current);
-  g_api.dec_ref(globals);
   return facts;
 }
 
-CodeInfo* SetUpCode(PyObject* code, PyFrameObject* frame) {
+CodeInfo* SetUpCode(PyObject* code, PyObject* globals) {
   auto* info = static_cast<CodeInfo*>(calloc(1, sizeof(CodeInfo)));
   if (info == nullptr) return nullptr;
   const std::string qualname = StringAttribute(code, "co_qualname");
@@ -496,7 +536,7 @@ CodeInfo* SetUpCode(PyObject* code, PyFrameObject* frame) {
     bool classes_read = false;
     ClassFacts classes;
     const int rule = MatchOperationRule(*g_rule_list, facts, [&]() -> const ClassFacts& {
-      if (!classes_read) classes = ClassFactsOf(frame, qualname);
+      if (!classes_read) classes = ClassFactsOf(globals, qualname);
       classes_read = true;
       return classes;
     });
@@ -558,22 +598,27 @@ bool WatchOf(const PythonThread* thread, const CodeInfo* code, bool* callback, u
 }
 
 // TrackUserFrame: a call of the user's own code opens a user frame.
-inline void TrackUserFrame(PythonThread* thread, PyFrameObject* frame, CodeInfo* code) {
+inline void TrackUserFrame(PythonThread* thread, FrameKey frame, CodeInfo* code, PyObject* code_object) {
   if (code == nullptr || !code->user_code) return;
   if (thread->user_depth >= kMaxDepth) thread->user_depth = 0;  // Stale entries (greenlets): start again.
   thread->user_frames[thread->user_depth] = frame;
   thread->user_codes[thread->user_depth] = code;
+  thread->user_code_objects[thread->user_depth] = code_object;
+  thread->user_offsets[thread->user_depth] = -1;
   ++thread->user_depth;
 }
 
-void OnCall(PythonThread* thread, PyFrameObject* frame) {
-  CodeInfo* code = LookUpCode(frame);
-  TrackUserFrame(thread, frame, code);
+// OnCall: `frame` starts (or resumes) running `code`. `legacy_frame`: the
+// frame object under the profile function, null under sys.monitoring;
+// `code_object`: the code under sys.monitoring (for its lines).
+void OnCall(PythonThread* thread, FrameKey frame, CodeInfo* code, PyFrameObject* legacy_frame,
+            PyObject* code_object) {
+  TrackUserFrame(thread, frame, code, code_object);
   bool callback;
   uint32_t operation_id;
   if (!WatchOf(thread, code, &callback, &operation_id)) return;
   if (thread->watched_depth >= kMaxDepth) {
-    if (thread->watched_overflow > 0 || OnCurrentStack(frame, thread->watched[kMaxDepth - 1].frame)) {
+    if (thread->watched_overflow > 0 || OnCurrentStack(legacy_frame, thread->watched[kMaxDepth - 1].frame)) {
       ++thread->watched_overflow;  // Nested past the top: counted, not stored.
       return;
     }
@@ -587,7 +632,10 @@ void OnCall(PythonThread* thread, PyFrameObject* frame) {
   FilterAdd(thread->watched_filter, frame);
 }
 
-void OnReturn(PythonThread* thread, PyFrameObject* frame) {
+// OnReturn: `frame` returns (or suspends). `code_of()` gives its code's
+// info, asked only while frames past a full stack are open.
+template <typename CodeOfFrame>
+void OnReturn(PythonThread* thread, FrameKey frame, CodeOfFrame&& code_of) {
   if (thread->user_depth > 0 && thread->user_frames[thread->user_depth - 1] == frame) --thread->user_depth;
   int depth = thread->watched_depth;
   if (depth == 0) return;
@@ -601,7 +649,7 @@ void OnReturn(PythonThread* thread, PyFrameObject* frame) {
   if (thread->watched_overflow > 0) {
     bool callback;
     uint32_t operation_id;
-    if (WatchOf(thread, LookUpCode(frame), &callback, &operation_id)) --thread->watched_overflow;
+    if (WatchOf(thread, code_of(), &callback, &operation_id)) --thread->watched_overflow;
     return;
   }
   // Below the top after a stack switch (greenlets) or a missed return; not
@@ -614,16 +662,29 @@ void OnReturn(PythonThread* thread, PyFrameObject* frame) {
   CloseWatchedAbove(thread, depth - 1, NowTicks());
 }
 
-uint16_t LineOf(CodeInfo* code, PyFrameObject* frame) {
-  const int lasti = g_api.frame_get_lasti(frame);
+// CachedLine: the line of instruction `lasti` of `code` from its few
+// cached places, computing it with `line_of()` on a miss.
+template <typename LineOfInstruction>
+uint16_t CachedLine(CodeInfo* code, int lasti, LineOfInstruction&& line_of) {
   for (int i = 0; i < CodeInfo::kLines; ++i) {
     if (code->lasti[i] == lasti) return code->line[i];
   }
-  const int line = g_api.frame_get_line_number(frame);
+  const int line = line_of();
   const int slot = code->next_line++ % CodeInfo::kLines;
   code->lasti[slot] = lasti;
   code->line[slot] = static_cast<uint16_t>(line < 0 ? 0 : (line > 65535 ? 65535 : line));
   return code->line[slot];
+}
+
+uint16_t LineOf(CodeInfo* code, PyFrameObject* frame) {
+  return CachedLine(code, g_api.frame_get_lasti(frame), [&] { return g_api.frame_get_line_number(frame); });
+}
+
+// LineAt: the line of the instruction at byte `offset` of `code_object`
+// (sys.monitoring's offsets), cached in its info like LineOf.
+uint16_t LineAt(CodeInfo* code, PyObject* code_object, int offset) {
+  if (offset < 0 || g_api.code_addr_to_line == nullptr) return 0;
+  return CachedLine(code, offset, [&] { return g_api.code_addr_to_line(code_object, offset); });
 }
 
 // MarkUserLine: before a native call made from library code, record the
@@ -634,9 +695,12 @@ void MarkUserLine(PythonThread* thread) {
   uint32_t code_id = 0;
   uint16_t line = 0;
   if (thread->user_depth > 0) {
-    CodeInfo* code = thread->user_codes[thread->user_depth - 1];
+    const int top = thread->user_depth - 1;
+    CodeInfo* code = thread->user_codes[top];
     code_id = code->code_id;
-    line = LineOf(code, thread->user_frames[thread->user_depth - 1]);
+    line = thread->user_code_objects[top] != nullptr
+               ? LineAt(code, thread->user_code_objects[top], thread->user_offsets[top])
+               : LineOf(code, const_cast<PyFrameObject*>(static_cast<const PyFrameObject*>(thread->user_frames[top])));
   }
   if (thread->user_line_recorded && thread->user_line_code_id == code_id && thread->user_line == line) return;
   if (!thread->user_line_recorded && code_id == 0) return;  // Nothing to undo.
@@ -646,15 +710,19 @@ void MarkUserLine(PythonThread* thread) {
   thread->user_line = line;
 }
 
-void OnNativeCall(PythonThread* thread, PyFrameObject* frame, PyObject* callable) {
-  const uintptr_t function = NativeFunctionOf(callable);
+// OnNativeCall: `frame` calls C function `function` (0: unknown).
+// `where(&code, &line)` tells the calling code and line, asked only for a
+// call that is recorded.
+template <typename Where>
+void OnNativeCall(PythonThread* thread, FrameKey frame, uintptr_t function, PyFrameObject* legacy_frame,
+                  Where&& where) {
   bool wait;
   if (!Recorded(function, &wait)) {
     CountUnrecorded(wire::OverheadKind::kPythonBuiltin);
     return;
   }
   if (thread->call_depth >= kMaxDepth) {
-    if (thread->call_overflow > 0 || OnCurrentStack(frame, thread->calls[kMaxDepth - 1].frame)) {
+    if (thread->call_overflow > 0 || OnCurrentStack(legacy_frame, thread->calls[kMaxDepth - 1].frame)) {
       ++thread->call_overflow;  // Nested past the top: counted, not stored.
       return;
     }
@@ -663,9 +731,10 @@ void OnNativeCall(PythonThread* thread, PyFrameObject* frame, PyObject* callable
     memset(thread->call_filter, 0, sizeof(thread->call_filter));
     g_stack_resets.fetch_add(1, std::memory_order_relaxed);
   }
-  CodeInfo* code = LookUpCode(frame);
+  CodeInfo* code = nullptr;
+  uint16_t line = 0;
+  where(&code, &line);
   const uint32_t code_id = code != nullptr ? code->code_id : 0;
-  const uint16_t line = code != nullptr ? LineOf(code, frame) : 0;
   if (code == nullptr || !code->user_code) MarkUserLine(thread);
   thread->calls[thread->call_depth] = {frame, function, NowTicks(), code_id, line, wait};
   ++thread->call_depth;
@@ -678,7 +747,10 @@ void PopCalls(PythonThread* thread, int first) {
   thread->call_depth = first;
 }
 
-void OnNativeReturn(PythonThread* thread, PyFrameObject* frame, PyObject* callable) {
+// OnNativeReturn: a C call made by `frame` returns; `function_of()` tells
+// which C function it was, asked only when something is open there.
+template <typename FunctionOf>
+void OnNativeReturn(PythonThread* thread, FrameKey frame, FunctionOf&& function_of) {
   // Most returns are of filtered builtins with nothing open, or in another
   // frame than the open calls: rejected before resolving the function.
   int depth = thread->call_depth;
@@ -688,7 +760,7 @@ void OnNativeReturn(PythonThread* thread, PyFrameObject* frame, PyObject* callab
       // One of the calls past the top returns (they nest): only what the
       // call side would have stored counts.
       bool wait;
-      if (Recorded(NativeFunctionOf(callable), &wait)) --thread->call_overflow;
+      if (Recorded(function_of(), &wait)) --thread->call_overflow;
       return;
     }
     if (thread->call_filter[FilterSlot(frame)] == 0) return;  // Not on the stack: no scan.
@@ -699,7 +771,7 @@ void OnNativeReturn(PythonThread* thread, PyFrameObject* frame, PyObject* callab
     if (depth == 0) return;
   }
   const NativeCall& call = thread->calls[depth - 1];
-  if (NativeFunctionOf(callable) != call.function) return;
+  if (function_of() != call.function) return;
   const uint64_t now = NowTicks();
   if (!call.wait) {
     Record(wire::EventKind::kPythonCall, call.code_id, call.begin_ticks, now, call.function, call.line);
@@ -713,28 +785,326 @@ void OnNativeReturn(PythonThread* thread, PyFrameObject* frame, PyObject* callab
   PopCalls(thread, depth - 1);
 }
 
+// ProfileHook: the profile-function backend (CPython 3.10, 3.11; 3.12+
+// when sys.monitoring is not to be had).
 int ProfileHook(PyObject*, PyFrameObject* frame, int what, PyObject* arg) {
   PythonThread* thread = CurrentPythonThread();
   if (thread == nullptr) return 0;
   switch (what) {
     case kTraceCall:
       CountUnrecorded(wire::OverheadKind::kPythonCall);
-      OnCall(thread, frame);
+      OnCall(thread, frame, LookUpCode(frame), frame, nullptr);
       break;
     case kTraceReturn:
-      OnReturn(thread, frame);
+      OnReturn(thread, frame, [&] { return LookUpCode(frame); });
       break;
     case kTraceCCall:
-      OnNativeCall(thread, frame, arg);
+      OnNativeCall(thread, frame, NativeFunctionOf(arg), frame, [&](CodeInfo** code, uint16_t* line) {
+        *code = LookUpCode(frame);
+        *line = *code != nullptr ? LineOf(*code, frame) : 0;
+      });
       break;
     case kTraceCReturn:
     case kTraceCException:
-      OnNativeReturn(thread, frame, arg);
+      OnNativeReturn(thread, frame, [&] { return NativeFunctionOf(arg); });
       break;
     default:
       break;
   }
   return 0;
+}
+
+// --- sys.monitoring (PEP 669): the backend for CPython 3.12+ ---------------
+//
+// On 3.12 the profile function is itself emulated on sys.monitoring, and
+// the emulation materialises a frame object for every event; it also
+// reports C calls only for builtin functions and method descriptors, so a
+// jitted JAX function or a numpy ufunc (objects of their own C types)
+// leaves no trace. Here rlscope is a sys.monitoring tool of its own: its
+// C callbacks (PyCFunction objects, registered from sitecustomize.py)
+// receive the code object and instruction offset, and a CALL event for
+// every callable. A frame is told by its interpreter frame, read from the
+// thread state (no frame object is made).
+//
+//   PY_START, PY_RESUME, PY_THROW   -> OnCall (a generator's resumption is
+//                                      a call, as under the profile function)
+//   PY_RETURN, PY_YIELD, PY_UNWIND  -> OnReturn
+//   CALL of a non-Python callable   -> OnNativeCall (what its type runs:
+//                                      the C function, vectorcall or tp_call)
+//   C_RETURN, C_RAISE               -> OnNativeReturn
+//
+// Where an event cannot matter the callback returns sys.monitoring.DISABLE,
+// and the interpreter stops making it there:
+//   - starts and returns of a library's code (not the user's own) that
+//     matches no rule and was first entered outside any native call: it
+//     opens no operation, is no user frame, and is taken as no callback
+//     from native code. What that misses: such code called back from
+//     native code later (its time inside the native call then counts as
+//     the native call's, not as Python);
+//   - a call site whose callable is inside the interpreter (len,
+//     isinstance, list.append, a class, an instance of a Python class):
+//     Python time, never recorded. What that misses: the same site
+//     calling a native function later (a duck-typed `x.copy()` given a
+//     dict first, then a numpy array), whose time then counts as Python.
+// Calls of Python functions stay enabled (their starts follow), as does
+// every site that called a recorded (native or blocking) function.
+// RLSCOPE_PYTHON_DISABLE=0 turns both off.
+
+// Where the running frame is: 3.12 keeps it in tstate->cframe->current_frame,
+// 3.13 in tstate->current_frame. Found at attach (DiscoverFrameLayout) by
+// where the attaching frame is; checked on the first kFrameChecks starts.
+struct FrameLayout {
+  int tstate_offset = -1;
+  bool through_cframe = false;  // 3.12: a _PyCFrame* whose first word is the frame.
+};
+FrameLayout g_frame_layout;
+bool g_monitoring = false;  // The backend in use for this process.
+constexpr int kFrameChecks = 256;
+int g_frame_checks = 0;
+// After a failed check: frame objects (PyEval_GetFrame) tell frames apart
+// instead, slower (each frame then gets one) but layout-free.
+bool g_frame_objects = false;
+
+// Layouts 3.12 and 3.13 share (python_abi.h).
+constexpr size_t kTypeVectorcallOffset = RLSCOPE_PY_TYPE_VECTORCALL_OFFSET;
+constexpr unsigned long kTypeHasVectorcall = RLSCOPE_PY_TPFLAGS_HAVE_VECTORCALL;
+constexpr int kSlotTpCall = RLSCOPE_PY_TP_CALL_SLOT;
+constexpr size_t kThreadCframeOffset312 = RLSCOPE_PY312_THREAD_CFRAME_OFFSET;
+
+inline FrameKey FrameKeyNow() {
+  if (__builtin_expect(!g_frame_objects, 1)) {
+    const void* tstate = g_api.thread_state_get();
+    uintptr_t word = LoadPointer(tstate, static_cast<size_t>(g_frame_layout.tstate_offset));
+    if (g_frame_layout.through_cframe && word != 0) word = LoadPointer(reinterpret_cast<const void*>(word), 0);
+    return reinterpret_cast<FrameKey>(word);
+  }
+  return g_api.eval_get_frame();  // Borrowed; lives as long as its frame.
+}
+
+// CheckFrameLayout: on the first starts, the frame read must be running
+// `code` (an interpreter frame's first word is its code; 3.14 tags it in
+// the low bits). One miss and frame objects are used from then on, the
+// stacks started again (their entries were keyed the other way).
+void CheckFrameLayout(PythonThread* thread, FrameKey frame, PyObject* code) {
+  ++g_frame_checks;
+  const uintptr_t first = frame != nullptr ? LoadPointer(frame, 0) & ~uintptr_t{7} : 0;
+  if (first == reinterpret_cast<uintptr_t>(code)) return;
+  g_frame_objects = true;
+  CloseWatchedAbove(thread, 0, NowTicks());
+  PopCalls(thread, 0);
+  thread->user_depth = 0;
+  ReportProblem("python-frames", "could not read the running frame on this Python; frames are told apart by "
+                                 "frame objects instead (slower)");
+}
+
+inline int OffsetOf(PyObject* offset) { return static_cast<int>(g_api.long_as_long(offset)); }
+
+inline PyObject* RunningGlobals() { return g_api.eval_get_globals(); }  // Borrowed.
+
+// CallableFunction: the C code a call of `callable` runs, or 0 with
+// *python set for a Python function (its PY_START follows). For other
+// objects, what their type runs for a call: the vectorcall function the
+// object carries, else tp_call (numpy's ufuncs and jaxlib's jitted
+// functions have their own; instances of Python classes run the
+// interpreter's slot_tp_call, which is inside it: not a transition).
+uintptr_t CallableFunction(PyObject* callable, bool* python) {
+  *python = false;
+  if (callable == nullptr) return 0;
+  const void* type = TypeOf(callable);
+  if (type == g_api.cfunction_type || type == g_api.cmethod_type || type == g_api.method_descriptor_type) {
+    return NativeFunctionOf(callable);
+  }
+  if (type == g_api.function_type) {
+    *python = true;
+    return 0;
+  }
+  if (type == g_api.method_type) {
+    PyObject* function = g_api.method_function(callable);  // Borrowed.
+    if (function != nullptr && TypeOf(function) == g_api.function_type) {
+      *python = true;
+      return 0;
+    }
+    if (function == nullptr) return 0;
+    callable = function;
+    type = TypeOf(callable);
+    if (type == g_api.cfunction_type || type == g_api.cmethod_type || type == g_api.method_descriptor_type) {
+      return NativeFunctionOf(callable);
+    }
+  }
+  if ((g_api.type_get_flags(type) & kTypeHasVectorcall) != 0) {
+    const auto offset = static_cast<Py_ssize_t>(LoadPointer(type, kTypeVectorcallOffset));
+    if (offset > 0) {
+      if (const uintptr_t vectorcall = LoadPointer(callable, static_cast<size_t>(offset)); vectorcall != 0) {
+        return vectorcall;
+      }
+    }
+  }
+  return reinterpret_cast<uintptr_t>(g_api.type_get_slot(type, kSlotTpCall));
+}
+
+// The callbacks (METH_FASTCALL). None is immortal on 3.12+: returned as
+// is, without a reference of its own.
+PyObject* g_disable = nullptr;  // sys.monitoring.DISABLE, or None when disabling is off.
+
+// Quiet: whether `code`'s starts and returns can be disabled, decided at
+// its first start (see above).
+inline bool Quiet(const PythonThread* thread, CodeInfo* code) {
+  if (code == nullptr) return false;
+  if (!code->quiet_decided) {
+    code->quiet_decided = true;
+    code->quiet = !code->user_code && code->rule == kNoRule && thread->call_depth == 0 && thread->call_overflow == 0;
+  }
+  return code->quiet;
+}
+
+PyObject* MonitorStart(PyObject*, PyObject* const* args, Py_ssize_t nargs) {  // code, offset
+  PythonThread* thread = CurrentPythonThread();
+  if (thread == nullptr || nargs < 1) return g_api.none;
+  PyObject* code = args[0];
+  const FrameKey frame = FrameKeyNow();
+  if (__builtin_expect(g_frame_checks < kFrameChecks, 0) && !g_frame_objects) {
+    CheckFrameLayout(thread, frame, code);
+    if (g_frame_objects) return g_api.none;  // Keyed the other way from the next event on.
+  }
+  CountUnrecorded(wire::OverheadKind::kPythonCall);
+  CodeInfo* info = LookUpCodeObject(code, RunningGlobals);
+  if (Quiet(thread, info)) return g_disable;
+  OnCall(thread, frame, info, nullptr, code);
+  return g_api.none;
+}
+
+PyObject* MonitorReturn(PyObject*, PyObject* const* args, Py_ssize_t nargs) {  // code, offset, value
+  PythonThread* thread = CurrentPythonThread();
+  if (thread == nullptr || nargs < 1) return g_api.none;
+  CodeInfo* info = LookUpCodeObject(args[0], RunningGlobals);
+  if (info != nullptr && info->quiet) return g_disable;
+  OnReturn(thread, FrameKeyNow(), [&] { return info; });
+  return g_api.none;
+}
+
+// MonitorUnwind: PY_UNWIND is not a local event: DISABLE may not be
+// returned from it.
+PyObject* MonitorUnwind(PyObject*, PyObject* const* args, Py_ssize_t nargs) {  // code, offset, exception
+  PythonThread* thread = CurrentPythonThread();
+  if (thread == nullptr || nargs < 1) return g_api.none;
+  OnReturn(thread, FrameKeyNow(), [&] { return LookUpCodeObject(args[0], RunningGlobals); });
+  return g_api.none;
+}
+
+// MonitorThrow: PY_THROW (a generator resumed with an exception) is not
+// local either.
+PyObject* MonitorThrow(PyObject*, PyObject* const* args, Py_ssize_t nargs) {  // code, offset, exception
+  PythonThread* thread = CurrentPythonThread();
+  if (thread == nullptr || nargs < 1) return g_api.none;
+  CodeInfo* info = LookUpCodeObject(args[0], RunningGlobals);
+  if (info != nullptr && info->quiet) return g_api.none;
+  OnCall(thread, FrameKeyNow(), info, nullptr, args[0]);
+  return g_api.none;
+}
+
+PyObject* MonitorCall(PyObject*, PyObject* const* args, Py_ssize_t nargs) {  // code, offset, callable, arg0
+  PythonThread* thread = CurrentPythonThread();
+  if (thread == nullptr || nargs < 3) return g_api.none;
+  const FrameKey frame = FrameKeyNow();
+  // The user's line is the one of its frame's latest call.
+  if (thread->user_depth > 0 && thread->user_frames[thread->user_depth - 1] == frame) {
+    thread->user_offsets[thread->user_depth - 1] = OffsetOf(args[1]);
+  }
+  bool python;
+  const uintptr_t function = CallableFunction(args[2], &python);
+  if (python) {  // Its start, if watched, is counted apart.
+    CountUnrecorded(wire::OverheadKind::kPythonCallSite);
+    return g_api.none;
+  }
+  if (bool wait; !Recorded(function, &wait)) {
+    CountUnrecorded(wire::OverheadKind::kPythonBuiltin);
+    return g_disable;
+  }
+  OnNativeCall(thread, frame, function, nullptr, [&](CodeInfo** code, uint16_t* line) {
+    *code = LookUpCodeObject(args[0], RunningGlobals);
+    *line = *code != nullptr ? LineAt(*code, args[0], OffsetOf(args[1])) : 0;
+  });
+  return g_api.none;
+}
+
+PyObject* MonitorNativeReturn(PyObject*, PyObject* const* args, Py_ssize_t nargs) {  // code, offset, callable, arg0
+  PythonThread* thread = CurrentPythonThread();
+  if (thread == nullptr || nargs < 3) return g_api.none;
+  OnNativeReturn(thread, FrameKeyNow(), [&] {
+    bool python;
+    return CallableFunction(args[2], &python);
+  });
+  return g_api.none;
+}
+
+// PyMethodDef, as CPython lays it out.
+struct MethodDef {
+  const char* name;
+  PyObject* (*function)(PyObject*, PyObject* const*, Py_ssize_t);
+  int flags;
+  const char* doc;
+};
+constexpr int kMethFastcall = RLSCOPE_PY_METH_FASTCALL;
+MethodDef g_monitor_start{"rlscope_py_start", &MonitorStart, kMethFastcall, nullptr};
+MethodDef g_monitor_return{"rlscope_py_return", &MonitorReturn, kMethFastcall, nullptr};
+MethodDef g_monitor_unwind{"rlscope_py_unwind", &MonitorUnwind, kMethFastcall, nullptr};
+MethodDef g_monitor_throw{"rlscope_py_throw", &MonitorThrow, kMethFastcall, nullptr};
+MethodDef g_monitor_call{"rlscope_call", &MonitorCall, kMethFastcall, nullptr};
+MethodDef g_monitor_native_return{"rlscope_c_return", &MonitorNativeReturn, kMethFastcall, nullptr};
+
+// DiscoverFrameLayout: where the thread state keeps the running frame,
+// told by the attaching frame (sitecustomize's, which makes the ctypes call).
+bool DiscoverFrameLayout(int minor) {
+  if (g_api.eval_get_frame == nullptr || g_api.thread_state_get == nullptr) return false;
+  PyFrameObject* frame = g_api.eval_get_frame();  // Borrowed.
+  if (frame == nullptr) return false;
+  const uintptr_t running = LoadPointer(frame, kFrameInterpreterFrameOffset);
+  const void* tstate = g_api.thread_state_get();
+  if (running == 0 || tstate == nullptr) return false;
+  if (minor == 12) {
+    const uintptr_t cframe = LoadPointer(tstate, kThreadCframeOffset312);
+    if (cframe == 0 || LoadPointer(reinterpret_cast<const void*>(cframe), 0) != running) return false;
+    g_frame_layout = {static_cast<int>(kThreadCframeOffset312), true};
+    return true;
+  }
+  // 3.13+: a field of the thread state itself, past its list links.
+  for (size_t offset = RLSCOPE_PY_THREAD_FRAME_SCAN_BEGIN; offset < RLSCOPE_PY_THREAD_FRAME_SCAN_END;
+       offset += sizeof(void*)) {
+    if (LoadPointer(tstate, offset) == running) {
+      g_frame_layout = {static_cast<int>(offset), false};
+      return true;
+    }
+  }
+  return false;
+}
+
+// MonitoringCallbacks: {event name: callback} for sitecustomize.py to
+// register, or null (the profile function is used instead).
+PyObject* MonitoringCallbacks() {
+  if (g_api.cfunction_new == nullptr || g_api.dict_new == nullptr || g_api.dict_set_item_string == nullptr ||
+      g_api.none == nullptr || g_api.function_type == nullptr || g_api.method_type == nullptr ||
+      g_api.method_function == nullptr || g_api.type_get_slot == nullptr || g_api.type_get_flags == nullptr ||
+      g_api.eval_get_globals == nullptr || g_api.long_as_long == nullptr) {
+    return nullptr;
+  }
+  PyObject* callbacks = g_api.dict_new();
+  if (callbacks == nullptr) return nullptr;
+  const std::pair<const char*, MethodDef*> events[] = {
+      {"PY_START", &g_monitor_start},   {"PY_RESUME", &g_monitor_start},  {"PY_THROW", &g_monitor_throw},
+      {"PY_RETURN", &g_monitor_return}, {"PY_YIELD", &g_monitor_return},  {"PY_UNWIND", &g_monitor_unwind},
+      {"CALL", &g_monitor_call},        {"C_RETURN", &g_monitor_native_return},
+      {"C_RAISE", &g_monitor_native_return}};
+  for (const auto& [event, definition] : events) {
+    PyObject* callback = g_api.cfunction_new(definition, nullptr, nullptr);
+    const bool stored = callback != nullptr && g_api.dict_set_item_string(callbacks, event, callback) == 0;
+    if (callback != nullptr) g_api.dec_ref(callback);
+    if (!stored) {
+      g_api.err_clear();
+      g_api.dec_ref(callbacks);
+      return nullptr;
+    }
+  }
+  return callbacks;
 }
 
 // --- Attaching ----------------------------------------------------------------
@@ -753,7 +1123,9 @@ __thread bool t_installing_hook __attribute__((tls_model("initial-exec")));
 // also from cProfile and torch.profiler). One that is not ours means our
 // hook is gone from this thread: record it so the report can say so.
 int AuditHook(const char* event, PyObject*, void*) {
-  if (!t_installing_hook && g_recording && t_python != nullptr && strcmp(event, "sys.setprofile") == 0) {
+  // Under sys.monitoring another tool's profile function runs beside ours.
+  if (!t_installing_hook && !g_monitoring && g_recording && t_python != nullptr &&
+      strcmp(event, "sys.setprofile") == 0) {
     RecordInstant(wire::EventKind::kPythonHookReplaced, 0);
   }
   return 0;
@@ -875,6 +1247,18 @@ bool ResolvePythonApi() {
   g_api.cfunction_type = dlsym(RTLD_DEFAULT, "PyCFunction_Type");
   g_api.cmethod_type = dlsym(RTLD_DEFAULT, "PyCMethod_Type");
   g_api.method_descriptor_type = dlsym(RTLD_DEFAULT, "PyMethodDescr_Type");
+  Resolve(g_api.thread_state_get, "PyThreadState_Get");
+  Resolve(g_api.eval_get_frame, "PyEval_GetFrame");
+  Resolve(g_api.eval_get_globals, "PyEval_GetGlobals");
+  Resolve(g_api.code_addr_to_line, "PyCode_Addr2Line");
+  Resolve(g_api.cfunction_new, "PyCFunction_NewEx");
+  Resolve(g_api.dict_new, "PyDict_New");
+  Resolve(g_api.dict_set_item_string, "PyDict_SetItemString");
+  Resolve(g_api.method_function, "PyMethod_Function");
+  Resolve(g_api.type_get_slot, "PyType_GetSlot");
+  g_api.function_type = dlsym(RTLD_DEFAULT, "PyFunction_Type");
+  g_api.method_type = dlsym(RTLD_DEFAULT, "PyMethod_Type");
+  g_api.none = static_cast<PyObject*>(dlsym(RTLD_DEFAULT, "_Py_NoneStruct"));
   Resolve(g_api.import_module, "PyImport_ImportModule");
   Resolve(g_api.call_object, "PyObject_CallObject");
   g_api.interpreter = CodeRangeContaining(reinterpret_cast<const void*>(g_api.set_profile));
@@ -935,6 +1319,7 @@ uint64_t PythonEntriesGivenUp() { return g_entries_given_up.load(std::memory_ord
 
 int AttachPythonAllThreads(const char* name) {
   if (!g_recording || !ResolvePythonApi()) return 0;
+  g_monitoring = false;  // Also after a sys.monitoring attach that did not go through.
   LoadRules();
   PostPythonVersion();
   t_installing_hook = true;
@@ -957,10 +1342,38 @@ int AttachPythonAllThreads(const char* name) {
 
 int AttachPythonCurrentThread(const char* name) {
   if (!g_recording || !ResolvePythonApi()) return 0;
-  SetProfile();
+  if (!g_monitoring) SetProfile();  // sys.monitoring covers every thread already.
   CurrentPythonThread();
   if (name != nullptr) NameCurrentThread(name);
   return 1;
+}
+
+// PrepareMonitoring: the sys.monitoring callbacks to register, or null
+// when this process is to use the profile function.
+PyObject* PrepareMonitoring(const char* name, const char* holder, PyObject* disable) {
+  if (!g_recording || !ResolvePythonApi()) return nullptr;
+  using VersionFunction = const char* (*)();
+  auto version = reinterpret_cast<VersionFunction>(dlsym(RTLD_DEFAULT, "Py_GetVersion"));
+  const char* text = version != nullptr ? version() : nullptr;
+  int major = 0, minor = 0;
+  if (text == nullptr || sscanf(text, "%d.%d", &major, &minor) != 2 || major != 3 || minor < 12) return nullptr;
+  if (holder != nullptr) {
+    ReportProblem("python-monitor", "the sys.monitoring tool ids rlscope can take are held (by %s): Python is "
+                  "captured with the profile function instead (slower on this Python, and blind to calls of "
+                  "callables other than builtins, such as jitted JAX functions)", holder);
+    return nullptr;
+  }
+  if (!DiscoverFrameLayout(minor)) return nullptr;
+  const char* disabling = getenv("RLSCOPE_PYTHON_DISABLE");
+  g_disable = disable != nullptr && (disabling == nullptr || strcmp(disabling, "0") != 0) ? disable : g_api.none;
+  PyObject* callbacks = MonitoringCallbacks();
+  if (callbacks == nullptr) return nullptr;
+  LoadRules();
+  PostPythonVersion();
+  g_monitoring = true;
+  CurrentPythonThread();  // Marks the attaching thread as a Python thread now.
+  if (name != nullptr) NameCurrentThread(name);
+  return callbacks;
 }
 
 }  // namespace rlscope::preload
@@ -969,6 +1382,21 @@ int AttachPythonCurrentThread(const char* name) {
 // `thread_name`: Python's name of the calling thread (threading), or null.
 extern "C" __attribute__((visibility("default"))) int rlscope_python_attach(const char* thread_name) {
   return rlscope::preload::AttachPythonAllThreads(thread_name);
+}
+
+// sys.monitoring (3.12+): the callbacks to register, as a new reference to
+// {event name: callable}, or None when this Python is to be captured with
+// the profile function (rlscope_python_attach) instead. `holder`: the names
+// of the tools that hold the ids rlscope can take, or null when one is free.
+// `disable`: sys.monitoring.DISABLE (borrowed: the module keeps it).
+extern "C" __attribute__((visibility("default"))) void* rlscope_python_monitoring_prepare(const char* thread_name,
+                                                                                          const char* holder,
+                                                                                          void* disable) {
+  // ctypes' py_object takes a reference of its own: the dict's is kept (it
+  // lives as long as the process anyway), None is immortal.
+  void* callbacks = rlscope::preload::PrepareMonitoring(
+      thread_name, holder, static_cast<rlscope::preload::PyObject*>(disable));
+  return callbacks != nullptr ? callbacks : static_cast<void*>(rlscope::preload::g_api.none);
 }
 
 extern "C" __attribute__((visibility("default"))) int rlscope_python_attach_thread(const char* thread_name) {

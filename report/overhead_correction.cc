@@ -339,6 +339,9 @@ void WindowRemovals(const ThreadTimeline& thread, Estimator& estimator, TimeCorr
         case wire::OverheadKind::kPythonBuiltin:
           outside += estimator.Python(cal::kPythonBuiltin, window.count).value_or(0) * count;
           break;
+        case wire::OverheadKind::kPythonCallSite:
+          outside += estimator.Python(cal::kPythonCallSite, window.count).value_or(0) * count;
+          break;
         case wire::OverheadKind::kNestedHook:
           inside += estimator.Plain(cal::kNestedHook, window.count).value_or(0) * count;  // Inside hooked calls.
           break;

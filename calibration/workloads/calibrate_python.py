@@ -2,17 +2,24 @@
 """rlscope's Python micro-workloads for `rlscope calibrate`: each case makes
 one kind of call in a timed loop, run with and without profiling to price
 what rlscope's Python hook does for it (README.md next to this file).
-Standard library only; CPython 3.11 and 3.12.
+Standard library only; CPython 3.11 to 3.13.
 
   calibrate_python.py --case NAME --iterations N [--burst B [--pause-ms P]]
                                                    time N iterations, print one JSON line
   calibrate_python.py --list                       the cases this interpreter can run
 
-Cases (the hook is the C-level profile function of preload/python_hook.cc):
+Cases (the hook of preload/python_hook.cc: the C-level profile function, or
+on 3.12+ a sys.monitoring tool):
+  python_call_site   3.12+: a call of a standard-library Python function
+                     (copy._copy_immutable, `return x`): sys.monitoring's CALL
+                     event at the call site; its start and return are
+                     disabled after the first (no rule, not the user's code)
   python_call        a small Python function (about 30 bytecodes, see below):
-                     call + return, nothing recorded
+                     call + return, nothing recorded (on 3.12+ less its call
+                     site's cost, python_call_site: calibrate subtracts it)
   python_builtin     len(), which lives inside the interpreter: the hook sees
-                     the C call, checks where it lives, records nothing
+                     the C call, checks where it lives, records nothing (on
+                     3.12+ its call site is then disabled: about 0)
   python_transition  a C function of an extension module in its own shared
                      object: one Python->native transition recorded
   python_operation   a Python function named rlscope_calibrate_operation,
@@ -30,6 +37,7 @@ bursts, so that rlscope's per-thread event ring never fills (a full ring
 drops events, a cheaper path than recording them).
 """
 import argparse
+import copy
 import importlib
 import json
 import os
@@ -96,6 +104,13 @@ def loop_python_call(n):
         f(state)
 
 
+def loop_python_call_site(n):
+    f = copy._copy_immutable  # The standard library's: no rule, not the user's own.
+    x = ()
+    for _ in range(n):
+        f(x)
+
+
 def loop_python_builtin(n):
     f = len
     x = ()
@@ -153,6 +168,8 @@ def cases():
                              {"python_calls_per_iteration": 1, "function": "rlscope_calibrate_operation"}),
         "process": (None, 0, {}),
     }
+    if sys.version_info >= (3, 12) and callable(getattr(copy, "_copy_immutable", None)):
+        found["python_call_site"] = (loop_python_call_site, 1, {"callee": "copy._copy_immutable"})
     fields, loop, problem = transition_callee()
     if fields is not None:
         found["python_transition"] = (loop, 1, fields)
@@ -239,7 +256,7 @@ def main():
         parser.error("give one of --case, --list")
     available, transition_problem = cases()
     if args.list:
-        for name in ("python_call", "python_builtin", "python_transition", "python_operation",
+        for name in ("python_call_site", "python_call", "python_builtin", "python_transition", "python_operation",
                      "process"):
             if name in available:
                 print(name)

@@ -26,12 +26,59 @@ def _rlscope_attach():
     except AttributeError:
         return  # The preload is not loaded in this process.
     attach.argtypes = attach_thread.argtypes = [ctypes.c_char_p]
-    if not attach(threading.current_thread().name.encode("utf-8", "replace")):
+    name = threading.current_thread().name.encode("utf-8", "replace")
+    if not _attach_monitoring(process, name) and not attach(name):
         return
     _attach_new_threads(threading, attach_thread)
 
 
+# sys.monitoring tool ids rlscope may take, in order: ones CPython names
+# no use for. Not PROFILER_ID (2): cProfile and profile take it on 3.12+,
+# and a program using them must not fail because rlscope holds it; nor
+# DEBUGGER_ID (0), COVERAGE_ID (1) or OPTIMIZER_ID (5).
+_MONITORING_TOOL_IDS = (4, 3)
+
+
+def _attach_monitoring(process, name):
+    # CPython 3.12+: rlscope is a sys.monitoring tool (PEP 669) of its own;
+    # the C side gives the callbacks. Both ids taken by other tools: say so
+    # (the report carries it) and use the profile function.
+    # RLSCOPE_PYTHON_HOOK=profile asks for the profile function anyway (to
+    # compare the two).
+    import ctypes
+    import os
+    import sys
+
+    monitoring = getattr(sys, "monitoring", None)
+    prepare = getattr(process, "rlscope_python_monitoring_prepare", None)
+    if monitoring is None or prepare is None or os.environ.get("RLSCOPE_PYTHON_HOOK") == "profile":
+        return False
+    prepare.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.py_object]
+    prepare.restype = ctypes.py_object
+    free = [tool for tool in _MONITORING_TOOL_IDS if monitoring.get_tool(tool) is None]
+    tool = free[0] if free else None
+    holders = ", ".join(str(monitoring.get_tool(tool)) for tool in _MONITORING_TOOL_IDS)
+    callbacks = prepare(name, None if free else holders.encode("utf-8", "replace"), monitoring.DISABLE)
+    if callbacks is None:
+        return False
+    try:
+        monitoring.use_tool_id(tool, "rlscope")
+        events = 0
+        for event, callback in callbacks.items():
+            number = getattr(monitoring.events, event)
+            monitoring.register_callback(tool, number, callback)
+            events |= number
+        monitoring.set_events(tool, events)
+    except Exception:  # Then the profile function (the caller attaches it).
+        if monitoring.get_tool(tool) == "rlscope":
+            monitoring.set_events(tool, 0)
+            monitoring.free_tool_id(tool)
+        return False
+    return True
+
+
 def _attach_new_threads(threading, attach_thread):
+    # Under sys.monitoring every thread is seen already: this names it.
     # On 3.11 a profile function is per thread: each threading.Thread gets
     # the C hook as it starts. Not through threading.setprofile, which
     # the program can see (threading.getprofile()) and replace: the

@@ -142,8 +142,12 @@ enum class OverheadKind : uint16_t {
   kThreadSetup = 4,     // A thread's first event: claiming (mapping) its ring.
   kCodeSetup = 5,       // The Python hook's first sight of a code object: names, rule match.
   kFlusherWake = 6,     // Waking the flusher when a ring is half full (a futex syscall).
+  // Counted (sys.monitoring, CPython 3.12+): a call of a Python function
+  // seen at its call site (its start is counted apart, as kPythonCall,
+  // where it is watched at all).
+  kPythonCallSite = 7,
 };
-inline constexpr int kOverheadKindCount = 7;  // Array size: kinds are 1..6.
+inline constexpr int kOverheadKindCount = 8;  // Array size: kinds are 1..7.
 
 // Event.flags of kCuptiApi.
 enum CuptiApiFlags : uint16_t {

@@ -1,0 +1,123 @@
+#!/usr/bin/env python3
+"""End-to-end tests of the sys.monitoring backend (CPython 3.12+), with a
+standard-library program (python_programs/stdlib_rl.py) that prints what it
+did: the ground truth of each check. Run with an interpreter of 3.12 or
+later (test/CMakeLists.txt finds one; without one the test is not added).
+
+  python_monitoring_e2e_test.py --rlscope BIN --python PYTHON
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from e2e_support import ARGS, ProfiledRun, main, scratch_dir  # noqa: E402
+
+PROGRAM = os.path.join(os.path.dirname(os.path.abspath(__file__)), "python_programs", "stdlib_rl.py")
+STEPS = 300
+
+
+def instances(process):
+    counted = {}
+    for row in process["transitions"]:
+        counted[row["operation"]] = max(counted.get(row["operation"], 0), row["operation_instances"])
+    return counted
+
+
+def time_of(report, pid, operation):
+    return sum(row["ns"] for row in report["rows"]
+               if row["process"] == pid and row["operation"] == operation and row["resource"] != "GPU")
+
+
+def calls_at(process, function):
+    return sum(line["calls"] for line in process["python_lines"] if line["function"] == function)
+
+
+class Monitoring(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        version = subprocess.run([ARGS.python, "-c", "import sys; print(sys.version_info >= (3, 12))"],
+                                 capture_output=True, text=True, timeout=60)
+        if version.stdout.strip() != "True":
+            raise unittest.SkipTest(f"{ARGS.python} is older than 3.12: no sys.monitoring")
+        plain = subprocess.run([ARGS.python, PROGRAM, str(STEPS)], capture_output=True, text=True, timeout=120,
+                               check=True)
+        cls.plain_stdout = plain.stdout
+        cls.did = json.loads(plain.stdout.strip().splitlines()[-1])
+
+    def profile(self, env=None):
+        run = ProfiledRun(self, [ARGS.python, PROGRAM, str(STEPS)], options=("--quiet",), env=env)
+        (process,) = run.report["processes"]
+        return run, process
+
+    def test_the_program_runs_as_it_does_without_rlscope(self):
+        # Its own cProfile included: rlscope leaves it the profiler's tool id.
+        run, _ = self.profile()
+        self.assertEqual(run.result.stdout, self.plain_stdout)
+        self.assertTrue(self.did["cprofile_saw_sum"])
+
+    def test_operations_and_native_calls_of_every_kind_are_seen(self):
+        _, process = self.profile()
+        self.assertEqual(process["problems"], [])
+        counted = instances(process)
+        # Every reset (the first, one per wall) and step is simulation, the
+        # steps that hit a wall included: their exception closed it.
+        self.assertEqual(counted.get("simulation"), 1 + self.did["walls"] + self.did["steps"], counted)
+        self.assertEqual(counted.get("inference"), self.did["steps"], counted)
+        # Walker.act's line makes two native calls a step, both of callables
+        # of their own C types, which the profile function does not report:
+        # json's C encoder and libc's getpid through ctypes. Corridor.step's
+        # two are an extension module's function and a C method.
+        self.assertEqual(calls_at(process, "Walker.act"), 2 * self.did["steps"])
+        self.assertEqual(calls_at(process, "Corridor.step"), 2 * self.did["steps"])
+        names = {thread["name"] for thread in process["threads"]}
+        self.assertIn("hasher", names)
+
+    def test_a_fork_child_keeps_the_tool(self):
+        script = ("import json, os\n"
+                  "class Walker:\n"
+                  "    def act(self, o):\n"
+                  "        return json.dumps({'o': o})\n"
+                  "pid = os.fork()\n"
+                  "if pid == 0:\n"
+                  "    for i in range(50):\n"
+                  "        Walker().act(i)\n"
+                  "    os._exit(0)\n"
+                  "os.waitpid(pid, 0)\n")
+        run = ProfiledRun(self, [ARGS.python, "-c", script], options=("--quiet",))
+        children = [p for p in run.report["processes"] if p["forked_from"] != 0]
+        self.assertEqual(len(children), 1, run.report["processes"])
+        self.assertEqual(instances(children[0]).get("inference"), 50)
+        self.assertEqual(calls_at(children[0], "Walker.act"), 50)
+
+    def test_the_profile_function_can_be_asked_for_and_misses_other_callables(self):
+        run, process = self.profile(env=dict(os.environ, RLSCOPE_PYTHON_HOOK="profile"))
+        self.check_profile_function(run, process)
+
+    def check_profile_function(self, run, process):
+        self.assertEqual(run.result.stdout, self.plain_stdout)
+        self.assertGreater(time_of(run.report, process["pid"], "inference"), 0)
+        self.assertEqual(calls_at(process, "Walker.act"), 0)
+        self.assertEqual(calls_at(process, "Corridor.step"), 2 * self.did["steps"])
+
+    def test_tool_ids_held_by_other_tools_fall_back_to_the_profile_function(self):
+        # A .pth file of the user's site directory runs before rlscope's
+        # sitecustomize: it takes both ids rlscope would use.
+        base = tempfile.mkdtemp(dir=scratch_dir(self))
+        user_site = subprocess.run([ARGS.python, "-c", "import site; print(site.getusersitepackages())"],
+                                   capture_output=True, text=True, env=dict(os.environ, PYTHONUSERBASE=base),
+                                   timeout=60, check=True).stdout.strip()
+        os.makedirs(user_site)
+        with open(os.path.join(user_site, "claim.pth"), "w") as f:
+            f.write("import sys; sys.monitoring.use_tool_id(3, 'tool-a'); sys.monitoring.use_tool_id(4, 'tool-b')\n")
+        run, process = self.profile(env=dict(os.environ, PYTHONUSERBASE=base))
+        self.assertTrue(any("tool ids rlscope can take are held (by tool-b, tool-a)" in problem
+                            for problem in process["problems"]), process["problems"])
+        self.check_profile_function(run, process)
+
+
+if __name__ == "__main__":
+    main(extra_arguments=("--python",))

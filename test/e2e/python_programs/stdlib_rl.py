@@ -1,0 +1,92 @@
+"""An RL-shaped loop in the standard library alone, for the Python level on
+interpreters that have no numpy or torch (sys.monitoring on 3.12+): an env
+found by its step/reset methods, a policy's act, a buffer, native calls of
+three kinds (an extension module's function, a C method, and callables of
+their own C types: json's C encoder and a ctypes function, which only
+sys.monitoring reports), a
+generator, an exception unwinding out of an operation, a worker thread and
+cProfile used by the program itself. Prints what it did, last, as JSON.
+
+  stdlib_rl.py STEPS
+"""
+import cProfile
+import ctypes
+import hashlib
+import io
+import json
+import pstats
+import sys
+import threading
+
+LIBC = ctypes.CDLL(None)
+
+
+class Corridor:
+    def __init__(self):
+        self.position = 0
+
+    def reset(self):
+        self.position = 0
+        return self.position
+
+    def step(self, action):
+        self.position += action
+        digest = hashlib.sha256(str(self.position).encode()).hexdigest()
+        if self.position % 7 == 0:
+            raise ValueError("a wall")  # Unwinds out of the operation.
+        return self.position, int(digest[:2], 16) / 255.0
+
+
+class Walker:
+    def act(self, observation):
+        encoded, _ = json.dumps({"o": observation}), LIBC.getpid()
+        return 1 if len(encoded) % 2 else 2
+
+
+class TrajectoryBuffer:
+    def __init__(self):
+        self.items = []
+
+    def add(self, item):
+        self.items.append(json.loads(json.dumps(item)))
+
+    def sample(self):
+        for item in self.items[-4:]:
+            yield item
+
+
+def background(results):
+    results.append(sum(len(hashlib.md5(str(i).encode()).hexdigest()) for i in range(2000)))
+
+
+def main():
+    steps = int(sys.argv[1])
+    env, walker, buffer = Corridor(), Walker(), TrajectoryBuffer()
+    worker_results = []
+    worker = threading.Thread(target=background, args=(worker_results,), name="hasher")
+    worker.start()
+    observation = env.reset()
+    walls = 0
+    sampled = 0
+    for _ in range(steps):
+        action = walker.act(observation)
+        try:
+            observation, reward = env.step(action)
+        except ValueError:
+            walls += 1
+            observation = env.reset()
+            continue
+        buffer.add([observation, reward])
+        sampled += len(list(buffer.sample()))
+    worker.join()
+    profile = cProfile.Profile()
+    profile.enable()
+    sum(range(1000))
+    profile.disable()
+    listing = io.StringIO()
+    pstats.Stats(profile, stream=listing).print_stats()
+    print(json.dumps({"steps": steps, "walls": walls, "added": len(buffer.items), "sampled": sampled,
+                      "worker": worker_results, "cprofile_saw_sum": "sum" in listing.getvalue()}))
+
+
+main()
