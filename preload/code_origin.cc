@@ -78,6 +78,10 @@ std::string DottedModule(std::string_view inside) {
 
 }  // namespace
 
+// Where rlscope's own Python files live (share/rlscope/python/ of the
+// build or install tree; collector/run_directory.cc).
+constexpr std::string_view kRlscopePythonDir = "/share/rlscope/python/";
+
 CodeOrigin OriginOfPath(std::string_view path) {
   CodeOrigin origin;
   // The last marker wins: a package installed inside another's folder
@@ -98,6 +102,14 @@ CodeOrigin OriginOfPath(std::string_view path) {
       origin.package_path_offset = best_end;
       return origin;
     }
+  }
+  // rlscope's own Python (its sitecustomize, the rlscope module), in the
+  // build or the install tree: a package, never the user's code.
+  if (path.find(kRlscopePythonDir) != std::string_view::npos) {
+    origin.kind = CodeOrigin::Kind::kPackage;
+    origin.package = "rlscope";
+    origin.package_path_offset = path.find(kRlscopePythonDir) + kRlscopePythonDir.size();
+    return origin;
   }
   // Pseudo-files: the user's typed or exec'd code ("<string>", "<stdin>",
   // a notebook cell) is theirs; anything else in angle brackets is made by

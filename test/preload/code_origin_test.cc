@@ -47,6 +47,14 @@ TEST_CASE("Everything else is the user's code", "[code_origin]") {
   }
 }
 
+TEST_CASE("rlscope's own Python files are a package, not the user's code", "[code_origin]") {
+  const CodeOrigin origin = OriginOfPath("/work/main/build/share/rlscope/python/sitecustomize.py");
+  CHECK(origin.kind == CodeOrigin::Kind::kPackage);
+  CHECK(origin.package == "rlscope");
+  CHECK(OriginOfPath("/usr/local/share/rlscope/python/rlscope/__init__.py").kind == CodeOrigin::Kind::kPackage);
+  CHECK(OriginOfPath("/home/me/rlscope/train.py").kind == CodeOrigin::Kind::kUser);
+}
+
 TEST_CASE("A package's file tells where its path inside site-packages begins", "[code_origin]") {
   const std::string path = "/opt/torch/.venv/lib/python3.12/site-packages/torch/optim/adam.py";
   const CodeOrigin origin = OriginOfPath(path);
