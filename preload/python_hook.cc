@@ -277,6 +277,7 @@ struct NativeCall {
   uint32_t code_id;
   uint16_t line;
   bool wait;  // A blocking call (kPythonWait), else a transition (kPythonCall).
+  uint32_t operation_id;  // The operation the call opened (a wrapped function's rule), or 0.
 };
 
 // Both stacks hold what the hook has seen open on this thread, which is
@@ -710,12 +711,15 @@ void MarkUserLine(PythonThread* thread) {
   thread->user_line = line;
 }
 
+void PopCalls(PythonThread* thread, int first);
+
 // OnNativeCall: `frame` calls C function `function` (0: unknown).
 // `where(&code, &line)` tells the calling code and line, asked only for a
-// call that is recorded.
+// call that is recorded. `operation_id`: an operation the call opens until
+// it returns (0: none).
 template <typename Where>
 void OnNativeCall(PythonThread* thread, FrameKey frame, uintptr_t function, PyFrameObject* legacy_frame,
-                  Where&& where) {
+                  uint32_t operation_id, Where&& where) {
   bool wait;
   if (!Recorded(function, &wait)) {
     CountUnrecorded(wire::OverheadKind::kPythonBuiltin);
@@ -727,8 +731,7 @@ void OnNativeCall(PythonThread* thread, FrameKey frame, uintptr_t function, PyFr
       return;
     }
     // Stale entries: what is open will not be recorded, what follows will.
-    thread->call_depth = 0;
-    memset(thread->call_filter, 0, sizeof(thread->call_filter));
+    PopCalls(thread, 0);
     g_stack_resets.fetch_add(1, std::memory_order_relaxed);
   }
   CodeInfo* code = nullptr;
@@ -736,14 +739,24 @@ void OnNativeCall(PythonThread* thread, FrameKey frame, uintptr_t function, PyFr
   where(&code, &line);
   const uint32_t code_id = code != nullptr ? code->code_id : 0;
   if (code == nullptr || !code->user_code) MarkUserLine(thread);
-  thread->calls[thread->call_depth] = {frame, function, NowTicks(), code_id, line, wait};
+  const uint64_t now = NowTicks();
+  if (operation_id != 0) Record(wire::EventKind::kOperationPush, operation_id, now, now, 0, kInferredSource);
+  thread->calls[thread->call_depth] = {frame, function, now, code_id, line, wait, operation_id};
   ++thread->call_depth;
   FilterAdd(thread->call_filter, frame);
 }
 
-// PopCalls: the open calls from index `first` up leave the stack.
+// PopCalls: the open calls from index `first` up leave the stack,
+// innermost first, closing the operations they opened.
 void PopCalls(PythonThread* thread, int first) {
-  for (int i = first; i < thread->call_depth; ++i) FilterRemove(thread->call_filter, thread->calls[i].frame);
+  uint64_t now = 0;
+  for (int i = thread->call_depth - 1; i >= first; --i) {
+    FilterRemove(thread->call_filter, thread->calls[i].frame);
+    if (thread->calls[i].operation_id != 0) {
+      if (now == 0) now = NowTicks();
+      Record(wire::EventKind::kOperationPop, 0, now, now);
+    }
+  }
   thread->call_depth = first;
 }
 
@@ -799,7 +812,7 @@ int ProfileHook(PyObject*, PyFrameObject* frame, int what, PyObject* arg) {
       OnReturn(thread, frame, [&] { return LookUpCode(frame); });
       break;
     case kTraceCCall:
-      OnNativeCall(thread, frame, NativeFunctionOf(arg), frame, [&](CodeInfo** code, uint16_t* line) {
+      OnNativeCall(thread, frame, NativeFunctionOf(arg), frame, 0, [&](CodeInfo** code, uint16_t* line) {
         *code = LookUpCode(frame);
         *line = *code != nullptr ? LineOf(*code, frame) : 0;
       });
@@ -1002,6 +1015,84 @@ PyObject* MonitorThrow(PyObject*, PyObject* const* args, Py_ssize_t nargs) {  //
   return g_api.none;
 }
 
+// --- Wrapped callables: a jitted function is the function it compiles ------
+//
+// jax.jit(f), and wrappers of other C types made with functools.wraps,
+// keep f as `__wrapped__`. A call of the wrapper runs f's computation
+// (compiled) without running f's code, so no start of f is seen: the call
+// itself takes f's operation rule (a jitted `update` is backprop, a jitted
+// flax `Module.apply` a forward pass), open for as long as it runs.
+// Instances of types without instance dicts cannot hold `__wrapped__`
+// (json's encoder, ctypes' own, numpy's ufuncs): told once per type.
+// A callable looked up and found unwrapped is remembered by its address
+// (a table without references: a new callable at a reused address is
+// taken for unwrapped, its operation missed; rare).
+constexpr int kWrapperTypes = 64;
+const void* g_wrapper_types[kWrapperTypes];
+bool g_wrapper_type_has_dicts[kWrapperTypes];
+int g_wrapper_type_count = 0;
+constexpr size_t kUnwrappedSlots = 1024;
+const void* g_unwrapped[kUnwrappedSlots];
+
+bool InstancesHaveDicts(const void* type) {
+  for (int i = 0; i < g_wrapper_type_count; ++i) {
+    if (g_wrapper_types[i] == type) return g_wrapper_type_has_dicts[i];
+  }
+  PyObject* offset = g_api.get_attr_string(const_cast<PyObject*>(static_cast<const PyObject*>(type)),
+                                           "__dictoffset__");
+  long value = 0;
+  if (offset != nullptr) {
+    value = g_api.long_as_long(offset);
+    g_api.dec_ref(offset);
+  }
+  g_api.err_clear();
+  if (g_wrapper_type_count < kWrapperTypes) {
+    g_wrapper_types[g_wrapper_type_count] = type;
+    g_wrapper_type_has_dicts[g_wrapper_type_count] = value != 0;
+    ++g_wrapper_type_count;
+  }
+  return value != 0;
+}
+
+// WrappedCode: the info of the Python function `callable` wraps, or null.
+CodeInfo* WrappedCode(PyObject* callable) {
+  if (!InstancesHaveDicts(TypeOf(callable))) return nullptr;
+  const size_t slot = (reinterpret_cast<uintptr_t>(callable) >> 4) % kUnwrappedSlots;
+  if (g_unwrapped[slot] == callable) return nullptr;
+  PyObject* wrapped = g_api.get_attr_string(callable, "__wrapped__");  // New reference.
+  if (wrapped == nullptr) {
+    g_api.err_clear();
+    g_unwrapped[slot] = callable;
+    return nullptr;
+  }
+  PyObject* function = TypeOf(wrapped) == g_api.method_type ? g_api.method_function(wrapped) : wrapped;
+  CodeInfo* info = nullptr;
+  if (function != nullptr && TypeOf(function) == g_api.function_type) {
+    PyObject* code = g_api.get_attr_string(function, "__code__");        // New references, held by
+    PyObject* globals = g_api.get_attr_string(function, "__globals__");  // the function meanwhile.
+    if (code != nullptr) info = LookUpCodeObject(code, [&] { return globals; });
+    if (code != nullptr) g_api.dec_ref(code);
+    if (globals != nullptr) g_api.dec_ref(globals);
+    g_api.err_clear();
+  } else {
+    g_unwrapped[slot] = callable;
+  }
+  g_api.dec_ref(wrapped);
+  return info;  // Kept on the code object, which the wrapper keeps alive.
+}
+
+// WrappedOperation: the operation a call of `callable` opens as the
+// function it wraps, or 0.
+uint32_t WrappedOperation(const PythonThread* thread, PyObject* callable) {
+  if (g_rules == nullptr || g_rules->empty()) return 0;
+  const void* type = TypeOf(callable);
+  if (type == g_api.cfunction_type || type == g_api.cmethod_type || type == g_api.method_descriptor_type) return 0;
+  CodeInfo* code = WrappedCode(callable);
+  if (code == nullptr || code->rule == kNoRule) return 0;
+  const CompiledRule& rule = (*g_rules)[static_cast<size_t>(code->rule)];
+  return SuppressedByOpenOperation(thread, rule) ? 0 : rule.operation_id;
+}
+
 PyObject* MonitorCall(PyObject*, PyObject* const* args, Py_ssize_t nargs) {  // code, offset, callable, arg0
   PythonThread* thread = CurrentPythonThread();
   if (thread == nullptr || nargs < 3) return g_api.none;
@@ -1020,7 +1111,7 @@ PyObject* MonitorCall(PyObject*, PyObject* const* args, Py_ssize_t nargs) {  // 
     CountUnrecorded(wire::OverheadKind::kPythonBuiltin);
     return g_disable;
   }
-  OnNativeCall(thread, frame, function, nullptr, [&](CodeInfo** code, uint16_t* line) {
+  OnNativeCall(thread, frame, function, nullptr, WrappedOperation(thread, args[2]), [&](CodeInfo** code, uint16_t* line) {
     *code = LookUpCodeObject(args[0], RunningGlobals);
     *line = *code != nullptr ? LineAt(*code, args[0], OffsetOf(args[1])) : 0;
   });

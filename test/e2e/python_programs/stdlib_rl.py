@@ -3,7 +3,8 @@ interpreters that have no numpy or torch (sys.monitoring on 3.12+): an env
 found by its step/reset methods, a policy's act, a buffer, native calls of
 three kinds (an extension module's function, a C method, and callables of
 their own C types: json's C encoder and a ctypes function, which only
-sys.monitoring reports), a
+sys.monitoring reports), two such callables standing in for jitted
+functions (a C function with a Python function as __wrapped__), a
 generator, an exception unwinding out of an operation, a worker thread and
 cProfile used by the program itself. Prints what it did, last, as JSON.
 
@@ -55,6 +56,23 @@ class TrajectoryBuffer:
             yield item
 
 
+class Planner:
+    def act(self, observation):  # Never runs: a C function stands in for its compiled form.
+        raise AssertionError("not called")
+
+
+def update(batch):  # As above.
+    raise AssertionError("not called")
+
+
+def compiled(function):
+    """A C function that wraps `function` the way jax.jit wraps what it
+    compiles: a callable of a C type with `function` as __wrapped__."""
+    stand_in = ctypes.CDLL(None).getpid
+    stand_in.__wrapped__ = function
+    return stand_in
+
+
 def background(results):
     results.append(sum(len(hashlib.md5(str(i).encode()).hexdigest()) for i in range(2000)))
 
@@ -65,6 +83,7 @@ def main():
     worker_results = []
     worker = threading.Thread(target=background, args=(worker_results,), name="hasher")
     worker.start()
+    jitted_act, jitted_update = compiled(Planner().act), compiled(update)
     observation = env.reset()
     walls = 0
     sampled = 0
@@ -78,6 +97,8 @@ def main():
             continue
         buffer.add([observation, reward])
         sampled += len(list(buffer.sample()))
+        jitted_act()
+        jitted_update()
     worker.join()
     profile = cProfile.Profile()
     profile.enable()
