@@ -252,6 +252,9 @@ struct CodeInfo {
   // sys.monitoring: its starts and returns are not watched (python_monitoring).
   bool quiet;
   bool quiet_decided;
+  // A function a C callable wraps (jax.jit's) whose traced computation
+  // opened a backprop operation: every call of the wrapper is backprop.
+  bool computes_gradient;
   // Line numbers of the few places the code makes native calls from:
   // PyFrame_GetLineNumber scans the line table, too slow for every call.
   static constexpr int kLines = 4;
@@ -278,6 +281,7 @@ struct NativeCall {
   uint16_t line;
   bool wait;  // A blocking call (kPythonWait), else a transition (kPythonCall).
   uint32_t operation_id;  // The operation the call opened (a wrapped function's rule), or 0.
+  CodeInfo* wrapped;      // The Python function the callable wraps, or null.
 };
 
 // Both stacks hold what the hook has seen open on this thread, which is
@@ -719,7 +723,7 @@ void PopCalls(PythonThread* thread, int first);
 // it returns (0: none).
 template <typename Where>
 void OnNativeCall(PythonThread* thread, FrameKey frame, uintptr_t function, PyFrameObject* legacy_frame,
-                  uint32_t operation_id, Where&& where) {
+                  uint32_t operation_id, CodeInfo* wrapped, Where&& where) {
   bool wait;
   if (!Recorded(function, &wait)) {
     CountUnrecorded(wire::OverheadKind::kPythonBuiltin);
@@ -741,7 +745,7 @@ void OnNativeCall(PythonThread* thread, FrameKey frame, uintptr_t function, PyFr
   if (code == nullptr || !code->user_code) MarkUserLine(thread);
   const uint64_t now = NowTicks();
   if (operation_id != 0) Record(wire::EventKind::kOperationPush, operation_id, now, now, 0, kInferredSource);
-  thread->calls[thread->call_depth] = {frame, function, now, code_id, line, wait, operation_id};
+  thread->calls[thread->call_depth] = {frame, function, now, code_id, line, wait, operation_id, wrapped};
   ++thread->call_depth;
   FilterAdd(thread->call_filter, frame);
 }
@@ -812,7 +816,7 @@ int ProfileHook(PyObject*, PyFrameObject* frame, int what, PyObject* arg) {
       OnReturn(thread, frame, [&] { return LookUpCode(frame); });
       break;
     case kTraceCCall:
-      OnNativeCall(thread, frame, NativeFunctionOf(arg), frame, 0, [&](CodeInfo** code, uint16_t* line) {
+      OnNativeCall(thread, frame, NativeFunctionOf(arg), frame, 0, nullptr, [&](CodeInfo** code, uint16_t* line) {
         *code = LookUpCode(frame);
         *line = *code != nullptr ? LineOf(*code, frame) : 0;
       });
@@ -970,6 +974,8 @@ inline bool Quiet(const PythonThread* thread, CodeInfo* code) {
   return code->quiet;
 }
 
+void NoteGradient(PythonThread* thread, const CodeInfo* code);  // Wrapped callables, below.
+
 PyObject* MonitorStart(PyObject*, PyObject* const* args, Py_ssize_t nargs) {  // code, offset
   PythonThread* thread = CurrentPythonThread();
   if (thread == nullptr || nargs < 1) return g_api.none;
@@ -982,6 +988,7 @@ PyObject* MonitorStart(PyObject*, PyObject* const* args, Py_ssize_t nargs) {  //
   CountUnrecorded(wire::OverheadKind::kPythonCall);
   CodeInfo* info = LookUpCodeObject(code, RunningGlobals);
   if (Quiet(thread, info)) return g_disable;
+  NoteGradient(thread, info);
   OnCall(thread, frame, info, nullptr, code);
   return g_api.none;
 }
@@ -1081,16 +1088,39 @@ CodeInfo* WrappedCode(PyObject* callable) {
   return info;  // Kept on the code object, which the wrapper keeps alive.
 }
 
-// WrappedOperation: the operation a call of `callable` opens as the
-// function it wraps, or 0.
-uint32_t WrappedOperation(const PythonThread* thread, PyObject* callable) {
-  if (g_rules == nullptr || g_rules->empty()) return 0;
-  const void* type = TypeOf(callable);
-  if (type == g_api.cfunction_type || type == g_api.cmethod_type || type == g_api.method_descriptor_type) return 0;
-  CodeInfo* code = WrappedCode(callable);
-  if (code == nullptr || code->rule == kNoRule) return 0;
+uint32_t g_backprop_id = 0;  // Interned "backprop", set with the rules.
+
+// WrappedOperation: the operation a call of the callable whose wrapped
+// function is `code` (null: none) opens, or 0: backprop when its traced
+// computation opened one (a gradient transform, an optimizer update),
+// else the function's own rule.
+uint32_t WrappedOperation(const PythonThread* thread, const CodeInfo* code) {
+  if (code == nullptr || g_rules == nullptr || g_rules->empty()) return 0;
+  if (code->computes_gradient) return g_backprop_id;
+  if (code->rule == kNoRule) return 0;
   const CompiledRule& rule = (*g_rules)[static_cast<size_t>(code->rule)];
   return SuppressedByOpenOperation(thread, rule) ? 0 : rule.operation_id;
+}
+
+// WrappedCallable: WrappedCode for a callable that can wrap (not a
+// builtin function or method descriptor).
+CodeInfo* WrappedCallable(PyObject* callable) {
+  const void* type = TypeOf(callable);
+  if (type == g_api.cfunction_type || type == g_api.cmethod_type || type == g_api.method_descriptor_type) {
+    return nullptr;
+  }
+  return g_rules != nullptr && !g_rules->empty() ? WrappedCode(callable) : nullptr;
+}
+
+// NoteGradient: `code` starts; if it opens backprop while wrapped calls
+// are open (a jitted function being traced), their functions compute
+// gradients.
+void NoteGradient(PythonThread* thread, const CodeInfo* code) {
+  if (code == nullptr || code->rule == kNoRule || thread->call_depth == 0 || g_backprop_id == 0) return;
+  if ((*g_rules)[static_cast<size_t>(code->rule)].operation_id != g_backprop_id) return;
+  for (int i = 0; i < thread->call_depth; ++i) {
+    if (thread->calls[i].wrapped != nullptr) thread->calls[i].wrapped->computes_gradient = true;
+  }
 }
 
 PyObject* MonitorCall(PyObject*, PyObject* const* args, Py_ssize_t nargs) {  // code, offset, callable, arg0
@@ -1111,7 +1141,9 @@ PyObject* MonitorCall(PyObject*, PyObject* const* args, Py_ssize_t nargs) {  // 
     CountUnrecorded(wire::OverheadKind::kPythonBuiltin);
     return g_disable;
   }
-  OnNativeCall(thread, frame, function, nullptr, WrappedOperation(thread, args[2]), [&](CodeInfo** code, uint16_t* line) {
+  CodeInfo* wrapped = WrappedCallable(args[2]);
+  OnNativeCall(thread, frame, function, nullptr, WrappedOperation(thread, wrapped), wrapped,
+               [&](CodeInfo** code, uint16_t* line) {
     *code = LookUpCodeObject(args[0], RunningGlobals);
     *line = *code != nullptr ? LineAt(*code, args[0], OffsetOf(args[1])) : 0;
   });
@@ -1398,6 +1430,7 @@ void LoadRules() {
     }
     g_rules->push_back(std::move(compiled));
   }
+  g_backprop_id = StringTable::Intern("backprop");
 }
 
 }  // namespace

@@ -97,6 +97,53 @@ class Monitoring(unittest.TestCase):
         self.assertEqual(instances(children[0]).get("inference"), 50)
         self.assertEqual(calls_at(children[0], "Walker.act"), 50)
 
+    def run_stand_in_for_jit(self, takes_gradient, calls=40):
+        """A stand-in for JAX: jax/_src/api.py in a site-packages folder of
+        its own (a package by its layout) with a value_and_grad, and for
+        jax.jit a ctypes callback (a callable of a C type that calls back
+        into Python, as a jitted function's first call traces) with the
+        traced function, named nothing any rule knows, as __wrapped__.
+        Returns the calls of the stand-in, by operation."""
+        site = os.path.join(scratch_dir(self), "venv", "lib", "site-packages")
+        os.makedirs(os.path.join(site, "jax", "_src"))
+        for name, text in (("jax/__init__.py", ""), ("jax/_src/__init__.py", ""),
+                           ("jax/_src/api.py", "def value_and_grad(f):\n"
+                                               "    def value_and_grad_f(*args):\n"
+                                               "        return f(*args), 0.0\n"
+                                               "    return value_and_grad_f\n")):
+            with open(os.path.join(site, name), "w") as f:
+                f.write(text)
+        body = "value_and_grad(lambda v: v * 2.0)(x)[0]" if takes_gradient else "x * 2.0"
+        script = ("import ctypes\n"
+                  "from jax._src.api import value_and_grad\n"
+                  "def polish(x):\n"
+                  f"    return {body}\n"
+                  "def trace():\n"
+                  "    polish(3.0)\n"
+                  "    return 0\n"
+                  "stand_in = ctypes.CFUNCTYPE(ctypes.c_int)(trace)\n"
+                  "stand_in.__wrapped__ = polish\n"
+                  f"for _ in range({calls}):\n"
+                  "    stand_in()\n")
+        program = os.path.join(scratch_dir(self), f"jit_stand_in_{takes_gradient}.py")
+        with open(program, "w") as f:
+            f.write(script)
+        run = ProfiledRun(self, [ARGS.python, program], options=("--quiet",), env=dict(os.environ, PYTHONPATH=site))
+        (process,) = run.report["processes"]
+        by_operation = {}
+        for line in process["python_lines"]:
+            if "stand_in()" in line["source"]:
+                by_operation[line["operation"]] = by_operation.get(line["operation"], 0) + line["calls"]
+        return by_operation
+
+    def test_a_jitted_function_whose_trace_takes_a_gradient_is_backprop(self):
+        # The first call traces (its gradient transform opens backprop inside
+        # it, but the call began before any operation: start-up); every
+        # later call is backprop as a whole.
+        self.assertEqual(self.run_stand_in_for_jit(takes_gradient=True), {"startup": 1, "backprop": 39})
+        # The same without the gradient: no operation at all.
+        self.assertNotIn("backprop", self.run_stand_in_for_jit(takes_gradient=False))
+
     def test_the_profile_function_can_be_asked_for_and_misses_other_callables(self):
         run, process = self.profile(env=dict(os.environ, RLSCOPE_PYTHON_HOOK="profile"))
         self.check_profile_function(run, process)
