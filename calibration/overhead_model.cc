@@ -49,6 +49,11 @@ MeasuredCost CostFromSamples(std::vector<double> per_event_ns, uint64_t events) 
   return cost;
 }
 
+bool Uncertain(const MeasuredCost& cost) {
+  const double bound = std::max(std::abs(cost.ns), kUncertainFloorNs);
+  return cost.spread_ns > bound || cost.ns < -std::max(cost.spread_ns, kUncertainFloorNs);
+}
+
 std::string PythonSite(std::string_view site, std::string_view version) { return std::string(site) + "@" + std::string(version); }
 
 std::optional<double> OverheadModel::Cost(std::string_view site) const {
@@ -182,11 +187,16 @@ absl::Status WriteOverheadModel(const std::string& path, const OverheadModel& mo
                      {"driver", model.fingerprint.driver},
                      {"cuda_runtime", model.fingerprint.cuda_runtime}};
   nlohmann::ordered_json costs = nlohmann::ordered_json::object();
+  nlohmann::ordered_json uncertain = nlohmann::ordered_json::array();
   for (const auto& [site, cost] : model.costs) {
     costs[site] = {{"ns", cost.ns}, {"spread_ns", cost.spread_ns}, {"repetitions", cost.repetitions},
-                   {"events", cost.events}};
+                   {"events", cost.events}, {"uncertain", Uncertain(cost)}};
+    if (Uncertain(cost)) uncertain.push_back(site);
   }
   json["costs"] = std::move(costs);
+  // The calibration's quality, as measured: the costs its repetitions did
+  // not pin down (Uncertain).
+  json["quality"] = {{"uncertain_costs", uncertain}};
   // Written aside and renamed: a crash never leaves half a calibration; a
   // device, FIFO or directory at `path` is refused and a link is replaced,
   // never written through (`calibrate` refuses a link before measuring:

@@ -46,6 +46,13 @@ struct MeasuredCost {
   uint64_t events = 0;   // Events per repetition.
 };
 
+// Uncertain: a cost its own repetitions do not pin down: a spread larger
+// than its value, or a value below zero by more than its spread. Values
+// within kUncertainFloorNs of zero are a cost of about nothing, whatever
+// their spread (a disabled builtin call: -2 +- 12 ns).
+inline constexpr double kUncertainFloorNs = 20;
+bool Uncertain(const MeasuredCost& cost);
+
 // CostFromSamples: the cost of one event from its per-repetition
 // estimates: the median (robust to one disturbed repetition) and half the
 // range as the spread.

@@ -268,7 +268,8 @@ class Sweep {
     progress.CaseDone(c.contrast == Contrast::kProcess
                           ? absl::StrFormat("%-32s %10.3f ms  +- %.3f ms", c.site, cost.ns / 1e6, cost.spread_ns / 1e6)
                           : absl::StrFormat("%-32s %10.1f ns  +- %.1f ns  (%d events x %d)", c.site, cost.ns,
-                                            cost.spread_ns, cost.events, cost.repetitions));
+                                            cost.spread_ns, cost.events, cost.repetitions) +
+                                (cal::Uncertain(cost) ? "  UNCERTAIN: the repetitions disagree" : ""));
     return absl::OkStatus();
   }
 
@@ -684,6 +685,19 @@ int CalibrateCommandMain(const std::vector<std::string>& args) {
     return 1;
   }
   std::cerr << "rlscope calibrate: wrote " << path << "\n";
+  std::vector<std::string> uncertain;
+  for (const auto& [site, cost] : model.costs) {
+    if (cal::Uncertain(cost)) uncertain.push_back(site);
+  }
+  if (!uncertain.empty()) {
+    // Stored all the same (marked, and named by every report they
+    // correct): an approximate correction beats none.
+    std::cerr << absl::StrFormat(
+        "rlscope calibrate: %d of %d costs are uncertain (%s): their repetitions disagree more than the costs "
+        "themselves, so corrections by them are approximate; calibrate again on a quieter machine, or with more "
+        "--repetitions\n",
+        uncertain.size(), model.costs.size(), absl::StrJoin(uncertain, ", "));
+  }
   return 0;
 }
 

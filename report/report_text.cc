@@ -8,6 +8,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "overhead_model.h"
 #include "unmatched_functions.h"
 
 namespace rlscope::report {
@@ -395,6 +396,22 @@ std::string CorrectionSection(const RunReport& report) {
                            FormatDuration(*report.corrected_wall_ns), FormatDuration(report.corrected_wall_spread_ns),
                            FormatDuration(report.metadata.wall_ns),
                            static_cast<double>(report.metadata.wall_ns) / static_cast<double>(*report.corrected_wall_ns));
+  }
+  // Costs the calibration did not pin down (calibration::Uncertain),
+  // among those this run used.
+  std::vector<std::string> uncertain;
+  for (const auto& [site, tally] : report.overhead.by_site) {
+    if (tally.events == 0) continue;
+    const double per_event = tally.ns / static_cast<double>(tally.events);
+    const double spread = tally.spread_ns / static_cast<double>(tally.events);
+    if (calibration::Uncertain({per_event, spread, 0, 0})) {
+      uncertain.push_back(absl::StrFormat("%s %.0f +- %.0f ns", site, per_event, spread));
+    }
+  }
+  if (!uncertain.empty()) {
+    out += absl::StrFormat("  uncertain costs (the calibration's repetitions disagreed): %s; the correction is "
+                           "approximate there\n",
+                           absl::StrJoin(uncertain, ", "));
   }
   // The largest costs, so a user sees what the profiler's time went to.
   std::vector<std::pair<double, std::string>> sites;

@@ -199,6 +199,22 @@ class Correction(unittest.TestCase):
             misses.append(figures)
         self.fail(f"corrected bias too large in 2 validations: {misses}; calibration: {self.costs_in_brief()}")
 
+    def test_uncertain_costs_are_marked_and_named_by_the_report(self):
+        with open(self.calibration) as f:
+            calibration = json.load(f)
+        self.assertIn("uncertain_costs", calibration["quality"])
+        for site, cost in calibration["costs"].items():
+            self.assertIn("uncertain", cost, site)
+        # A hook cost whose repetitions disagreed: the report says so.
+        calibration["costs"]["cuda_hook"].update(ns=50.0, spread_ns=400.0)
+        doctored = os.path.join(scratch_dir(self), "doctored.json")
+        with open(doctored, "w") as f:
+            json.dump(calibration, f)
+        out, report, _, _ = self.run_client("--calibration", doctored)
+        with open(os.path.join(out, "report.txt")) as f:
+            text = f.read()
+        self.assertRegex(text, r"uncertain costs \(the calibration's repetitions disagreed\): [^\n]*cuda_hook 50 \+- 400 ns")
+
     def test_without_a_calibration_the_report_says_uncorrected_and_how_to_fix_it(self):
         env = dict(self.env, XDG_CACHE_HOME=scratch_dir(self))
         out = os.path.join(scratch_dir(self), "run")

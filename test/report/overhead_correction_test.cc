@@ -219,6 +219,15 @@ TEST_CASE("a cost is the median of its repetitions, its spread half their range"
   CHECK(cal::CostFromSamples({}, 1).repetitions == 0);
 }
 
+TEST_CASE("a cost whose repetitions disagree more than the cost itself is uncertain", "[calibration]") {
+  CHECK(!cal::Uncertain({150, 14, 5, 1000}));
+  CHECK(cal::Uncertain({72, 132, 5, 1000}));        // Spread above the value.
+  CHECK(cal::Uncertain({-60, 10, 5, 1000}));        // Negative past its spread.
+  CHECK(!cal::Uncertain({-2, 12, 5, 1000}));        // About nothing: a disabled builtin call.
+  CHECK(!cal::Uncertain({1.3, 19, 5, 1000}));       // Within the floor.
+  CHECK(cal::Uncertain({11.5e6, 24e6, 5, 1}));      // A start-up cost as unsure.
+}
+
 TEST_CASE("removals in any order give the same map, also past the insertion-sort budget", "[correction]") {
   std::vector<TimeCorrection::Removal> forward, backward;
   for (int i = 0; i < 400; ++i) forward.push_back({10.0 * i, 10.0 * i + 1, 1});
