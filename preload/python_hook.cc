@@ -116,6 +116,7 @@ struct PythonApi {
   int (*dict_set_item_string)(PyObject*, const char*, PyObject*) = nullptr;
   PyObject* (*method_function)(PyObject*) = nullptr;
   void* (*type_get_slot)(const void*, int) = nullptr;
+  PyObject* (*generic_get_dict)(PyObject*, void*) = nullptr;  // PyObject_GenericGetDict
   const void* function_type = nullptr;
   const void* method_type = nullptr;
   PyObject* none = nullptr;
@@ -1066,8 +1067,13 @@ CodeInfo* WrappedCode(PyObject* callable) {
   if (!InstancesHaveDicts(TypeOf(callable))) return nullptr;
   const size_t slot = (reinterpret_cast<uintptr_t>(callable) >> 4) % kUnwrappedSlots;
   if (g_unwrapped[slot] == callable) return nullptr;
-  PyObject* wrapped = g_api.get_attr_string(callable, "__wrapped__");  // New reference.
+  // From the instance's own dict, where functools.wraps puts it: a dict
+  // lookup by a str key runs none of the program's code (an attribute
+  // lookup could, through a __getattr__).
+  PyObject* dict = g_api.generic_get_dict != nullptr ? g_api.generic_get_dict(callable, nullptr) : nullptr;
+  PyObject* wrapped = dict != nullptr ? g_api.dict_get_item_string(dict, "__wrapped__") : nullptr;  // Borrowed.
   if (wrapped == nullptr) {
+    if (dict != nullptr) g_api.dec_ref(dict);
     g_api.err_clear();
     g_unwrapped[slot] = callable;
     return nullptr;
@@ -1084,7 +1090,7 @@ CodeInfo* WrappedCode(PyObject* callable) {
   } else {
     g_unwrapped[slot] = callable;
   }
-  g_api.dec_ref(wrapped);
+  g_api.dec_ref(dict);  // `wrapped` was borrowed from it.
   return info;  // Kept on the code object, which the wrapper keeps alive.
 }
 
@@ -1379,6 +1385,7 @@ bool ResolvePythonApi() {
   Resolve(g_api.dict_set_item_string, "PyDict_SetItemString");
   Resolve(g_api.method_function, "PyMethod_Function");
   Resolve(g_api.type_get_slot, "PyType_GetSlot");
+  Resolve(g_api.generic_get_dict, "PyObject_GenericGetDict");
   g_api.function_type = dlsym(RTLD_DEFAULT, "PyFunction_Type");
   g_api.method_type = dlsym(RTLD_DEFAULT, "PyMethod_Type");
   g_api.none = static_cast<PyObject*>(dlsym(RTLD_DEFAULT, "_Py_NoneStruct"));
