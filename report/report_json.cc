@@ -1,7 +1,6 @@
 #include "report_json.h"
 
 #include "nlohmann/json.hpp"
-#include "unmatched_functions.h"
 
 namespace rlscope::report {
 
@@ -120,7 +119,7 @@ nlohmann::ordered_json ProcessJson(const ProcessReport& process) {
   nlohmann::ordered_json lines = line_rows(process.python_lines);
   // unmatched: the time in no operation and the functions it was spent
   // under, each with a rule line naming it (unmatched_functions.h).
-  const UnmatchedTime explained = ExplainUnmatched(process);
+  const UnmatchedTime& explained = process.unmatched;
   nlohmann::ordered_json unmatched_functions = nlohmann::ordered_json::array();
   for (const UnmatchedFunction& function : explained.functions) {
     unmatched_functions.push_back({{"function", function.function},

@@ -9,7 +9,6 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "overhead_model.h"
-#include "unmatched_functions.h"
 
 namespace rlscope::report {
 
@@ -156,7 +155,7 @@ std::string LineTable(const ProcessReport& process) {
 // would name them (unmatched_functions.h).
 std::string UnmatchedSection(const ProcessReport& process) {
   constexpr double kShownFromShare = 0.05;
-  const UnmatchedTime unmatched = ExplainUnmatched(process);
+  const UnmatchedTime& unmatched = process.unmatched;
   if (unmatched.thread_ns <= 0 || unmatched.none_ns < kShownFromShare * static_cast<double>(unmatched.thread_ns)) {
     return "";
   }

@@ -427,7 +427,8 @@ absl::StatusOr<DecodedRun> LoadRunTimelines(const std::string& run_dir, bool col
 namespace {
 
 // DescribeLines: how each Python line is shown (source_lines.h): function,
-// file relative to the run's working directory, text, whose code it is.
+// file relative to the run's working directory, text, whose code it is;
+// then what the lines tell of the process's time in no operation.
 void DescribeLines(RunReport& report) {
   SourceLines sources(report.metadata.working_directory);
   for (ProcessReport& process : report.processes) {
@@ -441,6 +442,7 @@ void DescribeLines(RunReport& report) {
         if (row.user_code) row.source = sources.Text(location.file, row.line);
       }
     }
+    process.unmatched = ExplainUnmatched(process);  // From the lines as described.
   }
 }
 

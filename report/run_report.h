@@ -37,6 +37,7 @@
 #include "gpu_utilization.h"
 #include "overhead_correction.h"
 #include "thread_analysis.h"
+#include "unmatched_functions.h"
 #include "process_timeline.h"
 #include "run_metadata.h"
 
@@ -128,6 +129,9 @@ struct ProcessReport {
   // calling (innermost) lines themselves, mostly library code.
   std::vector<LineRow> python_lines;
   std::vector<LineRow> library_lines;
+  // Its time in no operation and the functions it went to, with rules that
+  // would name them (unmatched_functions.h).
+  UnmatchedTime unmatched;
   // Only when asked for (LoadRunReport's `locate_lines`): the thread rows
   // split by line; they sum to traced_thread_ns.
   std::vector<LocatedRow> located_rows;

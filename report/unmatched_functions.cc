@@ -4,6 +4,7 @@
 #include <map>
 #include <utility>
 
+#include "run_report.h"
 #include "source_lines.h"
 
 namespace rlscope::report {

@@ -16,9 +16,9 @@
 #include <string>
 #include <vector>
 
-#include "run_report.h"
-
 namespace rlscope::report {
+
+struct ProcessReport;  // run_report.h, which keeps the result per process.
 
 struct UnmatchedFunction {
   std::string function;  // co_qualname ("Trainer.collect", "<module>").
@@ -38,7 +38,9 @@ struct UnmatchedTime {
 };
 
 // ExplainUnmatched: `process`'s "(none)" time and the `limit` functions
-// with the most native time in it.
+// with the most native time in it. Its lines must be described already
+// (function, file, whose code): the report does it once, after that, into
+// ProcessReport::unmatched, which every sink reads.
 UnmatchedTime ExplainUnmatched(const ProcessReport& process, size_t limit = 5);
 
 // RuleFor: the rule line that names `function` of `file` (co_filename) as

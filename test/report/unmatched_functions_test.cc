@@ -2,6 +2,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "run_report.h"
+
 using namespace rlscope::report;
 
 namespace {
