@@ -718,22 +718,23 @@ void MarkUserLine(PythonThread* thread) {
 
 void PopCalls(PythonThread* thread, int first);
 
-// OnNativeCall: `frame` calls C function `function` (0: unknown).
-// `where(&code, &line)` tells the calling code and line, asked only for a
-// call that is recorded. `operation_id`: an operation the call opens until
-// it returns (0: none).
-template <typename Where>
-void OnNativeCall(PythonThread* thread, FrameKey frame, uintptr_t function, PyFrameObject* legacy_frame,
-                  uint32_t operation_id, CodeInfo* wrapped, Where&& where) {
+// OnNativeCall: `frame` calls C function `function` (0: unknown); false
+// when that is a builtin (Python time: counted, not recorded). For a call
+// that is recorded, `where(&code, &line)` tells the calling code and line,
+// and `opens(&wrapped)` the operation the call opens until it returns (0:
+// none) and the Python function the callable wraps (null: none).
+template <typename Where, typename Opens>
+bool OnNativeCall(PythonThread* thread, FrameKey frame, uintptr_t function, PyFrameObject* legacy_frame,
+                  Where&& where, Opens&& opens) {
   bool wait;
   if (!Recorded(function, &wait)) {
     CountUnrecorded(wire::OverheadKind::kPythonBuiltin);
-    return;
+    return false;
   }
   if (thread->call_depth >= kMaxDepth) {
     if (thread->call_overflow > 0 || OnCurrentStack(legacy_frame, thread->calls[kMaxDepth - 1].frame)) {
       ++thread->call_overflow;  // Nested past the top: counted, not stored.
-      return;
+      return true;
     }
     // Stale entries: what is open will not be recorded, what follows will.
     PopCalls(thread, 0);
@@ -744,11 +745,14 @@ void OnNativeCall(PythonThread* thread, FrameKey frame, uintptr_t function, PyFr
   where(&code, &line);
   const uint32_t code_id = code != nullptr ? code->code_id : 0;
   if (code == nullptr || !code->user_code) MarkUserLine(thread);
+  CodeInfo* wrapped = nullptr;
+  const uint32_t operation_id = opens(&wrapped);
   const uint64_t now = NowTicks();
   if (operation_id != 0) Record(wire::EventKind::kOperationPush, operation_id, now, now, 0, kInferredSource);
   thread->calls[thread->call_depth] = {frame, function, now, code_id, line, wait, operation_id, wrapped};
   ++thread->call_depth;
   FilterAdd(thread->call_filter, frame);
+  return true;
 }
 
 // PopCalls: the open calls from index `first` up leave the stack,
@@ -817,10 +821,13 @@ int ProfileHook(PyObject*, PyFrameObject* frame, int what, PyObject* arg) {
       OnReturn(thread, frame, [&] { return LookUpCode(frame); });
       break;
     case kTraceCCall:
-      OnNativeCall(thread, frame, NativeFunctionOf(arg), frame, 0, nullptr, [&](CodeInfo** code, uint16_t* line) {
-        *code = LookUpCode(frame);
-        *line = *code != nullptr ? LineOf(*code, frame) : 0;
-      });
+      OnNativeCall(
+          thread, frame, NativeFunctionOf(arg), frame,
+          [&](CodeInfo** code, uint16_t* line) {
+            *code = LookUpCode(frame);
+            *line = *code != nullptr ? LineOf(*code, frame) : 0;
+          },
+          [](CodeInfo**) { return uint32_t{0}; });  // The profile function sees no wrapping callables.
       break;
     case kTraceCReturn:
     case kTraceCException:
@@ -1143,17 +1150,17 @@ PyObject* MonitorCall(PyObject*, PyObject* const* args, Py_ssize_t nargs) {  // 
     CountUnrecorded(wire::OverheadKind::kPythonCallSite);
     return g_api.none;
   }
-  if (bool wait; !Recorded(function, &wait)) {
-    CountUnrecorded(wire::OverheadKind::kPythonBuiltin);
-    return g_disable;
-  }
-  CodeInfo* wrapped = WrappedCallable(args[2]);
-  OnNativeCall(thread, frame, function, nullptr, WrappedOperation(thread, wrapped), wrapped,
-               [&](CodeInfo** code, uint16_t* line) {
-    *code = LookUpCodeObject(args[0], RunningGlobals);
-    *line = *code != nullptr ? LineAt(*code, args[0], OffsetOf(args[1])) : 0;
-  });
-  return g_api.none;
+  const bool recorded = OnNativeCall(
+      thread, frame, function, nullptr,
+      [&](CodeInfo** code, uint16_t* line) {
+        *code = LookUpCodeObject(args[0], RunningGlobals);
+        *line = *code != nullptr ? LineAt(*code, args[0], OffsetOf(args[1])) : 0;
+      },
+      [&](CodeInfo** wrapped) {
+        *wrapped = WrappedCallable(args[2]);
+        return WrappedOperation(thread, *wrapped);
+      });
+  return recorded ? g_api.none : g_disable;
 }
 
 PyObject* MonitorNativeReturn(PyObject*, PyObject* const* args, Py_ssize_t nargs) {  // code, offset, callable, arg0
