@@ -513,10 +513,10 @@ std::vector<Case> BuildCases(const Layout& layout, const CudaSetup& cuda, const 
       hook.environment = cuda.environment;
       // On the fake, bare calls whatever the caller asked for: with CUPTI
       // off nothing runs inside the call's busy-wait, so the hook's cost
-      // (~0.2 us) is the same either way, but as the difference of two
+      // (~20 ns) is the same either way, but as the difference of two
       // loops of 40 us calls it drowns in their jitter (seen: 1.4 +- 4.1 us
-      // where bare calls give 0.19 +- 0.05; every CUDA call of a corrected
-      // run then lost ~1 us too many).
+      // where bare calls give 16-20 ns; every CUDA call of a corrected run
+      // then lost about as much too many).
       if (cuda.fake) hook.environment.push_back("RLSCOPE_FAKE_CUDART_SCALE=0");
       hook.ring_events_per_iteration = 1;
       cases.push_back(hook);

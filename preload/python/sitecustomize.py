@@ -56,11 +56,13 @@ def _attach_monitoring(process, name):
     prepare.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.py_object]
     prepare.restype = ctypes.py_object
     free = [tool for tool in _MONITORING_TOOL_IDS if monitoring.get_tool(tool) is None]
-    tool = free[0] if free else None
-    holders = ", ".join(str(monitoring.get_tool(tool)) for tool in _MONITORING_TOOL_IDS)
-    callbacks = prepare(name, None if free else holders.encode("utf-8", "replace"), monitoring.DISABLE)
+    holders = None
+    if not free:
+        holders = ", ".join(str(monitoring.get_tool(held)) for held in _MONITORING_TOOL_IDS).encode("utf-8", "replace")
+    callbacks = prepare(name, holders, monitoring.DISABLE)
     if callbacks is None:
         return False
+    tool = free[0]
     try:
         monitoring.use_tool_id(tool, "rlscope")
         events = 0
