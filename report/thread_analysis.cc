@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <numeric>
 #include <vector>
 
 #include "operation_timeline.h"
@@ -92,6 +93,27 @@ std::vector<ResolvedLaunch> ResolveLaunches(std::vector<GpuLaunchPoint> launches
   return resolved;
 }
 
+// NestedCalls: per native call (they nest properly), whether it lies
+// inside another one. They are recorded as they return, inner ones first.
+std::vector<bool> NestedCalls(const std::vector<NativeCall>& calls) {
+  std::vector<size_t> order(calls.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    if (calls[a].begin_ns != calls[b].begin_ns) return calls[a].begin_ns < calls[b].begin_ns;
+    return calls[a].end_ns > calls[b].end_ns;  // The outer of two that start together first.
+  });
+  std::vector<bool> nested(calls.size(), false);
+  int64_t outer_end = INT64_MIN;
+  for (const size_t i : order) {
+    if (calls[i].begin_ns < outer_end) {
+      nested[i] = true;
+    } else {
+      outer_end = calls[i].end_ns;
+    }
+  }
+  return nested;
+}
+
 }  // namespace
 
 int PrimaryOperationThread(const std::vector<ThreadTimeline>& threads) {
@@ -118,27 +140,6 @@ IntervalList InheritedOperations(const std::vector<ThreadTimeline>& threads, int
 
 IntervalList InheritedOperations(const std::vector<ThreadTimeline>& threads) {
   return InheritedOperations(threads, PrimaryOperationThread(threads));
-}
-
-// NestedCalls: per native call (they nest properly), whether it lies
-// inside another one. They are recorded as they return, inner ones first.
-std::vector<bool> NestedCalls(const std::vector<NativeCall>& calls) {
-  std::vector<size_t> order(calls.size());
-  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    if (calls[a].begin_ns != calls[b].begin_ns) return calls[a].begin_ns < calls[b].begin_ns;
-    return calls[a].end_ns > calls[b].end_ns;  // The outer of two that start together first.
-  });
-  std::vector<bool> nested(calls.size(), false);
-  int64_t outer_end = INT64_MIN;
-  for (const size_t i : order) {
-    if (calls[i].begin_ns < outer_end) {
-      nested[i] = true;
-    } else {
-      outer_end = calls[i].end_ns;
-    }
-  }
-  return nested;
 }
 
 ThreadAnalysis AnalyseThread(ThreadTimeline thread, int32_t none_operation,
