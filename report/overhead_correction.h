@@ -48,7 +48,7 @@
 // stream ends (a queued kernel cannot start earlier than its predecessor).
 // Not modelled: a synchronizing call that waited for GPU work would, in the
 // unprofiled run, wait longer if the CPU got there earlier; RL workloads
-// keep the GPU mostly idle (issue [C]), so this is rare; see README.
+// keep the GPU mostly idle (README, the GPU level), so this is rare; see README.
 #ifndef RLSCOPE_REPORT_OVERHEAD_CORRECTION_H_
 #define RLSCOPE_REPORT_OVERHEAD_CORRECTION_H_
 

@@ -172,7 +172,7 @@ std::string FormatReportJson(const RunReport& report) {
       {"rlscope_version", report.metadata.rlscope_version},
       {"gpu_busy_ns", report.gpu_busy_ns},
   };
-  // Overhead correction (issue [D]): rows above are the corrected ones
+  // Overhead correction: rows above are the corrected ones
   // when "corrected" is true; uncorrected_rows are what was measured.
   nlohmann::ordered_json correction = {{"calibration_file", report.calibration_file},
                                        {"message", report.correction_message}};

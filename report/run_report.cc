@@ -44,8 +44,15 @@ std::vector<TransitionRow> ToTransitionRows(const ThreadAnalysis& analysis, cons
 std::vector<LineRow> ToLineRows(const std::map<LineKey, LineCost>& analysed, const NameTable& names) {
   std::map<int32_t, std::vector<LineRow>> by_operation;
   for (const auto& [key, cost] : analysed) {
-    by_operation[key.operation].push_back(
-        {names.Name(key.operation), names.Name(key.location), key.line, cost.ns, cost.calls, cost.outer_ns});
+    // How each line is shown is filled later (DescribeLines).
+    LineRow row;
+    row.operation = names.Name(key.operation);
+    row.location = names.Name(key.location);
+    row.line = key.line;
+    row.ns = cost.ns;
+    row.calls = cost.calls;
+    row.outer_ns = cost.outer_ns;
+    by_operation[key.operation].push_back(std::move(row));
   }
   std::vector<LineRow> rows;
   for (auto& [operation, lines] : by_operation) {

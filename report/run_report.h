@@ -141,7 +141,7 @@ struct ProcessReport {
 
 struct RunReport {
   RunMetadata metadata;
-  // Overhead correction (issue [D]): when `corrected`, `rows`, `processes`
+  // Overhead correction: when `corrected`, `rows`, `processes`
   // and the GPU figures describe the estimated unprofiled run and
   // `uncorrected_rows` what was measured; `corrected_wall_ns` estimates the
   // command's wall time without rlscope (meta.json's wall_ns is the

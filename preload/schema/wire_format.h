@@ -71,7 +71,7 @@ enum class EventKind : uint16_t {
   // A sampled native call stack of a thread that does not run Python,
   // taken at a transition (native_stack_sampler.h). begin: when it was
   // taken; end: when sampling was done (rlscope's time, which the corrected
-  // report removes; streams before issue [D] have end == begin). name_id: the
+  // report removes; streams before the correction existed have end == begin). name_id: the
   // number of frames N; payload: the innermost return address. The other
   // N-1 addresses follow in ceil((N-1)/3) kNativeStackFrames records.
   kNativeStack = 12,

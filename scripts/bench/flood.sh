@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Event flood benchmark (issue [F]): 8 threads calling a hooked CUDA entry
+# Event flood benchmark: 8 threads calling a hooked CUDA entry
 # point of the fake runtime as fast as they can for 10 s under `rlscope
 # run`, plus a bare run for the memory baseline. Prints the rate reached,
 # delivered and dropped events, the longest single call (the longest a

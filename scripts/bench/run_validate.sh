@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue [D]'s targets on this machine: `rlscope calibrate` (unless the
+# The correction's targets on this machine: `rlscope calibrate` (unless the
 # machine has a calibration already; FRESH=1 forces one), then
 # `rlscope validate -n N` of the bundled CPU workloads: raw overhead and the
 # bias of the corrected wall time, each with its spread. Prints a table

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Device check for issue [D] (overhead calibration and correction) on the
+# Device check of the overhead calibration and correction on the
 # GPU machine, with .device carried (scripts/device/bundle.sh):
 #   1. rlscope calibrate (real CUDA runtime and CUPTI, this Python)
 #   2. rlscope validate on dqn.py, ppo.py (torch) and dqn_jax.py with

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Device check for issues [E] and [F] on the GPU machine, with .device
+# Device check of the reports, exports and fault handling on the GPU machine, with .device
 # carried (scripts/device/bundle.sh):
 #   1. torch PPO and JAX DQN with --device cuda under `rlscope run`: their
 #      report.html (GPU busy vs nvidia-smi on a real GPU), `rlscope diff

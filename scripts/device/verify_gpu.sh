@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Device check for issue [C] (GPU level through CUPTI) on the GPU machine,
+# Device check of the GPU level through CUPTI on the GPU machine,
 # with .device carried (scripts/device/bundle.sh):
 #   1-3. dqn.py, ppo.py (torch) and dqn_jax.py with --device cuda under
 #        rlscope: GPU capture state, kernels vs launches, attribution, GPU

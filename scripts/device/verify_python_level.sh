@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# Device check for issue [B] on the GPU machine (Python 3.12, torch 2.11,
+# Device check of the Python level on the GPU machine (Python 3.12, torch 2.11,
 # jax 0.11), with .device carried (scripts/device/bundle.sh):
 #   1. dqn.py --device cuda under rlscope: operations, levels, CUDA API
 #   2. ppo.py --device cuda under rlscope
 #   3. dqn_jax.py --device cuda under rlscope (Python level; JAX's CUDA work
-#      needs CUPTI, issue [C])
+#      needs CUPTI: the GPU level)
 #   4. raw slowdown of dqn.py cuda: plain vs profiled, 2 interleaved pairs
 # Full logs in $OUT; a short table is printed last.
 set -uo pipefail

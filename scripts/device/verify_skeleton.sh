@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# Device check for issue [A] (run on the GPU machine by the device tool, with
+# Device check of the skeleton (run on the GPU machine by the device tool, with
 # .device carried; see scripts/device/bundle.sh):
 #   1. torch's CUDA runtime calls and NVTX ranges are captured (real libcudart)
 #   2. raw overhead of rlscope run on that loop, interleaved runs
 #   3. the NVTX client against the real libcudart.so.13
-#   4. a JAX program runs unharmed under rlscope (JAX needs CUPTI, issue [C])
+#   4. a JAX program runs unharmed under rlscope (JAX needs CUPTI: the GPU level)
 # Full logs go to $OUT; a short table is printed last.
 #   verify_skeleton.sh [--quick]    (--quick: only checks 1 and 3)
 set -uo pipefail

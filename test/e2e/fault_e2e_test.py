@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The fault suite (issue [F]): what `rlscope run` guarantees to the profiled
+"""The fault suite: what `rlscope run` guarantees to the profiled
 program when something goes wrong -- the collector is killed or stalls, the
 program is killed, the program takes an unusual shape (fork, exec, spawn,
 many threads, exit from a thread, dlclose, signal handlers calling hooked

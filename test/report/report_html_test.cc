@@ -154,7 +154,13 @@ TEST_CASE("report.html chart titles and values are the rows' numbers", "[html]")
 TEST_CASE("report.html shows transitions per iteration and Python lines", "[html]") {
   RunReport report = Report({Row("inference", Resource::kCpu, Category::kBackend, 5000)});
   report.processes[0].transitions.push_back({"inference", Category::kPython, Category::kBackend, 30, 10});
-  report.processes[0].python_lines.push_back({"inference", "act (/src/agent.py:12)", 15, 4000, 9});
+  LineRow line;
+  line.operation = "inference";
+  line.location = "act (/src/agent.py:12)";
+  line.line = 15;
+  line.ns = 4000;
+  line.calls = 9;
+  report.processes[0].python_lines.push_back(line);
   GpuUtilization smi;
   smi.gpus.push_back({0, 40, 87.5, 100, 0});
   report.nvidia_smi = smi;
