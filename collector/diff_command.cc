@@ -17,7 +17,7 @@ namespace rlscope::collector {
 namespace {
 
 constexpr const char* kDiffUsage = R"USAGE(usage: rlscope diff [--format text|json|html] [-o FILE] [--top N] [--calibration FILE]
-                    DIR_A DIR_B [DIR_C ...]
+                    [--per-step] [--step-operation NAME] DIR_A DIR_B [DIR_C ...]
 
 Compare two or more runs (directories made by 'rlscope run --out DIR'),
 side by side: torch vs jax, eager vs compiled, PPO vs DQN. The first run is
@@ -37,7 +37,12 @@ What is compared:
     CUDA API, Profiler; GPU Kernel, Memcpy, Memset): time and share. CPU
     and CPU+GPU resources are merged. A CPU-side share is of the run's
     thread time, a GPU one of its GPU time;
-  - transitions between levels per operation instance, and instances.
+  - transitions between levels per operation instance, and instances;
+  - steps: how many times each run entered the step operation
+    (--step-operation, default simulation: one call of an environment's
+    step; a vector environment's step of N environments counts once), and
+    the wall time per step. With --per-step every time is divided by the
+    run's steps, so runs of different lengths compare directly.
 For each run after the baseline: ratio = run / baseline and delta = run -
 baseline. An operation, category or transition a run does not have is
 shown as an em dash (null in JSON), never as 0; its ratio is "new" when the
@@ -59,7 +64,9 @@ options:
                  "total_wall_ns", "thread_ns", "gpu_ns", "gpu_busy_ns"|null,
                  "gpu_busy_fraction"|null}],
        "totals": {"total_wall_ns", "thread_ns", "gpu_ns", "gpu_busy_ns",
-                  "gpu_busy_fraction": VALUES},
+                  "gpu_busy_fraction", "steps", "wall_ns_per_step": VALUES,
+                  "step_operation": NAME},
+       "per_step": bool,
        "operations": [{"operation", "cpu_ns": VALUES, "gpu_ns": VALUES,
                        "categories": [{"category", "resource": "CPU"|"GPU",
                                        VALUES...}],
@@ -76,6 +83,11 @@ options:
                       (default 20; 0: all)
   -o, --output FILE   write to FILE instead of stdout
   --calibration FILE  correct every run with this calibration instead of its own
+  --per-step          divide every time by the run's steps (a run without
+                      steps gets no times, and a warning)
+  --step-operation NAME
+                      the operation whose entries count as steps (default
+                      simulation)
   -h, --help          show this help
 
 exit status: 0 compared; 1 a directory could not be analysed (not a run
@@ -94,6 +106,7 @@ int DiffCommandMain(const std::vector<std::string>& args) {
   ArgCursor cursor(args);
   std::string format = "text", calibration_path, output_path;
   size_t top = 20;
+  report::DiffOptions diff_options;
   std::vector<std::string> dirs;
   while (cursor.NextOption(dirs)) {
     const ParsedOption option = cursor.TakeOption();
@@ -101,8 +114,13 @@ int DiffCommandMain(const std::vector<std::string>& args) {
       std::cout << kDiffUsage;
       return 0;
     }
+    if (option.name == "--per-step") {
+      if (option.inline_value.has_value()) return Usage("--per-step takes no value");
+      diff_options.per_step = true;
+      continue;
+    }
     if (option.name != "--format" && option.name != "--top" && option.name != "--calibration" &&
-        option.name != "-o" && option.name != "--output") {
+        option.name != "-o" && option.name != "--output" && option.name != "--step-operation") {
       return Usage(absl::StrFormat("unknown option '%s'", option.name));
     }
     absl::StatusOr<std::string> value = cursor.TakeValue(option);
@@ -119,6 +137,9 @@ int DiffCommandMain(const std::vector<std::string>& args) {
       top = static_cast<size_t>(n);
     } else if (option.name == "-o" || option.name == "--output") {
       output_path = *value;
+    } else if (option.name == "--step-operation") {
+      if (value->empty()) return Usage("--step-operation needs an operation's name");
+      diff_options.step_operation = *value;
     } else {
       calibration_path = *value;
     }
@@ -140,7 +161,7 @@ int DiffCommandMain(const std::vector<std::string>& args) {
   const std::vector<std::string> labels = report::RunLabels(dirs);
   std::vector<report::DiffInput> inputs;
   for (size_t i = 0; i < dirs.size(); ++i) inputs.push_back({labels[i], dirs[i], &reports[i]});
-  const report::RunDiff diff = report::DiffRuns(inputs);
+  const report::RunDiff diff = report::DiffRuns(inputs, diff_options);
   const std::string output = format == "json"   ? report::FormatDiffJson(diff)
                              : format == "html" ? report::FormatDiffHtml(diff, top)
                                                 : report::FormatDiffText(diff, top);

@@ -63,6 +63,10 @@ std::string RunsTable(const RunDiff& diff) {
 std::string TotalsTable(const RunDiff& diff) {
   std::vector<std::vector<Cell>> table;
   table.push_back(Line({Text("wall time (corrected when corrected)")}, diff.total_wall, Duration, false));
+  if (AnyValue(diff.steps)) {
+    table.push_back(Line({Text("steps (entries into " + diff.step_operation + ")")}, diff.steps, Count, false));
+    if (!diff.per_step) table.push_back(Line({Text("wall time per step")}, diff.wall_per_step, Duration, false));
+  }
   table.push_back(Line({Text("thread time (CPU-side rows)")}, diff.thread_time, Duration, false));
   if (AnyValue(diff.gpu_time)) table.push_back(Line({Text("GPU time (GPU rows)")}, diff.gpu_time, Duration, false));
   if (AnyValue(diff.gpu_busy)) {
@@ -206,6 +210,10 @@ std::string FormatDiffHtml(const RunDiff& diff, size_t max_operations) {
     body += absl::StrCat("<div class=\"banner warn\">", Escape(warning), "</div>");
   }
   body += "<h2>Runs</h2>" + RunsTable(diff);
+  if (diff.per_step) {
+    body += absl::StrCat("<p class=\"note\">Times are per step: divided by each run's entries into <code>",
+                         Escape(diff.step_operation), "</code>.</p>");
+  }
   body += "<h2>Totals</h2>" + TotalsTable(diff);
   const std::string gpu_chart = GpuBusyChart(diff);
   if (!gpu_chart.empty()) body += "<h2>GPU busy: the trace against nvidia-smi</h2>" + gpu_chart;

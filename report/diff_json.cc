@@ -82,7 +82,12 @@ std::string FormatDiffJson(const RunDiff& diff) {
   totals["gpu_busy_ns"] = ValuesJson(diff.gpu_busy);
   totals["gpu_busy_fraction"] = ValuesJson(diff.gpu_busy_fraction);
   totals["nvidia_smi_mean_fraction"] = ValuesJson(diff.nvidia_smi_mean);
+  // Added in place, never renamed: readers of rlscope.diff/1 keep working.
+  totals["step_operation"] = diff.step_operation;
+  totals["steps"] = ValuesJson(diff.steps);
+  totals["wall_ns_per_step"] = ValuesJson(diff.wall_per_step);
   json["totals"] = std::move(totals);
+  json["per_step"] = diff.per_step;
   Json operations = Json::array();
   for (const DiffOperation& op : diff.operations) {
     Json entry = Json::object();

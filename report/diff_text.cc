@@ -89,10 +89,17 @@ std::string FormatDiffText(const RunDiff& diff, size_t max_operations) {
                            FormatCommandLine(run.command));
   }
   for (const std::string& warning : diff.warnings) out += "  ! " + warning + "\n";
+  if (diff.per_step) {
+    out += absl::StrFormat("  times are per step: divided by the run's entries into '%s'\n", diff.step_operation);
+  }
 
   Table totals;
   AddHeader(totals, diff, "total", "", false);
   AddLine(totals, "wall time", "(corrected when corrected)", diff.total_wall, Duration, false);
+  if (AnyValue(diff.steps)) {
+    AddLine(totals, "steps", absl::StrFormat("(entries into %s)", diff.step_operation), diff.steps, Count, false);
+    if (!diff.per_step) AddLine(totals, "wall time per step", "", diff.wall_per_step, Duration, false);
+  }
   AddLine(totals, "thread time", "(CPU-side rows)", diff.thread_time, Duration, false);
   if (AnyValue(diff.gpu_time)) AddLine(totals, "GPU time", "(GPU rows)", diff.gpu_time, Duration, false);
   if (AnyValue(diff.gpu_busy)) {
@@ -102,7 +109,7 @@ std::string FormatDiffText(const RunDiff& diff, size_t max_operations) {
   if (AnyValue(diff.nvidia_smi_mean)) {
     AddLine(totals, "nvidia-smi", "(mean, busiest GPU)", diff.nvidia_smi_mean, Fraction, false);
   }
-  out += "\ntotals:\n" + Render(totals);
+  out += std::string(diff.per_step ? "\ntotals (times per step):\n" : "\ntotals:\n") + Render(totals);
 
   const size_t shown = max_operations == 0 ? diff.operations.size() : std::min(max_operations, diff.operations.size());
   Table operations;
@@ -120,7 +127,8 @@ std::string FormatDiffText(const RunDiff& diff, size_t max_operations) {
       }
     }
   }
-  out += "\nper operation and category (share: of the run's thread time; GPU rows: of its GPU time):\n" +
+  out += std::string(diff.per_step ? "\nper operation and category, per step" : "\nper operation and category") +
+         " (share: of the run's thread time; GPU rows: of its GPU time):\n" +
          Render(operations);
   if (shown < diff.operations.size()) {
     out += absl::StrFormat("  (%d more operations, smaller in the baseline: --top 0 shows all, --format json "

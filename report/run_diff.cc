@@ -46,6 +46,9 @@ RunTotals Tally(const RunReport& report) {
       totals.transitions[row.operation][{row.from, row.to}] += row.count;
       process_instances[row.operation] = std::max(process_instances[row.operation], row.operation_instances);
     }
+    for (const auto& [operation, n] : process.operation_instances) {
+      process_instances[operation] = std::max(process_instances[operation], n);
+    }
     for (const auto& [operation, n] : process_instances) totals.instances[operation] += n;
   }
   return totals;
@@ -81,6 +84,29 @@ std::string Basename(std::string path) {
   const size_t slash = path.rfind('/');
   if (slash != std::string::npos && path.size() > 1) path = path.substr(slash + 1);
   return path.empty() ? "." : path;
+}
+
+// PerStep: `values` divided by each run's steps, the changes recomputed.
+void PerStep(DiffValues& values, const DiffValues& steps) {
+  for (size_t i = 0; i < values.values.size(); ++i) {
+    if (!values.values[i].has_value()) continue;
+    values.values[i] = steps.values[i].has_value() ? std::optional<double>(*values.values[i] / *steps.values[i])
+                                                   : std::nullopt;
+    if (!values.values[i].has_value() && !values.shares.empty()) values.shares[i] = std::nullopt;
+  }
+  values.integral = false;
+  for (size_t i = 0; i < values.values.size(); ++i) values.changes[i] = CompareValues(values.values[0], values.values[i]);
+}
+
+void DivideTimesBySteps(RunDiff& diff) {
+  for (DiffValues* values : {&diff.total_wall, &diff.thread_time, &diff.gpu_time, &diff.gpu_busy}) {
+    PerStep(*values, diff.steps);
+  }
+  for (DiffOperation& op : diff.operations) {
+    PerStep(op.cpu_time, diff.steps);
+    PerStep(op.gpu_time, diff.steps);
+    for (DiffCategory& category : op.categories) PerStep(category.time, diff.steps);
+  }
 }
 
 }  // namespace
@@ -122,8 +148,10 @@ std::vector<std::string> RunLabels(const std::vector<std::string>& dirs) {
   return labels;
 }
 
-RunDiff DiffRuns(const std::vector<DiffInput>& inputs) {
+RunDiff DiffRuns(const std::vector<DiffInput>& inputs, const DiffOptions& options) {
   RunDiff diff;
+  diff.step_operation = options.step_operation;
+  diff.per_step = options.per_step;
   const size_t n = inputs.size();
   std::vector<RunTotals> totals;
   std::vector<int64_t> thread_wholes, gpu_wholes;
@@ -252,6 +280,17 @@ RunDiff DiffRuns(const std::vector<DiffInput>& inputs) {
     diff.operations.push_back(std::move(op));
   }
 
+  diff.steps = MakeValues(n, true, [&](size_t i) -> std::optional<double> {
+    const std::optional<double> steps = Lookup(totals[i].instances, options.step_operation);
+    if (!steps.has_value() || *steps <= 0) return std::nullopt;
+    return steps;
+  });
+  diff.wall_per_step = MakeValues(n, false, [&](size_t i) -> std::optional<double> {
+    if (!diff.steps.values[i].has_value()) return std::nullopt;
+    return static_cast<double>(runs[i].total_wall_ns) / *diff.steps.values[i];
+  });
+  if (options.per_step) DivideTimesBySteps(diff);
+
   std::vector<std::string> corrected, uncorrected;
   for (const DiffRunSummary& run : runs) (run.corrected ? corrected : uncorrected).push_back(run.label);
   diff.mixed_correction = !corrected.empty() && !uncorrected.empty();
@@ -260,6 +299,14 @@ RunDiff DiffRuns(const std::vector<DiffInput>& inputs) {
         "runs mix corrected (%s) and uncorrected (%s) reports: the uncorrected include rlscope's own overhead, so "
         "comparing them is misleading (run 'rlscope calibrate', then 'rlscope report DIR' on each run)",
         absl::StrJoin(corrected, ", "), absl::StrJoin(uncorrected, ", ")));
+  }
+  for (size_t i = 0; i < n; ++i) {
+    if (options.per_step && !diff.steps.values[i].has_value()) {
+      diff.warnings.push_back(absl::StrFormat(
+          "%s never entered '%s': it has no steps, so its times per step are absent (--step-operation names "
+          "another operation)",
+          runs[i].label, options.step_operation));
+    }
   }
   for (const DiffRunSummary& run : runs) {
     if (run.data_damaged) {

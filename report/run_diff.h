@@ -95,6 +95,15 @@ struct DiffRunSummary {
 struct RunDiff {
   std::vector<DiffRunSummary> runs;
   DiffValues total_wall, thread_time, gpu_time, gpu_busy, gpu_busy_fraction, nvidia_smi_mean;
+  // Steps: the times each run entered the step operation (DiffOptions);
+  // a vector environment's step of N environments is one. Absent in a
+  // run that never entered it. wall_per_step: total wall time / steps.
+  std::string step_operation;
+  DiffValues steps, wall_per_step;
+  // Every time (totals, operations, categories) is per step: divided by
+  // the run's steps (absent in a run without steps). Shares, fractions,
+  // instances and transitions per instance are unchanged.
+  bool per_step = false;
   // Ordered by the baseline's thread time (largest first), then operations
   // the baseline lacks by their largest time in another run.
   std::vector<DiffOperation> operations;
@@ -112,8 +121,15 @@ struct DiffInput {
 // basenames repeat, every run gets "#N" appended, N its 1-based position.
 std::vector<std::string> RunLabels(const std::vector<std::string>& dirs);
 
+struct DiffOptions {
+  // The operation whose instances count steps: `simulation` is one call
+  // of an environment's step (inferred or explicit).
+  std::string step_operation = "simulation";
+  bool per_step = false;  // Divide every time by the run's steps.
+};
+
 // DiffRuns: compares runs[1..] with runs[0]. Needs at least one run.
-RunDiff DiffRuns(const std::vector<DiffInput>& runs);
+RunDiff DiffRuns(const std::vector<DiffInput>& runs, const DiffOptions& options = {});
 
 }  // namespace rlscope::report
 

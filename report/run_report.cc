@@ -144,6 +144,7 @@ ProcessReport AnalyseProcess(ProcessTimeline& process, const IntervalList& gpu_b
                           measured != nullptr ? &measured->gpu : nullptr);
   AddInto(total, report.gpu.rows);
   report.transitions = ToTransitionRows(process_analysis, names);
+  for (const auto& [operation, n] : process_analysis.instances) report.operation_instances[names.Name(operation)] += n;
   report.python_lines = ToLineRows(process_analysis.lines, names);
   report.library_lines = ToLineRows(process_analysis.library_lines, names);
   for (const auto& [key, ns] : process_analysis.located) {

@@ -27,6 +27,7 @@
 #define RLSCOPE_REPORT_RUN_REPORT_H_
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -123,6 +124,9 @@ struct ProcessReport {
   uint64_t dropped_events = 0;
   std::vector<ThreadReport> threads;  // Their rows include Wait.
   std::vector<TransitionRow> transitions;
+  // How many times each operation was entered (summed over the threads),
+  // with or without transitions: the divisor of per-instance figures.
+  std::map<std::string, uint64_t> operation_instances;
   // Top lines per operation, by time: the user's own lines behind the
   // native calls (the line in train.py that called into torch), falling
   // back to the calling line where no user code was on the stack; and the

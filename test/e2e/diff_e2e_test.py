@@ -161,6 +161,34 @@ class Diff(unittest.TestCase):
         self.assertEqual(top.returncode, 0, top.stderr)
         self.assertIn("more operations", top.stdout)
 
+    def test_per_step(self):
+        # The client makes one simulation call per step: 10 and 20 steps.
+        totals = self.diff_json(self.small.out, self.large.out)
+        self.assertEqual(totals["totals"]["step_operation"], "simulation")
+        self.assertEqual(totals["totals"]["steps"]["values"], [10, 20])
+        self.assertFalse(totals["per_step"])
+        per_step = self.diff_json("--per-step", self.small.out, self.large.out)
+        self.assertTrue(per_step["per_step"])
+        for key in ("total_wall_ns", "thread_ns"):
+            for i, steps in enumerate((10, 20)):
+                self.assertAlmostEqual(per_step["totals"][key]["values"][i],
+                                       totals["totals"][key]["values"][i] / steps, delta=1)
+        by_name = {op["operation"]: op for op in per_step["operations"]}
+        whole = {op["operation"]: op for op in totals["operations"]}
+        self.assertAlmostEqual(by_name["simulation"]["cpu_ns"]["values"][1],
+                               whole["simulation"]["cpu_ns"]["values"][1] / 20, delta=1)
+        self.assertEqual(by_name["simulation"]["instances"]["values"], [10, 20])
+        text = run_rlscope("diff", "--per-step", self.small.out, self.large.out)
+        self.assertEqual(text.returncode, 0, text.stderr)
+        self.assertIn("times are per step", text.stdout)
+        # An operation no run entered: every time absent, and a warning per run.
+        missing = self.diff_json("--per-step", "--step-operation", "no such op", self.small.out, self.large.out)
+        self.assertEqual(missing["totals"]["steps"]["values"], [None, None])
+        self.assertEqual(missing["totals"]["total_wall_ns"]["values"], [None, None])
+        self.assertEqual(sum("never entered 'no such op'" in w for w in missing["warnings"]), 2)
+        self.assertEqual(run_rlscope("diff", "--per-step=yes", self.small.out, self.large.out).returncode, 2)
+        self.assertEqual(run_rlscope("diff", "--step-operation", "", self.small.out, self.large.out).returncode, 2)
+
     def test_errors(self):
         one = run_rlscope("diff", self.small.out)
         self.assertEqual(one.returncode, 2)

@@ -199,3 +199,62 @@ TEST_CASE("run labels: basenames, disambiguated by position", "[diff]") {
   CHECK(RunLabels({"/a/torch/", "jax"}) == std::vector<std::string>{"torch", "jax"});
   CHECK(RunLabels({"/x/run", "/y/run", "z"}) == std::vector<std::string>{"run#1", "run#2", "z"});
 }
+
+TEST_CASE("steps: entries into simulation, counted without transitions, and wall time per step", "[diff]") {
+  RunReport torch = Run({Row("simulation", Category::kPython, 400), Row("inference", Category::kBackend, 600)}, 2000);
+  torch.processes[0].operation_instances = {{"simulation", 100}, {"inference", 100}};
+  RunReport jax = Run({Row("simulation", Category::kPython, 500), Row("inference", Category::kBackend, 100)}, 1500);
+  jax.processes[0].operation_instances = {{"simulation", 250}};
+  RunReport none = Run({Row("train", Category::kPython, 900)}, 900);
+
+  const RunDiff diff = Diff({&torch, &jax, &none});
+  CHECK(diff.step_operation == "simulation");
+  CHECK_FALSE(diff.per_step);
+  CHECK(*diff.steps.values[0] == 100);
+  CHECK(*diff.steps.values[1] == 250);
+  CHECK_FALSE(diff.steps.values[2].has_value());
+  CHECK(*diff.wall_per_step.values[0] == Approx(20));
+  CHECK(*diff.wall_per_step.values[1] == Approx(6));
+  CHECK(*Op(diff, "simulation").cpu_time.values[1] == 500);  // Totals stay totals without --per-step.
+  CHECK(*Op(diff, "inference").instances.values[0] == 100);
+
+  nlohmann::json json = nlohmann::json::parse(FormatDiffJson(diff));
+  CHECK(json["per_step"] == false);
+  CHECK(json["totals"]["step_operation"] == "simulation");
+  CHECK(json["totals"]["steps"]["values"][1] == 250);
+  CHECK(json["totals"]["steps"]["values"][2].is_null());
+  CHECK(FormatDiffText(diff, 0).find("wall time per step") != std::string::npos);
+}
+
+TEST_CASE("per step: every time divided by the run's steps; a run without steps has none", "[diff]") {
+  RunReport torch = Run({Row("simulation", Category::kPython, 400), Row("inference", Category::kBackend, 600)}, 2000);
+  torch.processes[0].operation_instances = {{"simulation", 100}};
+  RunReport jax = Run({Row("simulation", Category::kPython, 500), Row("inference", Category::kBackend, 100)}, 1500);
+  jax.processes[0].operation_instances = {{"simulation", 250}};
+  RunReport none = Run({Row("simulation", Category::kPython, 900)}, 900);
+
+  std::vector<DiffInput> inputs = {{"torch", "/t", &torch}, {"jax", "/j", &jax}, {"none", "/n", &none}};
+  DiffOptions options;
+  options.per_step = true;
+  const RunDiff diff = DiffRuns(inputs, options);
+  CHECK(diff.per_step);
+  CHECK(*diff.total_wall.values[0] == Approx(20));
+  CHECK(*diff.total_wall.values[1] == Approx(6));
+  CHECK(*diff.thread_time.values[0] == Approx(10));
+  const DiffOperation& simulation = Op(diff, "simulation");
+  CHECK(*simulation.cpu_time.values[0] == Approx(4));
+  CHECK(*simulation.cpu_time.values[1] == Approx(2));
+  CHECK(*simulation.cpu_time.changes[1].ratio == Approx(0.5));
+  CHECK(*simulation.cpu_time.shares[1] == Approx(500.0 / 600.0));  // Shares are of the whole, unchanged.
+  CHECK_FALSE(simulation.cpu_time.values[2].has_value());
+  CHECK(*Cat(Op(diff, "inference"), Category::kBackend)->time.values[1] == Approx(0.4));
+  bool warned = false;
+  for (const std::string& warning : diff.warnings) warned |= warning.find("none never entered 'simulation'") == 0;
+  CHECK(warned);
+  CHECK(FormatDiffText(diff, 0).find("times are per step") != std::string::npos);
+
+  options.step_operation = "inference";
+  const RunDiff by_inference = DiffRuns(inputs, options);
+  CHECK(by_inference.step_operation == "inference");
+  CHECK_FALSE(by_inference.steps.values[0].has_value());  // Entered, but counted nowhere.
+}
