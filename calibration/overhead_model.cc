@@ -37,15 +37,33 @@ constexpr Family kFamilies[] = {
 
 }  // namespace
 
-MeasuredCost CostFromSamples(std::vector<double> per_event_ns, uint64_t events) {
+MeasuredCost CostFromRepetitions(const std::vector<Repetition>& repetitions, double events,
+                                 double subtract_ns_per_event, uint64_t stored_events) {
   MeasuredCost cost;
-  cost.repetitions = static_cast<int>(per_event_ns.size());
-  cost.events = events;
-  if (per_event_ns.empty()) return cost;
-  std::sort(per_event_ns.begin(), per_event_ns.end());
-  const size_t n = per_event_ns.size();
-  cost.ns = n % 2 == 1 ? per_event_ns[n / 2] : (per_event_ns[n / 2 - 1] + per_event_ns[n / 2]) / 2;
-  cost.spread_ns = (per_event_ns.back() - per_event_ns.front()) / 2;
+  cost.repetitions = static_cast<int>(repetitions.size());
+  cost.events = stored_events;
+  if (repetitions.empty() || events <= 0) return cost;
+  double fastest_measured = repetitions[0].measured_ns, fastest_base = repetitions[0].base_ns;
+  for (const Repetition& r : repetitions) {
+    fastest_measured = std::min(fastest_measured, r.measured_ns);
+    fastest_base = std::min(fastest_base, r.base_ns);
+  }
+  std::vector<std::pair<double, double>> by_disturbance;  // disturbance, per-event cost
+  for (const Repetition& r : repetitions) {
+    // In ns, not relative: contention adds time, whichever side it hits.
+    by_disturbance.emplace_back((r.measured_ns - fastest_measured) + (r.base_ns - fastest_base),
+                                (r.measured_ns - r.base_ns) / events - subtract_ns_per_event);
+  }
+  // Stable: among equally disturbed repetitions the earlier ones.
+  std::stable_sort(by_disturbance.begin(), by_disturbance.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  const size_t n = by_disturbance.size();
+  const size_t kept = std::min(n, std::max<size_t>(2, (n + 1) / 2));
+  std::vector<double> costs;
+  for (size_t i = 0; i < kept; ++i) costs.push_back(by_disturbance[i].second);
+  std::sort(costs.begin(), costs.end());
+  cost.ns = kept % 2 == 1 ? costs[kept / 2] : (costs[kept / 2 - 1] + costs[kept / 2]) / 2;
+  cost.spread_ns = (costs.back() - costs.front()) / 2;
   return cost;
 }
 
@@ -128,6 +146,80 @@ absl::StatusOr<std::string> Text(const nlohmann::json& object, const char* key) 
   return it->get<std::string>();
 }
 
+// Strings: the array of strings at `key` of `object` (empty when absent).
+absl::StatusOr<std::vector<std::string>> Strings(const nlohmann::json& object, const char* key) {
+  std::vector<std::string> strings;
+  auto it = object.find(key);
+  if (it == object.end()) return strings;
+  if (!it->is_array()) return absl::InvalidArgumentError(absl::StrFormat("quality: '%s' is not an array", key));
+  for (const nlohmann::json& item : *it) {
+    if (!item.is_string()) return absl::InvalidArgumentError(absl::StrFormat("quality: '%s' holds a non-string", key));
+    strings.push_back(item.get<std::string>());
+  }
+  return strings;
+}
+
+// The contention figures' keys; null in the file is -1 here (unknown).
+struct FigureKey {
+  const char* key;
+  double ContentionFigures::*field;
+};
+constexpr FigureKey kFigureKeys[] = {
+    {"load_average_begin", &ContentionFigures::load_average_begin},
+    {"load_average_max", &ContentionFigures::load_average_max},
+    {"steal_fraction", &ContentionFigures::steal_fraction},
+    {"other_busy_cpus", &ContentionFigures::other_busy_cpus},
+    {"involuntary_switches_per_cpu_s", &ContentionFigures::involuntary_switches_per_cpu_s},
+    {"lowest_kept_fraction", &ContentionFigures::lowest_kept_fraction},
+};
+
+// ParseQuality: the "quality" object; every field is optional (files of
+// older rlscopes have uncertain_costs only, which is derived, not read).
+absl::StatusOr<CalibrationQuality> ParseQuality(const nlohmann::json& json) {
+  CalibrationQuality quality;
+  if (!json.is_object()) return absl::InvalidArgumentError("'quality' is not an object");
+  absl::StatusOr<std::string> verdict = Text(json, "verdict");
+  if (!verdict.ok()) return absl::InvalidArgumentError(absl::StrCat("quality: ", verdict.status().message()));
+  quality.verdict = *verdict;
+  for (auto [key, field] : {std::pair{"reasons", &quality.reasons}, {"warnings", &quality.warnings},
+                            {"remeasured", &quality.remeasured}}) {
+    absl::StatusOr<std::vector<std::string>> strings = Strings(json, key);
+    if (!strings.ok()) return strings.status();
+    *field = *std::move(strings);
+  }
+  auto contention = json.find("contention");
+  if (contention == json.end()) return quality;
+  if (!contention->is_object()) return absl::InvalidArgumentError("quality: 'contention' is not an object");
+  ContentionFigures figures;
+  for (const FigureKey& figure : kFigureKeys) {
+    auto it = contention->find(figure.key);
+    if (it == contention->end() || it->is_null()) continue;
+    if (!it->is_number() || !std::isfinite(it->get<double>())) {
+      return absl::InvalidArgumentError(absl::StrFormat("quality.contention: %s is not a number", figure.key));
+    }
+    figures.*figure.field = it->get<double>();
+  }
+  if (auto cpus = contention->find("cpus"); cpus != contention->end()) {
+    if (!cpus->is_number_integer()) return absl::InvalidArgumentError("quality.contention: cpus is not an integer");
+    figures.cpus = cpus->get<int>();
+  }
+  absl::StatusOr<std::string> site = Text(*contention, "lowest_kept_site");
+  if (!site.ok()) return absl::InvalidArgumentError(absl::StrCat("quality.contention: ", site.status().message()));
+  figures.lowest_kept_site = *site;
+  quality.contention = figures;
+  return quality;
+}
+
+nlohmann::ordered_json ContentionJson(const ContentionFigures& figures) {
+  nlohmann::ordered_json json = {{"cpus", figures.cpus}};
+  for (const FigureKey& figure : kFigureKeys) {
+    const double value = figures.*figure.field;
+    json[figure.key] = value < 0 ? nlohmann::ordered_json() : nlohmann::ordered_json(value);
+  }
+  json["lowest_kept_site"] = figures.lowest_kept_site;
+  return json;
+}
+
 }  // namespace
 
 absl::StatusOr<OverheadModel> ParseOverheadModel(std::string_view text, const std::string& path) {
@@ -173,6 +265,11 @@ absl::StatusOr<OverheadModel> ParseOverheadModel(std::string_view text, const st
     if (!checked.ok()) return malformed(checked.status());
     model.costs[site] = *checked;
   }
+  if (auto quality = json.find("quality"); quality != json.end()) {
+    absl::StatusOr<CalibrationQuality> parsed = ParseQuality(*quality);
+    if (!parsed.ok()) return malformed(parsed.status());
+    model.quality = *std::move(parsed);
+  }
   return model;
 }
 
@@ -195,8 +292,17 @@ absl::Status WriteOverheadModel(const std::string& path, const OverheadModel& mo
   }
   json["costs"] = std::move(costs);
   // The calibration's quality, as measured: the costs its repetitions did
-  // not pin down (Uncertain).
-  json["quality"] = {{"uncertain_costs", uncertain}};
+  // not pin down (Uncertain), and, from `rlscope calibrate`, its verdict,
+  // what made it so and the contention seen (calibration_verdict.h).
+  nlohmann::ordered_json quality = {{"uncertain_costs", uncertain}};
+  if (!model.quality.verdict.empty()) {
+    quality["verdict"] = model.quality.verdict;
+    quality["reasons"] = model.quality.reasons;
+    quality["warnings"] = model.quality.warnings;
+    quality["remeasured"] = model.quality.remeasured;
+  }
+  if (model.quality.contention) quality["contention"] = ContentionJson(*model.quality.contention);
+  json["quality"] = std::move(quality);
   // Written aside and renamed: a crash never leaves half a calibration; a
   // device, FIFO or directory at `path` is refused and a link is replaced,
   // never written through (`calibrate` refuses a link before measuring:

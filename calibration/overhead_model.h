@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "contention.h"
 #include "machine_fingerprint.h"
 
 namespace rlscope::calibration {
@@ -53,16 +54,54 @@ struct MeasuredCost {
 inline constexpr double kUncertainFloorNs = 20;
 bool Uncertain(const MeasuredCost& cost);
 
-// CostFromSamples: the cost of one event from its per-repetition
-// estimates: the median (robust to one disturbed repetition) and half the
-// range as the spread.
-MeasuredCost CostFromSamples(std::vector<double> per_event_ns, uint64_t events);
+// Repetition: one repetition of a cost's measurement: the whole loop
+// time of its profiled side and of its baseline side (ns).
+struct Repetition {
+  double measured_ns = 0;
+  double base_ns = 0;
+};
+
+// CostFromRepetitions: the cost of one event from every repetition made
+// (all rounds): (measured - base) / events - subtract_ns_per_event, over
+// the least disturbed half of the repetitions (at least 2): their median
+// is the cost, half their range its spread. `stored_events` becomes the
+// cost's `events`.
+//
+// Why not the median of all: contention only ever adds time, to either
+// side. Added to the baseline it makes a difference too small, added to
+// the profiled side (which has more threads to compete: the flusher, the
+// collector) too large, and a busy machine does the latter more often, so
+// the median of all moves up with the load (seen: python_call 583 +- 318
+// ns, about ten times its quiet value). Nor the smallest difference: that
+// is the one whose baseline was disturbed most. A repetition's disturbance
+// is what its two sides took over the fastest of their kind, in ns
+// (measured - fastest measured + base - fastest base): the repetitions
+// with the least have both sides near their uncontended time, and their
+// differences keep the pairing that cancels a slow drift of the machine.
+// Their spread says whether even those agree.
+MeasuredCost CostFromRepetitions(const std::vector<Repetition>& repetitions, double events,
+                                 double subtract_ns_per_event, uint64_t stored_events);
+
+// CalibrationQuality: how far a calibration can be trusted, as
+// `rlscope calibrate` judged it (calibration_verdict.h). Files written
+// before verdicts were recorded load with an empty verdict.
+inline constexpr std::string_view kVerdictTrusted = "trusted";
+// Stored with --accept-uncertain although the verdict refused it.
+inline constexpr std::string_view kVerdictAcceptedUncertain = "accepted-uncertain";
+struct CalibrationQuality {
+  std::string verdict;                  // kVerdict*, or "" (not recorded).
+  std::vector<std::string> reasons;     // Why it was not trusted.
+  std::vector<std::string> warnings;    // What was seen that did not make it untrusted.
+  std::vector<std::string> remeasured;  // Sites measured in more than one round.
+  std::optional<ContentionFigures> contention;
+};
 
 struct OverheadModel {
   MachineFingerprint fingerprint;
   std::string rlscope_version;
   int64_t created_unix_s = 0;
   std::map<std::string, MeasuredCost, std::less<>> costs;
+  CalibrationQuality quality;
 
   // Cost: the calibrated cost of `site`, clamped at 0 (a negative
   // measurement is noise); nullopt when it was not calibrated.

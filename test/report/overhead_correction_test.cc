@@ -209,16 +209,6 @@ TEST_CASE("negative calibrations count as zero", "[calibration]") {
   CHECK(model.Cost("trampoline").value() == 0);
 }
 
-TEST_CASE("a cost is the median of its repetitions, its spread half their range", "[calibration]") {
-  const cal::MeasuredCost odd = cal::CostFromSamples({30, 10, 20, 100, 25}, 1000);
-  CHECK(odd.ns == Approx(25));
-  CHECK(odd.spread_ns == Approx(45));
-  CHECK(odd.repetitions == 5);
-  CHECK(odd.events == 1000);
-  CHECK(cal::CostFromSamples({10, 20}, 1).ns == Approx(15));
-  CHECK(cal::CostFromSamples({}, 1).repetitions == 0);
-}
-
 TEST_CASE("a cost whose repetitions disagree more than the cost itself is uncertain", "[calibration]") {
   CHECK(!cal::Uncertain({150, 14, 5, 1000}));
   CHECK(cal::Uncertain({72, 132, 5, 1000}));        // Spread above the value.
