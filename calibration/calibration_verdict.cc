@@ -62,7 +62,7 @@ Verdict JudgeCalibration(const std::map<std::string, SiteMeasurement, std::less<
   if (contention.cpus > 0 && contention.load_average_max >= contention.cpus) {
     verdict.warnings.push_back(absl::StrFormat(
         "the load average reached %.1f on %d CPUs: other work competed with the loops (their timer set aside what "
-        "waited for a CPU, and the costs' repetitions agree)",
+        "waited for a CPU)",
         contention.load_average_max, contention.cpus));
   }
   if (contention.other_busy_cpus >= kOtherBusyWarnedCpus) {
@@ -70,7 +70,7 @@ Verdict JudgeCalibration(const std::map<std::string, SiteMeasurement, std::less<
         absl::StrFormat("other work kept %.1f CPUs busy on average meanwhile", contention.other_busy_cpus));
   }
   if (contention.involuntary_switches_per_cpu_s >= kInvoluntaryWarnedPerCpuS) {
-    verdict.warnings.push_back(absl::StrFormat("the loops were preempted %.0f times per CPU-second",
+    verdict.warnings.push_back(absl::StrFormat("the loops were switched out involuntarily %.0f times per CPU-second",
                                                contention.involuntary_switches_per_cpu_s));
   }
   verdict.trusted = verdict.reasons.empty();
@@ -86,7 +86,7 @@ std::string DescribeContention(const ContentionFigures& c) {
   if (c.other_busy_cpus >= 0) parts.push_back(absl::StrFormat("other work %.2f CPUs busy", c.other_busy_cpus));
   if (c.steal_fraction >= 0) parts.push_back(absl::StrFormat("steal %.1f %%", 100 * c.steal_fraction));
   if (c.involuntary_switches_per_cpu_s >= 0) {
-    parts.push_back(absl::StrFormat("%.0f preemptions per loop CPU-second", c.involuntary_switches_per_cpu_s));
+    parts.push_back(absl::StrFormat("%.0f involuntary switches per loop CPU-second", c.involuntary_switches_per_cpu_s));
   }
   if (c.lowest_kept_fraction >= 0) {
     parts.push_back(absl::StrFormat("loops kept >= %.0f %% of their iterations (lowest: %s)",

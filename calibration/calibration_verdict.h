@@ -34,7 +34,10 @@ inline constexpr double kStealRefusedFraction = 0.10;
 // Warnings only (the costs' agreement decides):
 inline constexpr double kStealWarnedFraction = 0.02;
 inline constexpr double kOtherBusyWarnedCpus = 0.5;
-inline constexpr double kInvoluntaryWarnedPerCpuS = 50;
+// Involuntary switches of the loops: about 280 per CPU-second on the quiet
+// 2-core build machine (the profiled runs' own flusher and collector take
+// turns with the loop), about 500 with two CPU hogs beside it.
+inline constexpr double kInvoluntaryWarnedPerCpuS = 1000;
 
 // SiteMeasurement: one cost as measured, with what the verdict needs.
 struct SiteMeasurement {

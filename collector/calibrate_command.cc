@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
@@ -16,6 +17,8 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "calibration_store.h"
+#include "calibration_verdict.h"
+#include "contention.h"
 #include "cli_args.h"
 #include "machine_fingerprint.h"
 #include "memory_budget.h"
@@ -45,11 +48,23 @@ It runs small built-in programs that each repeat one kind of hooked call
 Python->native calls, inferred operations, simulator trampolines, nested
 hooks, NVTX ranges, process start-up), unprofiled and profiled, in
 alternation, and divides the extra time by the number of events. Each cost
-is the median over the repetitions; its spread (half their range) is kept
-and reported as the correction's uncertainty. With a GPU it uses the real
-CUDA runtime and CUPTI; without one, rlscope's fake runtime (costs of the
-hooks are real, GPU costs then do not matter). A full sweep takes a few
-minutes; keep the machine otherwise quiet meanwhile.
+rests on the least disturbed half of its repetitions (busy-machine time only
+ever adds to one side); their spread is kept and reported as the
+correction's uncertainty. With a GPU it uses the real CUDA runtime and
+CUPTI; without one, rlscope's fake runtime (costs of the hooks are real, GPU
+costs then do not matter). A full sweep takes a few minutes; keep the
+machine otherwise quiet meanwhile.
+
+It watches for a busy machine (load average, other work's CPU time, steal
+time, involuntary switches of its loops, how much of each loop its timer kept). A
+cost whose repetitions disagree more than the cost itself is measured again,
+up to two more rounds. If a cost still disagrees, or steal time reached 10 %
+(a wait the loops cannot see), the calibration is refused: it says what was
+wrong and what was seen, stores nothing and leaves the previous calibration
+file as it was (exit 1). Load alone only warns: agreeing measurements are
+kept. The verdict ("trusted", or "accepted-uncertain" with
+--accept-uncertain) and the figures are stored in the file, and every report
+it corrects states them.
 
 options:
   --calibration FILE   write the calibration to FILE (default: this
@@ -64,12 +79,17 @@ options:
   --repetitions N      measurements per cost (default 5, at least 2)
   --quick              shorter loops and 2 repetitions: for tests, not for
                        accurate corrections
+  --accept-uncertain   store a calibration the verdict refuses all the same,
+                       marked "accepted-uncertain" with its reasons (reports
+                       it corrects say so); for when a quiet machine cannot
+                       be had
   --check              measure nothing: say whether this machine has a
                        usable calibration (exit 0) or not (exit 1)
   -h, --help           show this help
 
 exit status: 0 when the calibration was written; 1 when a measurement or
-the file failed (nothing is written then); 2 for a usage error. With
+the file failed or the calibration was refused as untrustworthy (nothing is
+written then); 2 for a usage error. With
 --check: 0 when there is a usable calibration (its path on stdout), 1 when
 not (why, on stderr).
 )USAGE";
@@ -80,6 +100,7 @@ struct CalibrateOptions {
   int repetitions = 5;
   bool quick = false;
   bool check = false;
+  bool accept_uncertain = false;
 };
 
 // How a case's two runs differ.
@@ -112,6 +133,9 @@ struct Case {
   bool cupti = false;
   std::string cupti_path;
   std::vector<std::string> environment;  // For both runs.
+  // False for a cost no program here pays (CUPTI's on the fake runtime):
+  // its doubt then warns only (calibration_verdict.h).
+  bool matters = true;
   uint64_t iterations = 0;               // Set by sizing.
   uint64_t burst = 0;                    // Iterations per burst; 0: one loop.
 };
@@ -147,6 +171,8 @@ absl::StatusOr<CalibrateOptions> ParseOptions(const std::vector<std::string>& ar
       options.quick = true;
     } else if (option.name == "--check") {
       options.check = true;
+    } else if (option.name == "--accept-uncertain") {
+      options.accept_uncertain = true;
     } else if (option.name == "--calibration" || option.name == "--python" || option.name == "--repetitions") {
       absl::StatusOr<std::string> value = cursor.TakeValue(option);
       if (!value.ok()) return UsageError("calibrate", std::string(value.status().message()));
@@ -213,6 +239,8 @@ std::string Trimmed(std::string text) {
 class Progress {
  public:
   explicit Progress(int total) : total_(total), tty_(isatty(STDERR_FILENO) != 0) {}
+  // Grow: `steps` more than planned (a cost measured again).
+  void Grow(int steps) { total_ += steps; }
   void Step(const std::string& what) {
     ++done_;
     if (!tty_) return;
@@ -221,6 +249,7 @@ class Progress {
                                  total_ > 0 ? done_ * 100 / total_ : 100, what.substr(0, 40))
               << std::flush;
   }
+  // CaseDone: a line of its own (a finished case, or news about one).
   void CaseDone(const std::string& line) {
     if (tty_) std::cerr << "\r" << std::string(80, ' ') << "\r";
     std::cerr << "  " << line << "\n";
@@ -232,52 +261,122 @@ class Progress {
   bool tty_;
 };
 
+// A loop's time as a workload reported it.
+struct LoopTime {
+  double ns = 0;
+  double kept_fraction = -1;  // UncontendedTimer's; -1 when not reported (start-up cases).
+};
+
+// DisturbanceSeam: the test seam RLSCOPE_CALIBRATE_TEST_DISTURB=SITE=NS
+// (for tests only): repetition i of SITE (counted over all its rounds, from
+// 0) has one side reported (i + 1) x NS per event slower, the baseline on
+// even repetitions and the profiled side on odd ones: a machine ever
+// busier, hitting either side. The least disturbed repetitions are then
+// the first ones, whose differences disagree by more than they measure
+// however often the site is measured again: the deterministic stand-in for
+// a machine too busy to calibrate on.
+constexpr char kTestDisturbEnv[] = "RLSCOPE_CALIBRATE_TEST_DISTURB";
+struct DisturbanceSeam {
+  std::string site;
+  double ns_per_event = 0;
+};
+absl::StatusOr<DisturbanceSeam> ParseDisturbanceSeam(const char* setting) {
+  DisturbanceSeam seam;
+  if (setting == nullptr || *setting == '\0') return seam;
+  const std::string text = setting;
+  const size_t equals = text.rfind('=');
+  char* end = nullptr;
+  const double ns = equals == std::string::npos ? 0 : strtod(text.c_str() + equals + 1, &end);
+  if (equals == std::string::npos || equals == 0 || end == text.c_str() + equals + 1 || *end != '\0' || ns <= 0) {
+    return absl::InvalidArgumentError(absl::StrFormat("%s='%s' is not SITE=NS (NS > 0)", kTestDisturbEnv, text));
+  }
+  seam.site = text.substr(0, equals);
+  seam.ns_per_event = ns;
+  return seam;
+}
+
+double Median(std::vector<double> values) {
+  if (values.empty()) return -1;
+  std::sort(values.begin(), values.end());
+  const size_t n = values.size();
+  return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
+
 class Sweep {
  public:
-  Sweep(const CalibrateOptions& options, fs::path scratch) : options_(options), scratch_(std::move(scratch)) {}
+  Sweep(const CalibrateOptions& options, fs::path scratch, DisturbanceSeam seam)
+      : options_(options), scratch_(std::move(scratch)), seam_(std::move(seam)) {}
 
   // Run: measures `c` and stores its cost (or returns why it could not).
+  // A cost in doubt after its repetitions (calibration::SiteDoubt) is
+  // measured again, up to kExtraRounds more rounds of as many
+  // repetitions; its estimate rests on all of them (CostFromRepetitions).
   absl::Status Run(Case c, Progress& progress) {
     if (absl::Status sized = Size(c); !sized.ok()) return sized;
-    std::vector<double> samples;
-    for (int rep = 0; rep < options_.repetitions; ++rep) {
-      // Alternate which run goes first, so a drifting machine biases
-      // neither side.
-      double base = 0, measured = 0;
-      for (int half = 0; half < 2; ++half) {
-        const bool measured_run = (half == 0) == (rep % 2 == 1);
-        absl::StatusOr<double> ns = Measure(c, measured_run);
-        if (!ns.ok()) return ns.status();
-        (measured_run ? measured : base) = *ns;
-        progress.Step(absl::StrFormat("%s %d/%d", c.site, rep + 1, options_.repetitions));
+    const double events = c.contrast == Contrast::kProcess ? 1 : static_cast<double>(c.iterations) * c.events_per_iteration;
+    double subtract_ns = 0;  // Per event: what the iteration also pays.
+    for (const auto& [site, per_iteration] : c.subtract) subtract_ns += Cost(site) * per_iteration / c.events_per_iteration;
+    std::vector<cal::Repetition> repetitions;
+    std::vector<double> kept_fractions;
+    cal::SiteMeasurement site;
+    site.matters = c.matters;
+    for (int round = 0; round <= cal::kExtraRounds; ++round) {
+      if (round > 0) {
+        const std::string doubt = cal::SiteDoubt(site);
+        if (doubt.empty()) break;
+        progress.Grow(options_.repetitions * 2);
+        progress.CaseDone(absl::StrFormat("%s: %s; measuring again (round %d of at most %d)", c.site, doubt,
+                                          round + 1, cal::kExtraRounds + 1));
       }
-      const double events = c.contrast == Contrast::kProcess
-                                ? 1
-                                : static_cast<double>(c.iterations) * c.events_per_iteration;
-      double per_event = (measured - base) / events;
-      for (const auto& [site, per_iteration] : c.subtract) {
-        per_event -= Cost(site) * per_iteration / c.events_per_iteration;
+      for (int i = 0; i < options_.repetitions; ++i) {
+        const int rep = static_cast<int>(repetitions.size());
+        // Alternate which run goes first, so a drifting machine biases
+        // neither side.
+        cal::Repetition r;
+        for (int half = 0; half < 2; ++half) {
+          const bool measured_run = (half == 0) == (rep % 2 == 1);
+          absl::StatusOr<LoopTime> loop = Measure(c, measured_run);
+          if (!loop.ok()) return loop.status();
+          (measured_run ? r.measured_ns : r.base_ns) = loop->ns;
+          if (loop->kept_fraction >= 0) kept_fractions.push_back(loop->kept_fraction);
+          progress.Step(absl::StrFormat("%s %d/%d", c.site, i + 1, options_.repetitions));
+        }
+        if (c.site == seam_.site) {
+          (rep % 2 == 1 ? r.measured_ns : r.base_ns) += (rep + 1) * seam_.ns_per_event * events;
+        }
+        repetitions.push_back(r);
       }
-      samples.push_back(per_event);
+      site.rounds = round + 1;
+      site.cost = cal::CostFromRepetitions(repetitions, events, subtract_ns, static_cast<uint64_t>(events));
+      site.kept_fraction = kept_fractions.empty() ? 1 : Median(kept_fractions);
     }
-    const uint64_t events = c.contrast == Contrast::kProcess
-                                ? 1
-                                : static_cast<uint64_t>(static_cast<double>(c.iterations) * c.events_per_iteration);
-    costs_[c.site] = cal::CostFromSamples(samples, events);
-    const cal::MeasuredCost& cost = costs_[c.site];
-    progress.CaseDone(c.contrast == Contrast::kProcess
-                          ? absl::StrFormat("%-32s %10.3f ms  +- %.3f ms", c.site, cost.ns / 1e6, cost.spread_ns / 1e6)
-                          : absl::StrFormat("%-32s %10.1f ns  +- %.1f ns  (%d events x %d)", c.site, cost.ns,
-                                            cost.spread_ns, cost.events, cost.repetitions) +
-                                (cal::Uncertain(cost) ? "  UNCERTAIN: the repetitions disagree" : ""));
+    sites_[c.site] = site;
+    const cal::MeasuredCost& cost = site.cost;
+    std::string line = c.contrast == Contrast::kProcess
+                           ? absl::StrFormat("%-32s %10.3f ms  +- %.3f ms", c.site, cost.ns / 1e6, cost.spread_ns / 1e6)
+                           : absl::StrFormat("%-32s %10.1f ns  +- %.1f ns  (%d events x %d)", c.site, cost.ns,
+                                             cost.spread_ns, cost.events, cost.repetitions);
+    // Never a negative or disputed figure printed as if it were fine.
+    if (cal::Uncertain(cost)) {
+      line += cost.spread_ns > std::max(std::abs(cost.ns), cal::kUncertainFloorNs)
+                  ? "  UNCERTAIN: the repetitions disagree"
+                  : "  UNCERTAIN: below zero past its spread";
+    } else if (cost.ns < 0) {
+      line += "  (below the noise: counts as 0)";
+    }
+    if (site.kept_fraction < cal::kMinKeptFraction) {
+      line += absl::StrFormat("  LOW: its timer kept %.0f %% of the loops", 100 * site.kept_fraction);
+    }
+    if (site.rounds > 1) line += absl::StrFormat("  [%d rounds]", site.rounds);
+    progress.CaseDone(line);
     return absl::OkStatus();
   }
 
   double Cost(const std::string& site) const {
-    auto it = costs_.find(site);
-    return it == costs_.end() ? 0 : std::max(0.0, it->second.ns);
+    auto it = sites_.find(site);
+    return it == sites_.end() ? 0 : std::max(0.0, it->second.cost.ns);
   }
-  const std::map<std::string, cal::MeasuredCost, std::less<>>& costs() const { return costs_; }
+  const std::map<std::string, cal::SiteMeasurement, std::less<>>& sites() const { return sites_; }
 
  private:
   // Size: iterations so that the baseline loop takes about the target time
@@ -294,9 +393,9 @@ class Sweep {
     // Sized by the slower side, so a costly hook cannot make a run long.
     double slowest = 0;
     for (bool measured_run : {false, true}) {
-      absl::StatusOr<double> ns = Measure(c, measured_run);
-      if (!ns.ok()) return ns.status();
-      slowest = std::max(slowest, *ns);
+      absl::StatusOr<LoopTime> loop = Measure(c, measured_run);
+      if (!loop.ok()) return loop.status();
+      slowest = std::max(slowest, loop->ns);
     }
     const double target_ns = options_.quick ? 20e6 : 150e6;
     const double per_iteration = std::max(slowest / static_cast<double>(pilot), 1.0);
@@ -309,7 +408,7 @@ class Sweep {
   // Measure: one run of `c` (its measured side, else its baseline side):
   // the workload's own loop time, or the command's wall time for
   // start-up cases.
-  absl::StatusOr<double> Measure(const Case& c, bool measured_run) {
+  absl::StatusOr<LoopTime> Measure(const Case& c, bool measured_run) {
     std::vector<std::string> command = c.workload;
     command.push_back("--iterations");
     command.push_back(std::to_string(c.iterations));
@@ -364,7 +463,7 @@ class Sweep {
     if (profiled && c.contrast == Contrast::kProcess && outcome->exit_code == 0) {
       // Start-up's cost is what the per-event costs measured so far do not
       // explain: the report of this very run removes those already.
-      return static_cast<double>(outcome->wall_ns) - RemovedByKnownCosts(last_run_dir_);
+      return LoopTime{static_cast<double>(outcome->wall_ns) - RemovedByKnownCosts(last_run_dir_)};
     }
     if (outcome->exit_code != 0) {
       std::ifstream in(err);
@@ -374,7 +473,7 @@ class Sweep {
                                                  Trimmed(text.substr(0, 2000))));
     }
     Forget();
-    if (c.contrast == Contrast::kProcess) return static_cast<double>(outcome->wall_ns);
+    if (c.contrast == Contrast::kProcess) return LoopTime{static_cast<double>(outcome->wall_ns)};
     std::ifstream in(out);
     std::string line, last;
     while (std::getline(in, line)) {
@@ -385,14 +484,18 @@ class Sweep {
       return absl::InternalError(
           absl::StrFormat("%s printed no result line (got '%s')", absl::StrJoin(command, " "), last));
     }
-    return json["elapsed_ns"].get<double>();
+    LoopTime loop{json["elapsed_ns"].get<double>()};
+    if (auto kept = json.find("kept_fraction"); kept != json.end() && kept->is_number()) {
+      loop.kept_fraction = kept->get<double>();
+    }
+    return loop;
   }
 
   // RemovedByKnownCosts: what the correction, with the costs measured so
   // far, removes from the first thread of the run in `run_dir`.
   double RemovedByKnownCosts(const fs::path& run_dir) {
     cal::OverheadModel partial;
-    partial.costs = costs_;
+    for (const auto& [site, measured] : sites_) partial.costs[site] = measured.cost;
     const std::string path = (scratch_ / "partial-calibration.json").string();
     double removed = 0;
     if (cal::WriteOverheadModel(path, partial).ok()) {
@@ -415,7 +518,8 @@ class Sweep {
   fs::path scratch_;
   fs::path last_run_dir_;
   int runs_ = 0;
-  std::map<std::string, cal::MeasuredCost, std::less<>> costs_;
+  DisturbanceSeam seam_;
+  std::map<std::string, cal::SiteMeasurement, std::less<>> sites_;
 };
 
 // The interpreters to calibrate, by MAJOR.MINOR version (first path wins).
@@ -528,6 +632,7 @@ std::vector<Case> BuildCases(const Layout& layout, const CudaSetup& cuda, const 
       Case c(std::string(cal::kCuptiPrefix) + api, {binary, "--case", api}, Contrast::kCupti);
       c.environment = cuda.environment;
       c.cupti_path = cuda.cupti_path;
+      c.matters = !cuda.fake;  // No program here pays the fake CUPTI's costs.
       c.ring_events_per_iteration = 3;  // The hooked call, CUPTI's view of it, a nested driver call.
       cases.push_back(c);
     }
@@ -668,34 +773,89 @@ int CalibrateCommandMain(const std::vector<std::string>& args) {
                                pythons.empty() ? "none" : absl::StrJoin(pythons, ", ", absl::PairFormatter(" ")));
   std::cerr << absl::StrFormat("  %d costs x %d repetitions, each an unprofiled and a profiled run\n", cases.size(),
                                options->repetitions);
+  // Test seams (contention.h, DisturbanceSeam): malformed is an error
+  // before anything is measured.
+  absl::StatusOr<DisturbanceSeam> seam = ParseDisturbanceSeam(getenv(kTestDisturbEnv));
+  cal::ContentionFigures injected;
+  const char* injected_setting = getenv(cal::kTestContentionEnv);
+  absl::Status injected_ok = cal::ApplyTestContention(injected_setting ? injected_setting : "", injected);
+  if (!seam.ok() || !injected_ok.ok()) {
+    std::cerr << "rlscope calibrate: " << (!seam.ok() ? seam.status() : injected_ok).message() << "\n";
+    return 2;
+  }
+
   Progress progress(static_cast<int>(cases.size()) * options->repetitions * 2);
-  Sweep sweep(*options, scratch);
+  Sweep sweep(*options, scratch, *seam);
+  const cal::ContentionSnapshot before = cal::Snapshot();
+  double load_max = before.load_average;
   for (const Case& c : cases) {
     if (absl::Status status = sweep.Run(c, progress); !status.ok()) {
       std::cerr << "\nrlscope calibrate: measuring " << c.site << " failed: " << status.message()
                 << "\nnothing was written.\n";
       return absl::IsCancelled(status) ? 130 : 1;
     }
+    load_max = std::max(load_max, cal::ReadLoadAverage());
   }
-  for (const auto& [site, cost] : sweep.costs()) model.costs[site] = cost;
+  cal::ContentionFigures contention = cal::Between(before, cal::Snapshot());
+  contention.load_average_max = std::max(contention.load_average_max, load_max);
+  for (const auto& [site, measured] : sweep.sites()) {
+    if (measured.cost.events == 0 || measured.kept_fraction < 0) continue;
+    if (contention.lowest_kept_fraction < 0 || measured.kept_fraction < contention.lowest_kept_fraction) {
+      contention.lowest_kept_fraction = measured.kept_fraction;
+      contention.lowest_kept_site = site;
+    }
+  }
+  if (injected_setting != nullptr && *injected_setting != '\0') {
+    (void)cal::ApplyTestContention(injected_setting, contention);
+    std::cerr << "rlscope calibrate: test seam " << cal::kTestContentionEnv << "=" << injected_setting
+              << " overrides the contention figures\n";
+  }
+
+  const cal::Verdict verdict = cal::JudgeCalibration(sweep.sites(), contention);
+  for (const auto& [site, measured] : sweep.sites()) {
+    model.costs[site] = measured.cost;
+    if (measured.rounds > 1) model.quality.remeasured.push_back(site);
+  }
+  model.quality.reasons = verdict.reasons;
+  model.quality.warnings = verdict.warnings;
+  model.quality.contention = contention;
+  std::cerr << "rlscope calibrate: seen meanwhile: " << cal::DescribeContention(contention) << "\n";
+  for (const std::string& warning : verdict.warnings) std::cerr << "rlscope calibrate: warning: " << warning << "\n";
   std::error_code error;
+  if (!verdict.trusted && !options->accept_uncertain) {
+    const bool had_one = fs::exists(path, error);
+    std::cerr << "rlscope calibrate: REFUSED: these measurements cannot be trusted, so nothing was stored ("
+              << (had_one ? path + " is unchanged" : "no calibration was at " + path) << "):\n";
+    for (const std::string& reason : verdict.reasons) std::cerr << "  - " << reason << "\n";
+    std::cerr << "  what to do: stop or wait for other work on this machine (builds, test suites, training jobs) and "
+                 "run `rlscope calibrate` again; or, where a quiet machine cannot be had, store it anyway with "
+                 "--accept-uncertain (marked \"accepted-uncertain\" in the file, and stated by every report it "
+                 "corrects)\n";
+    return 1;
+  }
+  model.quality.verdict = std::string(verdict.trusted ? cal::kVerdictTrusted : cal::kVerdictAcceptedUncertain);
   fs::create_directories(fs::path(path).parent_path(), error);
   if (absl::Status written = cal::WriteOverheadModel(path, model); !written.ok()) {
     std::cerr << "rlscope calibrate: " << written.message() << "\n";
     return 1;
   }
-  std::cerr << "rlscope calibrate: wrote " << path << "\n";
+  if (verdict.trusted) {
+    std::cerr << "rlscope calibrate: wrote " << path << " (verdict: trusted)\n";
+  } else {
+    std::cerr << "rlscope calibrate: wrote " << path
+              << " (verdict: accepted-uncertain, as --accept-uncertain asked; reports it corrects say so):\n";
+    for (const std::string& reason : verdict.reasons) std::cerr << "  - " << reason << "\n";
+  }
   std::vector<std::string> uncertain;
   for (const auto& [site, cost] : model.costs) {
     if (cal::Uncertain(cost)) uncertain.push_back(site);
   }
   if (!uncertain.empty()) {
-    // Stored all the same (marked, and named by every report they
-    // correct): an approximate correction beats none.
+    // Only costs that do not matter here, or accepted: named by every
+    // report they correct.
     std::cerr << absl::StrFormat(
         "rlscope calibrate: %d of %d costs are uncertain (%s): their repetitions disagree more than the costs "
-        "themselves, so corrections by them are approximate; calibrate again on a quieter machine, or with more "
-        "--repetitions\n",
+        "themselves, so corrections by them are approximate\n",
         uncertain.size(), model.costs.size(), absl::StrJoin(uncertain, ", "));
   }
   return 0;

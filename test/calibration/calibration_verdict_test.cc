@@ -84,12 +84,12 @@ TEST_CASE("load and other work warn but do not refuse costs that agree", "[verdi
   busy.load_average_begin = 3;
   busy.load_average_max = 4.2;
   busy.other_busy_cpus = 1.4;
-  busy.involuntary_switches_per_cpu_s = 300;
+  busy.involuntary_switches_per_cpu_s = 3000;
   const cal::Verdict verdict = cal::JudgeCalibration({{"trampoline", Site(16, 0.5)}}, busy);
   CHECK(verdict.trusted);
   CHECK(Mentions(verdict.warnings, "load average reached 4.2 on 2 CPUs"));
   CHECK(Mentions(verdict.warnings, "1.4 CPUs busy"));
-  CHECK(Mentions(verdict.warnings, "preempted 300 times"));
+  CHECK(Mentions(verdict.warnings, "involuntarily 3000 times"));
 }
 
 TEST_CASE("heavy steal time refuses even agreeing costs; a little warns", "[verdict]") {
