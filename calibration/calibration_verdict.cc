@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 
@@ -93,6 +94,29 @@ std::string DescribeContention(const ContentionFigures& c) {
                                     100 * c.lowest_kept_fraction, c.lowest_kept_site));
   }
   return parts.empty() ? "no contention figures" : absl::StrJoin(parts, ", ");
+}
+
+std::string DescribeQuality(const CalibrationQuality& quality) {
+  const std::string seen =
+      quality.contention ? absl::StrFormat(" (made at %s)", DescribeContention(*quality.contention)) : "";
+  if (quality.verdict.empty()) {
+    return "not recorded (made by an rlscope before calibrations judged themselves; `rlscope calibrate` again "
+           "records it)";
+  }
+  if (quality.verdict == kVerdictTrusted) {
+    std::string line = absl::StrCat("trusted", seen);
+    if (!quality.warnings.empty()) {
+      line += absl::StrFormat("; %d warning(s) then, under quality.warnings in the calibration file",
+                              quality.warnings.size());
+    }
+    return line;
+  }
+  if (quality.verdict == kVerdictAcceptedUncertain) {
+    return absl::StrCat("ACCEPTED UNCERTAIN, stored with --accept-uncertain although refused: ",
+                        quality.reasons.empty() ? "no reason recorded" : absl::StrJoin(quality.reasons, "; "),
+                        "; corrections by it are approximate, calibrate again on a quiet machine", seen);
+  }
+  return absl::StrCat(quality.verdict, seen);  // A verdict of a later rlscope.
 }
 
 }  // namespace rlscope::calibration

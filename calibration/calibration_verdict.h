@@ -68,6 +68,11 @@ Verdict JudgeCalibration(const std::map<std::string, SiteMeasurement, std::less<
 // 0.4 -> 1.3 on 2 CPUs, other work 0.1 CPUs busy, steal 0.0 %, ...").
 std::string DescribeContention(const ContentionFigures& contention);
 
+// DescribeQuality: a stored calibration's verdict in one line for the
+// reports it corrects: "trusted (figures)", "ACCEPTED UNCERTAIN (...):
+// reasons", or that an older rlscope recorded none.
+std::string DescribeQuality(const CalibrationQuality& quality);
+
 }  // namespace rlscope::calibration
 
 #endif  // RLSCOPE_CALIBRATION_CALIBRATION_VERDICT_H_

@@ -210,16 +210,6 @@ absl::StatusOr<CalibrationQuality> ParseQuality(const nlohmann::json& json) {
   return quality;
 }
 
-nlohmann::ordered_json ContentionJson(const ContentionFigures& figures) {
-  nlohmann::ordered_json json = {{"cpus", figures.cpus}};
-  for (const FigureKey& figure : kFigureKeys) {
-    const double value = figures.*figure.field;
-    json[figure.key] = value < 0 ? nlohmann::ordered_json() : nlohmann::ordered_json(value);
-  }
-  json["lowest_kept_site"] = figures.lowest_kept_site;
-  return json;
-}
-
 }  // namespace
 
 absl::StatusOr<OverheadModel> ParseOverheadModel(std::string_view text, const std::string& path) {
@@ -271,6 +261,16 @@ absl::StatusOr<OverheadModel> ParseOverheadModel(std::string_view text, const st
     model.quality = *std::move(parsed);
   }
   return model;
+}
+
+nlohmann::ordered_json ContentionJson(const ContentionFigures& figures) {
+  nlohmann::ordered_json json = {{"cpus", figures.cpus}};
+  for (const FigureKey& figure : kFigureKeys) {
+    const double value = figures.*figure.field;
+    json[figure.key] = value < 0 ? nlohmann::ordered_json() : nlohmann::ordered_json(value);
+  }
+  json["lowest_kept_site"] = figures.lowest_kept_site;
+  return json;
 }
 
 absl::Status WriteOverheadModel(const std::string& path, const OverheadModel& model) {

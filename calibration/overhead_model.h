@@ -19,6 +19,7 @@
 #include "absl/status/statusor.h"
 #include "contention.h"
 #include "machine_fingerprint.h"
+#include "nlohmann/json.hpp"
 
 namespace rlscope::calibration {
 
@@ -126,6 +127,9 @@ absl::StatusOr<OverheadModel> ParseOverheadModel(std::string_view text, const st
 // or hand-edited file, refused rather than subtracted from every event.
 inline constexpr double kMaxCostNs = 1e9;
 absl::Status WriteOverheadModel(const std::string& path, const OverheadModel& model);
+// ContentionJson: the figures as the file stores them (also in report.json):
+// unknown figures (-1) are null.
+nlohmann::ordered_json ContentionJson(const ContentionFigures& figures);
 
 }  // namespace rlscope::calibration
 

@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "calibration_verdict.h"
 #include "html_page.h"
 #include "report_html_breakdown.h"
 #include "report_html_process.h"
@@ -168,6 +169,8 @@ std::string CorrectionSection(const RunReport& report) {
       Escape(report.calibration_file), Escape(FormatDuration(static_cast<int64_t>(overhead.estimated_ns))),
       Escape(FormatDuration(static_cast<int64_t>(overhead.removed_ns))),
       Escape(FormatDuration(static_cast<int64_t>(overhead.unplaced_ns))));
+  out += absl::StrCat("<p>Calibration quality: ", Escape(calibration::DescribeQuality(report.calibration_quality)),
+                      "</p>");
   std::vector<std::pair<std::string, SiteOverhead>> sites(overhead.by_site.begin(), overhead.by_site.end());
   std::sort(sites.begin(), sites.end(), [](const auto& a, const auto& b) { return a.second.ns > b.second.ns; });
   std::vector<std::vector<Cell>> table;

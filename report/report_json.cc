@@ -1,5 +1,6 @@
 #include "report_json.h"
 
+#include "calibration_verdict.h"
 #include "nlohmann/json.hpp"
 
 namespace rlscope::report {
@@ -196,6 +197,16 @@ std::string FormatReportJson(const RunReport& report) {
     correction["main_thread_removed_ns"] = report.overhead.main_thread_removed_ns;
     correction["sites"] = std::move(sites);
     correction["uncalibrated"] = report.overhead.uncalibrated;
+    // The calibration's verdict, so no reader takes an accepted-uncertain
+    // correction for a trusted one ("unrecorded": an older file).
+    const calibration::CalibrationQuality& quality = report.calibration_quality;
+    nlohmann::ordered_json judged = {{"verdict", quality.verdict.empty() ? "unrecorded" : quality.verdict},
+                                     {"reasons", quality.reasons},
+                                     {"warnings", quality.warnings},
+                                     {"remeasured", quality.remeasured},
+                                     {"summary", calibration::DescribeQuality(quality)}};
+    judged["contention"] = quality.contention ? calibration::ContentionJson(*quality.contention) : nlohmann::ordered_json();
+    correction["calibration_quality"] = std::move(judged);
   }
   json["correction"] = std::move(correction);
   if (report.nvidia_smi.has_value()) {

@@ -8,6 +8,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "calibration_verdict.h"
 #include "overhead_model.h"
 
 namespace rlscope::report {
@@ -396,6 +397,7 @@ std::string CorrectionSection(const RunReport& report) {
                            FormatDuration(report.metadata.wall_ns),
                            static_cast<double>(report.metadata.wall_ns) / static_cast<double>(*report.corrected_wall_ns));
   }
+  out += absl::StrFormat("  calibration quality: %s\n", calibration::DescribeQuality(report.calibration_quality));
   // Costs the calibration did not pin down (calibration::Uncertain),
   // among those this run used.
   std::vector<std::string> uncertain;

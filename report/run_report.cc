@@ -557,6 +557,7 @@ absl::StatusOr<RunReport> LoadRunReport(const std::string& run_dir, const std::s
     report.gpu_busy_ns = measured.gpu_busy_ns;  // GPU time is not corrected (gpu_analysis.h).
     report.corrected = true;
     report.calibration_file = model_path;
+    report.calibration_quality = model->quality;
     if (wall_ns > 0) {
       report.corrected_wall_ns = std::max<int64_t>(0, wall_ns - root_removed_ns - root_fixed_ns);
       report.corrected_wall_spread_ns = static_cast<int64_t>(root_spread_ns);

@@ -161,6 +161,9 @@ struct RunReport {
   // The calibration file used ("" when uncorrected) and what the
   // correction estimated, summed over processes.
   std::string calibration_file;
+  // That calibration's verdict and what was seen making it (empty
+  // verdict: an older file).
+  calibration::CalibrationQuality calibration_quality;
   ProcessCorrection overhead;
   // Uncertainty of corrected_wall_ns from the calibration's spread.
   int64_t corrected_wall_spread_ns = 0;

@@ -118,3 +118,17 @@ TEST_CASE("the contention figures read as one line", "[verdict]") {
   CHECK(line.find("steal 0.0 %") != std::string::npos);
   CHECK(line.find("lowest: trampoline") != std::string::npos);
 }
+
+TEST_CASE("a report's line on the calibration states its verdict", "[verdict]") {
+  cal::CalibrationQuality quality;
+  CHECK(cal::DescribeQuality(quality).find("not recorded") == 0);
+  quality.verdict = "trusted";
+  quality.contention = Quiet();
+  CHECK(cal::DescribeQuality(quality).find("trusted (made at load average 0.10") == 0);
+  quality.verdict = "accepted-uncertain";
+  quality.reasons = {"python_call@3.11: 583.0 +- 640.0 ns"};
+  const std::string accepted = cal::DescribeQuality(quality);
+  CHECK(accepted.find("ACCEPTED UNCERTAIN") == 0);
+  CHECK(accepted.find("python_call@3.11: 583.0 +- 640.0 ns") != std::string::npos);
+  CHECK(accepted.find("approximate") != std::string::npos);
+}
