@@ -39,7 +39,8 @@ export XDG_CACHE_HOME="$work/cache"
 calibration="${CALIBRATION:-}"
 if [[ -z "$calibration" ]]; then
   calibration="$work/calibration.json"
-  "$rlscope" calibrate --quick --calibration "$calibration" >/dev/null 2>&1
+  # Its quality does not matter to memory: stored even if uncertain.
+  "$rlscope" calibrate --quick --accept-uncertain --calibration "$calibration" >/dev/null 2>&1
 fi
 
 peak() {  # peak RSS (kB) and wall seconds of a command, as "KB SECONDS"

@@ -65,11 +65,18 @@ class Correction(unittest.TestCase):
         # made again, up to three times in all (seen: both of two attempts
         # missed in one clean-clone suite run); a systematic error misses
         # every time.
+        # A calibration refused as untrustworthy (its costs' repetitions
+        # disagreed: the suite's own load) counts as a missed attempt; the
+        # last attempt stores what it measures all the same
+        # (--accept-uncertain), so the checks below judge the measurement.
         for attempt in range(3):
-            # Three repetitions: each cost is their median, which one
-            # disturbed repetition cannot move (of two, the mean).
-            result = run_rlscope("calibrate", "--quick", "--repetitions", "3", "--calibration", cls.calibration,
-                                 "--python", sys.executable, env=cls.env, timeout=900)
+            # Three repetitions: each cost rests on the least disturbed two.
+            accept = ["--accept-uncertain"] if attempt == 2 else []
+            result = run_rlscope("calibrate", "--quick", "--repetitions", "3", *accept, "--calibration",
+                                 cls.calibration, "--python", sys.executable, env=cls.env, timeout=900)
+            if result.returncode == 1 and "REFUSED" in result.stderr:
+                print(f"\ncalibration attempt {attempt + 1} was refused:\n{result.stderr[-2000:]}", file=sys.stderr)
+                continue
             if result.returncode != 0:
                 raise AssertionError("rlscope calibrate failed:\n" + result.stderr)
             with open(cls.calibration) as f:
