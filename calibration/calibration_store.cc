@@ -63,6 +63,14 @@ CalibrationChoice ChooseCalibration(const std::string& explicit_path, const Mach
     choice.message = absl::StrFormat("warning: %s was made on another machine or rlscope (%s); using it as asked",
                                      choice.path, absl::StrJoin(differences, "; "));
   }
+  if (model->quality.verdict == kVerdictAcceptedUncertain) {
+    // Used, as stored, but never silently taken for a trusted one.
+    const std::string warning = absl::StrFormat(
+        "warning: %s was stored with --accept-uncertain (%d reason(s) in its quality.reasons): corrections by it are "
+        "approximate; run `rlscope calibrate` again on a quiet machine",
+        choice.path, model->quality.reasons.size());
+    choice.message = choice.message.empty() ? warning : choice.message + "; " + warning;
+  }
   choice.model = *std::move(model);
   return choice;
 }

@@ -29,7 +29,8 @@ struct CalibrationChoice {
 
 // ChooseCalibration: `explicit_path` when given (used even on another
 // machine, with a warning: the user asked for it), else this machine's
-// default file when it matches `machine` and `rlscope_version`.
+// default file when it matches `machine` and `rlscope_version`. One stored
+// with --accept-uncertain is used with a warning.
 CalibrationChoice ChooseCalibration(const std::string& explicit_path, const MachineFingerprint& machine,
                                     const std::string& rlscope_version);
 
