@@ -1047,6 +1047,7 @@ const void* g_wrapper_types[kWrapperTypes];
 bool g_wrapper_type_has_dicts[kWrapperTypes];
 int g_wrapper_type_count = 0;
 constexpr size_t kUnwrappedSlots = 1024;
+constexpr int kMaxWrappedChain = 4;  // Wrappers of wrappers followed (WrappedCode).
 const void* g_unwrapped[kUnwrappedSlots];
 
 bool InstancesHaveDicts(const void* type) {
@@ -1085,19 +1086,36 @@ CodeInfo* WrappedCode(PyObject* callable) {
     g_unwrapped[slot] = callable;
     return nullptr;
   }
-  PyObject* function = TypeOf(wrapped) == g_api.method_type ? g_api.method_function(wrapped) : wrapped;
+  // A wrapped function may itself wrap another (functools.wraps again):
+  // flax's Module.apply under its traceback filter, jitted as a bound
+  // method (`q_network.apply = jax.jit(q_network.apply)`). The chain is
+  // followed to the first function a rule names, else the outermost
+  // function is the one whose computation is noted (NoteGradient).
   CodeInfo* info = nullptr;
-  if (function != nullptr && TypeOf(function) == g_api.function_type) {
+  bool wraps_a_function = false;
+  PyObject* link_dict = dict;  // Holds `wrapped` (borrowed from it).
+  for (int depth = 0; depth < kMaxWrappedChain && wrapped != nullptr; ++depth) {
+    PyObject* function = TypeOf(wrapped) == g_api.method_type ? g_api.method_function(wrapped) : wrapped;
+    if (function == nullptr || TypeOf(function) != g_api.function_type) break;
+    wraps_a_function = true;
+    CodeInfo* found = nullptr;
     PyObject* code = g_api.get_attr_string(function, "__code__");        // New references, held by
     PyObject* globals = g_api.get_attr_string(function, "__globals__");  // the function meanwhile.
-    if (code != nullptr) info = LookUpCodeObject(code, [&] { return globals; });
+    if (code != nullptr) found = LookUpCodeObject(code, [&] { return globals; });
     if (code != nullptr) g_api.dec_ref(code);
     if (globals != nullptr) g_api.dec_ref(globals);
     g_api.err_clear();
-  } else {
-    g_unwrapped[slot] = callable;
+    if (info == nullptr || (found != nullptr && found->rule != kNoRule)) info = found;
+    if (found != nullptr && found->rule != kNoRule) break;
+    // The function's own dict (its __dict__), as for the callable above.
+    PyObject* next_dict = g_api.generic_get_dict(function, nullptr);
+    g_api.dec_ref(link_dict);  // `wrapped` and `function` are not used past here.
+    link_dict = next_dict;
+    wrapped = link_dict != nullptr ? g_api.dict_get_item_string(link_dict, "__wrapped__") : nullptr;  // Borrowed.
+    g_api.err_clear();
   }
-  g_api.dec_ref(dict);  // `wrapped` was borrowed from it.
+  if (!wraps_a_function) g_unwrapped[slot] = callable;
+  if (link_dict != nullptr) g_api.dec_ref(link_dict);
   return info;  // Kept on the code object, which the wrapper keeps alive.
 }
 

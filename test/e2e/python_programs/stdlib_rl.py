@@ -4,7 +4,8 @@ found by its step/reset methods, a policy's act, a buffer, native calls of
 three kinds (an extension module's function, a C method, and callables of
 their own C types: json's C encoder and a ctypes function, which only
 sys.monitoring reports), two such callables standing in for jitted
-functions (a C function with a Python function as __wrapped__), a
+functions (a C function with a Python function as __wrapped__; one wraps a
+decorated method, a wrapper of a wrapper, as a jitted flax apply does), a
 generator, an exception unwinding out of an operation, a worker thread and
 cProfile used by the program itself. Prints what it did, last, as JSON.
 
@@ -12,6 +13,7 @@ cProfile used by the program itself. Prints what it did, last, as JSON.
 """
 import cProfile
 import ctypes
+import functools
 import hashlib
 import io
 import json
@@ -56,7 +58,17 @@ class TrajectoryBuffer:
             yield item
 
 
+def boundary(method):
+    """A decorator of the kind libraries put on their entry points (flax's
+    traceback filter on Module.apply): a Python function wrapping another."""
+    @functools.wraps(method)
+    def filtered(*args, **kwargs):
+        return method(*args, **kwargs)
+    return filtered
+
+
 class Planner:
+    @boundary
     def act(self, observation):  # Never runs: a C function stands in for its compiled form.
         raise AssertionError("not called")
 
