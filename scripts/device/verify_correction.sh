@@ -5,6 +5,10 @@
 #   2. rlscope validate on dqn.py, ppo.py (torch) and dqn_jax.py with
 #      --device cuda, and dqn.py on the CPU: raw overhead and bias of the
 #      corrected wall time, each with its spread
+#   3. the same on unmodified third-party scripts when their pinned sources
+#      are carried in .device/bench_sources (inference_accuracy.py
+#      prepare-sources): CleanRL's dqn.py, ppo.py and dqn_jax.py on
+#      CartPole-v1 (THIRD_PARTY=0 skips them)
 # Full log, the calibration and every validate.json (merged) in $OUT; a
 # short table is printed last.
 set -uo pipefail
@@ -37,6 +41,26 @@ validate ppo_cuda python3 "$workloads/ppo.py" --device cuda --steps "${STEPS_PPO
 validate jax_cuda python3 "$workloads/dqn_jax.py" --device cuda --steps "${STEPS_JAX:-500}" --quiet
 # STEPS_CPU=0 skips the CPU run.
 [[ "${STEPS_CPU:-500}" != 0 ]] && validate dqn_cpu python3 "$workloads/dqn.py" --device cpu --steps "${STEPS_CPU:-500}" --quiet
+
+# Third-party scripts run through the stand-ins for what the GPU machine
+# lacks or what would write outside the run (tyro, the SummaryWriter).
+sources="$bundle/bench_sources"
+standins="$root/scripts/bench/inference_corpus/standins"
+if [[ "${THIRD_PARTY:-1}" != 0 && -d "$sources/cleanrl" ]]; then
+  export PYTHONPATH="$sources/cleanrl:$sources/gymnasium-0.29.1:$standins${PYTHONPATH:+:$PYTHONPATH}"
+  cleanrl=(python3 "$standins/run_with_standins.py")
+  scripts="$sources/cleanrl/cleanrl"
+  validate cleanrl_dqn_cuda "${cleanrl[@]}" "$scripts/dqn.py" --env-id CartPole-v1 \
+    --total-timesteps "${STEPS_CLEANRL_DQN:-6000}" --learning-starts 1000 --cuda
+  validate cleanrl_ppo_cuda "${cleanrl[@]}" "$scripts/ppo.py" --env-id CartPole-v1 \
+    --total-timesteps "${STEPS_CLEANRL_PPO:-8192}" --cuda
+  # JAX takes the GPU by itself: its CleanRL scripts have no --cuda.
+  python3 -c 'import jax, flax, optax' 2>/dev/null &&
+    validate cleanrl_dqn_jax_cuda "${cleanrl[@]}" "$scripts/dqn_jax.py" --env-id CartPole-v1 \
+      --total-timesteps "${STEPS_CLEANRL_DQN:-6000}" --learning-starts 1000
+else
+  echo "== third-party scripts skipped (THIRD_PARTY=0 or no $sources/cleanrl)"
+fi
 
 echo "== summary"
 python3 - "$work" "$out" <<'PY'
