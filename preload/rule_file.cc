@@ -1,11 +1,11 @@
 #include "rule_file.h"
 
-#include <fnmatch.h>
 
 #include <algorithm>
 #include <cstdlib>
 #include <sstream>
 
+#include "glob_match.h"
 #include "input_file.h"
 
 namespace rlscope {
@@ -69,12 +69,13 @@ bool MatchesClass(const OperationRule& rule, const ClassFacts& facts) {
 }
 
 bool MatchesGlob(std::string_view glob, const char* text) {
+  const std::string_view subject(text);
   size_t begin = 0;
   while (begin <= glob.size()) {
     size_t end = glob.find('|', begin);
     if (end == std::string_view::npos) end = glob.size();
-    const std::string alternative(glob.substr(begin, end - begin));
-    if (!alternative.empty() && fnmatch(alternative.c_str(), text, 0) == 0) return true;
+    const std::string_view alternative = glob.substr(begin, end - begin);
+    if (!alternative.empty() && GlobMatch(alternative, subject)) return true;
     begin = end + 1;
   }
   return false;
