@@ -40,8 +40,8 @@ CalibrationChoice ChooseCalibration(const std::string& explicit_path, const Mach
   choice.path = explicit_path.empty() ? DefaultCalibrationPath(machine) : explicit_path;
   std::error_code error;
   if (explicit_path.empty() && !std::filesystem::exists(choice.path, error)) {
-    choice.message = absl::StrFormat("no calibration for this machine (%s): reports are uncorrected; %s",
-                                     choice.path, kHowTo);
+    choice.message =
+        absl::StrFormat("no calibration for this machine (%s): reports are uncorrected; %s", choice.path, kHowTo);
     return choice;
   }
   absl::StatusOr<OverheadModel> model = ReadOverheadModel(choice.path);
@@ -54,9 +54,10 @@ CalibrationChoice ChooseCalibration(const std::string& explicit_path, const Mach
     differences.push_back(absl::StrFormat("rlscope '%s' vs '%s'", model->rlscope_version, rlscope_version));
   }
   if (!differences.empty() && explicit_path.empty()) {
-    choice.message = absl::StrFormat("the calibration %s was made on another machine or rlscope (%s): reports are "
-                                     "uncorrected; %s",
-                                     choice.path, absl::StrJoin(differences, "; "), kHowTo);
+    choice.message = absl::StrFormat(
+        "the calibration %s was made on another machine or rlscope (%s): reports are "
+        "uncorrected; %s",
+        choice.path, absl::StrJoin(differences, "; "), kHowTo);
     return choice;
   }
   if (!differences.empty()) {

@@ -25,15 +25,15 @@ std::string SiteDoubt(const SiteMeasurement& site) {
   const MeasuredCost& cost = site.cost;
   if (Uncertain(cost)) {
     const bool negative = cost.ns < -std::max(cost.spread_ns, kUncertainFloorNs);
-    return absl::StrFormat("%s after %d repetitions in %s: %s", FormatCost(cost), cost.repetitions,
-                           Rounds(site.rounds),
+    return absl::StrFormat("%s after %d repetitions in %s: %s", FormatCost(cost), cost.repetitions, Rounds(site.rounds),
                            negative ? "below zero by more than its spread (the baseline loops were disturbed)"
                                     : "its repetitions disagree by more than the cost itself");
   }
   if (site.kept_fraction < kMinKeptFraction) {
-    return absl::StrFormat("%s after %d repetitions in %s, but its loops' timer kept only %.0f %% of their "
-                           "iterations (the rest waited for a CPU): too little to rest on",
-                           FormatCost(cost), cost.repetitions, Rounds(site.rounds), 100 * site.kept_fraction);
+    return absl::StrFormat(
+        "%s after %d repetitions in %s, but its loops' timer kept only %.0f %% of their "
+        "iterations (the rest waited for a CPU): too little to rest on",
+        FormatCost(cost), cost.repetitions, Rounds(site.rounds), 100 * site.kept_fraction);
   }
   return "";
 }
@@ -47,8 +47,8 @@ Verdict JudgeCalibration(const std::map<std::string, SiteMeasurement, std::less<
     if (site.matters) {
       verdict.reasons.push_back(absl::StrFormat("%s: %s", name, doubt));
     } else {
-      verdict.warnings.push_back(absl::StrFormat("%s: %s (no program here pays it: not held against the calibration)",
-                                                 name, doubt));
+      verdict.warnings.push_back(
+          absl::StrFormat("%s: %s (no program here pays it: not held against the calibration)", name, doubt));
     }
   }
   if (contention.steal_fraction >= kStealRefusedFraction) {

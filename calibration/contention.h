@@ -41,15 +41,15 @@ absl::StatusOr<int> ParseCpuList(std::string_view list);
 
 // ContentionSnapshot: the machine and this process tree at one instant.
 struct ContentionSnapshot {
-  double wall_s = 0;        // CLOCK_MONOTONIC.
-  CpuTimes cpu;             // Whole machine.
-  bool have_cpu = false;    // /proc/stat was readable.
-  double ticks_per_s = 100; // USER_HZ.
-  double own_cpu_s = 0;     // This process and its reaped children, user + system.
-  double children_cpu_s = 0;           // Reaped children only (the loops).
-  int64_t children_involuntary = 0;    // Their involuntary context switches.
-  double load_average = -1;            // 1-minute; -1 when unreadable.
-  int cpus = 0;                        // Online CPUs.
+  double wall_s = 0;                 // CLOCK_MONOTONIC.
+  CpuTimes cpu;                      // Whole machine.
+  bool have_cpu = false;             // /proc/stat was readable.
+  double ticks_per_s = 100;          // USER_HZ.
+  double own_cpu_s = 0;              // This process and its reaped children, user + system.
+  double children_cpu_s = 0;         // Reaped children only (the loops).
+  int64_t children_involuntary = 0;  // Their involuntary context switches.
+  double load_average = -1;          // 1-minute; -1 when unreadable.
+  int cpus = 0;                      // Online CPUs.
 };
 
 // ContentionFigures: what happened between two snapshots (and, from the

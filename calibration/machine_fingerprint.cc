@@ -2,10 +2,9 @@
 
 #include <sys/utsname.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
-
-#include <algorithm>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"

@@ -11,10 +11,10 @@
 namespace rlscope::calibration {
 
 struct MachineFingerprint {
-  std::string cpu;      // /proc/cpuinfo "model name"
-  std::string kernel;   // uname -r
-  std::string gpu;      // NVIDIA driver's model name of GPU 0, "none" without one
-  std::string driver;   // NVIDIA kernel module version, "none" without one
+  std::string cpu;     // /proc/cpuinfo "model name"
+  std::string kernel;  // uname -r
+  std::string gpu;     // NVIDIA driver's model name of GPU 0, "none" without one
+  std::string driver;  // NVIDIA kernel module version, "none" without one
   // Informational (not matched): the CUDA runtime calibrate used.
   std::string cuda_runtime;
 

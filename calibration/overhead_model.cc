@@ -11,8 +11,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "input_file.h"
-#include "output_file.h"
 #include "nlohmann/json.hpp"
+#include "output_file.h"
 
 namespace rlscope::calibration {
 
@@ -72,7 +72,9 @@ bool Uncertain(const MeasuredCost& cost) {
   return cost.spread_ns > bound || cost.ns < -std::max(cost.spread_ns, kUncertainFloorNs);
 }
 
-std::string PythonSite(std::string_view site, std::string_view version) { return std::string(site) + "@" + std::string(version); }
+std::string PythonSite(std::string_view site, std::string_view version) {
+  return std::string(site) + "@" + std::string(version);
+}
 
 std::optional<double> OverheadModel::Cost(std::string_view site) const {
   auto it = costs.find(site);
@@ -87,7 +89,8 @@ std::optional<double> OverheadModel::CuptiCost(std::string_view api, bool driver
   for (const Family& family : kFamilies) {
     if (lower.find(family.fragment) == std::string::npos) continue;
     if (driver) {
-      if (std::optional<double> member = Cost(std::string(kCuptiPrefix) + std::string(family.driver_member))) return member;
+      if (std::optional<double> member = Cost(std::string(kCuptiPrefix) + std::string(family.driver_member)))
+        return member;
     }
     return Cost(std::string(kCuptiPrefix) + std::string(family.runtime_member));
   }
@@ -119,7 +122,8 @@ absl::StatusOr<MeasuredCost> CheckedCost(const std::string& site, const nlohmann
   auto number = [&](const char* key, double fallback, double max) -> absl::StatusOr<double> {
     auto it = cost.find(key);
     if (it == cost.end()) return fallback;
-    if (!it->is_number()) return absl::InvalidArgumentError(absl::StrFormat("cost '%s': %s is not a number", site, key));
+    if (!it->is_number())
+      return absl::InvalidArgumentError(absl::StrFormat("cost '%s': %s is not a number", site, key));
     const double value = it->get<double>();
     if (!std::isfinite(value) || value < -max || value > max) {
       return absl::InvalidArgumentError(
@@ -181,8 +185,8 @@ absl::StatusOr<CalibrationQuality> ParseQuality(const nlohmann::json& json) {
   absl::StatusOr<std::string> verdict = Text(json, "verdict");
   if (!verdict.ok()) return absl::InvalidArgumentError(absl::StrCat("quality: ", verdict.status().message()));
   quality.verdict = *verdict;
-  for (auto [key, field] : {std::pair{"reasons", &quality.reasons}, {"warnings", &quality.warnings},
-                            {"remeasured", &quality.remeasured}}) {
+  for (auto [key, field] :
+       {std::pair{"reasons", &quality.reasons}, {"warnings", &quality.warnings}, {"remeasured", &quality.remeasured}}) {
     absl::StatusOr<std::vector<std::string>> strings = Strings(json, key);
     if (!strings.ok()) return strings.status();
     *field = *std::move(strings);
@@ -218,14 +222,14 @@ absl::StatusOr<OverheadModel> ParseOverheadModel(std::string_view text, const st
     return absl::InvalidArgumentError(absl::StrFormat("%s: not a JSON object (damaged calibration file?)", path));
   }
   auto malformed = [&](const absl::Status& status) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "%s: malformed calibration file (%s); run `rlscope calibrate` again", path, status.message()));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s: malformed calibration file (%s); run `rlscope calibrate` again", path, status.message()));
   };
   absl::StatusOr<std::string> schema = Text(json, "schema");
   if (!schema.ok() || *schema != kCalibrationSchema) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "%s: calibration schema '%s' is not the '%s' this rlscope reads; run `rlscope calibrate` again", path,
-        schema.ok() ? *schema : json["schema"].dump(), kCalibrationSchema));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s: calibration schema '%s' is not the '%s' this rlscope reads; run `rlscope calibrate` again",
+                        path, schema.ok() ? *schema : json["schema"].dump(), kCalibrationSchema));
   }
   OverheadModel model;
   absl::StatusOr<std::string> version = Text(json, "rlscope_version");
@@ -239,8 +243,10 @@ absl::StatusOr<OverheadModel> ParseOverheadModel(std::string_view text, const st
   if (machine == json.end() || !machine->is_object()) {
     return malformed(absl::InvalidArgumentError("'machine' is missing or not an object"));
   }
-  for (auto [key, field] : {std::pair{"cpu", &model.fingerprint.cpu}, {"kernel", &model.fingerprint.kernel},
-                            {"gpu", &model.fingerprint.gpu}, {"driver", &model.fingerprint.driver},
+  for (auto [key, field] : {std::pair{"cpu", &model.fingerprint.cpu},
+                            {"kernel", &model.fingerprint.kernel},
+                            {"gpu", &model.fingerprint.gpu},
+                            {"driver", &model.fingerprint.driver},
                             {"cuda_runtime", &model.fingerprint.cuda_runtime}}) {
     absl::StatusOr<std::string> value = Text(*machine, key);
     if (!value.ok()) return malformed(absl::InvalidArgumentError(absl::StrCat("machine: ", value.status().message())));
@@ -286,8 +292,11 @@ absl::Status WriteOverheadModel(const std::string& path, const OverheadModel& mo
   nlohmann::ordered_json costs = nlohmann::ordered_json::object();
   nlohmann::ordered_json uncertain = nlohmann::ordered_json::array();
   for (const auto& [site, cost] : model.costs) {
-    costs[site] = {{"ns", cost.ns}, {"spread_ns", cost.spread_ns}, {"repetitions", cost.repetitions},
-                   {"events", cost.events}, {"uncertain", Uncertain(cost)}};
+    costs[site] = {{"ns", cost.ns},
+                   {"spread_ns", cost.spread_ns},
+                   {"repetitions", cost.repetitions},
+                   {"events", cost.events},
+                   {"uncertain", Uncertain(cost)}};
     if (Uncertain(cost)) uncertain.push_back(site);
   }
   json["costs"] = std::move(costs);

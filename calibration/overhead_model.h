@@ -31,8 +31,9 @@ inline constexpr std::string_view kNestedHook = "nested_hook";        // hooked 
 inline constexpr std::string_view kNvtxRange = "nvtx_range";          // NVTX range boundary: push or pop
 inline constexpr std::string_view kNativeProcess = "native_process";  // start + exit of a traced native process
 // Python sites, suffixed "@MAJOR.MINOR":
-inline constexpr std::string_view kPythonCall = "python_call";              // function call + return seen
-inline constexpr std::string_view kPythonCallSite = "python_call_site";     // a Python function's call seen at its site (3.12+)
+inline constexpr std::string_view kPythonCall = "python_call";  // function call + return seen
+inline constexpr std::string_view kPythonCallSite =
+    "python_call_site";  // a Python function's call seen at its site (3.12+)
 inline constexpr std::string_view kPythonBuiltin = "python_builtin";        // interpreter builtin call seen
 inline constexpr std::string_view kPythonTransition = "python_transition";  // Python -> native call recorded
 inline constexpr std::string_view kPythonOperation = "python_operation";    // inferred operation boundary: push or pop
@@ -45,7 +46,7 @@ struct MeasuredCost {
   double ns = 0;         // Per event: the median over repetitions.
   double spread_ns = 0;  // Half the range (max - min) over repetitions.
   int repetitions = 0;
-  uint64_t events = 0;   // Events per repetition.
+  uint64_t events = 0;  // Events per repetition.
 };
 
 // Uncertain: a cost its own repetitions do not pin down: a spread larger

@@ -18,16 +18,16 @@
 #include "absl/strings/str_join.h"
 #include "calibration_store.h"
 #include "calibration_verdict.h"
-#include "contention.h"
 #include "cli_args.h"
+#include "contention.h"
 #include "machine_fingerprint.h"
 #include "memory_budget.h"
 #include "nlohmann/json.hpp"
 #include "output_file.h"
 #include "overhead_model.h"
 #include "profiled_run.h"
-#include "run_report.h"
 #include "run_directory.h"
+#include "run_report.h"
 
 namespace rlscope::collector {
 
@@ -105,9 +105,9 @@ struct CalibrateOptions {
 
 // How a case's two runs differ.
 enum class Contrast {
-  kHooks,     // unprofiled vs profiled: the hooks' cost
-  kCupti,     // profiled without vs with CUPTI: CUPTI's inflation
-  kProcess,   // unprofiled vs profiled, whole command wall time (start-up + exit)
+  kHooks,    // unprofiled vs profiled: the hooks' cost
+  kCupti,    // profiled without vs with CUPTI: CUPTI's inflation
+  kProcess,  // unprofiled vs profiled, whole command wall time (start-up + exit)
 };
 
 struct Case {
@@ -136,8 +136,8 @@ struct Case {
   // False for a cost no program here pays (CUPTI's on the fake runtime):
   // its doubt then warns only (calibration_verdict.h).
   bool matters = true;
-  uint64_t iterations = 0;               // Set by sizing.
-  uint64_t burst = 0;                    // Iterations per burst; 0: one loop.
+  uint64_t iterations = 0;  // Set by sizing.
+  uint64_t burst = 0;       // Iterations per burst; 0: one loop.
 };
 
 // Records per burst: half the ring (preload/thread_buffer.h), the point at
@@ -313,9 +313,11 @@ class Sweep {
   // repetitions; its estimate rests on all of them (CostFromRepetitions).
   absl::Status Run(Case c, Progress& progress) {
     if (absl::Status sized = Size(c); !sized.ok()) return sized;
-    const double events = c.contrast == Contrast::kProcess ? 1 : static_cast<double>(c.iterations) * c.events_per_iteration;
+    const double events =
+        c.contrast == Contrast::kProcess ? 1 : static_cast<double>(c.iterations) * c.events_per_iteration;
     double subtract_ns = 0;  // Per event: what the iteration also pays.
-    for (const auto& [site, per_iteration] : c.subtract) subtract_ns += Cost(site) * per_iteration / c.events_per_iteration;
+    for (const auto& [site, per_iteration] : c.subtract)
+      subtract_ns += Cost(site) * per_iteration / c.events_per_iteration;
     std::vector<cal::Repetition> repetitions;
     std::vector<double> kept_fractions;
     cal::SiteMeasurement site;
@@ -325,8 +327,8 @@ class Sweep {
         const std::string doubt = cal::SiteDoubt(site);
         if (doubt.empty()) break;
         progress.Grow(options_.repetitions * 2);
-        progress.CaseDone(absl::StrFormat("%s: %s; measuring again (round %d of at most %d)", c.site, doubt,
-                                          round + 1, cal::kExtraRounds + 1));
+        progress.CaseDone(absl::StrFormat("%s: %s; measuring again (round %d of at most %d)", c.site, doubt, round + 1,
+                                          cal::kExtraRounds + 1));
       }
       for (int i = 0; i < options_.repetitions; ++i) {
         const int rep = static_cast<int>(repetitions.size());
@@ -500,7 +502,8 @@ class Sweep {
     double removed = 0;
     if (cal::WriteOverheadModel(path, partial).ok()) {
       absl::StatusOr<report::RunReport> analysed = report::LoadRunReport(run_dir.string(), path);
-      if (analysed.ok() && analysed->corrected) removed = static_cast<double>(analysed->overhead.main_thread_removed_ns);
+      if (analysed.ok() && analysed->corrected)
+        removed = static_cast<double>(analysed->overhead.main_thread_removed_ns);
     }
     Forget();
     return removed;
@@ -531,8 +534,8 @@ std::map<std::string, std::string> PythonVersions(const std::vector<std::string>
   for (const std::string& python : candidates) {
     // The interpreter itself, not a launcher script in front of it (pyenv's
     // shims run a shell and more under rlscope, which is not Python's cost).
-    std::optional<std::string> answer = CaptureOutput(
-        {python, "-c", "import sys; print('%d.%d' % sys.version_info[:2], sys.executable)"}, {}, scratch);
+    std::optional<std::string> answer =
+        CaptureOutput({python, "-c", "import sys; print('%d.%d' % sys.version_info[:2], sys.executable)"}, {}, scratch);
     const std::string line = answer ? Trimmed(*answer) : "";
     const size_t space = line.find(' ');
     if (space == std::string::npos || space + 1 == line.size()) {
@@ -626,13 +629,13 @@ std::vector<Case> BuildCases(const Layout& layout, const CudaSetup& cuda, const 
       cases.push_back(hook);
     }
     // CUPTI's callbacks run only for these families (preload/cupti_injection.cc).
-    for (const char* api : {"cudaLaunchKernel", "cudaMemcpyAsync", "cudaMemsetAsync", "cudaStreamSynchronize",
-                            "cuLaunchKernel"}) {
+    for (const char* api :
+         {"cudaLaunchKernel", "cudaMemcpyAsync", "cudaMemsetAsync", "cudaStreamSynchronize", "cuLaunchKernel"}) {
       if (!has(api)) continue;
       Case c(std::string(cal::kCuptiPrefix) + api, {binary, "--case", api}, Contrast::kCupti);
       c.environment = cuda.environment;
       c.cupti_path = cuda.cupti_path;
-      c.matters = !cuda.fake;  // No program here pays the fake CUPTI's costs.
+      c.matters = !cuda.fake;           // No program here pays the fake CUPTI's costs.
       c.ring_events_per_iteration = 3;  // The hooked call, CUPTI's view of it, a nested driver call.
       cases.push_back(c);
     }
@@ -661,7 +664,8 @@ std::vector<Case> BuildCases(const Layout& layout, const CudaSetup& cuda, const 
     // set; see calibration/README.md for why that is not modelled apart).
     // python_call_site (3.12+) before python_call, whose calls are also
     // seen at their site: priced apart, it is subtracted there.
-    for (std::string_view name : {cal::kPythonCallSite, cal::kPythonCall, cal::kPythonBuiltin, cal::kPythonTransition}) {
+    for (std::string_view name :
+         {cal::kPythonCallSite, cal::kPythonCall, cal::kPythonBuiltin, cal::kPythonTransition}) {
       if (!can(name)) continue;
       Case c(site(name), {python, script, "--case", std::string(name)});
       c.ring_events_per_iteration = name == cal::kPythonTransition ? 1 : 0;
@@ -707,8 +711,7 @@ int CalibrateCommandMain(const std::vector<std::string>& args) {
     return 2;
   }
   if (options->check) {
-    const cal::CalibrationChoice choice =
-        cal::ChooseCalibration(options->path, cal::CurrentMachine(), RLSCOPE_VERSION);
+    const cal::CalibrationChoice choice = cal::ChooseCalibration(options->path, cal::CurrentMachine(), RLSCOPE_VERSION);
     if (!choice.model) {
       std::cerr << "rlscope calibrate: " << choice.message << "\n";
       return 1;
@@ -723,7 +726,8 @@ int CalibrateCommandMain(const std::vector<std::string>& args) {
     return 1;
   }
   const char* tmp = getenv("TMPDIR");
-  std::string scratch_template = std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/rlscope-calibrate-XXXXXX";
+  std::string scratch_template =
+      std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/rlscope-calibrate-XXXXXX";
   if (mkdtemp(scratch_template.data()) == nullptr) {
     std::cerr << "rlscope calibrate: cannot make a scratch directory under " << scratch_template << "\n";
     return 1;

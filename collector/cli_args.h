@@ -13,7 +13,7 @@
 namespace rlscope::collector {
 
 struct ParsedOption {
-  std::string name;                       // "--out"
+  std::string name;                         // "--out"
   std::optional<std::string> inline_value;  // From "--out=DIR".
 };
 

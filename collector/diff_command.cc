@@ -16,7 +16,8 @@ namespace rlscope::collector {
 
 namespace {
 
-constexpr const char* kDiffUsage = R"USAGE(usage: rlscope diff [--format text|json|html] [-o FILE] [--top N] [--calibration FILE]
+constexpr const char* kDiffUsage =
+    R"USAGE(usage: rlscope diff [--format text|json|html] [-o FILE] [--top N] [--calibration FILE]
                     [--per-step] [--step-operation NAME] DIR_A DIR_B [DIR_C ...]
 
 Compare two or more runs (directories made by 'rlscope run --out DIR'),
@@ -119,8 +120,8 @@ int DiffCommandMain(const std::vector<std::string>& args) {
       diff_options.per_step = true;
       continue;
     }
-    if (option.name != "--format" && option.name != "--top" && option.name != "--calibration" &&
-        option.name != "-o" && option.name != "--output" && option.name != "--step-operation") {
+    if (option.name != "--format" && option.name != "--top" && option.name != "--calibration" && option.name != "-o" &&
+        option.name != "--output" && option.name != "--step-operation") {
       return Usage(absl::StrFormat("unknown option '%s'", option.name));
     }
     absl::StatusOr<std::string> value = cursor.TakeValue(option);
@@ -133,7 +134,8 @@ int DiffCommandMain(const std::vector<std::string>& args) {
     } else if (option.name == "--top") {
       char* end = nullptr;
       const long n = std::strtol(value->c_str(), &end, 10);
-      if (value->empty() || *end != '\0' || n < 0) return Usage(absl::StrFormat("--top needs a count, not '%s'", *value));
+      if (value->empty() || *end != '\0' || n < 0)
+        return Usage(absl::StrFormat("--top needs a count, not '%s'", *value));
       top = static_cast<size_t>(n);
     } else if (option.name == "-o" || option.name == "--output") {
       output_path = *value;

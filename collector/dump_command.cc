@@ -41,12 +41,12 @@ const char* KindName(uint16_t kind) {
 
 void PrintFrame(const wire::Frame& frame, uint64_t offset) {
   if (const wire::Hello* hello = frame.message_as_Hello()) {
-    std::cout << absl::StrFormat("@%d hello pid=%d ppid=%d forked_from=%d start_ns=%d proc_start=%d protocol=%d "
-                                 "clock=%s exe=%s\n",
-                                 offset, hello->pid(), hello->ppid(), hello->forked_from(), hello->start_ns(),
-                                 hello->proc_start_ticks(),
-                                 hello->protocol_version(), hello->clock_source() ? hello->clock_source()->str() : "",
-                                 hello->executable() ? hello->executable()->str() : "");
+    std::cout << absl::StrFormat(
+        "@%d hello pid=%d ppid=%d forked_from=%d start_ns=%d proc_start=%d protocol=%d "
+        "clock=%s exe=%s\n",
+        offset, hello->pid(), hello->ppid(), hello->forked_from(), hello->start_ns(), hello->proc_start_ticks(),
+        hello->protocol_version(), hello->clock_source() ? hello->clock_source()->str() : "",
+        hello->executable() ? hello->executable()->str() : "");
   } else if (const wire::Batch* batch = frame.message_as_Batch()) {
     std::cout << absl::StrFormat("@%d batch %d\n", offset, batch->sequence());
     if (batch->strings()) {
@@ -56,7 +56,8 @@ void PrintFrame(const wire::Frame& frame, uint64_t offset) {
     }
     if (batch->modules()) {
       for (const auto* m : *batch->modules()) {
-        std::cout << absl::StrFormat("  module [%#x, %#x) %s\n", m->begin(), m->end(), m->path() ? m->path()->str() : "");
+        std::cout << absl::StrFormat("  module [%#x, %#x) %s\n", m->begin(), m->end(),
+                                     m->path() ? m->path()->str() : "");
       }
     }
     if (batch->thread_infos()) {
@@ -78,8 +79,8 @@ void PrintFrame(const wire::Frame& frame, uint64_t offset) {
       }
     }
   } else if (const wire::Goodbye* goodbye = frame.message_as_Goodbye()) {
-    std::cout << absl::StrFormat("@%d goodbye end_ns=%d recorded=%d dropped=%d reason=%s\n", offset,
-                                 goodbye->end_ns(), goodbye->recorded_events(), goodbye->dropped_events(),
+    std::cout << absl::StrFormat("@%d goodbye end_ns=%d recorded=%d dropped=%d reason=%s\n", offset, goodbye->end_ns(),
+                                 goodbye->recorded_events(), goodbye->dropped_events(),
                                  goodbye->reason() ? goodbye->reason()->str() : "");
   }
 }

@@ -62,7 +62,9 @@ struct Fds {
 absl::StatusOr<int> OpenForChild(Fds& owned, const std::string& path, int flags, const char* role) {
   // Private, like every file of a run directory; a link is never followed.
   const int fd = owned.Add(AboveStdio(open(path.c_str(), flags | O_CLOEXEC | O_NOFOLLOW, 0600)));
-  if (fd < 0) return absl::FailedPreconditionError(absl::StrFormat("cannot open %s for nvidia-smi's %s: %s", path, role, strerror(errno)));
+  if (fd < 0)
+    return absl::FailedPreconditionError(
+        absl::StrFormat("cannot open %s for nvidia-smi's %s: %s", path, role, strerror(errno)));
   return fd;
 }
 
@@ -105,11 +107,12 @@ absl::StatusOr<std::string> FindProgram(const std::string& program) {
 }
 
 absl::StatusOr<std::unique_ptr<GpuUtilizationSampler>> GpuUtilizationSampler::Start(const std::string& program,
-                                                                                     const std::string& csv_path,
-                                                                                     const std::string& stderr_path,
-                                                                                     int interval_ms) {
+                                                                                    const std::string& csv_path,
+                                                                                    const std::string& stderr_path,
+                                                                                    int interval_ms) {
   if (interval_ms < 1) {
-    return absl::InvalidArgumentError(absl::StrFormat("GPU sampling interval must be at least 1 ms, not %d", interval_ms));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("GPU sampling interval must be at least 1 ms, not %d", interval_ms));
   }
   absl::StatusOr<std::string> program_path = FindProgram(program);
   if (!program_path.ok()) return program_path.status();

@@ -56,9 +56,10 @@ void InjectUnlessTaken(std::vector<std::string>& environment, const std::string&
   if (current.empty() || current == preload) {
     SetVariable(environment, name, preload);
   } else if (warnings != nullptr) {
-    warnings->push_back(absl::StrFormat("%s is already set (%s): that tool owns it, so %s; unset it to let rlscope "
-                                        "capture them",
-                                        name, current, what_is_lost));
+    warnings->push_back(
+        absl::StrFormat("%s is already set (%s): that tool owns it, so %s; unset it to let rlscope "
+                        "capture them",
+                        name, current, what_is_lost));
   }
 }
 
@@ -142,8 +143,8 @@ std::vector<std::string> BuildChildEnvironment(const std::vector<std::string>& b
   } else {
     RemoveVariable(environment, "RLSCOPE_QUIET");
   }
-  InjectUnlessTaken(environment, "NVTX_INJECTION64_PATH", injection.preload_path,
-                    "rlscope will not see NVTX ranges", warnings);
+  InjectUnlessTaken(environment, "NVTX_INJECTION64_PATH", injection.preload_path, "rlscope will not see NVTX ranges",
+                    warnings);
   if (injection.cupti) {
     if (!injection.cupti_path.empty()) SetVariable(environment, "RLSCOPE_CUPTI_PATH", injection.cupti_path);
     InjectUnlessTaken(environment, "CUDA_INJECTION64_PATH", injection.preload_path,

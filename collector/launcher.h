@@ -15,13 +15,13 @@ namespace rlscope::collector {
 // InjectionEnvironment: the variables that make a process (and all its
 // descendants, which inherit them) stream to the collector.
 struct InjectionEnvironment {
-  std::string preload_path;  // librlscope_preload.so
-  std::string socket_path;   // the collector's socket
-  std::string python_dir;    // holds sitecustomize.py and the rlscope module
+  std::string preload_path;             // librlscope_preload.so
+  std::string socket_path;              // the collector's socket
+  std::string python_dir;               // holds sitecustomize.py and the rlscope module
   std::vector<std::string> rule_files;  // RLSCOPE_RULES_COUNT, RLSCOPE_RULES_<i> (rule_file.h)
-  std::string simulator_patterns;  // ','-separated LIB:PATTERN (RLSCOPE_SIM)
-  std::string backend_patterns;    // ','-separated LIB:PATTERN (RLSCOPE_BACKEND)
-  std::string nvtx_domains;        // ','-separated globs (RLSCOPE_NVTX_DOMAINS)
+  std::string simulator_patterns;       // ','-separated LIB:PATTERN (RLSCOPE_SIM)
+  std::string backend_patterns;         // ','-separated LIB:PATTERN (RLSCOPE_BACKEND)
+  std::string nvtx_domains;             // ','-separated globs (RLSCOPE_NVTX_DOMAINS)
   // GPU level: CUDA_INJECTION64_PATH names the preload, so the CUDA driver
   // starts CUPTI capture in it; `cupti_path` (RLSCOPE_CUPTI_PATH) picks the
   // CUPTI library when not empty.

@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "calibrate_command.h"
 #include "diff_command.h"
 #include "dump_command.h"
 #include "export_command.h"
@@ -10,7 +11,6 @@
 #include "report_command.h"
 #include "run_command.h"
 #include "validate_command.h"
-#include "calibrate_command.h"
 
 namespace {
 

@@ -3,8 +3,8 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <sys/statvfs.h>
 #include <sys/signalfd.h>
+#include <sys/statvfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -19,9 +19,9 @@
 
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "calibration_store.h"
 #include "gpu_utilization.h"
 #include "gpu_utilization_sampler.h"
-#include "calibration_store.h"
 #include "launcher.h"
 #include "machine_fingerprint.h"
 #include "overhead_model.h"
@@ -185,7 +185,7 @@ class Session {
   // stopped and gets the terminal back; on `fg`/`bg` (SIGCONT to us), hand
   // the terminal back to COMMAND (if it had it) and continue it.
   void SuspendWithCommand() {
-    if (!stop_with_command_) return;  // Not interactive: a debugger's stop, say.
+    if (!stop_with_command_) return;                     // Not interactive: a debugger's stop, say.
     if (status_line_ != nullptr) status_line_->Erase();  // The shell's "Stopped" line goes there.
     GiveTerminalTo(terminal_fd_, getpgrp());
     kill(getpid(), SIGSTOP);
@@ -385,7 +385,7 @@ absl::StatusOr<ProfileOutcome> ProfileCommand(const ProfileRequest& request) {
     const std::filesystem::path cwd = std::filesystem::current_path(error);
     if (!error) metadata.working_directory = cwd.string();
   }
-  metadata.gpu_capture = !request.cupti                                               ? "off"
+  metadata.gpu_capture = !request.cupti                                            ? "off"
                          : PreemptedGpuCapture(environment, installation->preload) ? "preempted"
                                                                                    : "cupti";
   // nvidia-smi's view of the GPU, for the report to set against rlscope's
@@ -393,10 +393,9 @@ absl::StatusOr<ProfileOutcome> ProfileCommand(const ProfileRequest& request) {
   std::unique_ptr<GpuUtilizationSampler> sampler;
   if (request.cupti && request.sample_nvidia_smi) {
     const std::filesystem::path dir(request.run_dir);
-    absl::StatusOr<std::unique_ptr<GpuUtilizationSampler>> started =
-        GpuUtilizationSampler::Start(GpuUtilizationSampler::kDefaultProgram,
-                                     (dir / report::kNvidiaSmiCsvFileName).string(),
-                                     (dir / report::kNvidiaSmiStderrFileName).string());
+    absl::StatusOr<std::unique_ptr<GpuUtilizationSampler>> started = GpuUtilizationSampler::Start(
+        GpuUtilizationSampler::kDefaultProgram, (dir / report::kNvidiaSmiCsvFileName).string(),
+        (dir / report::kNvidiaSmiStderrFileName).string());
     if (started.ok()) {
       sampler = *std::move(started);
     } else if (!absl::IsNotFound(started.status())) {
@@ -435,8 +434,8 @@ absl::StatusOr<ProfileOutcome> ProfileCommand(const ProfileRequest& request) {
     // that the command never ran (the exit status `rlscope run` gives).
     metadata.exit_code = ExitCodeOfLaunchFailure(waited.status());
     metadata.start_unix_ns = NowNs(CLOCK_REALTIME);
-    metadata.collector_problems.push_back(absl::StrFormat("the command could not be started: %s",
-                                                          waited.status().message()));
+    metadata.collector_problems.push_back(
+        absl::StrFormat("the command could not be started: %s", waited.status().message()));
     write_metadata_or_warn(metadata);
     return waited.status();
   }
@@ -445,9 +444,9 @@ absl::StatusOr<ProfileOutcome> ProfileCommand(const ProfileRequest& request) {
   metadata.wall_ns = waited->wall_ns;
   metadata.collector_problems = (*receiver)->problems();
   if (waited->still_open > 0) {
-    metadata.collector_problems.push_back(absl::StrFormat(
-        "%d process(es) were still running %d s after the command exited; their traces end there",
-        waited->still_open, kDrainTimeoutNs / 1'000'000'000));
+    metadata.collector_problems.push_back(
+        absl::StrFormat("%d process(es) were still running %d s after the command exited; their traces end there",
+                        waited->still_open, kDrainTimeoutNs / 1'000'000'000));
   }
   receiver->reset();
   RemoveSocket(*socket_path);
@@ -472,8 +471,8 @@ absl::StatusOr<ProfileOutcome> RunUnprofiled(const UnprofiledRequest& request) {
   }
   SignalGuard signals(request.give_terminal);
   const std::vector<std::string> environment = WithExtraEnvironment(CurrentEnvironment(), request.extra_environment);
-  absl::StatusOr<Waited> waited = LaunchAndWait(request.command, environment, request.give_terminal, stdio.fds(),
-                                                signals.fd(), nullptr, nullptr);
+  absl::StatusOr<Waited> waited =
+      LaunchAndWait(request.command, environment, request.give_terminal, stdio.fds(), signals.fd(), nullptr, nullptr);
   signals.Release();
   if (!waited.ok()) return waited.status();
   ProfileOutcome outcome;

@@ -79,7 +79,7 @@ uint64_t DefaultKeepFree(const std::string& dir);
 void SetProfilingOptions(const ProfilingOptions& options, ProfileRequest& request);
 
 struct ProfileOutcome {
-  int exit_code = 0;  // As a shell reports it: the exit status, or 128+N for death by signal N.
+  int exit_code = 0;    // As a shell reports it: the exit status, or 128+N for death by signal N.
   int64_t wall_ns = 0;  // Launch to reap (the same as meta.json's wall_ns).
   // The first of SIGINT, SIGTERM, SIGHUP, SIGQUIT that rlscope received
   // (and passed on) while the command ran; 0 when none.

@@ -61,8 +61,8 @@ absl::StatusOr<bool> TakeProfilingOption(const std::string& command, const Parse
   if (name == "--keep-free") {
     options.keep_free_bytes = report::ParseByteSize(*value);
     if (!options.keep_free_bytes) {
-      return UsageError(command, absl::StrFormat("--keep-free wants a size (bytes, or with K, M, G or T), not '%s'",
-                                                 *value));
+      return UsageError(command,
+                        absl::StrFormat("--keep-free wants a size (bytes, or with K, M, G or T), not '%s'", *value));
     }
   } else if (name == "--rules") {
     // Checked now, so a typo fails before the (possibly long) run.

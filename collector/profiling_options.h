@@ -15,7 +15,7 @@
 namespace rlscope::collector {
 
 struct ProfilingOptions {
-  std::vector<std::string> rule_files;  // --rules, absolute paths (the default rules come on top).
+  std::vector<std::string> rule_files;          // --rules, absolute paths (the default rules come on top).
   std::vector<std::string> simulator_patterns;  // --sim LIB:PATTERN
   std::vector<std::string> backend_patterns;    // --backend LIB:PATTERN
   std::vector<std::string> nvtx_domains;        // --nvtx-domain GLOB

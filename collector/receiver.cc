@@ -155,15 +155,15 @@ bool Receiver::ConsumeFrames(Connection& connection) {
     const uint32_t length = flatbuffers::ReadScalar<uint32_t>(begin);
     const std::string who = connection.pid != 0 ? absl::StrFormat("process %d", connection.pid) : "a process";
     if (length > wire::kMaxFrameBytes) {
-      problems_.push_back(absl::StrFormat("%s sent a corrupt frame length (%d); its stream was cut there", who,
-                                          length));
+      problems_.push_back(
+          absl::StrFormat("%s sent a corrupt frame length (%d); its stream was cut there", who, length));
       return false;
     }
     if (available - sizeof(uint32_t) < length) break;
     absl::StatusOr<const wire::Frame*> frame = VerifyFrame(begin, sizeof(uint32_t) + length);
     if (!frame.ok()) {
-      problems_.push_back(absl::StrFormat("%s sent a bad frame (%s); its stream was cut there", who,
-                                          frame.status().message()));
+      problems_.push_back(
+          absl::StrFormat("%s sent a bad frame (%s); its stream was cut there", who, frame.status().message()));
       return false;
     }
     if (connection.trace_fd < 0) {
@@ -206,14 +206,15 @@ bool Receiver::RoomFor(size_t size) {
   if (statvfs(trace_dir_.c_str(), &filesystem) != 0) return true;  // Unknown: a real ENOSPC is still handled.
   const uint64_t free = static_cast<uint64_t>(filesystem.f_bavail) * filesystem.f_frsize;
   if (free > keep_free_ && free - keep_free_ >= size) {
-    next_free_check_ = written_total_ + std::min<uint64_t>(std::max<uint64_t>(64 * 1024, (free - keep_free_ - size) / 2),
-                                                           uint64_t{256} << 20);
+    next_free_check_ =
+        written_total_ +
+        std::min<uint64_t>(std::max<uint64_t>(64 * 1024, (free - keep_free_ - size) / 2), uint64_t{256} << 20);
     next_free_check_time_ = now + std::chrono::seconds(1);
     return true;
   }
-  stopped_ = absl::StrFormat("stopped at %s of trace: its filesystem had %s free, and --keep-free keeps %s free",
-                             report::FormatBytes(written_total_), report::FormatBytes(free),
-                             report::FormatBytes(keep_free_));
+  stopped_ =
+      absl::StrFormat("stopped at %s of trace: its filesystem had %s free, and --keep-free keeps %s free",
+                      report::FormatBytes(written_total_), report::FormatBytes(free), report::FormatBytes(keep_free_));
   std::cerr << log_prefix_ << ": trace recording " << stopped_
             << "; the command runs on, and the report covers what was recorded\n";
   return false;
@@ -267,8 +268,8 @@ bool Receiver::OpenTraceFile(Connection& connection, int pid) {
     int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd < 0 && errno == EEXIST) continue;
     if (fd < 0) {
-      problems_.push_back(absl::StrFormat("cannot create %s: %s; process %d is not recorded", path,
-                                          strerror(errno), pid));
+      problems_.push_back(
+          absl::StrFormat("cannot create %s: %s; process %d is not recorded", path, strerror(errno), pid));
       return false;
     }
     connection.trace_fd = fd;

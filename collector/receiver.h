@@ -12,9 +12,9 @@
 
 #include <poll.h>
 
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
-#include <chrono>
 #include <memory>
 #include <string>
 #include <vector>
@@ -48,8 +48,7 @@ class Receiver {
   // the network namespace, so a process that moved to another one (unshare
   // -n, some sandboxes) cannot reach it, and since it has no file
   // permissions, connections from other users are refused (SO_PEERCRED).
-  static absl::StatusOr<std::unique_ptr<Receiver>> Listen(const std::string& socket_path,
-                                                          const std::string& trace_dir);
+  static absl::StatusOr<std::unique_ptr<Receiver>> Listen(const std::string& socket_path, const std::string& trace_dir);
   ~Receiver();
 
   // Appends the listening socket and every open connection.
@@ -97,11 +96,11 @@ class Receiver {
   std::string trace_dir_;
   uint64_t keep_free_ = 0;
   std::string log_prefix_;
-  uint64_t written_total_ = 0;  // Trace bytes written, all connections.
-  uint64_t next_free_check_ = 0;  // written_total_ at which to read the free space again,
+  uint64_t written_total_ = 0;                                  // Trace bytes written, all connections.
+  uint64_t next_free_check_ = 0;                                // written_total_ at which to read the free space again,
   std::chrono::steady_clock::time_point next_free_check_time_;  // or at this time, whichever comes first.
-  std::string stopped_;           // Why trace writing stopped (KeepFree), once it did.
-  bool refused_peer_ = false;     // Said once in problems_.
+  std::string stopped_;                                         // Why trace writing stopped (KeepFree), once it did.
+  bool refused_peer_ = false;                                   // Said once in problems_.
   std::vector<std::unique_ptr<Connection>> connections_;
   ReceiverStats stats_;
   std::vector<std::string> problems_;

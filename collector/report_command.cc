@@ -9,8 +9,8 @@
 #include "file_output.h"
 #include "report_html.h"
 #include "report_json.h"
-#include "report_text.h"
 #include "report_room.h"
+#include "report_text.h"
 #include "run_report.h"
 
 namespace rlscope::collector {
@@ -59,7 +59,6 @@ options:
 exit status: 0 report written; 3 report written but some trace data was
 damaged; 1 DIR could not be analysed; 2 usage error.
 )USAGE";
-
 
 }  // namespace
 
@@ -112,9 +111,9 @@ int ReportCommandMain(const std::vector<std::string>& args) {
   if (cursor.AtSeparator()) cursor.Take();
   const std::vector<std::string> rest = cursor.TakeRest();
   if (rest.size() != 1) {
-    std::cerr << UsageError("report", rest.empty() ? "no run directory given" : "give exactly one run directory")
-                     .message()
-              << "\n";
+    std::cerr
+        << UsageError("report", rest.empty() ? "no run directory given" : "give exactly one run directory").message()
+        << "\n";
     return 2;
   }
   ReportOutcome outcome = WriteReport(rest[0], nullptr, calibration_path);

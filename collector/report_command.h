@@ -14,8 +14,8 @@ struct RunReport;
 namespace rlscope::collector {
 
 struct ReportOutcome {
-  absl::Status status;      // Not OK: no report could be written.
-  std::string text;         // report.txt's content.
+  absl::Status status;        // Not OK: no report could be written.
+  std::string text;           // report.txt's content.
   bool data_damaged = false;  // Some trace data was unreadable (prefix used).
 };
 

@@ -43,7 +43,8 @@ options:
                        default: ./rlscope-out/<date>-<time>-<name>-<random>
 )USAGE";
 
-constexpr const char* kRunUsageAfterProfilingOptions = R"USAGE(  --quiet              print neither the report at the end (still written)
+constexpr const char* kRunUsageAfterProfilingOptions =
+    R"USAGE(  --quiet              print neither the report at the end (still written)
                        nor the live status line (shown while COMMAND runs
                        when stderr is a terminal and TERM is not dumb;
                        the printed report is coloured there unless NO_COLOR)

@@ -39,7 +39,7 @@ std::string SafeName(const std::string& text) {
 // Refused: a link (even to a directory), anything else, a run's directory,
 // another user's or a group- or world-writable directory.
 absl::Status UsableExistingDirectory(const fs::path& dir) {
-  struct stat info{};
+  struct stat info {};
   if (lstat(dir.c_str(), &info) != 0) {
     return absl::PermissionDeniedError(absl::StrFormat("cannot use %s: %s", dir.string(), strerror(errno)));
   }
@@ -53,13 +53,13 @@ absl::Status UsableExistingDirectory(const fs::path& dir) {
         absl::StrFormat("%s exists and is not a directory; choose another --out", dir.string()));
   }
   if (HoldsRun(dir)) {
-    return absl::AlreadyExistsError(absl::StrFormat(
-        "%s already holds an rlscope run; choose another --out or remove it first", dir.string()));
+    return absl::AlreadyExistsError(
+        absl::StrFormat("%s already holds an rlscope run; choose another --out or remove it first", dir.string()));
   }
   if (info.st_uid != geteuid() || (info.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
     return absl::FailedPreconditionError(absl::StrFormat(
-        "%s exists and %s: another user could plant links in it; choose a new --out (rlscope creates it)",
-        dir.string(), info.st_uid != geteuid() ? "belongs to another user" : "is writable by other users"));
+        "%s exists and %s: another user could plant links in it; choose a new --out (rlscope creates it)", dir.string(),
+        info.st_uid != geteuid() ? "belongs to another user" : "is writable by other users"));
   }
   return absl::OkStatus();
 }
@@ -78,7 +78,7 @@ absl::Status SafeAncestors(const fs::path& dir) {
   fs::path walked = "/";
   for (const fs::path& part : parent.relative_path()) {
     walked /= part;
-    struct stat info{};
+    struct stat info {};
     if (lstat(walked.c_str(), &info) != 0) break;  // Not there yet: created by us.
     const bool foreign_owner = info.st_uid != 0 && info.st_uid != geteuid();
     if (foreign_owner || ((info.st_mode & S_IWOTH) != 0 && (info.st_mode & S_ISVTX) == 0)) {
@@ -124,7 +124,8 @@ std::string DefaultRunDirectory(const std::vector<std::string>& command, const s
   const std::string kind_part = kind.empty() ? "" : kind + "-";
   // Six unpredictable letters: nobody sharing the working directory can
   // prepare the name (plant a link at it).
-  return (fs::path("rlscope-out") / absl::StrFormat("%s-%s%s-%s", stamp, kind_part, SafeName(name), UnpredictableLetters(6)))
+  return (fs::path("rlscope-out") /
+          absl::StrFormat("%s-%s%s-%s", stamp, kind_part, SafeName(name), UnpredictableLetters(6)))
       .string();
 }
 
@@ -196,10 +197,11 @@ absl::StatusOr<Installation> FindInstallation() {
 absl::Status CopyRules(const std::string& run_dir, const std::vector<std::string>& rule_files) {
   const fs::path dir = fs::path(run_dir) / "rules";
   if (mkdir(dir.c_str(), 0700) != 0) {
-    struct stat info{};
+    struct stat info {};
     if (errno != EEXIST || lstat(dir.c_str(), &info) != 0 || !S_ISDIR(info.st_mode)) {
-      return absl::InternalError(absl::StrFormat("cannot create %s: %s", dir.string(),
-                                                 errno == EEXIST ? "it exists and is not a directory" : strerror(errno)));
+      return absl::InternalError(
+          absl::StrFormat("cannot create %s: %s", dir.string(),
+                          errno == EEXIST ? "it exists and is not a directory" : strerror(errno)));
     }
   }
   for (size_t i = 0; i < rule_files.size(); ++i) {

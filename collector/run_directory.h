@@ -40,8 +40,8 @@ absl::StatusOr<std::string> PrepareRunDirectory(const std::optional<std::string>
 // Installation: what rlscope injects, found next to this executable (the
 // build and install trees share the layout bin/, lib/, share/rlscope/).
 struct Installation {
-  std::string preload;      // lib/librlscope_preload.so ($RLSCOPE_PRELOAD)
-  std::string python_dir;   // share/rlscope/python: sitecustomize.py, rlscope/
+  std::string preload;        // lib/librlscope_preload.so ($RLSCOPE_PRELOAD)
+  std::string python_dir;     // share/rlscope/python: sitecustomize.py, rlscope/
   std::string default_rules;  // share/rlscope/rules/default.rules
 };
 absl::StatusOr<Installation> FindInstallation();

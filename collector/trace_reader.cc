@@ -33,8 +33,11 @@ class TraceFile {
     return TraceFile(fd, static_cast<uint64_t>(size));
   }
   TraceFile(TraceFile&& other) noexcept
-      : fd_(std::exchange(other.fd_, -1)), size_(other.size_), buffer_(std::move(other.buffer_)),
-        begin_(other.begin_), end_(other.end_) {}
+      : fd_(std::exchange(other.fd_, -1)),
+        size_(other.size_),
+        buffer_(std::move(other.buffer_)),
+        begin_(other.begin_),
+        end_(other.end_) {}
   TraceFile& operator=(TraceFile&&) = delete;
   ~TraceFile() {
     if (fd_ >= 0) close(fd_);
@@ -59,17 +62,18 @@ class TraceFile {
     const size_t wanted = std::max(count, std::min<size_t>(kReadBytes, static_cast<size_t>(size_ - offset)));
     if (buffer_.size() * sizeof(uint64_t) < wanted) buffer_.resize((wanted + sizeof(uint64_t) - 1) / sizeof(uint64_t));
     while (end_ < begin_ + wanted) {
-      const ssize_t n = pread(fd_, Data() + (end_ - begin_), static_cast<size_t>(begin_ + wanted - end_),
-                              static_cast<off_t>(end_));
+      const ssize_t n =
+          pread(fd_, Data() + (end_ - begin_), static_cast<size_t>(begin_ + wanted - end_), static_cast<off_t>(end_));
       if (n < 0 && errno == EINTR) continue;
       if (n < 0) {
         error_ = absl::StrFormat("read failed: %s", strerror(errno));
         return nullptr;
       }
       if (n == 0) {
-        error_ = absl::StrFormat("the file ended at byte %d while it was read (it was %d bytes when opened: "
-                                 "truncated by another program?)",
-                                 end_, size_);
+        error_ = absl::StrFormat(
+            "the file ended at byte %d while it was read (it was %d bytes when opened: "
+            "truncated by another program?)",
+            end_, size_);
         return nullptr;
       }
       end_ += static_cast<uint64_t>(n);
@@ -187,8 +191,8 @@ absl::StatusOr<TraceReadResult> ScanFrames(Source& source, const std::string& pa
   while (offset < size) {
     auto damaged = [&](const std::string& what) {
       first_damage = what;
-      result.damage = absl::StrFormat("%s: %s at byte offset %d; the %d frame(s) before it were analysed", path,
-                                      what, offset, result.frames);
+      result.damage = absl::StrFormat("%s: %s at byte offset %d; the %d frame(s) before it were analysed", path, what,
+                                      offset, result.frames);
     };
     if (size - offset < sizeof(uint32_t)) {
       damaged(absl::StrFormat("truncated frame header (%d of 4 bytes)", size - offset));
@@ -229,9 +233,9 @@ absl::StatusOr<TraceReadResult> ScanFrames(Source& source, const std::string& pa
     }
     if (!frame.ok()) {
       if (result.frames == 0) {
-        return absl::Status(frame.status().code(),
-                            absl::StrFormat("%s: not a readable rlscope trace: %s (byte offset 0)", path,
-                                            frame.status().message()));
+        return absl::Status(
+            frame.status().code(),
+            absl::StrFormat("%s: not a readable rlscope trace: %s (byte offset 0)", path, frame.status().message()));
       }
       damaged(std::string(frame.status().message()));
       break;

@@ -130,8 +130,7 @@ time suspended counts in that run's wall time: avoid it.
 )USAGE";
 
 std::string ValidateUsage() {
-  return absl::StrCat(kValidateUsageBeforeProfilingOptions, kProfilingOptionsHelp,
-                      kValidateUsageAfterProfilingOptions);
+  return absl::StrCat(kValidateUsageBeforeProfilingOptions, kProfilingOptionsHelp, kValidateUsageAfterProfilingOptions);
 }
 
 struct ValidateOptions {
@@ -199,8 +198,8 @@ absl::StatusOr<std::string> PrepareValidateDirectory(const std::optional<std::st
   if (!dir.ok()) return dir.status();
   std::error_code error;
   if (!fs::is_empty(*dir, error)) {
-    return absl::AlreadyExistsError(absl::StrFormat(
-        "%s exists and is not an empty directory; choose another --out or remove it first", *dir));
+    return absl::AlreadyExistsError(
+        absl::StrFormat("%s exists and is not an empty directory; choose another --out or remove it first", *dir));
   }
   return dir;
 }
@@ -262,9 +261,9 @@ std::string RepetitionLine(const Repetition& rep) {
 // One summary line: label, mean, [min .. max], sd, what it is.
 std::string SpreadLine(const std::string& label, const Spread& spread, const std::string& what,
                        std::string (*format)(double), std::string (*format_sd)(double)) {
-  std::string line = absl::StrFormat("  %-26s %-10s [%s .. %s]  sd %s", label, format(spread.mean),
-                                     format(spread.min), format(spread.max),
-                                     spread.count < 2 ? std::string("n/a") : format_sd(spread.stddev));
+  std::string line =
+      absl::StrFormat("  %-26s %-10s [%s .. %s]  sd %s", label, format(spread.mean), format(spread.min),
+                      format(spread.max), spread.count < 2 ? std::string("n/a") : format_sd(spread.stddev));
   return what.empty() ? line + "\n" : absl::StrCat(line, "   ", what, "\n");
 }
 std::string FormatSecondsValue(double s) { return absl::StrFormat("%.4f s", s); }
@@ -330,18 +329,19 @@ class Validation {
       if (!RunUnprofiledOnce("warmup", i, absl::StrFormat("warm-up run %d", i), &wall_ns)) return Finish();
       std::cerr << absl::StrFormat("warm-up %d/%d: %.4f s (not measured)\n", i, options_.warmup, Seconds(wall_ns));
     }
-    std::cerr << "\n" << absl::StrFormat(kTableFormat, "rep", "order", "unprofiled s", "profiled s", "corrected s",
-                                         "raw overhead", "bias");
+    std::cerr << "\n"
+              << absl::StrFormat(kTableFormat, "rep", "order", "unprofiled s", "profiled s", "corrected s",
+                                 "raw overhead", "bias");
     for (int i = 1; i <= options_.repetitions; ++i) {
       Repetition rep;
       rep.index = i;
       rep.unprofiled_first = (i - 1) % 2 == 0;
       for (int half = 0; half < 2; ++half) {
         const bool unprofiled = (half == 0) == rep.unprofiled_first;
-        const bool ok = unprofiled ? RunUnprofiledOnce("unprofiled", i,
-                                                       absl::StrFormat("the unprofiled run of repetition %d", i),
-                                                       &rep.unprofiled_wall_ns)
-                                   : RunProfiledOnce(rep);
+        const bool ok =
+            unprofiled ? RunUnprofiledOnce("unprofiled", i, absl::StrFormat("the unprofiled run of repetition %d", i),
+                                           &rep.unprofiled_wall_ns)
+                       : RunProfiledOnce(rep);
         if (!ok) return Finish();
       }
       repetitions_.push_back(rep);
@@ -375,8 +375,8 @@ class Validation {
                   absl::StrFormat("interrupted by %s during %s", SignalName(outcome->interrupted_by), what));
     }
     if (outcome->exit_code != 0) {
-      std::string message = absl::StrFormat("%s failed: the command exited with status %d (its stderr: %s.stderr)", what,
-                                            outcome->exit_code, stem);
+      std::string message = absl::StrFormat("%s failed: the command exited with status %d (its stderr: %s.stderr)",
+                                            what, outcome->exit_code, stem);
       if (profiled && unprofiled_succeeded_) {
         message += "; its unprofiled runs exited 0, so it fails only under rlscope";
       } else if (!profiled && profiled_succeeded_) {
@@ -427,8 +427,7 @@ class Validation {
       return Stop("failed", 1, absl::StrFormat("cannot analyse %s: %s", *run_dir, written.status.message()));
     }
     if (written.data_damaged) {
-      std::cerr << "rlscope validate: warning: some trace data of " << *run_dir
-                << " was damaged; see its report.txt\n";
+      std::cerr << "rlscope validate: warning: some trace data of " << *run_dir << " was damaged; see its report.txt\n";
     }
     rep.profiled_wall_ns = outcome->wall_ns;
     rep.run_dir = fs::path(*run_dir).filename().string();
@@ -436,8 +435,8 @@ class Validation {
       rep.corrected_wall_ns = analysed.corrected_wall_ns;
     } else {
       rep.correction_message = !analysed.correction_message.empty() ? analysed.correction_message
-                               : analysed.corrected ? "the report gives no corrected wall time"
-                                                    : "the report gives no reason";
+                               : analysed.corrected                 ? "the report gives no corrected wall time"
+                                                                    : "the report gives no reason";
     }
     return true;
   }
@@ -453,20 +452,20 @@ class Validation {
       const double unprofiled = static_cast<double>(rep.unprofiled_wall_ns);
       const double raw = static_cast<double>(rep.profiled_wall_ns) / unprofiled;
       nlohmann::ordered_json order = rep.unprofiled_first ? nlohmann::ordered_json{"unprofiled", "profiled"}
-                                                  : nlohmann::ordered_json{"profiled", "unprofiled"};
-      reps.push_back({{"rep", rep.index},
-                      {"order", order},
-                      {"unprofiled_wall_ns", rep.unprofiled_wall_ns},
-                      {"profiled_wall_ns", rep.profiled_wall_ns},
-                      {"corrected_wall_ns", rep.corrected_wall_ns ? nlohmann::ordered_json(*rep.corrected_wall_ns)
-                                                                  : nlohmann::ordered_json(nullptr)},
-                      {"raw_overhead", raw},
-                      {"uncorrected_bias", raw - 1},
-                      {"bias", rep.corrected_wall_ns
-                                   ? nlohmann::ordered_json((static_cast<double>(*rep.corrected_wall_ns) - unprofiled) /
-                                                    unprofiled)
-                                   : nlohmann::ordered_json(nullptr)},
-                      {"run_dir", rep.run_dir}});
+                                                          : nlohmann::ordered_json{"profiled", "unprofiled"};
+      reps.push_back(
+          {{"rep", rep.index},
+           {"order", order},
+           {"unprofiled_wall_ns", rep.unprofiled_wall_ns},
+           {"profiled_wall_ns", rep.profiled_wall_ns},
+           {"corrected_wall_ns",
+            rep.corrected_wall_ns ? nlohmann::ordered_json(*rep.corrected_wall_ns) : nlohmann::ordered_json(nullptr)},
+           {"raw_overhead", raw},
+           {"uncorrected_bias", raw - 1},
+           {"bias", rep.corrected_wall_ns ? nlohmann::ordered_json(
+                                                (static_cast<double>(*rep.corrected_wall_ns) - unprofiled) / unprofiled)
+                                          : nlohmann::ordered_json(nullptr)},
+           {"run_dir", rep.run_dir}});
     }
     nlohmann::ordered_json summary = nullptr;
     bool corrected = false;

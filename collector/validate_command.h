@@ -41,14 +41,14 @@ struct Repetition {
 
 struct ValidateSummary {
   Spread unprofiled_s, profiled_s;
-  Spread raw_overhead;      // profiled_i / unprofiled_i
-  Spread uncorrected_bias;  // (profiled_i - unprofiled_i) / unprofiled_i = raw_overhead_i - 1
+  Spread raw_overhead;                   // profiled_i / unprofiled_i
+  Spread uncorrected_bias;               // (profiled_i - unprofiled_i) / unprofiled_i = raw_overhead_i - 1
   double uncorrected_bias_of_means = 0;  // (mean profiled - mean unprofiled) / mean unprofiled
   // Only when every repetition was corrected:
   bool corrected = false;
   Spread corrected_s;
-  Spread bias;                  // (corrected_i - unprofiled_i) / unprofiled_i
-  double bias_of_means = 0;     // (mean corrected - mean unprofiled) / mean unprofiled
+  Spread bias;               // (corrected_i - unprofiled_i) / unprofiled_i
+  double bias_of_means = 0;  // (mean corrected - mean unprofiled) / mean unprofiled
 };
 
 // SummarizeRepetitions: the summary of `repetitions` (at least one, every

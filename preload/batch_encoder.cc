@@ -72,8 +72,8 @@ BatchEncoder::Frame BatchEncoder::EncodeHello(const ProcessIdentity& identity, c
   auto hello = wire::CreateHello(builder_, wire::kProtocolVersion, identity.pid, identity.ppid, identity.start_ns,
                                  identity.start_unix_ns, builder_.CreateString(identity.executable),
                                  builder_.CreateVector(argv), /*hostname=*/builder_.CreateString(""),
-                                 builder_.CreateString(clock_source), identity.forked_from,
-                                 identity.proc_start_ticks, identity.continues_stream, identity.lost_before_events);
+                                 builder_.CreateString(clock_source), identity.forked_from, identity.proc_start_ticks,
+                                 identity.continues_stream, identity.lost_before_events);
   return Finish(wire::Message::Hello, hello.Union());
 }
 
@@ -123,20 +123,18 @@ void BatchEncoder::AddString(uint32_t id, std::string_view text) {
 }
 
 void BatchEncoder::AddThreadInfo(uint32_t tid, uint64_t instance, std::string_view name) {
-  infos_.push_back(
-      wire::CreateThreadInfo(builder_, tid, builder_.CreateString(name.data(), name.size()), instance));
+  infos_.push_back(wire::CreateThreadInfo(builder_, tid, builder_.CreateString(name.data(), name.size()), instance));
 }
 
 BatchEncoder::Frame BatchEncoder::FinishBatch() {
-  auto batch = wire::CreateBatch(builder_, sequence_, builder_.CreateVector(strings_),
-                                 builder_.CreateVector(infos_), builder_.CreateVector(threads_), flushed_ns_,
-                                 modules_.empty() ? flatbuffers::Offset<flatbuffers::Vector<
-                                                        flatbuffers::Offset<wire::Module>>>()
-                                                  : builder_.CreateVector(modules_),
-                                 gpu_activities_, gpu_dropped_,
-                                 notices_.empty() ? flatbuffers::Offset<flatbuffers::Vector<
-                                                        flatbuffers::Offset<wire::Notice>>>()
-                                                  : builder_.CreateVector(notices_));
+  auto batch =
+      wire::CreateBatch(builder_, sequence_, builder_.CreateVector(strings_), builder_.CreateVector(infos_),
+                        builder_.CreateVector(threads_), flushed_ns_,
+                        modules_.empty() ? flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<wire::Module>>>()
+                                         : builder_.CreateVector(modules_),
+                        gpu_activities_, gpu_dropped_,
+                        notices_.empty() ? flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<wire::Notice>>>()
+                                         : builder_.CreateVector(notices_));
   return Finish(wire::Message::Batch, batch.Union());
 }
 

@@ -16,8 +16,8 @@ const BlockingCallable kBlockingCallables[] = {
     {"_multiprocessing", "SemLock.acquire"},  // multiprocessing Lock, Queue.get.
     {"time", "sleep"},
     {"select", "select"},
-    {"select", "epoll.poll"},  // selectors, asyncio.
-    {"select", "poll().poll"}, // The poll type is not a module attribute: read from an instance.
+    {"select", "epoll.poll"},   // selectors, asyncio.
+    {"select", "poll().poll"},  // The poll type is not a module attribute: read from an instance.
     {"_socket", "socket.recv"},
     {"_socket", "socket.recv_into"},
     {"_socket", "socket.recvfrom"},

@@ -167,17 +167,17 @@ size_t CopyAtMost(char* to, const char* from, size_t length) {
 std::string ChildEnvironment::CaptureAtStart(char* const* environment, const char* library_path) {
   size_t variables = 0, bytes = 0;
   if (environment != nullptr) {
-    ForEachToKeep(environment, library_path, [&](const char*, size_t name_length, const char*, size_t value_length,
-                                                 Merge) {
-      ++variables;
-      bytes += name_length + value_length + 1;
-    });
+    ForEachToKeep(environment, library_path,
+                  [&](const char*, size_t name_length, const char*, size_t value_length, Merge) {
+                    ++variables;
+                    bytes += name_length + value_length + 1;
+                  });
   }
   return CaptureWithin(environment, library_path, variables, bytes);
 }
 
-std::string ChildEnvironment::CaptureWithin(char* const* environment, const char* library_path,
-                                            size_t max_variables, size_t max_bytes) {
+std::string ChildEnvironment::CaptureWithin(char* const* environment, const char* library_path, size_t max_variables,
+                                            size_t max_bytes) {
   UseTables(g_static_variables, 0, g_static_arena, 0);
   if (environment == nullptr) return {};
   auto* variables = new (std::nothrow) Variable[max_variables];

@@ -28,7 +28,8 @@ std::string PackageAfter(std::string_view path, size_t marker_end) {
 // lib64/, with a free-threaded "3.13t" or debug "d" suffix) begins, or npos.
 size_t StandardLibraryOffset(std::string_view path) {
   for (size_t at = path.find("/python"); at != std::string_view::npos; at = path.find("/python", at + 1)) {
-    const bool under_lib = (at >= 4 && path.substr(at - 4, 4) == "/lib") || (at >= 6 && path.substr(at - 6, 6) == "/lib64");
+    const bool under_lib =
+        (at >= 4 && path.substr(at - 4, 4) == "/lib") || (at >= 6 && path.substr(at - 6, 6) == "/lib64");
     if (!under_lib) continue;
     size_t i = at + 7;  // After "/python".
     if (i >= path.size() || !std::isdigit(static_cast<unsigned char>(path[i]))) continue;
@@ -140,8 +141,8 @@ std::string ModuleOfPath(std::string_view path) {
   if (origin.kind == CodeOrigin::Kind::kPackage) {
     inside = path.substr(origin.package_path_offset);
     // An egg's folder ("foo-1.0-py3.11.egg/foo/bar.py") is on sys.path itself.
-    if (const size_t slash = inside.find('/'); slash != std::string_view::npos &&
-                                               inside.substr(0, slash).ends_with(".egg")) {
+    if (const size_t slash = inside.find('/');
+        slash != std::string_view::npos && inside.substr(0, slash).ends_with(".egg")) {
       inside.remove_prefix(slash + 1);
     }
   } else if (origin.kind == CodeOrigin::Kind::kStandardLibrary) {

@@ -97,7 +97,7 @@ bool CollectorConnection::Connect(const std::atomic<int64_t>* deadline_cap_ns, v
     close(fd);
     fd = high;
   }
-  struct stat info{};
+  struct stat info {};
   fstat(fd, &info);
   device_ = info.st_dev;
   inode_ = info.st_ino;
@@ -138,7 +138,7 @@ void CollectorConnection::PrepareHighFd() {
 }
 
 bool CollectorConnection::StillOurs() const {
-  struct stat info{};
+  struct stat info {};
   return fd_ >= 0 && fstat(fd_, &info) == 0 && S_ISSOCK(info.st_mode) && info.st_dev == device_ &&
          info.st_ino == inode_;
 }

@@ -18,7 +18,7 @@ enum CudaApi : int {
 #define RLSCOPE_API_ENUM(name, params, args) kApi_##name,
   RLSCOPE_CUDA_RUNTIME_APIS(RLSCOPE_API_ENUM)
 #undef RLSCOPE_API_ENUM
-  kCudaApiCount
+      kCudaApiCount
 };
 
 constexpr const char* kApiNames[kCudaApiCount] = {
@@ -45,8 +45,7 @@ void* ResolveRealCudaFunction(CudaApi api) {
   void* real = ResolveNextSymbol(kApiNames[api], kCudartVersion, kCudartLibraryHint);
   if (real == nullptr) {
     if (!g_unresolvable[api].exchange(true)) {
-      RawLog("%s: no libcudart.so.13 definition is loaded; returning cudaErrorInitializationError",
-             kApiNames[api]);
+      RawLog("%s: no libcudart.so.13 definition is loaded; returning cudaErrorInitializationError", kApiNames[api]);
     }
     return nullptr;
   }
@@ -69,22 +68,22 @@ void InternCudaApiNames() {
 
 // The wrappers. Only the outermost hook of a thread records (a runtime call
 // made from inside another is part of it).
-#define RLSCOPE_DEFINE_CUDA_HOOK(name, params, args)                                                      \
-  extern "C" __attribute__((visibility("default"))) cudaError_t name params {                              \
-    using namespace rlscope::preload;                                                                      \
-    using RealFunction = cudaError_t(*) params;                                                            \
-    auto real = reinterpret_cast<RealFunction>(RealCudaFunction(kApi_##name));                             \
-    if (__builtin_expect(real == nullptr, 0)) return cudaErrorInitializationError;                         \
-    HookScope scope;                                                                                       \
-    if (!scope.recording()) return real args;                                                              \
-    uint64_t begin = NowTicks();                                                                           \
-    if (MaybeSampleNativeStack(begin)) begin = NowTicks(); /* The sample is not API time. */                \
-    t_state.in_recorded_cuda_api = true;                                                                   \
-    const cudaError_t result = real args;                                                                  \
-    t_state.in_recorded_cuda_api = false;                                                                  \
-    Record(::rlscope::wire::EventKind::kCudaApi, g_api_name_ids[kApi_##name], begin, NowTicks(),              \
-           static_cast<uint64_t>(result));                                                                 \
-    return result;                                                                                         \
+#define RLSCOPE_DEFINE_CUDA_HOOK(name, params, args)                                             \
+  extern "C" __attribute__((visibility("default"))) cudaError_t name params {                    \
+    using namespace rlscope::preload;                                                            \
+    using RealFunction = cudaError_t(*) params;                                                  \
+    auto real = reinterpret_cast<RealFunction>(RealCudaFunction(kApi_##name));                   \
+    if (__builtin_expect(real == nullptr, 0)) return cudaErrorInitializationError;               \
+    HookScope scope;                                                                             \
+    if (!scope.recording()) return real args;                                                    \
+    uint64_t begin = NowTicks();                                                                 \
+    if (MaybeSampleNativeStack(begin)) begin = NowTicks(); /* The sample is not API time. */     \
+    t_state.in_recorded_cuda_api = true;                                                         \
+    const cudaError_t result = real args;                                                        \
+    t_state.in_recorded_cuda_api = false;                                                        \
+    Record(::rlscope::wire::EventKind::kCudaApi, g_api_name_ids[kApi_##name], begin, NowTicks(), \
+           static_cast<uint64_t>(result));                                                       \
+    return result;                                                                               \
   }
 RLSCOPE_CUDA_RUNTIME_APIS(RLSCOPE_DEFINE_CUDA_HOOK)
 #undef RLSCOPE_DEFINE_CUDA_HOOK

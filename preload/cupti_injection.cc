@@ -80,8 +80,7 @@ void CUPTIAPI OnBufferRequested(uint8_t** buffer, size_t* size, size_t* max_reco
 
 uint32_t InternKernelName(const char* name) { return StringTable::Intern(name); }
 
-void CUPTIAPI OnBufferCompleted(CUcontext context, uint32_t stream, uint8_t* buffer, size_t size,
-                                size_t valid_size) {
+void CUPTIAPI OnBufferCompleted(CUcontext context, uint32_t stream, uint8_t* buffer, size_t size, size_t valid_size) {
   if (buffer == nullptr) return;
   // Converted in chunks on the stack: the queue's lock is taken once per
   // chunk, and nothing is allocated per buffer.
@@ -143,10 +142,20 @@ void CUPTIAPI OnApiCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId
 // libcudart's PLT: launches, copies, memsets, graph launches and waits.
 // Matched by name so new variants (_ptsz, _v2, Ex) are covered.
 bool SelectedApi(std::string_view name) {
-  constexpr std::string_view kPrefixes[] = {
-      "cudaLaunch", "cudaMemcpy", "cudaMemset", "cudaGraphLaunch", "cudaDeviceSynchronize",
-      "cudaStreamSynchronize", "cudaEventSynchronize", "cuLaunch", "cuMemcpy", "cuMemset", "cuGraphLaunch",
-      "cuCtxSynchronize", "cuStreamSynchronize", "cuEventSynchronize"};
+  constexpr std::string_view kPrefixes[] = {"cudaLaunch",
+                                            "cudaMemcpy",
+                                            "cudaMemset",
+                                            "cudaGraphLaunch",
+                                            "cudaDeviceSynchronize",
+                                            "cudaStreamSynchronize",
+                                            "cudaEventSynchronize",
+                                            "cuLaunch",
+                                            "cuMemcpy",
+                                            "cuMemset",
+                                            "cuGraphLaunch",
+                                            "cuCtxSynchronize",
+                                            "cuStreamSynchronize",
+                                            "cuEventSynchronize"};
   for (std::string_view prefix : kPrefixes) {
     if (name.substr(0, prefix.size()) == prefix) return true;
   }
@@ -234,18 +243,18 @@ void StartCapture() {
   }
   result = g_cupti.Subscribe(&g_subscriber, &OnApiCallback, nullptr);
   if (result == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
-    Missing("another CUPTI client (Nsight Systems, torch.profiler, ...) is attached to this process; "
-            "run without it to see the GPU level");
+    Missing(
+        "another CUPTI client (Nsight Systems, torch.profiler, ...) is attached to this process; "
+        "run without it to see the GPU level");
     return;
   }
   if (result != CUPTI_SUCCESS) {
     Missing("CUPTI could not subscribe (%s): is there a usable GPU?", g_cupti.ErrorText(result));
     return;
   }
-  const int runtime_callbacks = EnableDomain(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE,
-                                             g_runtime_names);
-  const int driver_callbacks = EnableDomain(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE,
-                                            g_driver_names);
+  const int runtime_callbacks =
+      EnableDomain(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE, g_runtime_names);
+  const int driver_callbacks = EnableDomain(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE, g_driver_names);
   char failed[240] = {};
   size_t failed_used = 0;
   bool kernels = true;
@@ -253,9 +262,9 @@ void StartCapture() {
     result = g_cupti.ActivityEnable(kind);
     if (result == CUPTI_SUCCESS) continue;
     if (kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) kernels = false;
-    failed_used += static_cast<size_t>(snprintf(failed + failed_used, sizeof(failed) - failed_used,
-                                                "%sactivity kind %d: %s", failed_used > 0 ? "; " : "",
-                                                static_cast<int>(kind), g_cupti.ErrorText(result)));
+    failed_used +=
+        static_cast<size_t>(snprintf(failed + failed_used, sizeof(failed) - failed_used, "%sactivity kind %d: %s",
+                                     failed_used > 0 ? "; " : "", static_cast<int>(kind), g_cupti.ErrorText(result)));
     if (failed_used >= sizeof(failed)) failed_used = sizeof(failed) - 1;
   }
   g_capture_pid = getpid();
@@ -266,14 +275,14 @@ void StartCapture() {
   atexit(&FlushAtExit);
   char message[1024];  // Notices keep the first 479 bytes.
   if (!kernels) {
-    snprintf(message, sizeof(message), "CUPTI (%s) gives no kernel activity (%s): GPU times are missing",
-             g_cupti.path, failed);
+    snprintf(message, sizeof(message), "CUPTI (%s) gives no kernel activity (%s): GPU times are missing", g_cupti.path,
+             failed);
     RawNotice("%s", message);
     CaptureNotices::Post("gpu", "degraded", message);
     return;
   }
-  snprintf(message, sizeof(message), "CUPTI %s: %d runtime and %d driver callbacks; GPU times %s%s%s",
-           g_cupti.path, runtime_callbacks, driver_callbacks,
+  snprintf(message, sizeof(message), "CUPTI %s: %d runtime and %d driver callbacks; GPU times %s%s%s", g_cupti.path,
+           runtime_callbacks, driver_callbacks,
            own_clock ? "on rlscope's clock" : "aligned to rlscope's clock by a measured offset",
            failed_used > 0 ? "; not captured: " : "", failed);
   CaptureNotices::Post("gpu", failed_used > 0 ? "degraded" : "captured", message);

@@ -13,8 +13,7 @@ using MemsetRecord = CUpti_ActivityMemset4;
 using OverheadRecord = CUpti_ActivityOverhead3;
 
 wire::GpuActivity Make(uint64_t start, uint64_t end, int64_t offset_ns, uint64_t bytes, uint32_t correlation,
-                       uint32_t name_id, uint32_t stream, uint32_t device, wire::GpuActivityKind kind,
-                       uint8_t detail) {
+                       uint32_t name_id, uint32_t stream, uint32_t device, wire::GpuActivityKind kind, uint8_t detail) {
   const int64_t begin_ns = static_cast<int64_t>(start) + offset_ns;
   // A record whose end was never filled in (CUPTI writes 0) is an instant.
   const int64_t end_ns = end >= start ? static_cast<int64_t>(end) + offset_ns : begin_ns;
@@ -30,8 +29,8 @@ bool ConvertActivity(const CUpti_Activity& record, InternFn intern, int64_t offs
     case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
       const auto& kernel = reinterpret_cast<const KernelRecord&>(record);
       const uint32_t name = kernel.name != nullptr ? intern(kernel.name) : 0;
-      *out = Make(kernel.start, kernel.end, offset_ns, 0, kernel.correlationId, name, kernel.streamId,
-                  kernel.deviceId, wire::GpuActivityKind::kKernel, 0);
+      *out = Make(kernel.start, kernel.end, offset_ns, 0, kernel.correlationId, name, kernel.streamId, kernel.deviceId,
+                  wire::GpuActivityKind::kKernel, 0);
       return true;
     }
     case CUPTI_ACTIVITY_KIND_MEMCPY: {
@@ -57,14 +56,12 @@ bool ConvertActivity(const CUpti_Activity& record, InternFn intern, int64_t offs
     }
     case CUPTI_ACTIVITY_KIND_OVERHEAD: {
       const auto& overhead = reinterpret_cast<const OverheadRecord&>(record);
-      const uint64_t thread =
-          overhead.objectKind == CUPTI_ACTIVITY_OBJECT_THREAD ? overhead.objectId.pt.threadId : 0;
+      const uint64_t thread = overhead.objectKind == CUPTI_ACTIVITY_OBJECT_THREAD ? overhead.objectId.pt.threadId : 0;
       *out = Make(overhead.start, overhead.end, offset_ns, thread, 0, 0, 0, 0, wire::GpuActivityKind::kCuptiOverhead,
                   wire::EncodeOverheadKind(static_cast<uint32_t>(overhead.overheadKind)));
       return true;
     }
-    default:
-      return false;
+    default: return false;
   }
 }
 

@@ -20,9 +20,7 @@ namespace rlscope::preload {
 
 namespace {
 
-bool InsideThisObject(const ElfImage& image) {
-  return image.Contains(reinterpret_cast<uintptr_t>(&RealDl));
-}
+bool InsideThisObject(const ElfImage& image) { return image.Contains(reinterpret_cast<uintptr_t>(&RealDl)); }
 
 // Finds the real definitions inside dl_iterate_phdr's callback: only
 // memory reads, no dl* call (those would deadlock against a concurrent

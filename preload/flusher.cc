@@ -14,8 +14,8 @@
 #include "flush_signal.h"
 #include "gpu_activity_queue.h"
 #include "native_stack_sampler.h"
-#include "python_hook.h"
 #include "problem_notice.h"
+#include "python_hook.h"
 #include "raw_log.h"
 #include "recorder.h"
 #include "string_table.h"
@@ -89,12 +89,12 @@ void Flusher::Stop(std::string_view reason) {
   // counts reach the report (the Goodbye): notices, quiet under --quiet.
   if (events_dropped_ > 0 && !gave_up_) {
     RawNotice("%llu of %llu events were dropped because event buffers were full",
-           static_cast<unsigned long long>(events_dropped_),
-           static_cast<unsigned long long>(events_sent_ + events_dropped_));
+              static_cast<unsigned long long>(events_dropped_),
+              static_cast<unsigned long long>(events_sent_ + events_dropped_));
   }
   if (gpu_dropped_ > 0 && !gave_up_) {
     RawNotice("%llu GPU activity records were lost (CUPTI's buffers overflowed); the report counts them",
-           static_cast<unsigned long long>(gpu_dropped_));
+              static_cast<unsigned long long>(gpu_dropped_));
   }
 }
 
@@ -151,8 +151,9 @@ bool Flusher::ConnectAndSayHello(ProcessIdentity identity) {
   send_blocked_since_ns_ = 0;
   if (!connection_.Connect(&exit_deadline_ns_, &Flusher::ReclaimEndedThreads, this)) {
     if (errno == ETIMEDOUT) {
-      RawLog("the collector accepted no connection before this process's exit deadline (it stalled); this process "
-             "is not recorded");
+      RawLog(
+          "the collector accepted no connection before this process's exit deadline (it stalled); this process "
+          "is not recorded");
     } else if (errno == EPERM) {
       RawLog("the collector's socket is held by a process of another user; the program continues unprofiled");
     } else {
@@ -387,7 +388,8 @@ void Flusher::AddGpuActivityAndNotices(SendFn& send_batch, BeginFn& begin_batch)
 #endif
   CaptureNotices::TakeAll(notices_scratch_);
   if (!gave_up_) {
-    for (const CaptureNotice& notice : notices_scratch_) encoder_.AddNotice(notice.topic, notice.status, notice.message);
+    for (const CaptureNotice& notice : notices_scratch_)
+      encoder_.AddNotice(notice.topic, notice.status, notice.message);
   }
   uint64_t lost = GpuActivityQueue::TakeAll(gpu_scratch_);
   if (gave_up_) {

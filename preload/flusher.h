@@ -103,7 +103,7 @@ class Flusher {
   std::string_view stop_reason_ = "exit";
 
   // Flusher-thread state.
-  bool gave_up_ = false;         // Collector unreachable or gone: drop all.
+  bool gave_up_ = false;          // Collector unreachable or gone: drop all.
   bool lost_connection_ = false;  // The program closed our socket: Reconnect.
   int reconnects_ = 0;
   uint64_t lost_since_disconnect_ = 0;  // Events in frames not sent meanwhile.

@@ -32,11 +32,11 @@ int OpenInputFile(const std::string& path, Symlinks symlinks, off_t* size, std::
   if (fd < 0) {
     if (error != nullptr) {
       *error = (errno == ELOOP && symlinks == Symlinks::kRefuse) ? "is a symbolic link, not a regular file"
-                                                                  : strerror(errno);
+                                                                 : strerror(errno);
     }
     return -1;
   }
-  struct stat info{};
+  struct stat info {};
   if (fstat(fd, &info) != 0 || !S_ISREG(info.st_mode)) {
     if (error != nullptr) *error = S_ISREG(info.st_mode) ? strerror(errno) : NotRegular(info.st_mode);
     close(fd);

@@ -79,7 +79,8 @@ void LoaderGate::OpenAfterFork(bool child) {
 }
 
 void LoaderGate::InstallForkHandlers() {
-  pthread_atfork(&LoaderGate::CloseForFork, [] { OpenAfterFork(false); }, [] { OpenAfterFork(true); });
+  pthread_atfork(
+      &LoaderGate::CloseForFork, [] { OpenAfterFork(false); }, [] { OpenAfterFork(true); });
 }
 
 int IterateLoadedObjects(int (*callback)(dl_phdr_info*, size_t, void*), void* data) {

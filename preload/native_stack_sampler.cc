@@ -7,8 +7,8 @@
 
 #include "code_range.h"
 #include "loader_gate.h"
-#include "python_hook.h"
 #include "problem_notice.h"
+#include "python_hook.h"
 #include "raw_log.h"
 #include "recorder.h"
 
@@ -18,8 +18,8 @@ namespace {
 
 using BacktraceFunction = int (*)(void**, int);
 
-constexpr int kMaxWalked = 48;   // Frames unwound (ours included).
-constexpr int kMaxKept = 32;     // Frames recorded.
+constexpr int kMaxWalked = 48;  // Frames unwound (ours included).
+constexpr int kMaxKept = 32;    // Frames recorded.
 
 BacktraceFunction g_backtrace = nullptr;
 // libunwind is loaded at the first sample a thread takes, so processes that
@@ -33,7 +33,6 @@ int64_t g_interval_ns = 1'000'000;
 std::atomic<uint64_t> g_interval_ticks{1'000'000};
 
 __thread uint64_t t_last_sample_ticks __attribute__((tls_model("initial-exec")));
-
 
 bool g_sampling_enabled = true;
 

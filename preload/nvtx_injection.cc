@@ -10,6 +10,8 @@
 // message; a push also records its domain (payload: domain name id + 1, 0
 // for the default domain). Named domains are filtered (DomainSelected).
 #define NVTX_NO_IMPL
+#include "nvtx_injection.h"
+
 #include <nvtx3/nvToolsExt.h>
 
 #include <atomic>
@@ -18,7 +20,6 @@
 #include <cwchar>
 #include <string>
 
-#include "nvtx_injection.h"
 #include "recorder.h"
 #include "rule_file.h"
 #include "string_table.h"
@@ -82,15 +83,12 @@ uint32_t InternAscii(const char* text) { return StringTable::Intern(text != null
 uint32_t MessageId(const nvtxEventAttributes_t* attributes) {
   if (attributes == nullptr) return InternAscii("(unnamed range)");
   switch (attributes->messageType) {
-    case NVTX_MESSAGE_TYPE_ASCII:
-      return InternAscii(attributes->message.ascii);
-    case NVTX_MESSAGE_TYPE_UNICODE:
-      return InternWide(attributes->message.unicode);
+    case NVTX_MESSAGE_TYPE_ASCII: return InternAscii(attributes->message.ascii);
+    case NVTX_MESSAGE_TYPE_UNICODE: return InternWide(attributes->message.unicode);
     case NVTX_MESSAGE_TYPE_REGISTERED:
       // Our registered-string handles are (id + 1).
       return static_cast<uint32_t>(reinterpret_cast<uintptr_t>(attributes->message.registered) - 1);
-    default:
-      return InternAscii("(unnamed range)");
+    default: return InternAscii("(unnamed range)");
   }
 }
 

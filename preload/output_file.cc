@@ -26,7 +26,7 @@ const char* NotReplaceable(mode_t mode) {
 }  // namespace
 
 bool CheckReplaceable(const std::string& path, std::string* error) {
-  struct stat info{};
+  struct stat info {};
   if (lstat(path.c_str(), &info) != 0) {
     if (errno == ENOENT) return true;
     if (error != nullptr) *error = strerror(errno);
@@ -50,9 +50,9 @@ std::string UnpredictableLetters(int count) {
   while (static_cast<int>(letters.size()) < count) {
     unsigned char bytes[8] = {};
     if (getrandom(bytes, sizeof(bytes), 0) != static_cast<ssize_t>(sizeof(bytes))) {
-      const uint64_t mixed = (static_cast<uint64_t>(clock()) + static_cast<uint64_t>(time(nullptr))) *
-                                 0x9E3779B97F4A7C15ull ^
-                             static_cast<uint64_t>(getpid()) ^ letters.size();
+      const uint64_t mixed =
+          (static_cast<uint64_t>(clock()) + static_cast<uint64_t>(time(nullptr))) * 0x9E3779B97F4A7C15ull ^
+          static_cast<uint64_t>(getpid()) ^ letters.size();
       memcpy(bytes, &mixed, sizeof(bytes));
     }
     for (unsigned char byte : bytes) {
@@ -79,7 +79,7 @@ bool ReplaceFile(const std::string& path, std::string_view content, std::string*
     close(dir_fd);
     return fail(what);
   };
-  struct stat info{};
+  struct stat info {};
   if (fstatat(dir_fd, name.c_str(), &info, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISREG(info.st_mode) &&
       !S_ISLNK(info.st_mode)) {
     return fail_closing(NotReplaceable(info.st_mode));

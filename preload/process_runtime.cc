@@ -4,6 +4,8 @@
 // Start-up reads RLSCOPE_SOCKET once. Without it (the library was loaded
 // outside `rlscope run`) every hook stays a pass-through and no thread is
 // started.
+#include "process_runtime.h"
+
 #include <dlfcn.h>
 #include <pthread.h>
 #include <sys/prctl.h>
@@ -23,7 +25,6 @@
 #include "loader_gate.h"
 #include "native_stack_sampler.h"
 #include "problem_notice.h"
-#include "process_runtime.h"
 #include "raw_log.h"
 #include "real_process_functions.h"
 #include "real_symbol.h"
@@ -143,9 +144,9 @@ void OnForkChild() {
 // CMake generators.
 __attribute__((constructor)) void StartPreload() {
   LoaderGate::InstallForkHandlers();  // First: see InstallForkHandlers.
-  InitRawLog();  // RLSCOPE_QUIET: before anything may print.
-  ResolveRealSignalFunctions();  // Its wrappers serve the program even when not recording.
-  ResolveRealSpawnFunctions();   // So do these (real_process_functions.h).
+  InitRawLog();                       // RLSCOPE_QUIET: before anything may print.
+  ResolveRealSignalFunctions();       // Its wrappers serve the program even when not recording.
+  ResolveRealSpawnFunctions();        // So do these (real_process_functions.h).
   ResolveRealExecFunctions();
   TickClock::Init();
   const char* socket_path = getenv("RLSCOPE_SOCKET");

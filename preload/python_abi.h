@@ -8,18 +8,18 @@
 #define RLSCOPE_PRELOAD_PYTHON_ABI_H_
 
 enum {
-  RLSCOPE_PY_CFUNCTION_METHOD_DEF_OFFSET = 16,     /* PyCFunctionObject.m_ml */
-  RLSCOPE_PY_METHOD_DESCR_METHOD_DEF_OFFSET = 40,  /* PyMethodDescrObject.d_method */
-  RLSCOPE_PY_METHOD_DEF_FUNCTION_OFFSET = 8,       /* PyMethodDef.ml_meth */
-  RLSCOPE_PY_FRAME_INTERPRETER_FRAME_OFFSET = 24,  /* PyFrameObject.f_frame */
-  RLSCOPE_PY_TYPE_VECTORCALL_OFFSET = 56,          /* PyTypeObject.tp_vectorcall_offset */
-  RLSCOPE_PY_TPFLAGS_HAVE_VECTORCALL = 1 << 11,    /* Py_TPFLAGS_HAVE_VECTORCALL */
-  RLSCOPE_PY_TP_CALL_SLOT = 50,                    /* Py_tp_call, for PyType_GetSlot */
-  RLSCOPE_PY_METH_FASTCALL = 0x0080,               /* METH_FASTCALL */
+  RLSCOPE_PY_CFUNCTION_METHOD_DEF_OFFSET = 16,    /* PyCFunctionObject.m_ml */
+  RLSCOPE_PY_METHOD_DESCR_METHOD_DEF_OFFSET = 40, /* PyMethodDescrObject.d_method */
+  RLSCOPE_PY_METHOD_DEF_FUNCTION_OFFSET = 8,      /* PyMethodDef.ml_meth */
+  RLSCOPE_PY_FRAME_INTERPRETER_FRAME_OFFSET = 24, /* PyFrameObject.f_frame */
+  RLSCOPE_PY_TYPE_VECTORCALL_OFFSET = 56,         /* PyTypeObject.tp_vectorcall_offset */
+  RLSCOPE_PY_TPFLAGS_HAVE_VECTORCALL = 1 << 11,   /* Py_TPFLAGS_HAVE_VECTORCALL */
+  RLSCOPE_PY_TP_CALL_SLOT = 50,                   /* Py_tp_call, for PyType_GetSlot */
+  RLSCOPE_PY_METH_FASTCALL = 0x0080,              /* METH_FASTCALL */
   /* Where a thread state keeps its running frame: 3.12 in
      tstate->cframe->current_frame, 3.13 in tstate->current_frame, which the
      hook finds at attach between these offsets. */
-  RLSCOPE_PY312_THREAD_CFRAME_OFFSET = 56,         /* PyThreadState.cframe */
+  RLSCOPE_PY312_THREAD_CFRAME_OFFSET = 56, /* PyThreadState.cframe */
   RLSCOPE_PY_THREAD_FRAME_SCAN_BEGIN = 24,
   RLSCOPE_PY_THREAD_FRAME_SCAN_END = 256
 };

@@ -78,7 +78,7 @@ constexpr uint16_t kInferredSource = static_cast<uint16_t>(wire::OperationSource
 // The CPython API we use, resolved once with dlsym(RTLD_DEFAULT).
 struct PythonApi {
   void (*set_profile)(ProfileFunction, PyObject*) = nullptr;
-  void (*set_profile_all_threads)(ProfileFunction, PyObject*) = nullptr;  // 3.12+
+  void (*set_profile_all_threads)(ProfileFunction, PyObject*) = nullptr;         // 3.12+
   int (*set_profile_for)(PyThreadState*, ProfileFunction, PyObject*) = nullptr;  // 3.11: _PyEval_SetProfile
   PyInterpreterState* (*interpreter_get)() = nullptr;
   PyThreadState* (*thread_head)(PyInterpreterState*) = nullptr;
@@ -120,8 +120,8 @@ struct PythonApi {
   const void* function_type = nullptr;
   const void* method_type = nullptr;
   PyObject* none = nullptr;
-  PyObject* (*import_module)(const char*) = nullptr;           // Attach only: blocking calls.
-  PyObject* (*call_object)(PyObject*, PyObject*) = nullptr;    // Attach only: blocking calls.
+  PyObject* (*import_module)(const char*) = nullptr;         // Attach only: blocking calls.
+  PyObject* (*call_object)(PyObject*, PyObject*) = nullptr;  // Attach only: blocking calls.
   // The interpreter's own code (the executable or libpython): calls into it
   // are Python time.
   CodeRange interpreter;
@@ -199,9 +199,9 @@ int g_code_offset = -1;  // Verified offset, or -1 (use the API).
 
 inline PyObject* DirectCode(PyFrameObject* frame, size_t offset) {
   const uintptr_t interpreter_frame = LoadPointer(frame, kFrameInterpreterFrameOffset);
-  return interpreter_frame != 0 ? reinterpret_cast<PyObject*>(LoadPointer(reinterpret_cast<const void*>(
-                                                                  interpreter_frame), offset))
-                                : nullptr;
+  return interpreter_frame != 0
+             ? reinterpret_cast<PyObject*>(LoadPointer(reinterpret_cast<const void*>(interpreter_frame), offset))
+             : nullptr;
 }
 
 // CodeOf: the frame's code object, a borrowed reference (valid while the
@@ -230,10 +230,10 @@ inline PyObject* CodeOf(PyFrameObject* frame) {
 
 struct CompiledRule {
   OperationRule rule;
-  uint32_t operation_id;              // Interned operation name.
-  std::vector<uint32_t> unless_ids;   // Interned names of suppressing operations.
+  uint32_t operation_id;             // Interned operation name.
+  std::vector<uint32_t> unless_ids;  // Interned names of suppressing operations.
 };
-std::vector<CompiledRule>* g_rules = nullptr;  // Set once at attach, never freed.
+std::vector<CompiledRule>* g_rules = nullptr;       // Set once at attach, never freed.
 std::vector<OperationRule>* g_rule_list = nullptr;  // The same rules, as MatchOperationRule takes them.
 
 constexpr int16_t kNoRule = -1;
@@ -280,7 +280,7 @@ struct NativeCall {
   uint64_t begin_ticks;
   uint32_t code_id;
   uint16_t line;
-  bool wait;  // A blocking call (kPythonWait), else a transition (kPythonCall).
+  bool wait;              // A blocking call (kPythonWait), else a transition (kPythonCall).
   uint32_t operation_id;  // The operation the call opened (a wrapped function's rule), or 0.
   CodeInfo* wrapped;      // The Python function the callable wraps, or null.
 };
@@ -617,8 +617,7 @@ inline void TrackUserFrame(PythonThread* thread, FrameKey frame, CodeInfo* code,
 // OnCall: `frame` starts (or resumes) running `code`. `legacy_frame`: the
 // frame object under the profile function, null under sys.monitoring;
 // `code_object`: the code under sys.monitoring (for its lines).
-void OnCall(PythonThread* thread, FrameKey frame, CodeInfo* code, PyFrameObject* legacy_frame,
-            PyObject* code_object) {
+void OnCall(PythonThread* thread, FrameKey frame, CodeInfo* code, PyFrameObject* legacy_frame, PyObject* code_object) {
   TrackUserFrame(thread, frame, code, code_object);
   bool callback;
   uint32_t operation_id;
@@ -724,8 +723,8 @@ void PopCalls(PythonThread* thread, int first);
 // and `opens(&wrapped)` the operation the call opens until it returns (0:
 // none) and the Python function the callable wraps (null: none).
 template <typename Where, typename Opens>
-bool OnNativeCall(PythonThread* thread, FrameKey frame, uintptr_t function, PyFrameObject* legacy_frame,
-                  Where&& where, Opens&& opens) {
+bool OnNativeCall(PythonThread* thread, FrameKey frame, uintptr_t function, PyFrameObject* legacy_frame, Where&& where,
+                  Opens&& opens) {
   bool wait;
   if (!Recorded(function, &wait)) {
     CountUnrecorded(wire::OverheadKind::kPythonBuiltin);
@@ -817,9 +816,7 @@ int ProfileHook(PyObject*, PyFrameObject* frame, int what, PyObject* arg) {
       CountUnrecorded(wire::OverheadKind::kPythonCall);
       OnCall(thread, frame, LookUpCode(frame), frame, nullptr);
       break;
-    case kTraceReturn:
-      OnReturn(thread, frame, [&] { return LookUpCode(frame); });
-      break;
+    case kTraceReturn: OnReturn(thread, frame, [&] { return LookUpCode(frame); }); break;
     case kTraceCCall:
       OnNativeCall(
           thread, frame, NativeFunctionOf(arg), frame,
@@ -830,11 +827,8 @@ int ProfileHook(PyObject*, PyFrameObject* frame, int what, PyObject* arg) {
           [](CodeInfo**) { return uint32_t{0}; });  // The profile function sees no wrapping callables.
       break;
     case kTraceCReturn:
-    case kTraceCException:
-      OnNativeReturn(thread, frame, [&] { return NativeFunctionOf(arg); });
-      break;
-    default:
-      break;
+    case kTraceCException: OnNativeReturn(thread, frame, [&] { return NativeFunctionOf(arg); }); break;
+    default: break;
   }
   return 0;
 }
@@ -918,8 +912,9 @@ void CheckFrameLayout(PythonThread* thread, FrameKey frame, PyObject* code) {
   CloseWatchedAbove(thread, 0, NowTicks());
   PopCalls(thread, 0);
   thread->user_depth = 0;
-  ReportProblem("python-frames", "could not read the running frame on this Python; frames are told apart by "
-                                 "frame objects instead (slower)");
+  ReportProblem("python-frames",
+                "could not read the running frame on this Python; frames are told apart by "
+                "frame objects instead (slower)");
 }
 
 inline int OffsetOf(PyObject* offset) { return static_cast<int>(g_api.long_as_long(offset)); }
@@ -1054,8 +1049,7 @@ bool InstancesHaveDicts(const void* type) {
   for (int i = 0; i < g_wrapper_type_count; ++i) {
     if (g_wrapper_types[i] == type) return g_wrapper_type_has_dicts[i];
   }
-  PyObject* offset = g_api.get_attr_string(const_cast<PyObject*>(static_cast<const PyObject*>(type)),
-                                           "__dictoffset__");
+  PyObject* offset = g_api.get_attr_string(const_cast<PyObject*>(static_cast<const PyObject*>(type)), "__dictoffset__");
   long value = 0;
   if (offset != nullptr) {
     value = g_api.long_as_long(offset);
@@ -1244,10 +1238,9 @@ PyObject* MonitoringCallbacks() {
   PyObject* callbacks = g_api.dict_new();
   if (callbacks == nullptr) return nullptr;
   const std::pair<const char*, MethodDef*> events[] = {
-      {"PY_START", &g_monitor_start},   {"PY_RESUME", &g_monitor_start},  {"PY_THROW", &g_monitor_throw},
-      {"PY_RETURN", &g_monitor_return}, {"PY_YIELD", &g_monitor_return},  {"PY_UNWIND", &g_monitor_unwind},
-      {"CALL", &g_monitor_call},        {"C_RETURN", &g_monitor_native_return},
-      {"C_RAISE", &g_monitor_native_return}};
+      {"PY_START", &g_monitor_start},   {"PY_RESUME", &g_monitor_start},        {"PY_THROW", &g_monitor_throw},
+      {"PY_RETURN", &g_monitor_return}, {"PY_YIELD", &g_monitor_return},        {"PY_UNWIND", &g_monitor_unwind},
+      {"CALL", &g_monitor_call},        {"C_RETURN", &g_monitor_native_return}, {"C_RAISE", &g_monitor_native_return}};
   for (const auto& [event, definition] : events) {
     PyObject* callback = g_api.cfunction_new(definition, nullptr, nullptr);
     const bool stored = callback != nullptr && g_api.dict_set_item_string(callbacks, event, callback) == 0;
@@ -1267,7 +1260,6 @@ template <typename Function>
 void Resolve(Function& function, const char* name) {
   function = reinterpret_cast<Function>(dlsym(RTLD_DEFAULT, name));
 }
-
 
 // Installing our own hook raises the same audit event as another tool
 // replacing it; this thread-local tells them apart.
@@ -1420,9 +1412,8 @@ bool ResolvePythonApi() {
   g_api.ok = g_api.set_profile != nullptr && g_api.frame_get_code != nullptr &&
              g_api.frame_get_line_number != nullptr && g_api.frame_get_lasti != nullptr &&
              g_api.request_extra_index != nullptr && g_api.get_extra != nullptr && g_api.set_extra != nullptr &&
-             g_api.get_attr_string != nullptr &&
-             g_api.unicode_as_utf8 != nullptr && g_api.long_as_long != nullptr && g_api.dec_ref != nullptr &&
-             g_api.err_clear != nullptr && g_api.cfunction_type != nullptr &&
+             g_api.get_attr_string != nullptr && g_api.unicode_as_utf8 != nullptr && g_api.long_as_long != nullptr &&
+             g_api.dec_ref != nullptr && g_api.err_clear != nullptr && g_api.cfunction_type != nullptr &&
              g_api.method_descriptor_type != nullptr && g_api.interpreter.end != 0;
   if (g_api.ok) {
     // Called with the GIL held (attach). One index for the whole process.
@@ -1514,9 +1505,11 @@ PyObject* PrepareMonitoring(const char* name, const char* holder, PyObject* disa
   int major = 0, minor = 0;
   if (text == nullptr || sscanf(text, "%d.%d", &major, &minor) != 2 || major != 3 || minor < 12) return nullptr;
   if (holder != nullptr) {
-    ReportProblem("python-monitor", "the sys.monitoring tool ids rlscope can take are held (by %s): Python is "
+    ReportProblem("python-monitor",
+                  "the sys.monitoring tool ids rlscope can take are held (by %s): Python is "
                   "captured with the profile function instead (slower on this Python, and blind to calls of "
-                  "callables other than builtins, such as jitted JAX functions)", holder);
+                  "callables other than builtins, such as jitted JAX functions)",
+                  holder);
     return nullptr;
   }
   if (!DiscoverFrameLayout(minor)) return nullptr;
@@ -1550,8 +1543,8 @@ extern "C" __attribute__((visibility("default"))) void* rlscope_python_monitorin
                                                                                           void* disable) {
   // ctypes' py_object takes a reference of its own: the dict's is kept (it
   // lives as long as the process anyway), None is immortal.
-  void* callbacks = rlscope::preload::PrepareMonitoring(
-      thread_name, holder, static_cast<rlscope::preload::PyObject*>(disable));
+  void* callbacks =
+      rlscope::preload::PrepareMonitoring(thread_name, holder, static_cast<rlscope::preload::PyObject*>(disable));
   return callbacks != nullptr ? callbacks : static_cast<void*>(rlscope::preload::g_api.none);
 }
 

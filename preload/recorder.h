@@ -19,11 +19,11 @@ namespace rlscope::preload {
 // one %fs-relative load with no TLS wrapper call; initial-exec because the
 // preload is loaded at start-up.
 struct ThreadState {
-  ThreadBuffer* buffer;   // Claimed lazily by the thread's first event.
-  uint64_t born_ticks;    // Set by the pthread_create wrapper; 0 if unknown.
-  int hook_depth;         // Re-entry guard: only the outermost hook records.
-  bool untraced;          // Flusher thread, or a thread past its exit.
-  bool name_is_os;        // The buffer's name came from the OS (not Python).
+  ThreadBuffer* buffer;  // Claimed lazily by the thread's first event.
+  uint64_t born_ticks;   // Set by the pthread_create wrapper; 0 if unknown.
+  int hook_depth;        // Re-entry guard: only the outermost hook records.
+  bool untraced;         // Flusher thread, or a thread past its exit.
+  bool name_is_os;       // The buffer's name came from the OS (not Python).
   // Inside a CUDA runtime hook that is recording the call as kCudaApi
   // (CUPTI's callback then only ties the call to its GPU work).
   bool in_recorded_cuda_api;

@@ -1,6 +1,5 @@
 #include "rule_file.h"
 
-
 #include <algorithm>
 #include <cstdlib>
 #include <sstream>
@@ -52,9 +51,9 @@ std::vector<std::string> ClassAttributesAskedFor(const std::vector<OperationRule
 }
 
 bool MatchesClass(const OperationRule& rule, const ClassFacts& facts) {
-  if (!rule.class_glob.empty() && std::none_of(facts.hierarchy.begin(), facts.hierarchy.end(), [&](const std::string& name) {
-        return MatchesGlob(rule.class_glob, name.c_str());
-      })) {
+  if (!rule.class_glob.empty() &&
+      std::none_of(facts.hierarchy.begin(), facts.hierarchy.end(),
+                   [&](const std::string& name) { return MatchesGlob(rule.class_glob, name.c_str()); })) {
     return false;
   }
   if (!rule.class_has.empty() && facts.hierarchy.empty()) return false;  // Not a method of a known class.
@@ -103,7 +102,9 @@ bool ParseRules(std::string_view text, const std::string& source, RuleSet& rules
     };
     if (words[0] == "operation") {
       if (words.size() < 3) {
-        return fail("expected 'operation NAME QUALNAME-GLOB [module=GLOB] [file=GLOB] [class=GLOB] [class-has=NAMES] [user-code] [unless-inside=OPS]'");
+        return fail(
+            "expected 'operation NAME QUALNAME-GLOB [module=GLOB] [file=GLOB] [class=GLOB] [class-has=NAMES] "
+            "[user-code] [unless-inside=OPS]'");
       }
       OperationRule rule;
       rule.operation = words[1];
@@ -125,7 +126,8 @@ bool ParseRules(std::string_view text, const std::string& source, RuleSet& rules
         } else if (words[i] == "user-code") {
           rule.user_code_only = true;
         } else {
-          return fail("unknown option '" + words[i] + "' (expected module=, file=, class=, class-has=, user-code or unless-inside=)");
+          return fail("unknown option '" + words[i] +
+                      "' (expected module=, file=, class=, class-has=, user-code or unless-inside=)");
         }
       }
       rules.operations.push_back(std::move(rule));

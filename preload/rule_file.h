@@ -52,10 +52,10 @@ namespace rlscope {
 struct OperationRule {
   std::string operation;
   std::string qualname_glob;
-  std::string file_glob;                    // Empty: any file.
-  std::string module_glob;                  // Empty: any module.
+  std::string file_glob;                   // Empty: any file.
+  std::string module_glob;                 // Empty: any module.
   std::vector<std::string> unless_inside;  // Operations that suppress this one.
-  std::string class_glob;                   // Empty: any code, method or not.
+  std::string class_glob;                  // Empty: any code, method or not.
   // class-has=: groups of attribute names the method's class must have,
   // one of each group's '|'-alternatives ("step,reset": both).
   std::vector<std::vector<std::string>> class_has;

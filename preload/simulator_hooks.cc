@@ -81,8 +81,9 @@ int ReadCounters(dl_phdr_info* info, size_t size, void* data) {
 
 // Runs under the loader's lock: copies only, no dl* call (see header).
 int CollectObject(dl_phdr_info* info, size_t, void* data) {
-  LoadedObject object{info->dlpi_addr, info->dlpi_phdr, info->dlpi_phnum,
-                      info->dlpi_name != nullptr ? info->dlpi_name : "", UINTPTR_MAX, 0};
+  LoadedObject object{info->dlpi_addr,  info->dlpi_phdr,
+                      info->dlpi_phnum, info->dlpi_name != nullptr ? info->dlpi_name : "",
+                      UINTPTR_MAX,      0};
   for (int i = 0; i < object.phnum; ++i) {
     if (object.phdr[i].p_type != PT_LOAD) continue;
     const uintptr_t begin = object.base + object.phdr[i].p_vaddr;

@@ -22,9 +22,9 @@ class StringTable {
   // pages, so a larger table costs every process its resident memory.
   // Names past it are counted (Lost) and reported.
   static constexpr uint32_t kMaxStrings = 1u << 16;
-  static constexpr uint32_t kSlots = 2 * kMaxStrings;      // Load factor <= 1/2.
+  static constexpr uint32_t kSlots = 2 * kMaxStrings;  // Load factor <= 1/2.
   static constexpr size_t kArenaBytes = 4u << 20;
-  static constexpr size_t kMaxTextBytes = 512;             // Longer text is truncated.
+  static constexpr size_t kMaxTextBytes = 512;  // Longer text is truncated.
   // Returned when the table or arena is full; its text says so.
   static constexpr uint32_t kOverflowId = 0;
 
@@ -51,7 +51,7 @@ class StringTable {
 
  private:
   struct Slot {
-    std::atomic<uint64_t> key;      // Hash with the top bit set; 0 = empty.
+    std::atomic<uint64_t> key;  // Hash with the top bit set; 0 = empty.
     std::atomic<uint32_t> id_plus_one;
   };
   struct Entry {

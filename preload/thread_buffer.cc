@@ -26,8 +26,8 @@ ThreadBuffer* ThreadRegistry::Claim(uint32_t tid) {
     }
   }
   // mmap, not malloc: this runs inside hooks, possibly inside malloc itself.
-  void* memory = mmap(nullptr, sizeof(ThreadBuffer), PROT_READ | PROT_WRITE,
-                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  void* memory =
+      mmap(nullptr, sizeof(ThreadBuffer), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (memory == MAP_FAILED) return nullptr;
   // Default-initialised, not value-initialised: `ThreadBuffer()` would
   // zero-fill the 1 MiB ring (fresh mmap memory is zero already) and touch
@@ -39,8 +39,7 @@ ThreadBuffer* ThreadRegistry::Claim(uint32_t tid) {
   ThreadBuffer* old_head = head_.load(std::memory_order_relaxed);
   do {
     buffer->next_ = old_head;
-  } while (!head_.compare_exchange_weak(old_head, buffer, std::memory_order_release,
-                                        std::memory_order_relaxed));
+  } while (!head_.compare_exchange_weak(old_head, buffer, std::memory_order_release, std::memory_order_relaxed));
   return buffer;
 }
 
@@ -64,7 +63,7 @@ bool ThreadRegistry::ReleaseIfDrained(ThreadBuffer* buffer) {
 
 void ThreadRegistry::ResetAfterFork(ThreadBuffer* survivor, uint32_t child_tid) {
   for (ThreadBuffer* b = Head(); b != nullptr; b = b->next_) {
-    b->Discard();  // The parent's pending records, drop counts and hook counts.
+    b->Discard();               // The parent's pending records, drop counts and hook counts.
     b->name_sent_instance = 0;  // The child's flusher sends every name anew.
     b->name_sent_id = 0;
     // A buffer caught mid-claim by the fork belongs to a thread that is gone.

@@ -144,7 +144,7 @@ class ThreadBuffer {
   std::atomic<uint64_t> instance_{0};
   std::atomic<uint32_t> name_id_{0};
   std::atomic<State> state_{kFree};
-  ThreadBuffer* next_ = nullptr;   // Immutable once published in the registry.
+  ThreadBuffer* next_ = nullptr;  // Immutable once published in the registry.
   // Producer-written totals (CountOverhead); the consumer's last-sent copy.
   alignas(64) std::atomic<uint64_t> overhead_count_[wire::kOverheadKindCount] = {};
   std::atomic<uint64_t> overhead_ticks_[wire::kOverheadKindCount] = {};

@@ -46,8 +46,8 @@ extern const char rlscope_trampoline_stubs[];
 extern const char rlscope_trampoline_stubs_end[];
 extern const char rlscope_trampoline_exit[];
 // Read by the stubs (rip-relative), so hidden and with C linkage.
-__attribute__((visibility("hidden"))) rlscope::preload::TrampolineSlot
-    rlscope_trampoline_slots[RLSCOPE_TRAMPOLINE_CAPACITY];
+__attribute__((visibility("hidden")))
+rlscope::preload::TrampolineSlot rlscope_trampoline_slots[RLSCOPE_TRAMPOLINE_CAPACITY];
 }
 
 namespace rlscope::preload {
@@ -132,8 +132,8 @@ void* Trampolines::For(void* target, const char* name, bool backend) {
   pthread_mutex_unlock(&g_registry_mutex);
   if (stub == nullptr && !g_full_logged.exchange(true)) {
     ReportProblem("trampolines",
-                  "simulator hooks: all %d trampolines are in use; %s and later functions are not recorded",
-                  kCapacity, name);
+                  "simulator hooks: all %d trampolines are in use; %s and later functions are not recorded", kCapacity,
+                  name);
   }
   return stub;
 }
@@ -146,8 +146,8 @@ bool Trampolines::IsStub(const void* address) {
 
 void* Trampolines::TargetOf(const void* address) {
   if (!IsStub(address)) return nullptr;
-  const int index = static_cast<int>((static_cast<const char*>(address) - rlscope_trampoline_stubs) /
-                                     RLSCOPE_TRAMPOLINE_STUB_BYTES);
+  const int index =
+      static_cast<int>((static_cast<const char*>(address) - rlscope_trampoline_stubs) / RLSCOPE_TRAMPOLINE_STUB_BYTES);
   if (index >= g_stub_count.load(std::memory_order_acquire)) return nullptr;
   return rlscope_trampoline_slots[index].target;
 }
@@ -160,14 +160,14 @@ int Trampolines::ShadowDepth() { return static_cast<int>(t_shadow.depth); }
 
 using rlscope::preload::ShadowEntry;
 using rlscope::preload::ShadowStack;
-using rlscope::preload::TrampolineSlot;
 using rlscope::preload::Trampolines;
+using rlscope::preload::TrampolineSlot;
 
 // Called by the common entry with every argument register saved. Returns
 // the shadow entry when this call is to be recorded (the assembly then
 // routes the return through the exit), null to pass straight through.
 extern "C" __attribute__((visibility("hidden"))) ShadowEntry* rlscope_trampoline_enter(const TrampolineSlot* slot,
-                                                                                        void** return_slot) {
+                                                                                       void** return_slot) {
   using namespace rlscope::preload;
   if (!g_recording || t_state.untraced) return nullptr;
   ShadowStack& stack = t_shadow;
@@ -196,7 +196,7 @@ extern "C" __attribute__((visibility("hidden"))) ShadowEntry* rlscope_trampoline
   if (entry == nullptr) CountNestedHook();
   if (entry != nullptr) {
     MaybeSampleNativeStack(NowTicks());  // Before the interval starts: not counted in it.
-    entry->begin_ticks = NowTicks();  // Last: as close to the real call as we get.
+    entry->begin_ticks = NowTicks();     // Last: as close to the real call as we get.
   }
   return entry;
 }

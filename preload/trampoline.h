@@ -55,9 +55,9 @@ static_assert(offsetof(TrampolineSlot, target) == RLSCOPE_SLOT_TARGET_OFFSET, "t
 
 // ShadowEntry: one hooked call in progress on this thread.
 struct ShadowEntry {
-  void* return_address;          // The caller's; the exit returns there.
-  uintptr_t saved_r12;           // The caller's %r12 (ours holds &entry).
-  void** return_slot;            // Where the return address was: identifies the frame.
+  void* return_address;  // The caller's; the exit returns there.
+  uintptr_t saved_r12;   // The caller's %r12 (ours holds &entry).
+  void** return_slot;    // Where the return address was: identifies the frame.
   const TrampolineSlot* slot;
   uint64_t begin_ticks;
 };

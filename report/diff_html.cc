@@ -53,8 +53,8 @@ std::string RunsTable(const RunDiff& diff) {
     const DiffRunSummary& run = diff.runs[i];
     const std::string command = html::Truncate(FormatCommandLine(run.command), kMaxCommandChars);
     table.push_back({Text(run.label + (i == 0 ? " (baseline)" : "")), Raw("<code>" + Escape(run.dir) + "</code>"),
-                     Raw("<code class=\"command\">" + Escape(command) + "</code>"),
-                     Number(absl::StrCat(run.exit_code)), Text(run.corrected ? "corrected" : "NOT corrected"),
+                     Raw("<code class=\"command\">" + Escape(command) + "</code>"), Number(absl::StrCat(run.exit_code)),
+                     Text(run.corrected ? "corrected" : "NOT corrected"),
                      Text(run.data_damaged ? "damaged" : "complete")});
   }
   return html::Table({"run", "directory", "command", "exit", "overhead", "trace data"}, table);
@@ -148,11 +148,10 @@ std::string Chart(const RunDiff& diff, size_t shown) {
           add_series(series);
           const std::vector<std::optional<double>>& shares = category.time.shares;
           const std::string share = i < shares.size() && shares[i].has_value() ? Fraction(*shares[i]) : kAbsent;
-          bar.segments.push_back({series, ns,
-                                  absl::StrFormat("%s \u00b7 %s \u00b7 %s: %s = %.0f ns (%s of its %s)", op.name,
-                                                  diff.runs[i].label, CategoryLabel(category), Duration(ns), ns,
-                                                  share,
-                                                  gpu ? "GPU time" : "thread time")});
+          bar.segments.push_back(
+              {series, ns,
+               absl::StrFormat("%s \u00b7 %s \u00b7 %s: %s = %.0f ns (%s of its %s)", op.name, diff.runs[i].label,
+                               CategoryLabel(category), Duration(ns), ns, share, gpu ? "GPU time" : "thread time")});
         }
         group.bars.push_back(std::move(bar));
       }
@@ -166,8 +165,8 @@ std::string OperationsTable(const RunDiff& diff, size_t shown) {
   std::vector<std::vector<Cell>> table;
   for (size_t k = 0; k < shown; ++k) {
     const DiffOperation& op = diff.operations[k];
-    table.push_back(Line({Raw("<strong>" + Escape(op.name) + "</strong>"), Text("(all CPU)")}, op.cpu_time, Duration,
-                         true));
+    table.push_back(
+        Line({Raw("<strong>" + Escape(op.name) + "</strong>"), Text("(all CPU)")}, op.cpu_time, Duration, true));
     for (const DiffCategory& category : op.categories) {
       if (category.gpu) continue;
       table.push_back(Line({Text(""), Text(CategoryLabel(category))}, category.time, Duration, true));
@@ -186,12 +185,12 @@ std::string TransitionsTable(const RunDiff& diff, size_t shown) {
   for (size_t k = 0; k < shown; ++k) {
     const DiffOperation& op = diff.operations[k];
     if (op.transitions.empty()) continue;
-    table.push_back(Line({Raw("<strong>" + Escape(op.name) + "</strong>"), Text("instances")}, op.instances, Count,
-                         false));
+    table.push_back(
+        Line({Raw("<strong>" + Escape(op.name) + "</strong>"), Text("instances")}, op.instances, Count, false));
     for (const DiffTransition& transition : op.transitions) {
-      table.push_back(Line({Text(""), Text(absl::StrFormat("%s\u2192%s", CategoryName(transition.from),
-                                                           CategoryName(transition.to)))},
-                           transition.per_instance, Rate, false));
+      table.push_back(Line(
+          {Text(""), Text(absl::StrFormat("%s\u2192%s", CategoryName(transition.from), CategoryName(transition.to)))},
+          transition.per_instance, Rate, false));
     }
   }
   if (table.empty()) return "<p class=\"note\">No run recorded transitions between stack levels.</p>";
@@ -220,15 +219,17 @@ std::string FormatDiffHtml(const RunDiff& diff, size_t max_operations) {
   const size_t shown = max_operations == 0 ? diff.operations.size() : std::min(max_operations, diff.operations.size());
   const std::string capped =
       shown < diff.operations.size()
-          ? absl::StrFormat("<p class=\"note\">Showing the %d operations largest in the baseline of %d (--top 0 shows "
-                            "all; --format json has all).</p>",
-                            shown, diff.operations.size())
+          ? absl::StrFormat(
+                "<p class=\"note\">Showing the %d operations largest in the baseline of %d (--top 0 shows "
+                "all; --format json has all).</p>",
+                shown, diff.operations.size())
           : "";
   body += "<h2>Time per operation</h2>";
   body += diff.operations.empty() ? "<p class=\"note\">No run has any operation.</p>" : Chart(diff, shown) + capped;
-  body += "<h2>Per operation and category</h2><p class=\"note\">Share: of the run's thread time; GPU rows: of its GPU "
-          "time.</p>" +
-          OperationsTable(diff, shown) + capped;
+  body +=
+      "<h2>Per operation and category</h2><p class=\"note\">Share: of the run's thread time; GPU rows: of its GPU "
+      "time.</p>" +
+      OperationsTable(diff, shown) + capped;
   body += "<h2>Transitions per operation instance</h2>" + TransitionsTable(diff, shown);
   std::vector<std::string> labels;
   for (const DiffRunSummary& run : diff.runs) labels.push_back(run.label);

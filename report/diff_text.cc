@@ -78,9 +78,10 @@ void AddLine(Table& table, const std::string& first, const std::string& second, 
 std::string FormatDiffText(const RunDiff& diff, size_t max_operations) {
   std::string out;
   const size_t n = diff.runs.size();
-  out += absl::StrFormat("rlscope diff: %d runs, baseline %s; ratio = run / baseline, delta = run - baseline, "
-                         "%s = not in that run\n",
-                         n, n > 0 ? diff.runs[0].label : "-", kAbsent);
+  out += absl::StrFormat(
+      "rlscope diff: %d runs, baseline %s; ratio = run / baseline, delta = run - baseline, "
+      "%s = not in that run\n",
+      n, n > 0 ? diff.runs[0].label : "-", kAbsent);
   for (size_t i = 0; i < n; ++i) {
     const DiffRunSummary& run = diff.runs[i];
     out += absl::StrFormat("  %s%s: %s, %s\n      %s\n", run.label, i == 0 ? " (baseline)" : "", run.dir,
@@ -128,12 +129,12 @@ std::string FormatDiffText(const RunDiff& diff, size_t max_operations) {
     }
   }
   out += std::string(diff.per_step ? "\nper operation and category, per step" : "\nper operation and category") +
-         " (share: of the run's thread time; GPU rows: of its GPU time):\n" +
-         Render(operations);
+         " (share: of the run's thread time; GPU rows: of its GPU time):\n" + Render(operations);
   if (shown < diff.operations.size()) {
-    out += absl::StrFormat("  (%d more operations, smaller in the baseline: --top 0 shows all, --format json "
-                           "has all)\n",
-                           diff.operations.size() - shown);
+    out += absl::StrFormat(
+        "  (%d more operations, smaller in the baseline: --top 0 shows all, --format json "
+        "has all)\n",
+        diff.operations.size() - shown);
   }
 
   Table transitions;

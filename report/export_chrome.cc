@@ -46,9 +46,7 @@ class TraceWriter {
   TraceWriter(std::ostream& out, int64_t base_ns) : out_(out), base_ns_(base_ns) {}
 
   void Begin() { out_ << "{\"traceEvents\":[\n"; }
-  void End() {
-    out_ << "\n],\"displayTimeUnit\":\"ns\",\"otherData\":{\"clock_base_ns\":" << base_ns_ << "}}\n";
-  }
+  void End() { out_ << "\n],\"displayTimeUnit\":\"ns\",\"otherData\":{\"clock_base_ns\":" << base_ns_ << "}}\n"; }
 
   void Metadata(std::string_view what, int pid, int64_t tid, std::string_view name) {
     Next();

@@ -287,14 +287,14 @@ void AttachLaunches(std::vector<const LaunchSite*> launches, const NameTable& na
   if (slices.size() > count) SortOuterFirst(slices);  // The instants among the slices.
 }
 
-void WriteProcess(const ProcessTimeline& process, const NameTable& names, PacketStream& stream,
-                  uint64_t& next_flow) {
+void WriteProcess(const ProcessTimeline& process, const NameTable& names, PacketStream& stream, uint64_t& next_flow) {
   const uint64_t process_uuid = stream.NewUuid();
   stream.ProcessTrack(process_uuid, process, ProgramName(process.argv, process.executable, process.pid));
 
   // Flow ids first: a launch's slice is written before its GPU work.
   absl::flat_hash_map<uint32_t, LaunchSite> launches;
-  for (const auto& [correlation_id, call] : LaunchingCalls(process)) launches.emplace(correlation_id, LaunchSite{call, {}});
+  for (const auto& [correlation_id, call] : LaunchingCalls(process))
+    launches.emplace(correlation_id, LaunchSite{call, {}});
   std::vector<uint64_t> activity_flow(process.gpu_activities.size(), 0);
   for (size_t a = 0; a < process.gpu_activities.size(); ++a) {
     const auto launch = launches.find(process.gpu_activities[a].correlation_id);
@@ -368,16 +368,15 @@ void WriteProcess(const ProcessTimeline& process, const NameTable& names, Packet
     slices.clear();
     for (const size_t a : activities) {
       const GpuActivity& activity = process.gpu_activities[a];
-      PerfettoSlice slice = Slice(activity.begin_ns, activity.end_ns, names.Name(activity.name),
-                                  GpuActivityCategoryName(activity.kind));
+      PerfettoSlice slice =
+          Slice(activity.begin_ns, activity.end_ns, names.Name(activity.name), GpuActivityCategoryName(activity.kind));
       slice.args = {{"correlation_id", int64_t{activity.correlation_id}},
                     {"bytes", static_cast<int64_t>(activity.bytes)}};
       if (activity_flow[a] != 0) slice.terminating_flow_ids = {activity_flow[a]};
       slices.push_back(std::move(slice));
     }
     const uint64_t uuid = stream.NewUuid();
-    stream.ChildTrack(uuid, process_uuid, absl::StrFormat("GPU %d stream %d", key.first, key.second),
-                      process.begin_ns);
+    stream.ChildTrack(uuid, process_uuid, absl::StrFormat("GPU %d stream %d", key.first, key.second), process.begin_ns);
     NestSlices(slices);
     stream.WriteSlices(uuid, slices);
   }

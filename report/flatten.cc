@@ -38,8 +38,7 @@ bool DropEmptyAndCheckSortedDisjoint(IntervalList& intervals) {
 void MergeTouchingInPlace(IntervalList& intervals) {
   size_t kept = 0;
   for (const Interval& interval : intervals) {
-    if (kept > 0 && intervals[kept - 1].end_ns == interval.begin_ns &&
-        intervals[kept - 1].label == interval.label) {
+    if (kept > 0 && intervals[kept - 1].end_ns == interval.begin_ns && intervals[kept - 1].label == interval.label) {
       intervals[kept - 1].end_ns = interval.end_ns;
       continue;
     }
@@ -69,9 +68,7 @@ struct ActiveEntry {
 // keeps the stack within about twice the number of live entries.
 class ActiveStack {
  public:
-  void Push(int64_t end_ns, int32_t label) {
-    entries_.push_back(ActiveEntry{end_ns, label});
-  }
+  void Push(int64_t end_ns, int32_t label) { entries_.push_back(ActiveEntry{end_ns, label}); }
 
   // Drops what is over at now_ns and returns the winner, or nullptr.
   const ActiveEntry* Top(int64_t now_ns) {

@@ -48,8 +48,9 @@ void SetStatus(const ProcessTimeline& process, const std::string& gpu_capture, b
     gpu.message = "another tool's CUDA injection library (CUDA_INJECTION64_PATH) was set, so rlscope's was not loaded";
   } else if (used_cuda) {
     gpu.status = "not initialized";
-    gpu.message = "the process made CUDA calls but the CUDA driver never loaded rlscope's injection (no driver, "
-                  "or the calls went to a runtime that does not initialize one): GPU activity is missing";
+    gpu.message =
+        "the process made CUDA calls but the CUDA driver never loaded rlscope's injection (no driver, "
+        "or the calls went to a runtime that does not initialize one): GPU activity is missing";
   } else {
     gpu.status = "unused";
   }
@@ -96,9 +97,18 @@ GpuAnalysis AnalyseGpu(const ProcessTimeline& process, const std::vector<Resolve
     const int64_t duration = activity.end_ns - activity.begin_ns;
     devices.insert(activity.device);
     switch (activity.kind) {
-      case GpuActivityKind::kKernel: ++gpu.kernels; gpu.kernel_ns += duration; break;
-      case GpuActivityKind::kMemcpy: ++gpu.memcpys; gpu.memcpy_ns += duration; break;
-      case GpuActivityKind::kMemset: ++gpu.memsets; gpu.memset_ns += duration; break;
+      case GpuActivityKind::kKernel:
+        ++gpu.kernels;
+        gpu.kernel_ns += duration;
+        break;
+      case GpuActivityKind::kMemcpy:
+        ++gpu.memcpys;
+        gpu.memcpy_ns += duration;
+        break;
+      case GpuActivityKind::kMemset:
+        ++gpu.memsets;
+        gpu.memset_ns += duration;
+        break;
     }
     const auto found = by_id.find(activity.correlation_id);
     const ResolvedLaunch* launch = found != by_id.end() ? found->second : nullptr;

@@ -74,10 +74,10 @@ struct ApiGpuRow {
 
 struct OperationGpuRow {
   std::string operation;
-  int64_t wall_ns = 0;      // Time in the operation on the main timeline.
-  int64_t gpu_busy_ns = 0;  // Of that, while some GPU of the process was busy (measured).
+  int64_t wall_ns = 0;           // Time in the operation on the main timeline.
+  int64_t gpu_busy_ns = 0;       // Of that, while some GPU of the process was busy (measured).
   double gpu_busy_fraction = 0;  // gpu_busy_ns / wall_ns, on the measured timeline.
-  uint64_t kernels = 0;     // Launched by the operation (by launch).
+  uint64_t kernels = 0;          // Launched by the operation (by launch).
   int64_t kernel_ns = 0;
 };
 
@@ -90,13 +90,13 @@ struct GpuAnalysis {
   uint32_t devices = 0;
   uint64_t kernels = 0, memcpys = 0, memsets = 0;
   int64_t kernel_ns = 0, memcpy_ns = 0, memset_ns = 0;  // Summed durations.
-  int64_t busy_ns = 0;           // Union over all devices: some GPU was busy.
-  uint64_t launch_calls = 0;     // CUDA calls CUPTI saw (nested driver calls excluded).
-  uint64_t unattributed = 0;     // Activities whose launching call was not seen.
-  uint64_t before_launch = 0;    // Activities that began before their launching call: clock skew.
-  uint64_t dropped = 0;          // Records CUPTI or rlscope lost.
-  int64_t cupti_overhead_ns = 0; // CPU time CUPTI reported spending on itself.
-  Breakdown rows;                // Resource kGpu.
+  int64_t busy_ns = 0;                                  // Union over all devices: some GPU was busy.
+  uint64_t launch_calls = 0;                            // CUDA calls CUPTI saw (nested driver calls excluded).
+  uint64_t unattributed = 0;                            // Activities whose launching call was not seen.
+  uint64_t before_launch = 0;     // Activities that began before their launching call: clock skew.
+  uint64_t dropped = 0;           // Records CUPTI or rlscope lost.
+  int64_t cupti_overhead_ns = 0;  // CPU time CUPTI reported spending on itself.
+  Breakdown rows;                 // Resource kGpu.
   std::vector<GpuLaunchRow> by_launch;
   std::vector<GpuKernelRow> kernels_by_launch;  // Top kMaxKernelsPerOperation per operation.
   std::vector<GpuLineRow> lines;                // Top kMaxLinesPerOperation per operation.

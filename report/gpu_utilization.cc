@@ -181,8 +181,8 @@ std::optional<int64_t> ParseNvidiaSmiTimestamp(std::string_view text) {
   return static_cast<int64_t>(seconds) * kNsPerSecond + fraction_ns;
 }
 
-GpuUtilization SummarizeGpuUtilizationText(std::string_view csv, std::string_view stderr_text,
-                                           int64_t begin_unix_ns, int64_t end_unix_ns, std::string_view csv_name) {
+GpuUtilization SummarizeGpuUtilizationText(std::string_view csv, std::string_view stderr_text, int64_t begin_unix_ns,
+                                           int64_t end_unix_ns, std::string_view csv_name) {
   GpuUtilization result;
   result.file_empty = csv.empty();
   std::map<int, GpuAccumulator> gpus;
@@ -235,8 +235,8 @@ GpuUtilization SummarizeGpuUtilizationText(std::string_view csv, std::string_vie
     }
     if (gpu.unavailable > 0) {
       result.problems.push_back(absl::StrFormat(
-          "nvidia-smi read GPU %d's utilization as %s in %d of %d samples; the mean and maximum leave those out",
-          index, gpu.first_unavailable, gpu.unavailable, gpu.unavailable + gpu.samples));
+          "nvidia-smi read GPU %d's utilization as %s in %d of %d samples; the mean and maximum leave those out", index,
+          gpu.first_unavailable, gpu.unavailable, gpu.unavailable + gpu.samples));
     }
     result.gpus.push_back({.gpu_index = index,
                            .samples = gpu.samples,
@@ -262,9 +262,9 @@ GpuUtilization SummarizeGpuUtilizationText(std::string_view csv, std::string_vie
         FormatUtc(end_unix_ns)));
   }
   if (garbage_lines > 0) {
-    result.problems.push_back(absl::StrFormat("skipped %d line%s of %s that %s not nvidia-smi samples (the first: \"%s\")",
-                                              garbage_lines, garbage_lines == 1 ? "" : "s", csv_name,
-                                              garbage_lines == 1 ? "is" : "are", first_garbage));
+    result.problems.push_back(
+        absl::StrFormat("skipped %d line%s of %s that %s not nvidia-smi samples (the first: \"%s\")", garbage_lines,
+                        garbage_lines == 1 ? "" : "s", csv_name, garbage_lines == 1 ? "is" : "are", first_garbage));
   }
   return result;
 }
@@ -279,8 +279,7 @@ GpuUtilization SummarizeGpuUtilization(const std::string& csv_path, const std::s
   if (!ReadInputFile(csv_path, kMaxCsvBytes, Symlinks::kRefuse, &csv_text, &error)) {
     GpuUtilization result;
     result.file_missing = true;
-    result.problems.push_back(
-        absl::StrFormat("GPU utilization was not sampled: cannot read %s (%s)", csv_path, error));
+    result.problems.push_back(absl::StrFormat("GPU utilization was not sampled: cannot read %s (%s)", csv_path, error));
     return result;
   }
   std::string stderr_text;

@@ -42,8 +42,8 @@ struct GpuUtilization {
   std::vector<GpuUtilizationSummary> gpus;  // ascending gpu_index
   int samples_total = 0;                    // well-formed sample lines, in or out of the window
   int samples_outside_window = 0;
-  int unavailable_values = 0;  // in-window samples reading [N/A], [Not Supported], ...
-  int skipped_lines = 0;       // non-blank lines that are not samples, the partial last line included
+  int unavailable_values = 0;      // in-window samples reading [N/A], [Not Supported], ...
+  int skipped_lines = 0;           // non-blank lines that are not samples, the partial last line included
   bool partial_last_line = false;  // the last line has no newline (nvidia-smi killed mid-write)
   bool file_missing = false;
   bool file_empty = false;  // exists, no bytes
@@ -62,9 +62,8 @@ GpuUtilization SummarizeGpuUtilization(const std::string& csv_path, const std::s
                                        int64_t begin_unix_ns, int64_t end_unix_ns);
 
 // The same on the files' contents (`csv_name` names the file in messages).
-GpuUtilization SummarizeGpuUtilizationText(std::string_view csv, std::string_view stderr_text,
-                                           int64_t begin_unix_ns, int64_t end_unix_ns,
-                                           std::string_view csv_name = kNvidiaSmiCsvFileName);
+GpuUtilization SummarizeGpuUtilizationText(std::string_view csv, std::string_view stderr_text, int64_t begin_unix_ns,
+                                           int64_t end_unix_ns, std::string_view csv_name = kNvidiaSmiCsvFileName);
 
 // ParseNvidiaSmiTimestamp: "2026/11/30 05:36:15.123" -> CLOCK_REALTIME ns,
 // read as UTC (timegm). nvidia-smi prints local time without a zone; the

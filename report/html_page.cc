@@ -42,8 +42,8 @@ constexpr std::array<std::pair<std::string_view, std::string_view>, 10> kCategor
     {"Memset", "#d4a6c8"},
     {"Wait", "#e6e6e6"},  // Blocked: pale, not work.
 }};
-constexpr std::array<std::string_view, 6> kSpareColors = {"#76b7b2", "#ff9da7", "#9d7660", "#bab0ac", "#499894",
-                                                          "#86bcb6"};
+constexpr std::array<std::string_view, 6> kSpareColors = {"#76b7b2", "#ff9da7", "#9d7660",
+                                                          "#bab0ac", "#499894", "#86bcb6"};
 
 // NiceStep: 1, 2 or 5 times a power of ten, about a fifth of `max_value`.
 double NiceStep(double max_value) {
@@ -95,8 +95,8 @@ std::string SvgLabel(double x, double y, std::string_view anchor, std::string_vi
                      size_t max_chars) {
   const std::string shown = Truncate(text, max_chars);
   const std::string title = shown == text ? "" : absl::StrCat("<title>", Escape(text), "</title>");
-  return absl::StrFormat("<text x=\"%s\" y=\"%s\" text-anchor=\"%s\" class=\"%s\">%s%s</text>", Num(x), Num(y),
-                         anchor, css_class, title, Escape(shown));
+  return absl::StrFormat("<text x=\"%s\" y=\"%s\" text-anchor=\"%s\" class=\"%s\">%s%s</text>", Num(x), Num(y), anchor,
+                         css_class, title, Escape(shown));
 }
 
 constexpr const char* kStyle = R"CSS(
@@ -260,8 +260,8 @@ std::string StackedBarChart(const BarChart& chart) {
   const double step = max_total > 0 ? NiceStep(max_total) : 1;
   const double axis_max = max_total > 0 ? std::ceil(max_total / step) * step : 1;
   const double scale = kPlotWidth / axis_max;
-  const double height = kAxisHeight + static_cast<double>(bars) * kRowHeight +
-                        static_cast<double>(chart.groups.size()) * kGroupGap;
+  const double height =
+      kAxisHeight + static_cast<double>(bars) * kRowHeight + static_cast<double>(chart.groups.size()) * kGroupGap;
   std::string out = absl::StrFormat(
       "<svg class=\"chart\" viewBox=\"0 0 %s %s\" width=\"%s\" height=\"%s\" "
       "role=\"img\" aria-label=\"%s\">",
@@ -293,8 +293,9 @@ std::string StackedBarChart(const BarChart& chart) {
         x += width;
       }
       const double total = BarTotal(bar);
-      const std::string total_text =
-          !bar.total_text.empty() ? bar.total_text : chart.format_value ? chart.format_value(total) : Num(total);
+      const std::string total_text = !bar.total_text.empty() ? bar.total_text
+                                     : chart.format_value    ? chart.format_value(total)
+                                                             : Num(total);
       out += absl::StrFormat("<text class=\"total\" x=\"%s\" y=\"%s\">%s</text>", Num(x + 5), Num(y + kBarHeight - 2),
                              Escape(total_text));
       y += kRowHeight;

@@ -36,8 +36,8 @@ struct Cell {
   std::string html;
   bool numeric = false;  // Right-aligned, tabular digits.
 };
-Cell Text(std::string_view text);     // Escaped text, left-aligned.
-Cell Number(std::string_view text);   // Escaped text, right-aligned.
+Cell Text(std::string_view text);                  // Escaped text, left-aligned.
+Cell Number(std::string_view text);                // Escaped text, right-aligned.
 Cell Raw(std::string html, bool numeric = false);  // Trusted HTML (built here).
 
 // Table: a <table> with one header row. `css_class` is added to the table.
@@ -59,7 +59,7 @@ std::string Legend(const std::vector<std::string>& series);
 struct ChartSegment {
   std::string series;  // Colour and legend name.
   double value = 0;
-  std::string title;   // Hover text (plain text; escaped when drawn).
+  std::string title;  // Hover text (plain text; escaped when drawn).
 };
 struct ChartBar {
   std::string label;

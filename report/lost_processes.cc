@@ -57,9 +57,9 @@ std::vector<std::string> LostChildProblems(const std::vector<ProcessTimeline>& p
     for (int pid : order) {
       const ChildStart& child = *last[pid];
       if (child.how == ChildStartKind::kExecFailed || streamed.count(pid) != 0) continue;
-      const std::string how = absl::StrFormat(
-          "%s%s by process %d, %s", HowStarted(child.how),
-          child.program.empty() ? "" : absl::StrFormat(" to run %s", child.program), parent.pid, CommandOf(parent));
+      const std::string how = absl::StrFormat("%s%s by process %d, %s", HowStarted(child.how),
+                                              child.program.empty() ? "" : absl::StrFormat(" to run %s", child.program),
+                                              parent.pid, CommandOf(parent));
       auto group = std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == how; });
       if (group == groups.end()) group = groups.insert(groups.end(), {how, {}});
       group->second.push_back(pid);
@@ -67,17 +67,17 @@ std::vector<std::string> LostChildProblems(const std::vector<ProcessTimeline>& p
     for (const auto& [how, pids] : groups) {
       if (pids.size() <= kMaxLostNamedEach) {
         for (int pid : pids) {
-          problems.push_back(absl::StrFormat("process %d (%s) sent nothing, so it is not in the report: %s", pid,
-                                             how, kWhyLost));
+          problems.push_back(
+              absl::StrFormat("process %d (%s) sent nothing, so it is not in the report: %s", pid, how, kWhyLost));
         }
         continue;
       }
       std::vector<std::string> named;
       for (size_t i = 0; i < kMaxLostNamedEach; ++i) named.push_back(absl::StrFormat("process %d", pids[i]));
-      problems.push_back(absl::StrFormat("%d processes (%s) sent nothing, so they are not in the report (%s and %d "
-                                         "more): %s",
-                                         pids.size(), how, absl::StrJoin(named, ", "),
-                                         pids.size() - kMaxLostNamedEach, kWhyLost));
+      problems.push_back(
+          absl::StrFormat("%d processes (%s) sent nothing, so they are not in the report (%s and %d "
+                          "more): %s",
+                          pids.size(), how, absl::StrJoin(named, ", "), pids.size() - kMaxLostNamedEach, kWhyLost));
     }
   }
   return problems;

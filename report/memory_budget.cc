@@ -88,8 +88,7 @@ absl::StatusOr<uint64_t> ParseMemorySize(const std::string& text) {
   const std::optional<uint64_t> size = ParseByteSize(text);
   if (!size) {
     return absl::InvalidArgumentError(absl::StrFormat(
-        "%s='%s' is not a memory size (bytes, optionally with K, M, G or T, or 'unlimited')", kReportMemoryEnv,
-        text));
+        "%s='%s' is not a memory size (bytes, optionally with K, M, G or T, or 'unlimited')", kReportMemoryEnv, text));
   }
   return *size;
 }

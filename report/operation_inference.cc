@@ -107,7 +107,8 @@ int32_t GlueOwner(int32_t before, int32_t after, const Labels& labels) {
 IntervalList FillGlue(const IntervalList& flat, int64_t thread_begin_ns, int64_t thread_end_ns, const Labels& labels) {
   IntervalList filled;
   filled.reserve(flat.size() * 2 + 2);
-  if (flat.front().begin_ns > thread_begin_ns) filled.push_back({thread_begin_ns, flat.front().begin_ns, labels.startup});
+  if (flat.front().begin_ns > thread_begin_ns)
+    filled.push_back({thread_begin_ns, flat.front().begin_ns, labels.startup});
   for (size_t i = 0; i < flat.size(); ++i) {
     if (i > 0 && flat[i - 1].end_ns < flat[i].begin_ns) {
       filled.push_back({flat[i - 1].end_ns, flat[i].begin_ns, GlueOwner(flat[i - 1].label, flat[i].label, labels)});
@@ -183,7 +184,8 @@ bool IsCompilerHelper(const std::string& executable) {
 
 void ResolveInferredOperations(ProcessTimeline& process, NameTable& names) {
   const Labels labels{names.Intern(kForwardCandidate), names.Intern("backprop"), names.Intern("inference"),
-                      names.Intern("simulation"), names.Intern("startup"), names.Intern("teardown"), names.Intern("compile")};
+                      names.Intern("simulation"),      names.Intern("startup"),  names.Intern("teardown"),
+                      names.Intern("compile")};
   if (IsCompilerHelper(process.executable)) {
     for (ThreadTimeline& thread : process.threads) {
       thread.inferred_operations.clear();

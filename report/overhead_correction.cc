@@ -97,8 +97,8 @@ double TimeCorrection::RemovedAt(size_t knot, double t) const {
 }
 
 double TimeCorrection::Removed(double t) const {
-  auto after = std::upper_bound(knots_.begin(), knots_.end(), t,
-                                [](double time, const Knot& knot) { return time < knot.time; });
+  auto after =
+      std::upper_bound(knots_.begin(), knots_.end(), t, [](double time, const Knot& knot) { return time < knot.time; });
   if (after == knots_.begin()) return 0;
   return RemovedAt(static_cast<size_t>(after - knots_.begin()) - 1, t);
 }
@@ -116,7 +116,8 @@ int64_t TimeCorrection::Mapper::operator()(int64_t t) {
     if (i + 1 < knots.size() && knots[i + 1].time <= time) {
       i = static_cast<size_t>(std::upper_bound(knots.begin() + static_cast<std::ptrdiff_t>(i), knots.end(), time,
                                                [](double value, const Knot& knot) { return value < knot.time; }) -
-                              knots.begin()) - 1;
+                              knots.begin()) -
+          1;
     }
   } else {
     auto after = std::upper_bound(knots.begin(), knots.begin() + static_cast<std::ptrdiff_t>(i), time,
@@ -128,9 +129,7 @@ int64_t TimeCorrection::Mapper::operator()(int64_t t) {
   return t - std::llround(correction_.base_ + correction_.RemovedAt(i, time));
 }
 
-int64_t TimeCorrection::Map(int64_t t) const {
-  return t - std::llround(base_ + Removed(Rel(t)));
-}
+int64_t TimeCorrection::Map(int64_t t) const { return t - std::llround(base_ + Removed(Rel(t))); }
 
 namespace {
 
@@ -146,11 +145,12 @@ class Estimator {
     return Take(SlotFor(site, [&] { return Slot{std::string(site), model_.Cost(site)}; }), events);
   }
   std::optional<double> Python(std::string_view site, uint64_t events = 1) {
-    return Take(SlotFor(site, [&] {
-                  if (python_version_.empty()) return Slot{std::string(site), std::nullopt};
-                  const std::string key = cal::PythonSite(site, python_version_);
-                  return Slot{key, model_.Cost(key)};
-                }),
+    return Take(SlotFor(site,
+                        [&] {
+                          if (python_version_.empty()) return Slot{std::string(site), std::nullopt};
+                          const std::string key = cal::PythonSite(site, python_version_);
+                          return Slot{key, model_.Cost(key)};
+                        }),
                 events);
   }
   std::optional<double> Cupti(int32_t api, bool driver) {
@@ -357,8 +357,7 @@ void WindowRemovals(const ThreadTimeline& thread, Estimator& estimator, TimeCorr
           estimator.SelfTimed("flusher_wake", window.count, self);
           outside += self;
           break;
-        default:
-          break;  // A kind from a newer rlscope: not known, not removed.
+        default: break;  // A kind from a newer rlscope: not known, not removed.
       }
     }
     // Clipped to the thread's life (a window starts at the previous cut,
@@ -462,9 +461,8 @@ ProcessCorrection CorrectProcess(ProcessTimeline& process, const cal::OverheadMo
     // it counts: its life, or for a helper its recorded calls (what
     // AnalyseThread counts of it; its calls' owners are decided above).
     if (!(InheritsOperations(thread) && thread.cpu_events.empty())) {
-      const IntervalList counted = InheritsOperations(thread)
-                                       ? UnionIntervals(thread.cpu_events)
-                                       : IntervalList{{thread.begin_ns, thread.end_ns, 0}};
+      const IntervalList counted = InheritsOperations(thread) ? UnionIntervals(thread.cpu_events)
+                                                              : IntervalList{{thread.begin_ns, thread.end_ns, 0}};
       if (InheritsOperations(thread) && !primary_operations.empty()) {
         thread.inherited_operations = InThreadClock(correction, primary_operations, counted);
       }
@@ -516,7 +514,8 @@ ProcessCorrection CorrectProcess(ProcessTimeline& process, const cal::OverheadMo
   for (size_t i : order) {
     GpuActivity& activity = process.gpu_activities[i];
     StreamState& stream = streams[(uint64_t{activity.device} << 32) | activity.stream];
-    if (auto it = launch_shift.find(activity.correlation_id); activity.correlation_id != 0 && it != launch_shift.end()) {
+    if (auto it = launch_shift.find(activity.correlation_id);
+        activity.correlation_id != 0 && it != launch_shift.end()) {
       stream.shift = it->second;
     }
     const int64_t length = activity.end_ns - activity.begin_ns;

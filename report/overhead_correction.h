@@ -70,9 +70,9 @@ struct SiteOverhead {
 };
 
 struct ProcessCorrection {
-  double estimated_ns = 0;  // rlscope's estimated cost on all threads.
-  double removed_ns = 0;    // Of it, removed from the timelines.
-  double unplaced_ns = 0;   // Estimated but with no time left to remove it from.
+  double estimated_ns = 0;             // rlscope's estimated cost on all threads.
+  double removed_ns = 0;               // Of it, removed from the timelines.
+  double unplaced_ns = 0;              // Estimated but with no time left to remove it from.
   int64_t main_thread_removed_ns = 0;  // Removed before the process's end on its first thread.
   double main_thread_spread_ns = 0;
   // The thread whose operations helper threads inherit, decided on the

@@ -5,7 +5,8 @@
 namespace rlscope::report {
 
 int32_t NameTable::Intern(std::string_view name) {
-  auto it = labels_.find(absl::string_view(name.data(), name.size()));  // Debian's absl::string_view is not std::string_view.
+  auto it =
+      labels_.find(absl::string_view(name.data(), name.size()));  // Debian's absl::string_view is not std::string_view.
   if (it != labels_.end()) return it->second;
   const auto label = static_cast<int32_t>(names_.size());
   names_.emplace_back(name);
@@ -46,8 +47,7 @@ void MergeExecChain(ProcessTimeline& earlier, ProcessTimeline&& later) {
   for (GpuActivity& activity : later.gpu_activities) {
     if (activity.correlation_id != 0) activity.correlation_id += shift;
   }
-  earlier.gpu_activities.insert(earlier.gpu_activities.end(), later.gpu_activities.begin(),
-                                later.gpu_activities.end());
+  earlier.gpu_activities.insert(earlier.gpu_activities.end(), later.gpu_activities.begin(), later.gpu_activities.end());
   earlier.gpu_dropped += later.gpu_dropped;
   earlier.cupti_overhead_ns += later.cupti_overhead_ns;
   earlier.notices.insert(earlier.notices.end(), later.notices.begin(), later.notices.end());

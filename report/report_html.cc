@@ -85,20 +85,23 @@ std::string MetadataSection(const RunReport& report) {
 std::string Banners(const RunReport& report) {
   std::string out;
   if (report.data_damaged) {
-    out += "<div class=\"banner bad\" id=\"damaged\"><strong>Some trace data was damaged.</strong> The report covers "
-           "what could be read; see <a href=\"#problems\">problems</a>.</div>";
+    out +=
+        "<div class=\"banner bad\" id=\"damaged\"><strong>Some trace data was damaged.</strong> The report covers "
+        "what could be read; see <a href=\"#problems\">problems</a>.</div>";
   }
   if (!report.corrected) {
-    out += absl::StrCat("<div class=\"banner warn\" id=\"not-corrected\"><strong>Not corrected for rlscope's "
-                        "overhead:</strong> times include the profiler's own cost. ",
-                        Escape(report.correction_message), "</div>");
+    out += absl::StrCat(
+        "<div class=\"banner warn\" id=\"not-corrected\"><strong>Not corrected for rlscope's "
+        "overhead:</strong> times include the profiler's own cost. ",
+        Escape(report.correction_message), "</div>");
   }
   size_t problems = report.problems.size();
   for (const ProcessReport& process : report.processes) problems += process.problems.size();
   if (problems > 0) {
-    out += absl::StrFormat("<div class=\"banner warn\">%d problem(s) with this run's data: see <a "
-                           "href=\"#problems\">problems</a>.</div>",
-                           problems);
+    out += absl::StrFormat(
+        "<div class=\"banner warn\">%d problem(s) with this run's data: see <a "
+        "href=\"#problems\">problems</a>.</div>",
+        problems);
   }
   return out;
 }
@@ -116,14 +119,16 @@ std::string GpuBusySection(const RunReport& report) {
     out += Note(absl::StrFormat("No GPU activity was captured in this run (GPU level: %s).",
                                 statuses.empty() ? "unknown" : absl::StrJoin(statuses, ", ")));
   } else {
-    out += absl::StrFormat("<p>Some GPU was busy for <strong>%s</strong> of the %s run (%s), as measured from the "
-                           "trace (the union of kernels, copies and memsets).</p>",
-                           Escape(FormatDuration(report.gpu_busy_ns)), Escape(FormatDuration(report.metadata.wall_ns)),
-                           Escape(FormatPercent(report.gpu_busy_ns, report.metadata.wall_ns)));
+    out += absl::StrFormat(
+        "<p>Some GPU was busy for <strong>%s</strong> of the %s run (%s), as measured from the "
+        "trace (the union of kernels, copies and memsets).</p>",
+        Escape(FormatDuration(report.gpu_busy_ns)), Escape(FormatDuration(report.metadata.wall_ns)),
+        Escape(FormatPercent(report.gpu_busy_ns, report.metadata.wall_ns)));
   }
   if (!sampled) {
-    out += Note("nvidia-smi's utilization was not sampled for this run (nvidia-smi absent, or no samples in the "
-                "run's window).");
+    out += Note(
+        "nvidia-smi's utilization was not sampled for this run (nvidia-smi absent, or no samples in the "
+        "run's window).");
     if (report.nvidia_smi.has_value()) {
       for (const std::string& problem : report.nvidia_smi->problems) out += Note(problem);
     }
@@ -133,22 +138,20 @@ std::string GpuBusySection(const RunReport& report) {
   chart.description = "GPU busy: the trace against nvidia-smi";
   chart.format_value = [](double percent) { return absl::StrFormat("%.0f%%", percent); };
   const double traced = report.metadata.wall_ns > 0 ? 100.0 * static_cast<double>(report.gpu_busy_ns) /
-                                                           static_cast<double>(report.metadata.wall_ns)
-                                                     : 0;
+                                                          static_cast<double>(report.metadata.wall_ns)
+                                                    : 0;
   auto bar = [](std::string label, std::string series, double percent, std::string title) {
     return html::ChartBar{std::move(label), {{std::move(series), percent, std::move(title)}}, ""};
   };
-  chart.groups.push_back(
-      {"measured by rlscope",
-       {bar("any GPU", "GPU busy (trace)", traced,
-            absl::StrFormat("GPU busy from the trace: %.2f%% (%d ns of %d ns)", traced, report.gpu_busy_ns,
-                            report.metadata.wall_ns))}});
+  chart.groups.push_back({"measured by rlscope",
+                          {bar("any GPU", "GPU busy (trace)", traced,
+                               absl::StrFormat("GPU busy from the trace: %.2f%% (%d ns of %d ns)", traced,
+                                               report.gpu_busy_ns, report.metadata.wall_ns))}});
   for (const GpuUtilizationSummary& gpu : report.nvidia_smi->gpus) {
     chart.groups.push_back(
         {absl::StrFormat("nvidia-smi, GPU %d", gpu.gpu_index),
          {bar("mean", "nvidia-smi", gpu.mean_percent,
-              absl::StrFormat("nvidia-smi utilization.gpu mean %.1f%% over %d samples", gpu.mean_percent,
-                              gpu.samples)),
+              absl::StrFormat("nvidia-smi utilization.gpu mean %.1f%% over %d samples", gpu.mean_percent, gpu.samples)),
           bar("max", "nvidia-smi", gpu.max_percent,
               absl::StrFormat("nvidia-smi utilization.gpu max %d%%", gpu.max_percent))}});
   }
@@ -181,8 +184,7 @@ std::string CorrectionSection(const RunReport& report) {
         site.events > 0 && calibration::Uncertain({site.ns / static_cast<double>(site.events),
                                                    site.spread_ns / static_cast<double>(site.events), 0, 0});
     table.push_back({Raw(absl::StrCat("<code>", Escape(sites[i].first), "</code>", uncertain ? " (uncertain)" : "")),
-                     Number(absl::StrCat(site.events)),
-                     Number(FormatDuration(static_cast<int64_t>(site.ns))),
+                     Number(absl::StrCat(site.events)), Number(FormatDuration(static_cast<int64_t>(site.ns))),
                      Number(FormatDuration(static_cast<int64_t>(site.spread_ns)))});
   }
   if (!table.empty()) {
@@ -219,9 +221,10 @@ std::string FormatReportHtml(const RunReport& report) {
   body += "<h2 id=\"breakdown\">Where the time went</h2>";
   if (report.corrected) {
     body += ViewSwitch() +
-            Note("Corrected: rlscope's own overhead removed where it happened (estimate); uncorrected: as measured, "
-                 "with the profiler's cost as category Profiler. The switch applies to every breakdown on the page; "
-                 "report.html#uncorrected opens that view.");
+            Note(
+                "Corrected: rlscope's own overhead removed where it happened (estimate); uncorrected: as measured, "
+                "with the profiler's cost as category Profiler. The switch applies to every breakdown on the page; "
+                "report.html#uncorrected opens that view.");
   }
   body += BreakdownViews(report);
   body += "<h2 id=\"gpu\">GPU busy: the trace against nvidia-smi</h2>" + GpuBusySection(report);
@@ -236,9 +239,9 @@ std::string FormatReportHtml(const RunReport& report) {
   body += "<h2 id=\"processes\">Processes</h2>";
   if (!processes.empty()) body += ProcessTableHtml(processes);
   if (split.quiet_count > 0) {
-    body += Note(absl::StrFormat("%d %sprocess(es) with nothing intercepted (%s of thread time): %s",
-                                 split.quiet_count, processes.empty() ? "" : "more ",
-                                 FormatDuration(split.quiet_thread_ns), split.quiet_commands));
+    body += Note(absl::StrFormat("%d %sprocess(es) with nothing intercepted (%s of thread time): %s", split.quiet_count,
+                                 processes.empty() ? "" : "more ", FormatDuration(split.quiet_thread_ns),
+                                 split.quiet_commands));
   }
   if (report.processes.empty()) body += Note("No process was traced.");
   for (size_t i = 0; i < processes.size() && i < kMaxDetailedProcesses; ++i) {

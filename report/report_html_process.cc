@@ -51,10 +51,10 @@ std::string ThreadTable(const ProcessReport& process) {
     const int64_t wait_ns = by_category.count(Category::kWait) > 0 ? by_category[Category::kWait] : 0;
     std::vector<html::ChartSegment> segments;
     for (const auto& [category, category_ns] : by_category) {
-      segments.push_back({std::string(CategoryName(category)), static_cast<double>(category_ns),
-                          absl::StrFormat("thread %d \u00b7 %s: %s = %d ns (%s of its time)", thread->tid,
-                                          CategoryName(category), FormatDuration(category_ns), category_ns,
-                                          FormatPercent(category_ns, ns))});
+      segments.push_back(
+          {std::string(CategoryName(category)), static_cast<double>(category_ns),
+           absl::StrFormat("thread %d \u00b7 %s: %s = %d ns (%s of its time)", thread->tid, CategoryName(category),
+                           FormatDuration(category_ns), category_ns, FormatPercent(category_ns, ns))});
     }
     table.push_back({Number(absl::StrCat(thread->tid)), Text(thread->name.empty() ? "-" : thread->name),
                      Number(FormatDuration(ns - wait_ns)), Number(wait_ns > 0 ? FormatDuration(wait_ns) : "-"),
@@ -103,8 +103,9 @@ std::string TransitionTable(const ProcessReport& process) {
   }
   return html::Table(header, table) +
          CappedNote(std::min(operations.size(), kMaxHtmlOperations), operations.size(), "operations") +
-         Note("Per operation instance (per iteration); operations without an instance count, such as (none), show "
-              "the plain count.");
+         Note(
+             "Per operation instance (per iteration); operations without an instance count, such as (none), show "
+             "the plain count.");
 }
 
 // LineTable: per operation, the Python lines whose native calls took most.
@@ -124,8 +125,7 @@ std::string LineTable(const ProcessReport& process) {
     const std::vector<const LineRow*>& lines = by_operation[operations[i].second];
     for (size_t k = 0; k < lines.size() && k < kMaxLinesPerOperation; ++k) {
       table.push_back({Text(k == 0 ? lines[k]->operation : ""),
-                       Raw(absl::StrCat("<code>", Escape(FormatLine(*lines[k])),
-                                        "</code>")),
+                       Raw(absl::StrCat("<code>", Escape(FormatLine(*lines[k])), "</code>")),
                        Number(FormatDuration(lines[k]->ns)), Number(absl::StrCat(lines[k]->calls))});
     }
   }
@@ -141,10 +141,10 @@ std::string ProcessGpu(const ProcessReport& process) {
   if (!gpu.message.empty()) out += Note(gpu.message);
   if (gpu.kernels + gpu.memcpys + gpu.memsets == 0) return out;
   out += absl::StrFormat(
-      "<p>%d device(s) busy %s of the process's %s; %d kernels (%s), %d copies (%s), %d memsets (%s).</p>",
-      gpu.devices, Escape(FormatDuration(gpu.busy_ns)), Escape(FormatDuration(process.end_ns - process.begin_ns)),
-      gpu.kernels, Escape(FormatDuration(gpu.kernel_ns)), gpu.memcpys, Escape(FormatDuration(gpu.memcpy_ns)),
-      gpu.memsets, Escape(FormatDuration(gpu.memset_ns)));
+      "<p>%d device(s) busy %s of the process's %s; %d kernels (%s), %d copies (%s), %d memsets (%s).</p>", gpu.devices,
+      Escape(FormatDuration(gpu.busy_ns)), Escape(FormatDuration(process.end_ns - process.begin_ns)), gpu.kernels,
+      Escape(FormatDuration(gpu.kernel_ns)), gpu.memcpys, Escape(FormatDuration(gpu.memcpy_ns)), gpu.memsets,
+      Escape(FormatDuration(gpu.memset_ns)));
   std::vector<OperationGpuRow> operations = gpu.operations;
   std::stable_sort(operations.begin(), operations.end(),
                    [](const OperationGpuRow& a, const OperationGpuRow& b) { return a.wall_ns > b.wall_ns; });
@@ -153,8 +153,7 @@ std::string ProcessGpu(const ProcessReport& process) {
     const OperationGpuRow& row = operations[i];
     table.push_back({Text(row.operation), Number(row.wall_ns > 0 ? FormatDuration(row.wall_ns) : "-"),
                      Number(FormatPercent(std::llround(row.gpu_busy_fraction * 1e6), row.wall_ns > 0 ? 1000000 : 0)),
-                     Number(absl::StrCat(row.kernels)),
-                     Number(FormatDuration(row.kernel_ns))});
+                     Number(absl::StrCat(row.kernels)), Number(FormatDuration(row.kernel_ns))});
   }
   if (!table.empty()) {
     out += html::Table({"operation", "wall time", "GPU busy", "kernels launched", "their GPU time"}, table) +
@@ -185,8 +184,9 @@ std::string ProcessTableHtml(const std::vector<const ProcessReport*>& processes)
                       "GPU", "ended cleanly"},
                      table) +
          CappedNote(std::min(processes.size(), kMaxProcessRows), processes.size(), "processes (by thread time)") +
-         Note("Thread time is the threads' work; Wait is their time blocked (locks, queues, Event.wait, sleep, "
-              "select/poll, sockets, pipe reads, waitpid), in no operation's time.");
+         Note(
+             "Thread time is the threads' work; Wait is their time blocked (locks, queues, Event.wait, sleep, "
+             "select/poll, sockets, pipe reads, waitpid), in no operation's time.");
 }
 
 std::string ProcessSectionHtml(const RunReport& report, const ProcessReport& process) {
@@ -202,10 +202,11 @@ std::string ProcessSectionHtml(const RunReport& report, const ProcessReport& pro
   }
   out += absl::StrFormat("<h3>Threads</h3>%s", ThreadTable(process));
   if (process.wait_ns > 0) {
-    out += Note(absl::StrFormat("Wait: the threads were blocked %s in all (lock, queue, Event.wait, sleep, "
-                                "select/poll, socket, pipe read, waitpid). It is part of each thread's time here "
-                                "and of no operation's time above.",
-                                FormatDuration(process.wait_ns)));
+    out +=
+        Note(absl::StrFormat("Wait: the threads were blocked %s in all (lock, queue, Event.wait, sleep, "
+                             "select/poll, socket, pipe read, waitpid). It is part of each thread's time here "
+                             "and of no operation's time above.",
+                             FormatDuration(process.wait_ns)));
   }
   if (report.corrected) out += Note("Thread rows are the corrected ones.");
   out += "<h3>Transitions per iteration</h3>" + TransitionTable(process);

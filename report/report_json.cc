@@ -205,7 +205,8 @@ std::string FormatReportJson(const RunReport& report) {
                                      {"warnings", quality.warnings},
                                      {"remeasured", quality.remeasured},
                                      {"summary", calibration::DescribeQuality(quality)}};
-    judged["contention"] = quality.contention ? calibration::ContentionJson(*quality.contention) : nlohmann::ordered_json();
+    judged["contention"] =
+        quality.contention ? calibration::ContentionJson(*quality.contention) : nlohmann::ordered_json();
     correction["calibration_quality"] = std::move(judged);
   }
   json["correction"] = std::move(correction);

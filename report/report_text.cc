@@ -5,8 +5,8 @@
 #include <map>
 #include <set>
 
-#include "absl/strings/str_format.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "calibration_verdict.h"
 #include "overhead_model.h"
@@ -91,8 +91,8 @@ std::string ProcessTable(const ProcessReport& process, const std::vector<Breakdo
   }
   std::vector<std::string> total_line = {"(all)", FormatDuration(whole), FormatPercent(whole, whole)};
   for (const std::string& column : columns) {
-    total_line.push_back(absl::StrFormat("%s %s", FormatDuration(column_totals[column]),
-                                         FormatPercent(column_totals[column], whole)));
+    total_line.push_back(
+        absl::StrFormat("%s %s", FormatDuration(column_totals[column]), FormatPercent(column_totals[column], whole)));
   }
   table.push_back(total_line);
   return FormatTable(table);
@@ -144,8 +144,8 @@ std::string LineTable(const ProcessReport& process) {
   std::sort(lines.begin(), lines.end(), [](const LineRow& a, const LineRow& b) { return a.outer_ns > b.outer_ns; });
   std::vector<std::vector<std::string>> table = {{"operation", "native time", "calls", "where"}};
   for (size_t i = 0; i < lines.size() && i < 8 && lines[i].outer_ns > 0; ++i) {
-    table.push_back({lines[i].operation, FormatDuration(lines[i].outer_ns), absl::StrCat(lines[i].calls),
-                     FormatLine(lines[i])});
+    table.push_back(
+        {lines[i].operation, FormatDuration(lines[i].outer_ns), absl::StrCat(lines[i].calls), FormatLine(lines[i])});
   }
   return "  Python lines by the native time they caused (your code's lines; library lines in report.json):\n" +
          FormatTable(table, /*left_last=*/true);
@@ -160,12 +160,13 @@ std::string UnmatchedSection(const ProcessReport& process) {
   if (unmatched.thread_ns <= 0 || unmatched.none_ns < kShownFromShare * static_cast<double>(unmatched.thread_ns)) {
     return "";
   }
-  std::string out = absl::StrFormat("  (none): %s, %.0f%% of thread time, is in no operation.",
-                                    FormatDuration(unmatched.none_ns),
-                                    100.0 * static_cast<double>(unmatched.none_ns) / unmatched.thread_ns);
+  std::string out =
+      absl::StrFormat("  (none): %s, %.0f%% of thread time, is in no operation.", FormatDuration(unmatched.none_ns),
+                      100.0 * static_cast<double>(unmatched.none_ns) / unmatched.thread_ns);
   if (unmatched.functions.empty()) {
-    return out + " No native call was made in it (Python time alone): name its phases with "
-                 "`with rlscope.operation(\"NAME\"):`.\n";
+    return out +
+           " No native call was made in it (Python time alone): name its phases with "
+           "`with rlscope.operation(\"NAME\"):`.\n";
   }
   out += " Native time in it, by function:\n";
   std::vector<std::string> rules;
@@ -177,8 +178,9 @@ std::string UnmatchedSection(const ProcessReport& process) {
     if (!function.rule.empty()) rules.push_back(function.rule);
   }
   if (!rules.empty()) {
-    out += "  To name them, put these lines in a file (OPERATION: simulation, inference, backprop, replay or a "
-           "name of your own) and run again with --rules FILE:\n";
+    out +=
+        "  To name them, put these lines in a file (OPERATION: simulation, inference, backprop, replay or a "
+        "name of your own) and run again with --rules FILE:\n";
     for (const std::string& rule : rules) out += "    " + rule + "\n";
   }
   return out;
@@ -298,8 +300,8 @@ std::string NvidiaSmiComparison(const RunReport& report) {
                                     FormatDuration(report.gpu_busy_ns), FormatDuration(report.metadata.wall_ns),
                                     FormatPercent(report.gpu_busy_ns, report.metadata.wall_ns));
   for (const GpuUtilizationSummary& gpu : report.nvidia_smi->gpus) {
-    out += absl::StrFormat("nvidia-smi utilization.gpu, GPU %d: mean %.1f%%, max %d%% (%d samples)\n",
-                           gpu.gpu_index, gpu.mean_percent, gpu.max_percent, gpu.samples);
+    out += absl::StrFormat("nvidia-smi utilization.gpu, GPU %d: mean %.1f%%, max %d%% (%d samples)\n", gpu.gpu_index,
+                           gpu.mean_percent, gpu.max_percent, gpu.samples);
   }
   return out;
 }
@@ -392,10 +394,11 @@ std::string CorrectionSection(const RunReport& report) {
   }
   out += "\n";
   if (report.corrected_wall_ns.has_value() && *report.corrected_wall_ns > 0) {
-    out += absl::StrFormat("  estimated wall time without rlscope: %s +- %s from the calibration's spread (profiled %s: %.2fx)\n",
-                           FormatDuration(*report.corrected_wall_ns), FormatDuration(report.corrected_wall_spread_ns),
-                           FormatDuration(report.metadata.wall_ns),
-                           static_cast<double>(report.metadata.wall_ns) / static_cast<double>(*report.corrected_wall_ns));
+    out += absl::StrFormat(
+        "  estimated wall time without rlscope: %s +- %s from the calibration's spread (profiled %s: %.2fx)\n",
+        FormatDuration(*report.corrected_wall_ns), FormatDuration(report.corrected_wall_spread_ns),
+        FormatDuration(report.metadata.wall_ns),
+        static_cast<double>(report.metadata.wall_ns) / static_cast<double>(*report.corrected_wall_ns));
   }
   out += absl::StrFormat("  calibration quality: %s\n", calibration::DescribeQuality(report.calibration_quality));
   // Costs the calibration did not pin down (calibration::Uncertain),
@@ -410,15 +413,16 @@ std::string CorrectionSection(const RunReport& report) {
     }
   }
   if (!uncertain.empty()) {
-    out += absl::StrFormat("  uncertain costs (the calibration's repetitions disagreed): %s; the correction is "
-                           "approximate there\n",
-                           absl::StrJoin(uncertain, ", "));
+    out += absl::StrFormat(
+        "  uncertain costs (the calibration's repetitions disagreed): %s; the correction is "
+        "approximate there\n",
+        absl::StrJoin(uncertain, ", "));
   }
   // The largest costs, so a user sees what the profiler's time went to.
   std::vector<std::pair<double, std::string>> sites;
   for (const auto& [site, tally] : report.overhead.by_site) {
-    sites.emplace_back(tally.ns, absl::StrFormat("%s %s (%d)", site, FormatDuration(static_cast<int64_t>(tally.ns)),
-                                                 tally.events));
+    sites.emplace_back(
+        tally.ns, absl::StrFormat("%s %s (%d)", site, FormatDuration(static_cast<int64_t>(tally.ns)), tally.events));
   }
   std::sort(sites.rbegin(), sites.rend());
   if (sites.size() > 5) sites.resize(5);
@@ -438,18 +442,16 @@ std::string CorrectionSection(const RunReport& report) {
   for (const BreakdownRow& row : report.rows) {
     if (row.resource != Resource::kGpu) by_operation[row.operation].second += row.ns;
   }
-  std::vector<std::pair<std::string, std::pair<int64_t, int64_t>>> operations(by_operation.begin(),
-                                                                             by_operation.end());
+  std::vector<std::pair<std::string, std::pair<int64_t, int64_t>>> operations(by_operation.begin(), by_operation.end());
   std::sort(operations.begin(), operations.end(),
             [](const auto& a, const auto& b) { return a.second.first > b.second.first; });
   if (operations.size() > 8) operations.resize(8);
   out += "  operation        measured     corrected  removed\n";
   for (const auto& [operation, times] : operations) {
     const auto [measured, corrected] = times;
-    out += absl::StrFormat("  %-14s %10s  %12s  %5.1f%%\n", operation.substr(0, 14), FormatDuration(measured),
-                           FormatDuration(corrected),
-                           measured > 0 ? 100.0 * static_cast<double>(measured - corrected) / static_cast<double>(measured)
-                                        : 0.0);
+    out += absl::StrFormat(
+        "  %-14s %10s  %12s  %5.1f%%\n", operation.substr(0, 14), FormatDuration(measured), FormatDuration(corrected),
+        measured > 0 ? 100.0 * static_cast<double>(measured - corrected) / static_cast<double>(measured) : 0.0);
   }
   return out;
 }
@@ -457,15 +459,13 @@ std::string CorrectionSection(const RunReport& report) {
 std::string FormatReportText(const RunReport& report) {
   std::string out;
   const RunMetadata& meta = report.metadata;
-  out += absl::StrFormat("rlscope report: %s\n",
-                         FormatCommandLine(meta.command));
-  out += absl::StrFormat("  %s, %d process(es); %s\n",
-                         meta.recorded ? absl::StrFormat("exit status %d, wall time %s", meta.exit_code,
-                                                         FormatDuration(meta.wall_ns))
-                                       : "exit status and wall time unknown (meta.json unreadable)",
-                         report.processes.size(),
-                         report.corrected ? "corrected for profiling overhead"
-                                          : "NOT corrected for profiling overhead");
+  out += absl::StrFormat("rlscope report: %s\n", FormatCommandLine(meta.command));
+  out += absl::StrFormat(
+      "  %s, %d process(es); %s\n",
+      meta.recorded ? absl::StrFormat("exit status %d, wall time %s", meta.exit_code, FormatDuration(meta.wall_ns))
+                    : "exit status and wall time unknown (meta.json unreadable)",
+      report.processes.size(),
+      report.corrected ? "corrected for profiling overhead" : "NOT corrected for profiling overhead");
   out += CorrectionSection(report);
   // Processes where nothing was intercepted (compilers, shells a program
   // spawns) get one summary line instead of a table each.
@@ -500,4 +500,3 @@ std::string FormatReportText(const RunReport& report) {
 }
 
 }  // namespace rlscope::report
-

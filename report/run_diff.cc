@@ -90,12 +90,13 @@ std::string Basename(std::string path) {
 void PerStep(DiffValues& values, const DiffValues& steps) {
   for (size_t i = 0; i < values.values.size(); ++i) {
     if (!values.values[i].has_value()) continue;
-    values.values[i] = steps.values[i].has_value() ? std::optional<double>(*values.values[i] / *steps.values[i])
-                                                   : std::nullopt;
+    values.values[i] =
+        steps.values[i].has_value() ? std::optional<double>(*values.values[i] / *steps.values[i]) : std::nullopt;
     if (!values.values[i].has_value() && !values.shares.empty()) values.shares[i] = std::nullopt;
   }
   values.integral = false;
-  for (size_t i = 0; i < values.values.size(); ++i) values.changes[i] = CompareValues(values.values[0], values.values[i]);
+  for (size_t i = 0; i < values.values.size(); ++i)
+    values.changes[i] = CompareValues(values.values[0], values.values[i]);
 }
 
 void DivideTimesBySteps(RunDiff& diff) {
@@ -214,8 +215,8 @@ RunDiff DiffRuns(const std::vector<DiffInput>& inputs, const DiffOptions& option
   }
   std::vector<std::string> ordered(names.begin(), names.end());
   auto sort_key = [&](const std::string& name) {
-    const bool in_baseline = totals[0].operation_cpu.count(name) || totals[0].operation_gpu.count(name) ||
-                             totals[0].transitions.count(name);
+    const bool in_baseline =
+        totals[0].operation_cpu.count(name) || totals[0].operation_gpu.count(name) || totals[0].transitions.count(name);
     double ns = 0;
     if (in_baseline) {
       ns = Lookup(totals[0].operation_cpu, name).value_or(0);
@@ -230,8 +231,10 @@ RunDiff DiffRuns(const std::vector<DiffInput>& inputs, const DiffOptions& option
   for (const std::string& name : ordered) {
     DiffOperation op;
     op.name = name;
-    op.cpu_time = MakeValues(n, true, [&](size_t i) { return Lookup(totals[i].operation_cpu, name); }, &thread_wholes);
-    op.gpu_time = MakeValues(n, true, [&](size_t i) { return Lookup(totals[i].operation_gpu, name); }, &gpu_wholes);
+    op.cpu_time = MakeValues(
+        n, true, [&](size_t i) { return Lookup(totals[i].operation_cpu, name); }, &thread_wholes);
+    op.gpu_time = MakeValues(
+        n, true, [&](size_t i) { return Lookup(totals[i].operation_gpu, name); }, &gpu_wholes);
     std::set<Category> cpu_categories, gpu_categories;
     std::set<LevelPair> transition_keys;
     for (const RunTotals& t : totals) {
@@ -310,8 +313,8 @@ RunDiff DiffRuns(const std::vector<DiffInput>& inputs, const DiffOptions& option
   }
   for (const DiffRunSummary& run : runs) {
     if (run.data_damaged) {
-      diff.warnings.push_back(absl::StrFormat("%s: some trace data was damaged; its report covers what could be read",
-                                              run.label));
+      diff.warnings.push_back(
+          absl::StrFormat("%s: some trace data was damaged; its report covers what could be read", run.label));
     }
     if (run.exit_code != 0) {
       diff.warnings.push_back(absl::StrFormat("%s: the command exited with status %d", run.label, run.exit_code));

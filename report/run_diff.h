@@ -64,8 +64,8 @@ struct DiffTransition {
 
 struct DiffOperation {
   std::string name;
-  DiffValues cpu_time;  // Thread time in the operation, all CPU-side categories.
-  DiffValues gpu_time;  // Device time attributed to it (all absent without GPU rows).
+  DiffValues cpu_time;                   // Thread time in the operation, all CPU-side categories.
+  DiffValues gpu_time;                   // Device time attributed to it (all absent without GPU rows).
   std::vector<DiffCategory> categories;  // Display order of Category.
   DiffValues instances;                  // Times entered (from the transitions; absent without any).
   std::vector<DiffTransition> transitions;
@@ -78,7 +78,7 @@ struct DiffRunSummary {
   int exit_code = 0;
   bool corrected = false;
   bool data_damaged = false;
-  int64_t wall_ns = 0;                      // Profiled (meta.json).
+  int64_t wall_ns = 0;                       // Profiled (meta.json).
   std::optional<int64_t> corrected_wall_ns;  // When corrected.
   int64_t total_wall_ns = 0;                 // corrected_wall_ns when present, else wall_ns.
   int64_t thread_ns = 0;                     // Sum of CPU-side rows.

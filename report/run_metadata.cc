@@ -5,8 +5,8 @@
 
 #include "absl/strings/str_format.h"
 #include "input_file.h"
-#include "output_file.h"
 #include "nlohmann/json.hpp"
+#include "output_file.h"
 
 namespace rlscope::report {
 
@@ -63,9 +63,9 @@ absl::StatusOr<RunMetadata> ReadRunMetadata(const std::string& path) {
   try {
     const auto schema = json.find("schema");
     if (schema == json.end() || !schema->is_string() || *schema != kMetadataSchema) {
-      return absl::FailedPreconditionError(absl::StrFormat(
-          "%s: unknown schema %s (expected \"%s\")", path, schema == json.end() ? "(none)" : schema->dump(),
-          kMetadataSchema));
+      return absl::FailedPreconditionError(absl::StrFormat("%s: unknown schema %s (expected \"%s\")", path,
+                                                           schema == json.end() ? "(none)" : schema->dump(),
+                                                           kMetadataSchema));
     }
     metadata.command = json.value("command", std::vector<std::string>{});
     absl::StatusOr<int64_t> exit_code = Integer(json, "exit_code", -1'000'000, 1'000'000);

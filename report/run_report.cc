@@ -106,8 +106,8 @@ ProcessReport AnalyseProcess(ProcessTimeline& process, const IntervalList& gpu_b
   for (const auto& [topic, message] : preload_problems) report.problems.push_back(message);
   uint64_t thread_dropped = 0;
   ThreadAnalysis process_analysis;
-  const IntervalList inherited = measured != nullptr ? InheritedOperations(process.threads, primary_thread)
-                                                     : InheritedOperations(process.threads);
+  const IntervalList inherited =
+      measured != nullptr ? InheritedOperations(process.threads, primary_thread) : InheritedOperations(process.threads);
   bool used_cuda = !process.gpu_activities.empty();
   for (const ThreadTimeline& thread : process.threads) used_cuda = used_cuda || thread.cuda_api_calls > 0;
   for (ThreadTimeline& thread : process.threads) {
@@ -156,9 +156,9 @@ ProcessReport AnalyseProcess(ProcessTimeline& process, const IntervalList& gpu_b
   // the per-thread counts are all we know.
   report.dropped_events = std::max(process.dropped_events, thread_dropped);
   if (report.gpu.dropped > 0) {
-    report.problems.push_back(absl::StrFormat(
-        "%d GPU activity record(s) were lost (CUPTI's buffers overflowed): GPU time is undercounted",
-        report.gpu.dropped));
+    report.problems.push_back(
+        absl::StrFormat("%d GPU activity record(s) were lost (CUPTI's buffers overflowed): GPU time is undercounted",
+                        report.gpu.dropped));
   }
   if (report.gpu.before_launch > 0) {
     report.problems.push_back(absl::StrFormat(
@@ -167,10 +167,10 @@ ProcessReport AnalyseProcess(ProcessTimeline& process, const IntervalList& gpu_b
         report.gpu.before_launch));
   }
   if (report.dropped_events > 0) {
-    report.problems.push_back(absl::StrFormat(
-        "%d event(s) were dropped by the preload (buffers full or collector unreachable); "
-        "the breakdown undercounts what they covered",
-        report.dropped_events));
+    report.problems.push_back(
+        absl::StrFormat("%d event(s) were dropped by the preload (buffers full or collector unreachable); "
+                        "the breakdown undercounts what they covered",
+                        report.dropped_events));
   }
   if (process.reconnections > 0) {
     report.problems.push_back(absl::StrFormat(
@@ -179,9 +179,10 @@ ProcessReport AnalyseProcess(ProcessTimeline& process, const IntervalList& gpu_b
         process.reconnections, process.reconnection_lost_events));
   }
   if (!process.ended_cleanly) {
-    report.problems.push_back("the process did not end cleanly (killed, crashed or exec'd without flushing), or "
-                              "its trace was cut (see the run's problems): its trace stops at its last delivered "
-                              "batch");
+    report.problems.push_back(
+        "the process did not end cleanly (killed, crashed or exec'd without flushing), or "
+        "its trace was cut (see the run's problems): its trace stops at its last delivered "
+        "batch");
   }
   return report;
 }
@@ -299,9 +300,10 @@ std::string CorrectionProblem(const calibration::OverheadModel& model, const std
   for (size_t i = 0; i < processes.size(); ++i) {
     const std::string& version = versions[i];
     if (version.empty() || std::find(calibrated.begin(), calibrated.end(), version) != calibrated.end()) continue;
-    return absl::StrFormat("the calibration has no costs for Python %s (process %d); run `rlscope calibrate "
-                           "--python PYTHON` with that interpreter",
-                           version, processes[i].pid);
+    return absl::StrFormat(
+        "the calibration has no costs for Python %s (process %d); run `rlscope calibrate "
+        "--python PYTHON` with that interpreter",
+        version, processes[i].pid);
   }
   return "";
 }
@@ -362,8 +364,8 @@ absl::Status TooLarge(const std::string& run_dir, const RunTraces& traces) {
   return absl::ResourceExhaustedError(absl::StrFormat(
       "%s: analysing its %s of trace needs about %s of memory, and %s is available; the trace is kept: analyse it "
       "where there is more memory (`rlscope report %s`), or set %s=unlimited to try anyway",
-      run_dir, FormatBytes(traces.bytes), FormatBytes(traces.need.uncorrected), FormatBytes(*traces.available),
-      run_dir, kReportMemoryEnv));
+      run_dir, FormatBytes(traces.bytes), FormatBytes(traces.need.uncorrected), FormatBytes(*traces.available), run_dir,
+      kReportMemoryEnv));
 }
 
 // DecodeRun: LoadRunTimelines once the run's traces are listed.
@@ -378,8 +380,7 @@ DecodedRun DecodeRun(const std::string& run_dir, const std::vector<std::filesyst
     run.metadata = *std::move(loaded);
   } else {
     run.metadata.recorded = false;
-    problems.push_back(absl::StrFormat("%s; command, exit code and wall time are unknown",
-                                       loaded.status().message()));
+    problems.push_back(absl::StrFormat("%s; command, exit code and wall time are unknown", loaded.status().message()));
   }
   for (const std::string& problem : run.metadata.collector_problems) problems.push_back(problem);
 
@@ -469,10 +470,10 @@ absl::StatusOr<RunReport> LoadRunReport(const std::string& run_dir, const std::s
   std::optional<calibration::OverheadModel> model;
   std::string correction_message;
   if (model_path.empty()) {
-    correction_message =
-        absl::StrFormat("uncorrected: no calibration was found for the machine of this run; %s, then profile "
-                        "again or `rlscope report %s --calibration FILE`",
-                        kHowToCalibrate, run_dir);
+    correction_message = absl::StrFormat(
+        "uncorrected: no calibration was found for the machine of this run; %s, then profile "
+        "again or `rlscope report %s --calibration FILE`",
+        kHowToCalibrate, run_dir);
   } else if (absl::StatusOr<calibration::OverheadModel> loaded = calibration::ReadOverheadModel(model_path);
              !loaded.ok()) {
     correction_message = absl::StrFormat("uncorrected: %s", loaded.status().message());
@@ -486,8 +487,7 @@ absl::StatusOr<RunReport> LoadRunReport(const std::string& run_dir, const std::s
   // uncorrected one: where only that fits, the report is uncorrected.
   bool skipped_for_memory = false;
   switch (PlanReport(traces->need, traces->available, model.has_value())) {
-    case ReportPlan::kTooLarge:
-      return TooLarge(run_dir, *traces);
+    case ReportPlan::kTooLarge: return TooLarge(run_dir, *traces);
     case ReportPlan::kUncorrectedOnly:
       correction_message = absl::StrFormat(
           "uncorrected: correcting its %s of trace needs about %s of memory, and %s is available (uncorrected: "
@@ -497,8 +497,7 @@ absl::StatusOr<RunReport> LoadRunReport(const std::string& run_dir, const std::s
       model.reset();
       skipped_for_memory = true;
       break;
-    case ReportPlan::kAsAsked:
-      break;
+    case ReportPlan::kAsAsked: break;
   }
   DecodedRun decoded = DecodeRun(run_dir, traces->files, model.has_value());
   RunMetadata metadata = std::move(decoded.metadata);
@@ -544,9 +543,8 @@ absl::StatusOr<RunReport> LoadRunReport(const std::string& run_dir, const std::s
       if (i == 0) {  // The first to start (the sort's order): the command's own process.
         root_removed_ns = correction.main_thread_removed_ns;
         root_spread_ns = correction.main_thread_spread_ns;
-        const std::string site =
-            version.empty() ? std::string(calibration::kNativeProcess)
-                            : calibration::PythonSite(calibration::kPythonProcess, version);
+        const std::string site = version.empty() ? std::string(calibration::kNativeProcess)
+                                                 : calibration::PythonSite(calibration::kPythonProcess, version);
         root_fixed_ns = static_cast<int64_t>(model->Cost(site).value_or(0));
       }
       AddInto(total, correction);
@@ -568,17 +566,17 @@ absl::StatusOr<RunReport> LoadRunReport(const std::string& run_dir, const std::s
       uint64_t calls = 0;
       for (const auto& [site, count] : report.overhead.uncalibrated) calls += count;
       report.problems.push_back(absl::StrFormat(
-          "%d recorded event(s) of %d kind(s) have no calibrated cost (e.g. %s); their overhead is not removed",
-          calls, report.overhead.uncalibrated.size(), report.overhead.uncalibrated.begin()->first));
+          "%d recorded event(s) of %d kind(s) have no calibrated cost (e.g. %s); their overhead is not removed", calls,
+          report.overhead.uncalibrated.size(), report.overhead.uncalibrated.begin()->first));
     }
   }
   report.data_damaged = data_damaged;
   DescribeLines(report);
   const fs::path nvidia_smi_csv = fs::path(run_dir) / kNvidiaSmiCsvFileName;
   if (fs::exists(nvidia_smi_csv, error) && start_unix_ns > 0) {
-    report.nvidia_smi = SummarizeGpuUtilization(nvidia_smi_csv.string(),
-                                                (fs::path(run_dir) / kNvidiaSmiStderrFileName).string(),
-                                                start_unix_ns, start_unix_ns + wall_ns);
+    report.nvidia_smi =
+        SummarizeGpuUtilization(nvidia_smi_csv.string(), (fs::path(run_dir) / kNvidiaSmiStderrFileName).string(),
+                                start_unix_ns, start_unix_ns + wall_ns);
     for (const std::string& problem : report.nvidia_smi->problems) report.problems.push_back(problem);
   }
   return report;

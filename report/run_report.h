@@ -37,10 +37,10 @@
 #include "gpu_analysis.h"
 #include "gpu_utilization.h"
 #include "overhead_correction.h"
-#include "thread_analysis.h"
-#include "unmatched_functions.h"
 #include "process_timeline.h"
 #include "run_metadata.h"
+#include "thread_analysis.h"
+#include "unmatched_functions.h"
 
 namespace rlscope::report {
 

@@ -142,9 +142,8 @@ IntervalList InheritedOperations(const std::vector<ThreadTimeline>& threads) {
   return InheritedOperations(threads, PrimaryOperationThread(threads));
 }
 
-ThreadAnalysis AnalyseThread(ThreadTimeline thread, int32_t none_operation,
-                             const IntervalList* inherited_operations, const IntervalList* gpu_busy,
-                             bool locate_lines) {
+ThreadAnalysis AnalyseThread(ThreadTimeline thread, int32_t none_operation, const IntervalList* inherited_operations,
+                             const IntervalList* gpu_busy, bool locate_lines) {
   ThreadAnalysis analysis;
   const Category base = thread.python ? Category::kPython : Category::kNative;
   IntervalList operations;
@@ -172,8 +171,9 @@ ThreadAnalysis AnalyseThread(ThreadTimeline thread, int32_t none_operation,
     const bool has_user = call.user_location != kNoLabel;
     const int64_t ns = call.end_ns - call.begin_ns;
     const int64_t outer_ns = nested[i] ? 0 : ns;
-    LineCost& cost = analysis.lines[{operation, has_user ? call.user_location : call.location,
-                                     has_user ? call.user_line : call.line}];
+    LineCost& cost =
+        analysis
+            .lines[{operation, has_user ? call.user_location : call.location, has_user ? call.user_line : call.line}];
     cost.ns += ns;
     cost.outer_ns += outer_ns;
     ++cost.calls;
@@ -183,16 +183,16 @@ ThreadAnalysis AnalyseThread(ThreadTimeline thread, int32_t none_operation,
     ++library.calls;
   }
   if (locate_lines) {
-    analysis.located = ComputeLocatedBreakdown(thread.begin_ns, thread.end_ns, operations, thread.cpu_events,
-                                               thread.native_calls, none_operation, base, inherited,
-                                               gpu_busy != nullptr ? *gpu_busy : IntervalList{});
+    analysis.located =
+        ComputeLocatedBreakdown(thread.begin_ns, thread.end_ns, operations, thread.cpu_events, thread.native_calls,
+                                none_operation, base, inherited, gpu_busy != nullptr ? *gpu_busy : IntervalList{});
   }
   analysis.launches =
       ResolveLaunches(std::move(thread.gpu_launches), operations, std::move(thread.native_calls), none_operation);
   analysis.active_time_only = inherited;
-  analysis.breakdown = ComputeThreadBreakdown(thread.begin_ns, thread.end_ns, std::move(operations),
-                                              std::move(thread.cpu_events), none_operation, base,
-                                              analysis.active_time_only, gpu_busy != nullptr ? *gpu_busy : IntervalList{});
+  analysis.breakdown = ComputeThreadBreakdown(
+      thread.begin_ns, thread.end_ns, std::move(operations), std::move(thread.cpu_events), none_operation, base,
+      analysis.active_time_only, gpu_busy != nullptr ? *gpu_busy : IntervalList{});
   return analysis;
 }
 

@@ -91,8 +91,8 @@ struct ThreadAnalysis {
 // busy (ComputeThreadBreakdown). `locate_lines`: also fill `located` (a
 // second breakdown pass).
 ThreadAnalysis AnalyseThread(ThreadTimeline thread, int32_t none_operation,
-                             const IntervalList* inherited_operations = nullptr,
-                             const IntervalList* gpu_busy = nullptr, bool locate_lines = false);
+                             const IntervalList* inherited_operations = nullptr, const IntervalList* gpu_busy = nullptr,
+                             bool locate_lines = false);
 
 // InheritedOperations: the operation timeline of the process's thread with
 // the most operation time (empty if no thread has any). Threads without

@@ -15,12 +15,8 @@ namespace rlscope::report {
 
 void TimelineBuilder::AddFrame(const wire::Frame& frame) {
   switch (frame.message_type()) {
-    case wire::Message::Hello:
-      AddHello(*frame.message_as_Hello());
-      break;
-    case wire::Message::Batch:
-      AddBatch(*frame.message_as_Batch());
-      break;
+    case wire::Message::Hello: AddHello(*frame.message_as_Hello()); break;
+    case wire::Message::Batch: AddBatch(*frame.message_as_Batch()); break;
     case wire::Message::Goodbye: {
       const wire::Goodbye& goodbye = *frame.message_as_Goodbye();
       goodbye_ns_ = goodbye.end_ns();
@@ -29,8 +25,7 @@ void TimelineBuilder::AddFrame(const wire::Frame& frame) {
       process_.dropped_events = goodbye.dropped_events();
       break;
     }
-    default:
-      break;
+    default: break;
   }
 }
 
@@ -128,12 +123,8 @@ void TimelineBuilder::AddGpuActivity(const wire::GpuActivity& activity) {
       gpu_raw_names_.emplace_back(activity.name_id(), activity.detail());
       break;
     }
-    case wire::GpuActivityKind::kCuptiOverhead:
-      process_.cupti_overhead_ns += end - begin;
-      break;
-    default:
-      ++unknown_events_;
-      break;
+    case wire::GpuActivityKind::kCuptiOverhead: process_.cupti_overhead_ns += end - begin; break;
+    default: ++unknown_events_; break;
   }
 }
 
@@ -142,8 +133,8 @@ namespace {
 // CUpti_ActivityMemcpyKind's values (cupti_activity.h; the report is built
 // without CUDA headers): HtoD = host to device, A = CUDA array, P = peer.
 const char* MemcpyKindName(uint8_t kind) {
-  static constexpr const char* kNames[] = {"?", "HtoD", "DtoH", "HtoA", "AtoH", "AtoA", "AtoD", "DtoA", "DtoD",
-                                           "HtoH", "PtoP"};
+  static constexpr const char* kNames[] = {"?",    "HtoD", "DtoH", "HtoA", "AtoH", "AtoA",
+                                           "AtoD", "DtoA", "DtoD", "HtoH", "PtoP"};
   return kind < std::size(kNames) ? kNames[kind] : "?";
 }
 
@@ -169,10 +160,8 @@ int32_t TimelineBuilder::NewGpuActivityName(GpuActivityKind kind, uint32_t name_
   switch (kind) {
     case GpuActivityKind::kKernel:
       return names_.Intern(name_id != 0 ? Demangle(StringOf(name_id)) : "(unnamed kernel)");
-    case GpuActivityKind::kMemcpy:
-      return names_.Intern(absl::StrFormat("Memcpy %s", MemcpyKindName(detail)));
-    case GpuActivityKind::kMemset:
-      return names_.Intern("Memset");
+    case GpuActivityKind::kMemcpy: return names_.Intern(absl::StrFormat("Memcpy %s", MemcpyKindName(detail)));
+    case GpuActivityKind::kMemset: return names_.Intern("Memset");
   }
   return names_.Intern("?");
 }
@@ -234,9 +223,8 @@ void TimelineBuilder::AddEvents(const wire::ThreadEvents& events) {
         // CUPTI's callbacks inflate the call; a nested driver call's share
         // is part of its runtime call's (calibrated together).
         if ((event->flags() & wire::kCuptiNested) == 0) {
-          AddSite(thread, {begin, end, OverheadSiteKind::kCupti,
-                                           (event->flags() & wire::kCuptiDriverApi) != 0,
-                                           static_cast<int32_t>(event->name_id())});
+          AddSite(thread, {begin, end, OverheadSiteKind::kCupti, (event->flags() & wire::kCuptiDriverApi) != 0,
+                           static_cast<int32_t>(event->name_id())});
         }
         break;
       }
@@ -296,16 +284,12 @@ void TimelineBuilder::AddEvents(const wire::ThreadEvents& events) {
       case wire::EventKind::kPythonFrame:
         thread.cpu_events.push_back({begin, end, static_cast<int32_t>(Category::kPython)});
         break;
-      case wire::EventKind::kPythonThread:
-        thread.python = true;
-        break;
+      case wire::EventKind::kPythonThread: thread.python = true; break;
       case wire::EventKind::kSimulatorCall:
         thread.cpu_events.push_back({begin, end, static_cast<int32_t>(Category::kSimulator)});
         AddSite(thread, {begin, end, OverheadSiteKind::kTrampoline});
         break;
-      case wire::EventKind::kPythonHookReplaced:
-        ++hook_replacements_;
-        break;
+      case wire::EventKind::kPythonHookReplaced: ++hook_replacements_; break;
       case wire::EventKind::kChildProcess: {
         // Finish names the program (its string may come in a later batch).
         const uint16_t how = std::min<uint16_t>(event->flags(), static_cast<uint16_t>(wire::ChildStart::kExecFailed));
@@ -508,8 +492,7 @@ ProcessTimeline TimelineBuilder::Finish() {
   // The process ends at its Goodbye; without one (it died, or exec'd or
   // _exit'ed without flushing) at the last sign of life: its last event or
   // the moment its last batch was cut.
-  process_.end_ns = goodbye_ns_ != 0 ? goodbye_ns_
-                                     : std::max({last_event_ns_, last_flush_ns_, process_.begin_ns});
+  process_.end_ns = goodbye_ns_ != 0 ? goodbye_ns_ : std::max({last_event_ns_, last_flush_ns_, process_.begin_ns});
   uint64_t unclosed = 0;
   for (size_t index = 0; index < process_.threads.size(); ++index) {
     ThreadTimeline& thread = process_.threads[index];
@@ -560,13 +543,12 @@ ProcessTimeline TimelineBuilder::Finish() {
         GpuActivityName(process_.gpu_activities[i].kind, gpu_raw_names_[i].first, gpu_raw_names_[i].second);
   }
   if (unbalanced_pops_ > 0) {
-    process_.problems.push_back(absl::StrFormat("%d operation pop(s) without a matching push were ignored",
-                                                unbalanced_pops_));
+    process_.problems.push_back(
+        absl::StrFormat("%d operation pop(s) without a matching push were ignored", unbalanced_pops_));
   }
   if (unclosed > 0) {
     process_.problems.push_back(
-        absl::StrFormat("%d operation(s) were still open when their thread or process ended; closed there",
-                        unclosed));
+        absl::StrFormat("%d operation(s) were still open when their thread or process ended; closed there", unclosed));
   }
   if (unmatched_range_ends_ > 0) {
     process_.problems.push_back(

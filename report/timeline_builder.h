@@ -13,8 +13,8 @@
 #include "absl/container/flat_hash_map.h"
 #include "library_classifier.h"
 #include "native_symbolizer.h"
-#include "rule_file.h"
 #include "process_timeline.h"
+#include "rule_file.h"
 #include "wire_format.h"
 
 namespace rlscope::report {
@@ -82,8 +82,8 @@ class TimelineBuilder {
     uint32_t frames_expected = 0;  // Of the last sample, still to arrive.
     std::vector<OpenOperation> open;
     absl::flat_hash_map<uint32_t, uint64_t> instances;  // By raw name id.
-    std::vector<RawNativeCall> native_calls;  // Classified at Finish.
-    std::vector<UserLineMark> user_lines;      // In record (time) order.
+    std::vector<RawNativeCall> native_calls;            // Classified at Finish.
+    std::vector<UserLineMark> user_lines;               // In record (time) order.
     bool saw_begin = false;
     bool saw_end = false;
     int64_t first_ns = INT64_MAX;

@@ -32,8 +32,8 @@ struct UnmatchedFunction {
 };
 
 struct UnmatchedTime {
-  int64_t none_ns = 0;   // The process's CPU-side time in "(none)".
-  int64_t thread_ns = 0;  // Its traced thread time (the share's base).
+  int64_t none_ns = 0;                       // The process's CPU-side time in "(none)".
+  int64_t thread_ns = 0;                     // Its traced thread time (the share's base).
   std::vector<UnmatchedFunction> functions;  // Largest first, at most `limit`.
 };
 

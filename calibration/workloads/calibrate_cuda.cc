@@ -20,6 +20,8 @@
 // cudaLibraryLoadData (CUDA >= 12, taken with dlsym so the fake need not
 // have it) for cudaLaunchKernel and with cuModuleLoadData for
 // cuLaunchKernel; on the fake any non-null function does.
+#include <cuda.h>
+#include <cuda_runtime_api.h>
 #include <dlfcn.h>
 
 #include <algorithm>
@@ -31,9 +33,6 @@
 #include <ctime>
 #include <string>
 #include <string_view>
-
-#include <cuda.h>
-#include <cuda_runtime_api.h>
 
 #include "cuda_runtime_api_list.h"  // preload/: what rlscope interposes.
 #include "uncontended_timer.h"
@@ -235,7 +234,7 @@ enum class CaseId {
 
 struct Case {
   CaseId id;
-  const char* name;  // Also the API each iteration calls once.
+  const char* name;      // Also the API each iteration calls once.
   bool queues_gpu_work;  // Synchronised every kSyncEvery iterations.
 };
 
@@ -260,7 +259,7 @@ bool Available(const Environment& env, const Case& c) {
 struct Totals {
   UncontendedTimer timer;  // Inside the timed bursts.
   int64_t bursts = 0;
-  int64_t syncs = 0;  // Periodic drains made inside them...
+  int64_t syncs = 0;    // Periodic drains made inside them...
   int64_t sync_ns = 0;  // ...and the time they took.
 };
 
@@ -310,8 +309,8 @@ void Loop(const Environment& env, const Case& c, int64_t first, int64_t iteratio
                     [&] { Check("cudaEventRecord", cudaEventRecord(env.event, stream)); });
     case CaseId::kCuLaunchKernel:
       return Repeat(first, iterations, sync, totals, [&] {
-        CheckDriver("cuLaunchKernel", env.driver.launch_kernel(env.driver_kernel, 1, 1, 1, 1, 1, 1, 0, nullptr,
-                                                               nullptr, nullptr));
+        CheckDriver("cuLaunchKernel",
+                    env.driver.launch_kernel(env.driver_kernel, 1, 1, 1, 1, 1, 1, 0, nullptr, nullptr, nullptr));
       });
   }
 }
@@ -321,8 +320,7 @@ void Loop(const Environment& env, const Case& c, int64_t first, int64_t iteratio
 // let rlscope's flusher empty the thread's event ring, so that every event
 // takes the recording path: a ring that fills drops events, which is
 // cheaper and would price the wrong thing.
-void TimedLoop(const Environment& env, const Case& c, int64_t iterations, int64_t burst, int pause_ms,
-               Totals& totals) {
+void TimedLoop(const Environment& env, const Case& c, int64_t iterations, int64_t burst, int pause_ms, Totals& totals) {
   for (int64_t done = 0; done < iterations;) {
     const int64_t n = burst > 0 ? std::min(burst, iterations - done) : iterations - done;
     if (burst > 0) {

@@ -75,14 +75,14 @@ struct Case {
 
 const std::vector<Case>& Cases() {
   static const std::vector<Case> cases = {
-      {CaseId::kTrampoline, "trampoline", 1, ", \"function\": \"rlscope_calibrate_step\""},
-      // "nested": hooked calls per iteration made inside another (not recorded).
-      {CaseId::kTrampolineNested, "trampoline_nested", 2,
-       ", \"nested\": 1, \"function\": \"rlscope_calibrate_outer\", \"nested_function\": \"rlscope_calibrate_inner\""},
+    {CaseId::kTrampoline, "trampoline", 1, ", \"function\": \"rlscope_calibrate_step\""},
+    // "nested": hooked calls per iteration made inside another (not recorded).
+    {CaseId::kTrampolineNested, "trampoline_nested", 2,
+     ", \"nested\": 1, \"function\": \"rlscope_calibrate_outer\", \"nested_function\": \"rlscope_calibrate_inner\""},
 #if RLSCOPE_CALIBRATE_NVTX
-      {CaseId::kNvtxRange, "nvtx_range", 2, ", \"range\": \"rlscope-calibrate\""},
+    {CaseId::kNvtxRange, "nvtx_range", 2, ", \"range\": \"rlscope-calibrate\""},
 #endif
-      {CaseId::kProcess, "process", 0, ""},
+    {CaseId::kProcess, "process", 0, ""},
   };
   return cases;
 }
@@ -104,8 +104,7 @@ void Loop(CaseId id, int64_t iterations) {
       }
 #endif
       break;
-    case CaseId::kProcess:
-      break;
+    case CaseId::kProcess: break;
   }
   g_sink = sink;
 }
@@ -134,8 +133,8 @@ int Usage(const std::string& problem) {
 
 int main(int argc, char** argv) {
   rlscope::calibration::WorkloadArgs args;
-  if (auto exit_code =
-          rlscope::calibration::ParseOrExit(argc, argv, /*accept_info=*/false, "rlscope-calibrate-native", kUsage, args)) {
+  if (auto exit_code = rlscope::calibration::ParseOrExit(argc, argv, /*accept_info=*/false, "rlscope-calibrate-native",
+                                                         kUsage, args)) {
     return *exit_code;
   }
   if (args.list == !args.case_name.empty()) return Usage("give one of --case, --list");
@@ -162,9 +161,10 @@ int main(int argc, char** argv) {
     burst_fields = ", \"burst\": " + std::to_string(args.burst) + ", \"bursts\": " + std::to_string(bursts) +
                    ", \"pause_ms\": " + std::to_string(args.pause_ms);
   }
-  printf("{\"case\": \"%s\", \"iterations\": %lld, %s, \"events_per_iteration\": %d, "
-         "\"warmup_iterations\": %lld%s%s}\n",
-         selected->name, static_cast<long long>(args.iterations), timer.JsonFields().c_str(),
-         selected->events_per_iteration, static_cast<long long>(warmup), burst_fields.c_str(), selected->extra);
+  printf(
+      "{\"case\": \"%s\", \"iterations\": %lld, %s, \"events_per_iteration\": %d, "
+      "\"warmup_iterations\": %lld%s%s}\n",
+      selected->name, static_cast<long long>(args.iterations), timer.JsonFields().c_str(),
+      selected->events_per_iteration, static_cast<long long>(warmup), burst_fields.c_str(), selected->extra);
   return 0;
 }

@@ -63,8 +63,8 @@ inline int UsageError(const char* program, const char* usage, const std::string&
 // ParseOrExit: parses into `args`; on --help prints `usage` (exit 0), on a
 // malformed line "PROGRAM: problem" and `usage` (exit 2). Returns the exit
 // code when the program is to stop, nullopt when it is to run.
-inline std::optional<int> ParseOrExit(int argc, char** argv, bool accept_info, const char* program,
-                                      const char* usage, WorkloadArgs& args) {
+inline std::optional<int> ParseOrExit(int argc, char** argv, bool accept_info, const char* program, const char* usage,
+                                      WorkloadArgs& args) {
   if (const std::string problem = ParseWorkloadArgs(argc, argv, accept_info, args); !problem.empty()) {
     return UsageError(program, usage, problem);
   }

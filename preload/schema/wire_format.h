@@ -135,13 +135,13 @@ enum class ChildStart : uint16_t {
 enum class OverheadKind : uint16_t {
   // Counted, not timed (a timestamp pair would cost as much as the work;
   // the per-call cost comes from `rlscope calibrate`):
-  kPythonCall = 1,      // A Python function call + return the hook saw and did not record.
-  kPythonBuiltin = 2,   // A C call into the interpreter itself (not a transition).
-  kNestedHook = 3,      // A hooked library call inside another hooked call.
+  kPythonCall = 1,     // A Python function call + return the hook saw and did not record.
+  kPythonBuiltin = 2,  // A C call into the interpreter itself (not a transition).
+  kNestedHook = 3,     // A hooked library call inside another hooked call.
   // Timed by the hook itself (self_ns), rare and slow:
-  kThreadSetup = 4,     // A thread's first event: claiming (mapping) its ring.
-  kCodeSetup = 5,       // The Python hook's first sight of a code object: names, rule match.
-  kFlusherWake = 6,     // Waking the flusher when a ring is half full (a futex syscall).
+  kThreadSetup = 4,  // A thread's first event: claiming (mapping) its ring.
+  kCodeSetup = 5,    // The Python hook's first sight of a code object: names, rule match.
+  kFlusherWake = 6,  // Waking the flusher when a ring is half full (a futex syscall).
   // Counted (sys.monitoring, CPython 3.12+): a call of a Python function
   // seen at its call site (its start is counted apart, as kPythonCall,
   // where it is watched at all).
@@ -175,8 +175,8 @@ enum class GpuActivityKind : uint8_t {
 // precedence over inferred ones in the analysis.
 enum class OperationSource : uint16_t {
   kNvtx = 1,
-  kPythonApi = 2,   // `with rlscope.operation("name"):`
-  kInferred = 3,    // Python stack rules (scripts/rules, --rules FILE).
+  kPythonApi = 2,  // `with rlscope.operation("name"):`
+  kInferred = 3,   // Python stack rules (scripts/rules, --rules FILE).
 };
 
 // GpuActivity.detail of kCuptiOverhead: CUPTI's CUpti_ActivityOverheadKind

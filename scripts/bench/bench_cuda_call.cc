@@ -5,13 +5,13 @@
 // Calls come in bursts of kBurst with a pause between bursts, so the
 // preload's ring never fills: this measures the recording path, not the
 // (cheaper) dropping path. Prints the median ns per call over the bursts.
+#include <cuda_runtime_api.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
 #include <vector>
-
-#include <cuda_runtime_api.h>
 
 namespace {
 

@@ -41,7 +41,6 @@ double BestNsPerCall(uint64_t iterations, Read read) {
 int main(int argc, char** argv) {
   const uint64_t iterations = argc > 1 ? strtoull(argv[1], nullptr, 10) : 20'000'000;
   printf("rdtsc_ns %.2f\n", BestNsPerCall(iterations, [] { return __rdtsc(); }));
-  printf("clock_gettime_ns %.2f\n",
-         BestNsPerCall(iterations, [] { return static_cast<uint64_t>(NowNs()); }));
+  printf("clock_gettime_ns %.2f\n", BestNsPerCall(iterations, [] { return static_cast<uint64_t>(NowNs()); }));
   return 0;
 }

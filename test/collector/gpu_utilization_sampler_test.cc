@@ -43,12 +43,16 @@ class ScopedEnv {
  public:
   ScopedEnv(const char* name, const char* value) : name_(name) {
     if (const char* old = getenv(name)) old_ = old;
-    if (value != nullptr) setenv(name, value, 1);
-    else unsetenv(name);
+    if (value != nullptr)
+      setenv(name, value, 1);
+    else
+      unsetenv(name);
   }
   ~ScopedEnv() {
-    if (old_) setenv(name_.c_str(), old_->c_str(), 1);
-    else unsetenv(name_.c_str());
+    if (old_)
+      setenv(name_.c_str(), old_->c_str(), 1);
+    else
+      unsetenv(name_.c_str());
   }
 
  private:
@@ -137,7 +141,8 @@ TEST_CASE("sampler: samples both GPUs, with the child set up as rlscope run need
   }
   REQUIRE(pthread_sigmask(SIG_BLOCK, &blocked, &original) == 0);
   // An ignored signal stays ignored across exec: the child must reset it.
-  struct sigaction ignore {}, original_term {};
+  struct sigaction ignore {
+  }, original_term{};
   ignore.sa_handler = SIG_IGN;
   sigaction(SIGTERM, &ignore, &original_term);
 
@@ -178,7 +183,7 @@ TEST_CASE("sampler: samples both GPUs, with the child set up as rlscope run need
   REQUIRE(s.wait_status().has_value());
   CHECK(WIFSIGNALED(*s.wait_status()));
   CHECK(WTERMSIG(*s.wait_status()) == SIGTERM);  // SIGTERM was enough: not blocked in the child
-  s.Stop();  // idempotent
+  s.Stop();                                      // idempotent
   CHECK(ReadFile(err).empty());
 
   const GpuUtilization result = SummarizeGpuUtilization(csv, err, begin_ns, end_ns);

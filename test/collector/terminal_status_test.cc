@@ -1,10 +1,9 @@
 // `rlscope run` on a terminal: the status line's text, when the line and
 // colours are used, and the report's colouring (plain when disabled).
-#include <catch2/catch.hpp>
-
-#include <string>
-
 #include "terminal_status.h"
+
+#include <catch2/catch.hpp>
+#include <string>
 
 using rlscope::collector::ColorEnabled;
 using rlscope::collector::Colorize;
@@ -82,7 +81,7 @@ TEST_CASE("EventRate: events per second over about the last second") {
   CHECK(rate.Add(500'000'000, 500) == Approx(1000));
   CHECK(rate.Add(1'000'000'000, 1000) == Approx(1000));
   // The window slides: the first second's 1000/s no longer counts.
-  CHECK(rate.Add(1'500'000'000, 1000) == Approx(500));  // Base at 0.5 s: 500 events over 1 s.
-  CHECK(rate.Add(2'500'000'000, 1000) == Approx(0));    // Nothing since 1.5 s.
+  CHECK(rate.Add(1'500'000'000, 1000) == Approx(500));   // Base at 0.5 s: 500 events over 1 s.
+  CHECK(rate.Add(2'500'000'000, 1000) == Approx(0));     // Nothing since 1.5 s.
   CHECK(rate.Add(3'000'000'000, 4000) == Approx(2000));  // Base at 1.5 s: 3000 events over 1.5 s.
 }

@@ -3,10 +3,10 @@
 // what the reader does with damaged and foreign files.
 #include "trace_reader.h"
 
-#include <catch2/catch.hpp>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <cstdio>
 #include <fstream>
 #include <string>
@@ -23,9 +23,7 @@ namespace wire = rlscope::wire;
 
 namespace {
 
-std::string TempPath(const std::string& name) {
-  return "/tmp/rlscope_test_" + std::to_string(getpid()) + "_" + name;
-}
+std::string TempPath(const std::string& name) { return "/tmp/rlscope_test_" + std::to_string(getpid()) + "_" + name; }
 
 void Append(std::vector<uint8_t>& stream, BatchEncoder::Frame frame) {
   stream.insert(stream.end(), frame.begin(), frame.end());
@@ -167,8 +165,7 @@ TEST_CASE("Garbage and empty files are refused with a clear error", "[wire]") {
 TEST_CASE("Frames from a newer protocol version are refused", "[wire]") {
   flatbuffers::FlatBufferBuilder builder;
   auto hello = wire::CreateHello(builder, wire::kProtocolVersion + 1, 1, 0, 0, 0);
-  builder.FinishSizePrefixed(wire::CreateFrame(builder, wire::Message::Hello, hello.Union()),
-                             wire::FrameIdentifier());
+  builder.FinishSizePrefixed(wire::CreateFrame(builder, wire::Message::Hello, hello.Union()), wire::FrameIdentifier());
   absl::StatusOr<const wire::Frame*> frame = VerifyFrame(builder.GetBufferPointer(), builder.GetSize());
   CHECK_FALSE(frame.ok());
   CHECK(std::string(frame.status().message()).find("newer rlscope") != std::string::npos);

@@ -2,7 +2,6 @@
 // sample standard deviation and range, and the biases of means, checked
 // against values computed by hand.
 #include <catch2/catch.hpp>
-
 #include <cmath>
 #include <vector>
 

@@ -55,6 +55,7 @@
 // sum of end - start; "gpu_busy_ns": the length of the union of those
 // records' intervals; "gpu_records_dropped": records the fake CUPTI had no
 // buffer for (in neither of the above).
+#include <cupti.h>  // Also the <name>_params structs (generated_cuda*_meta.h).
 #include <dlfcn.h>
 #include <pthread.h>
 #include <unistd.h>
@@ -74,8 +75,6 @@
 #include <tuple>
 #include <type_traits>
 #include <utility>
-
-#include <cupti.h>  // Also the <name>_params structs (generated_cuda*_meta.h).
 
 #include "cuda_runtime_api_list.h"
 #include "fake_cupti_bridge.h"
@@ -188,7 +187,7 @@ struct Accounting {
   std::mutex mutex;
   std::map<std::pair<std::string, std::string>, std::pair<int64_t, int64_t>> ns_and_calls;
   std::map<std::tuple<std::string, std::string, std::string>, GpuTotal> gpu;  // (operation, kind, name)
-  std::map<uint64_t, uint64_t> gpu_busy;  // Disjoint intervals, start -> end.
+  std::map<uint64_t, uint64_t> gpu_busy;                                      // Disjoint intervals, start -> end.
   int64_t gpu_records_dropped = 0;
   std::map<std::string, int64_t> preempted;  // Operation -> run delay (ns).
 };
@@ -281,7 +280,6 @@ void AccountGpu(bool stored, const char* kind, const char* name, uint64_t start,
   AddInterval(ledger.gpu_busy, start, end);
 }
 
-
 __attribute__((destructor)) void WriteLedger() {
   const char* path = getenv("RLSCOPE_FAKE_CUDART_LOG");
   if (path == nullptr || *path == '\0') return;
@@ -293,8 +291,8 @@ __attribute__((destructor)) void WriteLedger() {
   fprintf(out, "{\"pid\": %d, \"calls\": [", getpid());
   bool first = true;
   for (const auto& [key, value] : ledger.ns_and_calls) {
-    fprintf(out, "%s\n {\"operation\": \"%s\", \"function\": \"%s\", \"ns\": %lld, \"calls\": %lld}",
-            first ? "" : ",", key.first.c_str(), key.second.c_str(), static_cast<long long>(value.first),
+    fprintf(out, "%s\n {\"operation\": \"%s\", \"function\": \"%s\", \"ns\": %lld, \"calls\": %lld}", first ? "" : ",",
+            key.first.c_str(), key.second.c_str(), static_cast<long long>(value.first),
             static_cast<long long>(value.second));
     first = false;
   }
@@ -510,14 +508,10 @@ CopyKind CopyKindOf(cudaMemcpyKind kind, bool peer) {
   constexpr auto kDevice = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
   if (peer) return {CUPTI_ACTIVITY_MEMCPY_KIND_PTOP, kDevice, kDevice, "PtoP"};
   switch (kind) {
-    case cudaMemcpyHostToHost:
-      return {CUPTI_ACTIVITY_MEMCPY_KIND_HTOH, kHost, kHost, "HtoH"};
-    case cudaMemcpyHostToDevice:
-      return {CUPTI_ACTIVITY_MEMCPY_KIND_HTOD, kHost, kDevice, "HtoD"};
-    case cudaMemcpyDeviceToHost:
-      return {CUPTI_ACTIVITY_MEMCPY_KIND_DTOH, kDevice, kHost, "DtoH"};
-    case cudaMemcpyDeviceToDevice:
-      return {CUPTI_ACTIVITY_MEMCPY_KIND_DTOD, kDevice, kDevice, "DtoD"};
+    case cudaMemcpyHostToHost: return {CUPTI_ACTIVITY_MEMCPY_KIND_HTOH, kHost, kHost, "HtoH"};
+    case cudaMemcpyHostToDevice: return {CUPTI_ACTIVITY_MEMCPY_KIND_HTOD, kHost, kDevice, "HtoD"};
+    case cudaMemcpyDeviceToHost: return {CUPTI_ACTIVITY_MEMCPY_KIND_DTOH, kDevice, kHost, "DtoH"};
+    case cudaMemcpyDeviceToDevice: return {CUPTI_ACTIVITY_MEMCPY_KIND_DTOD, kDevice, kDevice, "DtoD"};
     default:
       return {CUPTI_ACTIVITY_MEMCPY_KIND_UNKNOWN, CUPTI_ACTIVITY_MEMORY_KIND_UNKNOWN,
               CUPTI_ACTIVITY_MEMORY_KIND_UNKNOWN, "unknown"};
@@ -585,7 +579,7 @@ template <typename Params>
 uint64_t BytesOf(const Params& params) {
   if constexpr (requires(const Params& p) { p.count; }) {
     return params.count;
-  } else if constexpr (requires(const Params& p) { p.width * p.height; }) {
+  } else if constexpr (requires(const Params& p) { p.width* p.height; }) {
     return params.width * params.height;
   } else {
     return 64;
@@ -596,7 +590,12 @@ template <typename Params>
 LaunchShape ShapeOf(const Params& params) {
   LaunchShape shape;
   shape.stream = StreamOf(params);
-  if constexpr (requires(const Params& p) { p.gridDim; p.blockDim; p.sharedMem; p.args; }) {
+  if constexpr (requires(const Params& p) {
+                  p.gridDim;
+                  p.blockDim;
+                  p.sharedMem;
+                  p.args;
+                }) {
     shape.grid = params.gridDim;
     shape.block = params.blockDim;
     shape.shared_bytes = params.sharedMem;
@@ -647,8 +646,8 @@ DriverParams DriverParamsFor(const LaunchShape& shape, const CUlaunchConfig* con
 // The driver call a runtime launch makes inside its own window (from where
 // the runtime call's busy time stands until `until_ns` of it).
 template <typename DriverParams>
-void NestedDriverCall(CUpti_CallbackId cbid, const char* function, const LaunchShape& shape,
-                      const ApiCall& outer, int64_t until_ns) {
+void NestedDriverCall(CUpti_CallbackId cbid, const char* function, const LaunchShape& shape, const ApiCall& outer,
+                      int64_t until_ns) {
   const CUlaunchConfig config = {shape.grid.x,
                                  shape.grid.y,
                                  shape.grid.z,
@@ -672,25 +671,17 @@ void NestedDriverLaunch(CUpti_CallbackId runtime_cbid, const LaunchShape& shape,
   return NestedDriverCall<driver##_params>(CUPTI_DRIVER_TRACE_CBID_##driver, #driver, shape, outer, until_ns)
   switch (runtime_cbid) {
     case CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000:
-    case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000:
-      RLSCOPE_NESTED(cuLaunchKernel);
+    case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000: RLSCOPE_NESTED(cuLaunchKernel);
     case CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_ptsz_v13000:
-    case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000:
-      RLSCOPE_NESTED(cuLaunchKernel_ptsz);
-    case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_v9000:
-      RLSCOPE_NESTED(cuLaunchCooperativeKernel);
+    case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000: RLSCOPE_NESTED(cuLaunchKernel_ptsz);
+    case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_v9000: RLSCOPE_NESTED(cuLaunchCooperativeKernel);
     case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_ptsz_v9000:
       RLSCOPE_NESTED(cuLaunchCooperativeKernel_ptsz);
-    case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060:
-      RLSCOPE_NESTED(cuLaunchKernelEx);
-    case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060:
-      RLSCOPE_NESTED(cuLaunchKernelEx_ptsz);
-    case CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000:
-      RLSCOPE_NESTED(cuGraphLaunch);
-    case CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_ptsz_v10000:
-      RLSCOPE_NESTED(cuGraphLaunch_ptsz);
-    default:
-      return;
+    case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060: RLSCOPE_NESTED(cuLaunchKernelEx);
+    case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060: RLSCOPE_NESTED(cuLaunchKernelEx_ptsz);
+    case CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000: RLSCOPE_NESTED(cuGraphLaunch);
+    case CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_ptsz_v10000: RLSCOPE_NESTED(cuGraphLaunch_ptsz);
+    default: return;
   }
 #undef RLSCOPE_NESTED
 }
@@ -721,7 +712,12 @@ constexpr Traits TraitsOf(const char* function, CUpti_CallbackId cbid) {
   } else if (Contains(name, "Memset")) {
     work = Work::kMemset;
   }
-  return {function, cbid, NominalNs(name), work, Contains(name, "Async"), Contains(name, "Peer"),
+  return {function,
+          cbid,
+          NominalNs(name),
+          work,
+          Contains(name, "Async"),
+          Contains(name, "Peer"),
           Contains(name, "Cooperative")};
 }
 
@@ -745,8 +741,7 @@ void EmitWork(const ApiCall& call, const Traits& traits, const Params& params) {
       EmitMemset(call, StreamOf(params), BytesOf(params), value, traits.async);
       return;
     }
-    case Work::kNone:
-      return;
+    case Work::kNone: return;
   }
 }
 
@@ -809,8 +804,7 @@ void DriverLaunch(CUfunction function, const LaunchShape& shape, const char* ker
   auto params = DriverParamsFor<cuLaunchKernel_params>(shape, nullptr);
   if (function != nullptr) params.f = function;
   CUresult result = CUDA_SUCCESS;
-  ApiCall call(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, "cuLaunchKernel", &params,
-               &result);
+  ApiCall call(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, "cuLaunchKernel", &params, &result);
   call.SpinUntil(launch_ns);
   call.Exit("cuLaunchKernel");
   EmitKernel(call, shape, kernel, kernel_ns, CUPTI_ACTIVITY_LAUNCH_TYPE_REGULAR);
@@ -906,16 +900,15 @@ struct AllocatorFor {
 #define RLSCOPE_PASTE(a, b) RLSCOPE_PASTE_(a, b)
 #define RLSCOPE_EXPAND(...) __VA_ARGS__
 
-#define RLSCOPE_DEFINE_FAKE(name, params, args)                                                                 \
-  extern "C" RLSCOPE_FAKE_EXPORT cudaError_t name params {                                                      \
-    using namespace rlscope_fake_params;                                                                        \
-    EnsureInjected();                                                                                           \
-    static constexpr Traits kTraits =                                                                           \
-        TraitsOf(#name, RLSCOPE_PASTE(CUPTI_RUNTIME_TRACE_CBID_, RLSCOPE_CBID_##name));                         \
-    const RLSCOPE_PASTE(RLSCOPE_CBID_##name, _params) call_params{RLSCOPE_EXPAND args};                         \
-    cudaError_t result = cudaSuccess;                                                                           \
-    RunRuntimeCall(kTraits, call_params, &result, [&] { AllocatorFor(#name) args; });                          \
-    return result;                                                                                              \
+#define RLSCOPE_DEFINE_FAKE(name, params, args)                                                                       \
+  extern "C" RLSCOPE_FAKE_EXPORT cudaError_t name params {                                                            \
+    using namespace rlscope_fake_params;                                                                              \
+    EnsureInjected();                                                                                                 \
+    static constexpr Traits kTraits = TraitsOf(#name, RLSCOPE_PASTE(CUPTI_RUNTIME_TRACE_CBID_, RLSCOPE_CBID_##name)); \
+    const RLSCOPE_PASTE(RLSCOPE_CBID_##name, _params) call_params{RLSCOPE_EXPAND args};                               \
+    cudaError_t result = cudaSuccess;                                                                                 \
+    RunRuntimeCall(kTraits, call_params, &result, [&] { AllocatorFor(#name) args; });                                 \
+    return result;                                                                                                    \
   }
 RLSCOPE_CUDA_RUNTIME_APIS(RLSCOPE_DEFINE_FAKE)
 

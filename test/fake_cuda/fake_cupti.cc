@@ -97,8 +97,7 @@ const char* ResultName(CUptiResult result) {
     return #name;
 #include "fake_cupti_results.inc"
 #undef RLSCOPE_CUPTI_RESULT
-    default:
-      return nullptr;
+    default: return nullptr;
   }
 }
 
@@ -168,10 +167,8 @@ bool Emulated(CUpti_ActivityKind kind) {
     case CUPTI_ACTIVITY_KIND_MEMCPY:
     case CUPTI_ACTIVITY_KIND_MEMCPY2:
     case CUPTI_ACTIVITY_KIND_MEMSET:
-    case CUPTI_ACTIVITY_KIND_OVERHEAD:
-      return true;
-    default:
-      return false;
+    case CUPTI_ACTIVITY_KIND_OVERHEAD: return true;
+    default: return false;
   }
 }
 
@@ -184,16 +181,11 @@ bool KindEnabled(CUpti_ActivityKind kind) {
 // never writes (their records cannot be walked).
 size_t RecordSize(CUpti_ActivityKind kind) {
   switch (kind) {
-    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
-      return sizeof(CUpti_ActivityKernel10);
-    case CUPTI_ACTIVITY_KIND_MEMCPY:
-      return sizeof(CUpti_ActivityMemcpy6);
-    case CUPTI_ACTIVITY_KIND_MEMSET:
-      return sizeof(CUpti_ActivityMemset4);
-    case CUPTI_ACTIVITY_KIND_OVERHEAD:
-      return sizeof(CUpti_ActivityOverhead3);
-    default:
-      return 0;
+    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: return sizeof(CUpti_ActivityKernel10);
+    case CUPTI_ACTIVITY_KIND_MEMCPY: return sizeof(CUpti_ActivityMemcpy6);
+    case CUPTI_ACTIVITY_KIND_MEMSET: return sizeof(CUpti_ActivityMemset4);
+    case CUPTI_ACTIVITY_KIND_OVERHEAD: return sizeof(CUpti_ActivityOverhead3);
+    default: return 0;
   }
 }
 
@@ -365,12 +357,9 @@ RLSCOPE_CUPTI_EXPORT CUptiResult CUPTIAPI cuptiSubscribe(CUpti_SubscriberHandle*
                                                          CUpti_CallbackFunc callback, void* userdata) {
   if (subscriber == nullptr) return CUPTI_ERROR_INVALID_PARAMETER;
   switch (InjectedFailure()) {
-    case Failure::kMultiple:
-      return CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
-    case Failure::kNoGpu:
-      return CUPTI_ERROR_UNKNOWN;
-    case Failure::kNone:
-      break;
+    case Failure::kMultiple: return CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
+    case Failure::kNoGpu: return CUPTI_ERROR_UNKNOWN;
+    case Failure::kNone: break;
   }
   bool expected = false;
   if (!g_subscribed.compare_exchange_strong(expected, true, std::memory_order_acq_rel)) {
@@ -434,8 +423,8 @@ RLSCOPE_CUPTI_EXPORT CUptiResult CUPTIAPI cuptiActivityDisable(CUpti_ActivityKin
   return CUPTI_SUCCESS;
 }
 
-RLSCOPE_CUPTI_EXPORT CUptiResult CUPTIAPI cuptiActivityRegisterCallbacks(
-    CUpti_BuffersCallbackRequestFunc request, CUpti_BuffersCallbackCompleteFunc complete) {
+RLSCOPE_CUPTI_EXPORT CUptiResult CUPTIAPI cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFunc request,
+                                                                         CUpti_BuffersCallbackCompleteFunc complete) {
   if (request == nullptr || complete == nullptr) return CUPTI_ERROR_INVALID_PARAMETER;
   Activity& state = State();
   std::lock_guard<std::mutex> lock(state.mutex);
@@ -444,8 +433,8 @@ RLSCOPE_CUPTI_EXPORT CUptiResult CUPTIAPI cuptiActivityRegisterCallbacks(
   return CUPTI_SUCCESS;
 }
 
-RLSCOPE_CUPTI_EXPORT CUptiResult CUPTIAPI cuptiActivityRegisterTimestampCallback(
-    CUpti_TimestampCallbackFunc timestamp) {
+RLSCOPE_CUPTI_EXPORT CUptiResult CUPTIAPI
+cuptiActivityRegisterTimestampCallback(CUpti_TimestampCallbackFunc timestamp) {
   if (timestamp == nullptr) return CUPTI_ERROR_INVALID_PARAMETER;
   g_timestamp_callback.store(timestamp, std::memory_order_release);
   return CUPTI_SUCCESS;

@@ -12,6 +12,7 @@
 // Built a second time as INJECTION_SO (RLSCOPE_SELFTEST_INJECTION): a
 // stand-in profiler with InitializeInjection, for the injection checks.
 // Any mismatch prints what and exits non-zero.
+#include <cuda_runtime_api.h>
 #include <cupti.h>
 #include <dirent.h>
 #include <dlfcn.h>
@@ -35,8 +36,6 @@
 #include <thread>
 #include <utility>
 #include <vector>
-
-#include <cuda_runtime_api.h>
 
 namespace {
 
@@ -167,9 +166,9 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
   return 1;
 }
 
-extern "C" __attribute__((visibility("default"))) void rlscope_selftest_injection_state(int* injections,
-                                                                                       int* callbacks, int* kernels,
-                                                                                       uint64_t* first_start) {
+extern "C" __attribute__((visibility("default"))) void rlscope_selftest_injection_state(int* injections, int* callbacks,
+                                                                                        int* kernels,
+                                                                                        uint64_t* first_start) {
   if (g_injections > 0) g_injected.ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   *injections = g_injections;
   *callbacks = g_callbacks;
@@ -316,8 +315,7 @@ void CUPTIAPI BufferCompleted(CUcontext context, uint32_t stream_id, uint8_t* bu
       case CUPTI_ACTIVITY_KIND_OVERHEAD:
         g_records.overheads.push_back(*reinterpret_cast<CUpti_ActivityOverhead3*>(record));
         break;
-      default:
-        SELFTEST_CHECK(false, "unexpected record kind %d", static_cast<int>(record->kind));
+      default: SELFTEST_CHECK(false, "unexpected record kind %d", static_cast<int>(record->kind));
     }
   }
   SELFTEST_CHECK(status == CUPTI_ERROR_MAX_LIMIT_REACHED, "buffer walk ended with %d", static_cast<int>(status));
@@ -352,7 +350,7 @@ struct Call {
 // same correlation id and correlationData slot (and the value written at
 // ENTER still there); ids are unique.
 std::map<uint32_t, Call> PairCalls(const std::vector<Event>& events) {
-  std::map<pid_t, std::vector<const Event*>> stacks;
+  std::map<pid_t, std::vector<const Event*> > stacks;
   std::map<uint32_t, Call> calls;
   for (const Event& event : events) {
     std::vector<const Event*>& stack = stacks[event.thread];
@@ -374,8 +372,9 @@ std::map<uint32_t, Call> PairCalls(const std::vector<Event>& events) {
     SELFTEST_CHECK(event.correlation_value == (0xC0FFEE00000000ULL | event.correlation_id),
                    "%s: correlationData value lost", event.function.c_str());
     SELFTEST_CHECK(event.return_value == 0, "%s returned %d", event.function.c_str(), event.return_value);
-    Call call{event.domain, event.cbid, event.correlation_id, enter.clock, event.clock,
-              stack.empty() ? 0u : stack.back()->correlation_id, enter.grid_x};
+    Call call{event.domain, event.cbid,  event.correlation_id,
+              enter.clock,  event.clock, stack.empty() ? 0u : stack.back()->correlation_id,
+              enter.grid_x};
     SELFTEST_CHECK(calls.emplace(call.correlation_id, call).second, "correlation id %u reused", call.correlation_id);
   }
   for (const auto& [thread, stack] : stacks) SELFTEST_CHECK(stack.empty(), "ENTER without EXIT on %d", thread);
@@ -425,9 +424,9 @@ void CheckTimeline(std::vector<Work> work, const std::map<uint32_t, Call>& calls
 void CheckFailureKnobs() {
   CUpti_SubscriberHandle subscriber;
   setenv("RLSCOPE_FAKE_CUPTI_FAIL", "multiple", 1);
-  SELFTEST_CHECK(g_cupti.Subscribe(&subscriber, ApiCallback, &g_events) ==
-                     CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED,
-                 "RLSCOPE_FAKE_CUPTI_FAIL=multiple");
+  SELFTEST_CHECK(
+      g_cupti.Subscribe(&subscriber, ApiCallback, &g_events) == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED,
+      "RLSCOPE_FAKE_CUPTI_FAIL=multiple");
   setenv("RLSCOPE_FAKE_CUPTI_FAIL", "nogpu", 1);
   SELFTEST_CHECK(g_cupti.Subscribe(&subscriber, ApiCallback, &g_events) == CUPTI_ERROR_UNKNOWN,
                  "RLSCOPE_FAKE_CUPTI_FAIL=nogpu subscribe");
@@ -513,7 +512,8 @@ void CheckSingleThread() {
   const Records records = TakeRecords();
   const std::map<uint32_t, Call> calls = PairCalls(events);
 
-  const auto launches = IdsOf(calls, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, false);
+  const auto launches =
+      IdsOf(calls, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, false);
   const auto nested = IdsOf(calls, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, true);
   const auto library = IdsOf(calls, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, false);
   const auto copies = IdsOf(calls, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020, false);
@@ -609,7 +609,8 @@ void CheckThreads() {
   const std::vector<Event> events = TakeEvents();
   const Records records = TakeRecords();
   const std::map<uint32_t, Call> calls = PairCalls(events);
-  const auto launches = IdsOf(calls, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, false);
+  const auto launches =
+      IdsOf(calls, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, false);
   SELFTEST_CHECK(launches.size() == kThreads * kLaunches, "%zu threaded launches", launches.size());
   std::set<uint32_t> ids;
   std::vector<Work> work;
@@ -686,8 +687,7 @@ void CheckLedgerInForkChild(const std::string& directory) {
                  ledger.c_str());
   SELFTEST_CHECK(HasLine(ledger, gpu + R"("kernel", "name": "fake_gemm_kernel", "count": 1, "ns": 45000})"), "%s",
                  ledger.c_str());
-  SELFTEST_CHECK(HasLine(ledger, gpu + R"("memcpy", "name": "HtoD", "count": 1, "ns": 10100})"), "%s",
-                 ledger.c_str());
+  SELFTEST_CHECK(HasLine(ledger, gpu + R"("memcpy", "name": "HtoD", "count": 1, "ns": 10100})"), "%s", ledger.c_str());
   for (int t = 0; t < 2; ++t) {
     SELFTEST_CHECK(HasLine(ledger, R"({"operation": "ledger_thread_)" + std::to_string(t) +
                                        R"(", "kind": "kernel", "name": "fake_kernel", "count": 10, "ns": 300000})"),
@@ -814,8 +814,9 @@ int main(int argc, char** argv) {
   SELFTEST_CHECK(g_cupti.ActivityFlushAll(0) == CUPTI_ERROR_INVALID_OPERATION, "flush before callbacks");
   SELFTEST_CHECK(g_cupti.ActivityRegisterCallbacks(RequestBuffer, BufferCompleted) == CUPTI_SUCCESS, "callbacks");
   SELFTEST_CHECK(g_cupti.ActivityFlushPeriod(10) == CUPTI_SUCCESS, "flush period");
-  for (CUpti_ActivityKind kind : {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
-                                  CUPTI_ACTIVITY_KIND_MEMCPY2, CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_OVERHEAD}) {
+  for (CUpti_ActivityKind kind :
+       {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY2,
+        CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_OVERHEAD}) {
     SELFTEST_CHECK(g_cupti.ActivityEnable(kind) == CUPTI_SUCCESS, "enable kind %d", static_cast<int>(kind));
   }
   SELFTEST_CHECK(g_cupti.ActivityEnable(CUPTI_ACTIVITY_KIND_PC_SAMPLING) == CUPTI_ERROR_NOT_COMPATIBLE,
@@ -834,9 +835,9 @@ int main(int argc, char** argv) {
   for (const auto& [domain, cbid] : enabled) {
     SELFTEST_CHECK(g_cupti.EnableCallback(1, g_subscriber, domain, cbid) == CUPTI_SUCCESS, "enable %u", cbid);
   }
-  SELFTEST_CHECK(g_cupti.EnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, 0) ==
-                     CUPTI_ERROR_INVALID_PARAMETER,
-                 "enable an invalid cbid");
+  SELFTEST_CHECK(
+      g_cupti.EnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, 0) == CUPTI_ERROR_INVALID_PARAMETER,
+      "enable an invalid cbid");
 
   CheckSingleThread();
   CheckThreads();
@@ -847,10 +848,10 @@ int main(int argc, char** argv) {
   SELFTEST_CHECK(g_cupti.Unsubscribe(g_subscriber) == CUPTI_SUCCESS, "unsubscribe");
   LaunchKernel(nullptr);
   SELFTEST_CHECK(TakeEvents().empty(), "callbacks after cuptiUnsubscribe");
-  SELFTEST_CHECK(g_cupti.EnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_RUNTIME_API,
-                                        CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000) ==
-                     CUPTI_ERROR_INVALID_PARAMETER,
-                 "a stale subscriber handle");
+  SELFTEST_CHECK(
+      g_cupti.EnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_RUNTIME_API,
+                             CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000) == CUPTI_ERROR_INVALID_PARAMETER,
+      "a stale subscriber handle");
   SELFTEST_CHECK(g_cupti.Subscribe(&g_subscriber, ApiCallback, &g_events) == CUPTI_SUCCESS, "subscribe again");
   SELFTEST_CHECK(g_cupti.ActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) == CUPTI_SUCCESS, "disable");
   TakeRecords();

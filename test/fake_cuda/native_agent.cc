@@ -9,12 +9,12 @@
 // stack samples, which the report then cannot attribute.
 //
 //   native_agent [--steps N]
+#include <cuda_runtime_api.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
 #include <string>
-
-#include <cuda_runtime_api.h>
 
 #include "test/support/run_delay.h"
 

@@ -18,14 +18,15 @@
 // nested "optimizer" range with a memset and 2 launches, then a sync),
 // "simulation" (100 us of CPU work, no CUDA), and a start/end "replay" range
 // with one copy. Every 10th step allocates and frees outside any range.
+#include <cuda_runtime_api.h>
 #include <nvtx3/nvToolsExt.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
-#include <condition_variable>
 #include <cstring>
 #include <ctime>
 #include <memory>
@@ -33,8 +34,6 @@
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <cuda_runtime_api.h>
 
 // Provided by the fake libcudart.so.13 so it can account per operation; a
 // weak reference so the client also runs against NVIDIA's real library.
@@ -196,15 +195,24 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     auto value = [&] { return i + 1 < argc ? atoi(argv[++i]) : 0; };
-    if (arg == "--steps") steps = value();
-    else if (arg == "--threads") threads = value();
-    else if (arg == "--exit-code") exit_code = value();
-    else if (arg == "--raise") raise_signal = value();
-    else if (arg == "--domain-steps") domain_steps = value();
-    else if (arg == "--library-launches") library_launches = value();
-    else if (arg == "--helper-launches") helper_launches = value();
-    else if (arg == "--fork") fork_child = true;
-    else if (arg == "--wait-for" && i + 1 < argc) wait_for = argv[++i];
+    if (arg == "--steps")
+      steps = value();
+    else if (arg == "--threads")
+      threads = value();
+    else if (arg == "--exit-code")
+      exit_code = value();
+    else if (arg == "--raise")
+      raise_signal = value();
+    else if (arg == "--domain-steps")
+      domain_steps = value();
+    else if (arg == "--library-launches")
+      library_launches = value();
+    else if (arg == "--helper-launches")
+      helper_launches = value();
+    else if (arg == "--fork")
+      fork_child = true;
+    else if (arg == "--wait-for" && i + 1 < argc)
+      wait_for = argv[++i];
     else {
       fprintf(stderr, "nvtx_client: unknown argument %s\n", arg.c_str());
       return 2;

@@ -23,6 +23,7 @@
 // waited for a CPU during the batch (test/support/run_delay.h; the plain
 // maximum where the kernel does not say): what rlscope can have held a
 // thread, whatever else the machine runs.
+#include <cuda_runtime_api.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <sys/resource.h>
@@ -41,8 +42,6 @@
 #include <thread>
 #include <vector>
 
-#include <cuda_runtime_api.h>
-
 #include "test/support/run_delay.h"
 
 namespace {
@@ -59,8 +58,8 @@ struct ThreadResult {
   uint64_t max_call_ticks = 0;
   double max_call_net_ns = 0;
   uint64_t over_ticks[3] = {};  // Calls longer than 1 ms, 10 ms, 100 ms.
-  long waits = 0;        // Voluntary context switches inside batches.
-  long preemptions = 0;  // Involuntary ones.
+  long waits = 0;               // Voluntary context switches inside batches.
+  long preemptions = 0;         // Involuntary ones.
   // Voluntary switches while the thread's first kRingRecords calls fill its
   // ring for the first time: rlscope maps the ring at the first call and
   // each page is faulted in at its first record, and a page fault can wait
@@ -214,16 +213,16 @@ int main(int argc, char** argv) {
              "\"preemptions_in_calls\": %ld, \"waits_in_first_ring\": %ld}",
              per_thread.empty() ? "" : ", ", r.tid, static_cast<unsigned long long>(r.calls),
              static_cast<double>(r.max_call_ticks) / ticks_per_ns, r.max_call_net_ns,
-             static_cast<unsigned long long>(r.over_ticks[0]),
-             static_cast<unsigned long long>(r.over_ticks[1]), static_cast<unsigned long long>(r.over_ticks[2]),
-             r.waits, r.preemptions, r.waits_in_first_ring);
+             static_cast<unsigned long long>(r.over_ticks[0]), static_cast<unsigned long long>(r.over_ticks[1]),
+             static_cast<unsigned long long>(r.over_ticks[2]), r.waits, r.preemptions, r.waits_in_first_ring);
     per_thread += entry;
   }
   // The warm-up call above is the main thread's; the threads' calls are all
   // the flood's.
-  printf("{\"threads\": [%s], \"calls\": %llu, \"seconds\": %.3f, \"rate\": %.0f, \"max_call_ns\": %.0f, "
-         "\"max_call_net_ns\": %.0f, \"waits_in_calls\": %ld, \"vm_hwm_kb\": %ld}\n",
-         per_thread.c_str(), static_cast<unsigned long long>(total), elapsed_s, static_cast<double>(total) / elapsed_s,
-         static_cast<double>(max_ticks) / ticks_per_ns, max_net_ns, waits, VmHwmKb());
+  printf(
+      "{\"threads\": [%s], \"calls\": %llu, \"seconds\": %.3f, \"rate\": %.0f, \"max_call_ns\": %.0f, "
+      "\"max_call_net_ns\": %.0f, \"waits_in_calls\": %ld, \"vm_hwm_kb\": %ld}\n",
+      per_thread.c_str(), static_cast<unsigned long long>(total), elapsed_s, static_cast<double>(total) / elapsed_s,
+      static_cast<double>(max_ticks) / ticks_per_ns, max_net_ns, waits, VmHwmKb());
   return 0;
 }

@@ -30,9 +30,13 @@ double simtest_double_args(double d0, double d1, double d2, double d3, double d4
 double simtest_mixed_args(int i0, double d0, long i1, float f1, long i2, double d2, char c3, double d3, long i4,
                           double d4, short s5, double d5, long i6, double d6, long i7, double d7, double d8, long i8,
                           float f9, SimBig big) {
-  unsigned long h = Mix(Mix(Mix(Mix(Mix(Mix(Mix(Mix(Mix(1, (unsigned long)i0), (unsigned long)i1), (unsigned long)i2),
-                                             (unsigned long)c3), (unsigned long)i4), (unsigned long)s5),
-                                (unsigned long)i6), (unsigned long)i7), (unsigned long)i8);
+  unsigned long h = Mix(
+      Mix(Mix(Mix(Mix(Mix(Mix(Mix(Mix(1, (unsigned long)i0), (unsigned long)i1), (unsigned long)i2), (unsigned long)c3),
+                      (unsigned long)i4),
+                  (unsigned long)s5),
+              (unsigned long)i6),
+          (unsigned long)i7),
+      (unsigned long)i8);
   for (int i = 0; i < 5; ++i) h = Mix(h, (unsigned long)big.v[i]);
   const double values[] = {d0, f1, d2, d3, d4, d5, d6, d7, d8, f9};
   double r = (double)(h >> 11);

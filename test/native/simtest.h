@@ -10,10 +10,19 @@
 extern "C" {
 #endif
 
-typedef struct { long a, b; } SimPair;         /* Returned in rax:rdx. */
-typedef struct { double x, y; } SimVec2;       /* Returned in xmm0:xmm1. */
-typedef struct { double x; long n; } SimMixed; /* Returned in xmm0 and rax. */
-typedef struct { long v[5]; } SimBig;          /* In memory: hidden pointer, or copied onto the stack. */
+typedef struct {
+  long a, b;
+} SimPair; /* Returned in rax:rdx. */
+typedef struct {
+  double x, y;
+} SimVec2; /* Returned in xmm0:xmm1. */
+typedef struct {
+  double x;
+  long n;
+} SimMixed; /* Returned in xmm0 and rax. */
+typedef struct {
+  long v[5];
+} SimBig; /* In memory: hidden pointer, or copied onto the stack. */
 
 int simtest_add(int a, int b);
 /* 10 integers: 6 in registers, 4 on the stack. */

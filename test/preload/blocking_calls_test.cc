@@ -1,7 +1,6 @@
 #include "blocking_calls.h"
 
 #include <catch2/catch.hpp>
-
 #include <cstring>
 
 using rlscope::preload::BlockingCalls;

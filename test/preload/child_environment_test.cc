@@ -1,8 +1,7 @@
 #include "child_environment.h"
 
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -141,8 +140,7 @@ TEST_CASE("ChildEnvironment never writes past its scratch when environ grows aft
   CHECK(completed == envp.data());  // Too large now: passed on unchanged.
 }
 
-TEST_CASE("ChildEnvironment never writes past its scratch when a path list grows after sizing",
-          "[child_environment]") {
+TEST_CASE("ChildEnvironment never writes past its scratch when a path list grows after sizing", "[child_environment]") {
   CaptureRun();
   std::string pythonpath = "PYTHONPATH=/p";
   std::vector<char*> envp = {const_cast<char*>("PATH=/usr/bin"), pythonpath.data(), nullptr};

@@ -78,9 +78,9 @@ TEST_CASE("A file's module is its path inside its package, whatever the prefix",
 
 TEST_CASE("A file no import could name has no module", "[code_origin]") {
   // The user's code: which sys.path folder it came from is unknown.
-  for (const char* path : {"/home/u/rl/torch/optim/sgd.py", "train.py", "<string>", "<frozen bad name>",
-                           "/x/site-packages/numpy.libs/libopenblas64_p-r0-0cf96a72.3.23.dev.so",
-                           "/x/site-packages/my-tool/cli.py"}) {
+  for (const char* path :
+       {"/home/u/rl/torch/optim/sgd.py", "train.py", "<string>", "<frozen bad name>",
+        "/x/site-packages/numpy.libs/libopenblas64_p-r0-0cf96a72.3.23.dev.so", "/x/site-packages/my-tool/cli.py"}) {
     INFO(path);
     CHECK(ModuleOfPath(path).empty());
   }

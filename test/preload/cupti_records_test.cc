@@ -1,7 +1,6 @@
 #include "cupti_records.h"
 
 #include <catch2/catch.hpp>
-
 #include <cstring>
 #include <string>
 #include <vector>

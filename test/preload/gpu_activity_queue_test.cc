@@ -1,9 +1,7 @@
 #include "gpu_activity_queue.h"
 
-#include <catch2/catch.hpp>
-
 #include <algorithm>
-
+#include <catch2/catch.hpp>
 #include <string>
 #include <thread>
 #include <vector>

@@ -1,10 +1,10 @@
 // InputFile and OutputFile: every kind of file rlscope may meet at a name
 // it reads or writes (preload/input_file.h, preload/output_file.h).
-#include <catch2/catch.hpp>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -89,7 +89,7 @@ TEST_CASE("ReplaceFile writes a private file and replaces a link instead of foll
   umask(old_umask);
   REQUIRE(replaced);
   CHECK(Read(dir.Join("victim")) == "precious");
-  struct stat info{};
+  struct stat info {};
   REQUIRE(lstat(dir.Join("report.txt").c_str(), &info) == 0);
   CHECK(S_ISREG(info.st_mode));
   CHECK((info.st_mode & 07777) == 0600);

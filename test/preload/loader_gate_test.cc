@@ -1,10 +1,10 @@
 #include "loader_gate.h"
 
-#include <catch2/catch.hpp>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <catch2/catch.hpp>
 #include <chrono>
 #include <thread>
 
@@ -54,8 +54,7 @@ TEST_CASE("Closing the LoaderGate waits for the thread inside", "[loader_gate]")
   other.join();
 }
 
-TEST_CASE("A thread inside the LoaderGate enters again without waiting, even while it closes",
-          "[loader_gate]") {
+TEST_CASE("A thread inside the LoaderGate enters again without waiting, even while it closes", "[loader_gate]") {
   REQUIRE(LoaderGate::TryEnter());
   // fork() from a signal handler of a thread inside: the prepare handler
   // does not wait for the forking thread itself.

@@ -2,9 +2,9 @@
 // variable per file, else the older ':'-separated RLSCOPE_RULES.
 #include "rule_file.h"
 
-#include <catch2/catch.hpp>
 #include <stdlib.h>
 
+#include <catch2/catch.hpp>
 #include <string>
 #include <vector>
 
@@ -30,10 +30,11 @@ TEST_CASE("Rule files travel one variable each so a path may hold a colon", "[ru
 TEST_CASE("Operation rules can ask for a class hierarchy and the user's own code", "[rules]") {
   rlscope::RuleSet rules;
   std::string error;
-  REQUIRE(rlscope::ParseRules("operation simulation *.step class=gymnasium.*|*Env* unless-inside=simulation\n"
-                              "operation forward *.[!_]* class=torch.nn.modules.module.Module user-code\n"
-                              "operation replay *.add\n",
-                              "test.rules", rules, &error));
+  REQUIRE(
+      rlscope::ParseRules("operation simulation *.step class=gymnasium.*|*Env* unless-inside=simulation\n"
+                          "operation forward *.[!_]* class=torch.nn.modules.module.Module user-code\n"
+                          "operation replay *.add\n",
+                          "test.rules", rules, &error));
   REQUIRE(rules.operations.size() == 3);
   CHECK(rules.operations[0].class_glob == "gymnasium.*|*Env*");
   CHECK_FALSE(rules.operations[0].user_code_only);
@@ -51,30 +52,42 @@ TEST_CASE("Operation rules can ask for a class hierarchy and the user's own code
   using rlscope::MatchOperationRule;
   // A class named nothing like an env, derived from one: matched by what it is.
   hierarchy = {"__main__.Pole", "gymnasium.core.Env", "builtins.object"};
-  CHECK(MatchOperationRule(rules.operations, CodeFacts{.qualname = "Pole.step", .filename = "/home/u/train.py", .user_code = true}, classes) == 0);
+  CHECK(MatchOperationRule(rules.operations,
+                           CodeFacts{.qualname = "Pole.step", .filename = "/home/u/train.py", .user_code = true},
+                           classes) == 0);
   // The same method name on a class that is no env: no simulation.
   hierarchy = {"__main__.Counter", "builtins.object"};
-  CHECK(MatchOperationRule(rules.operations, CodeFacts{.qualname = "Counter.step", .filename = "/home/u/train.py", .user_code = true}, classes) == -1);
+  CHECK(MatchOperationRule(rules.operations,
+                           CodeFacts{.qualname = "Counter.step", .filename = "/home/u/train.py", .user_code = true},
+                           classes) == -1);
   // user-code: torch's own modules are not the user's forward passes.
   hierarchy = {"torch.nn.modules.linear.Linear", "torch.nn.modules.module.Module", "builtins.object"};
   CHECK(MatchOperationRule(rules.operations,
-                            CodeFacts{.qualname = "Linear.forward", .filename = "/v/site-packages/torch/nn/modules/linear.py",
-                                      .module = "torch.nn.modules.linear", .user_code = false},
-                            classes) == -1);
+                           CodeFacts{.qualname = "Linear.forward",
+                                     .filename = "/v/site-packages/torch/nn/modules/linear.py",
+                                     .module = "torch.nn.modules.linear",
+                                     .user_code = false},
+                           classes) == -1);
   hierarchy = {"__main__.Brain", "torch.nn.modules.module.Module", "builtins.object"};
-  CHECK(MatchOperationRule(rules.operations, CodeFacts{.qualname = "Brain.think", .filename = "train.py", .user_code = true}, classes) == 1);
-  CHECK(MatchOperationRule(rules.operations, CodeFacts{.qualname = "Brain.__init__", .filename = "train.py", .user_code = true}, classes) == -1);
+  CHECK(MatchOperationRule(rules.operations,
+                           CodeFacts{.qualname = "Brain.think", .filename = "train.py", .user_code = true},
+                           classes) == 1);
+  CHECK(MatchOperationRule(rules.operations,
+                           CodeFacts{.qualname = "Brain.__init__", .filename = "train.py", .user_code = true},
+                           classes) == -1);
   // The hierarchy is read only for rules that got that far: never for a
   // plain function that no class= rule's name matches.
   hierarchy = {};  // A function: no class.
   hierarchy_reads = 0;
-  CHECK(MatchOperationRule(rules.operations, CodeFacts{.qualname = "rb.add", .filename = "train.py", .user_code = true}, classes) == 2);
-  CHECK(MatchOperationRule(rules.operations, CodeFacts{.qualname = "helper", .filename = "train.py", .user_code = true}, classes) == -1);
+  CHECK(MatchOperationRule(rules.operations, CodeFacts{.qualname = "rb.add", .filename = "train.py", .user_code = true},
+                           classes) == 2);
+  CHECK(MatchOperationRule(rules.operations, CodeFacts{.qualname = "helper", .filename = "train.py", .user_code = true},
+                           classes) == -1);
   CHECK(hierarchy_reads == 1);  // Only "rb.add" reached a class= rule (rule 1's name glob).
 
-  REQUIRE(rlscope::ParseRules("operation simulation *.step class-has=step,reset|restart\n", "has.rules", rules, &error));
-  CHECK(rules.operations.back().class_has ==
-        std::vector<std::vector<std::string>>{{"step"}, {"reset", "restart"}});
+  REQUIRE(
+      rlscope::ParseRules("operation simulation *.step class-has=step,reset|restart\n", "has.rules", rules, &error));
+  CHECK(rules.operations.back().class_has == std::vector<std::vector<std::string>>{{"step"}, {"reset", "restart"}});
   CHECK(rlscope::ClassAttributesAskedFor(rules.operations) == std::vector<std::string>{"step", "reset", "restart"});
   CHECK_FALSE(rlscope::ParseRules("operation x *.step class=\n", "bad.rules", rules, &error));
   CHECK(error.find("bad.rules:1: unknown option 'class='") == 0);
@@ -89,12 +102,13 @@ using rlscope::RuleSet;
 TEST_CASE("Library rules name packages and file names; a bare word is a path glob", "[rules]") {
   RuleSet rules;
   std::string error;
-  REQUIRE(ParseRules("library Backend  package=torch|jax*\n"
-                     "library Simulator lib=libmujoco*\n"
-                     "library Native  package=torch  lib=libgomp*\n"
-                     "library Simulator */my_sim/*\n"
-                     "library Native  /opt/a=b/*\n",
-                     "test.rules", rules, &error));
+  REQUIRE(
+      ParseRules("library Backend  package=torch|jax*\n"
+                 "library Simulator lib=libmujoco*\n"
+                 "library Native  package=torch  lib=libgomp*\n"
+                 "library Simulator */my_sim/*\n"
+                 "library Native  /opt/a=b/*\n",
+                 "test.rules", rules, &error));
   REQUIRE(rules.libraries.size() == 5);
   const LibraryRule& package = rules.libraries[0];
   CHECK(package.package_glob == "torch|jax*");
@@ -123,10 +137,11 @@ TEST_CASE("Library rules without a matcher, or with one twice, name the line", "
 TEST_CASE("module= takes a package's modules, never the user's files", "[rules]") {
   RuleSet rules;
   std::string error;
-  REQUIRE(ParseRules("operation backprop *.step module=torch.optim.*\n"
-                     "operation any *.run module=*\n"
-                     "operation old *.step file=*/torch/optim/*\n",
-                     "test.rules", rules, &error));
+  REQUIRE(
+      ParseRules("operation backprop *.step module=torch.optim.*\n"
+                 "operation any *.run module=*\n"
+                 "operation old *.step file=*/torch/optim/*\n",
+                 "test.rules", rules, &error));
   REQUIRE(rules.operations.size() == 3);
   const OperationRule& optim = rules.operations[0];
   CHECK(optim.module_glob == "torch.optim.*");
@@ -152,8 +167,8 @@ std::string DefaultOperation(const RuleSet& rules, const char* qualname, const c
                                  .filename = filename,
                                  .module = module,
                                  .user_code = rlscope::OriginOfPath(filename).kind == rlscope::CodeOrigin::Kind::kUser};
-  const int rule = rlscope::MatchOperationRule(rules.operations, facts,
-                                               [&]() -> const rlscope::ClassFacts& { return classes; });
+  const int rule =
+      rlscope::MatchOperationRule(rules.operations, facts, [&]() -> const rlscope::ClassFacts& { return classes; });
   return rule >= 0 ? rules.operations[static_cast<size_t>(rule)].operation : "";
 }
 
@@ -175,8 +190,8 @@ TEST_CASE("Default operation rules take torch's and Gym's code by module, whatev
                           "builtins.object"}) == "simulation");
   // The user's own folders named torch/optim or autograd are not those
   // packages: no module, so the module rules do not take them.
-  CHECK(DefaultOperation(rules, "MySGD.step", "/home/u/torch/optim/my_sgd.py", "",
-                         {"my_sgd.MySGD", "builtins.object"}).empty());
+  CHECK(DefaultOperation(rules, "MySGD.step", "/home/u/torch/optim/my_sgd.py", "", {"my_sgd.MySGD", "builtins.object"})
+            .empty());
   CHECK(DefaultOperation(rules, "backward", "/home/u/torch/autograd/__init__.py", "").empty());
   // ... but what a class is still counts: the user's optimizer derived
   // from torch's, the user's env derived from Gymnasium's.
@@ -188,12 +203,13 @@ TEST_CASE("Default operation rules take torch's and Gym's code by module, whatev
   // they are named; the same names without the API are nothing.
   CHECK(DefaultOperation(rules, "SwingTask.step", "/home/u/train.py", "", {"__main__.SwingTask", "builtins.object"},
                          {"step", "reset"}) == "simulation");
-  CHECK(DefaultOperation(rules, "Counter.step", "/home/u/train.py", "", {"__main__.Counter", "builtins.object"},
-                         {"step"}).empty());
+  CHECK(
+      DefaultOperation(rules, "Counter.step", "/home/u/train.py", "", {"__main__.Counter", "builtins.object"}, {"step"})
+          .empty());
   CHECK(DefaultOperation(rules, "TransitionStash.put", "/home/u/train.py", "",
                          {"__main__.TransitionStash", "builtins.object"}, {"draw", "put"}) == "replay");
-  CHECK(DefaultOperation(rules, "Canvas.put", "/home/u/train.py", "", {"__main__.Canvas", "builtins.object"},
-                         {"put"}).empty());
+  CHECK(DefaultOperation(rules, "Canvas.put", "/home/u/train.py", "", {"__main__.Canvas", "builtins.object"}, {"put"})
+            .empty());
   // Gymnasium's vector envs from a source tree: by class name alone.
   CHECK(DefaultOperation(rules, "SyncVectorEnv.step", "/src/Gymnasium/gymnasium/vector/sync_vector_env.py", "") ==
         "simulation");

@@ -4,11 +4,10 @@
 // dlopen/dlsym interposer is not linked here; the end-to-end test covers it.
 #include "simulator_hooks.h"
 
-#include <catch2/catch.hpp>
-
 #include <dlfcn.h>
 #include <link.h>
 
+#include <catch2/catch.hpp>
 #include <cstring>
 #include <string>
 #include <thread>
@@ -98,8 +97,7 @@ TEST_CASE("Rules: defaults cover the simulators, globs match path and symbol", "
   CHECK_FALSE(rules.Matches("/usr/lib/x86_64-linux-gnu/libmujoco.so.2.2.2", "mj_forwardSkip"));
   CHECK(rules.Matches("/usr/lib/x86_64-linux-gnu/libode.so.8", "dWorldQuickStep"));
   CHECK(rules.Matches("/usr/lib/x86_64-linux-gnu/libbox2d.so.2.3.0", "_ZN7b2World4StepEfii"));
-  CHECK(rules.Matches("/usr/lib/libBulletDynamics.so.3.24",
-                      "_ZN23btDiscreteDynamicsWorld14stepSimulationEfif"));
+  CHECK(rules.Matches("/usr/lib/libBulletDynamics.so.3.24", "_ZN23btDiscreteDynamicsWorld14stepSimulationEfif"));
   CHECK_FALSE(rules.Matches("/usr/lib/libother.so", "mj_step"));  // Right name, wrong library.
   CHECK_FALSE(rules.Matches("", "mj_step"));                      // The program is never the simulator.
   CHECK(rules.SymbolMayMatch("mj_resetData"));
@@ -171,20 +169,20 @@ TEST_CASE("Install routes PLT and -fno-plt RELRO GOT calls through trampolines",
   CHECK(simtest_add(2, 40) == 42);
   CHECK(simnow_add(1, 2) == 3);
   CHECK(simnow_int_args(1, -2, 3, -4, 5, -6, 7, -8, 9, -10) ==
-        reinterpret_cast<decltype(&simtest_int_args)>(Trampolines::TargetOf(reinterpret_cast<void*>(&simtest_int_args)))(
-            1, -2, 3, -4, 5, -6, 7, -8, 9, -10));
+        reinterpret_cast<decltype(&simtest_int_args)>(
+            Trampolines::TargetOf(reinterpret_cast<void*>(&simtest_int_args)))(1, -2, 3, -4, 5, -6, 7, -8, 9, -10));
   CHECK(simnow_busy_loop(3, 100'000) == 3);
   CHECK(simnow_unhooked(20) == 41);  // Outside the rules: no record.
-  const std::vector<std::string> expected = {"simtest_add", "simtest_add", "simtest_int_args",
-                                             "simtest_busy_wait_ns", "simtest_busy_wait_ns",
-                                             "simtest_busy_wait_ns"};
+  const std::vector<std::string> expected = {"simtest_add",          "simtest_add",          "simtest_int_args",
+                                             "simtest_busy_wait_ns", "simtest_busy_wait_ns", "simtest_busy_wait_ns"};
   CHECK(SimulatorCallNames() == expected);
 }
 
 TEST_CASE("Hooked GOT calls return every result shape bit-exact", "[simulator_hooks]") {
   InstallOnce();
   // The real functions, behind the stubs the program's GOT now holds.
-  auto real_pair = reinterpret_cast<decltype(&simtest_pair)>(Trampolines::TargetOf(reinterpret_cast<void*>(&simtest_pair)));
+  auto real_pair =
+      reinterpret_cast<decltype(&simtest_pair)>(Trampolines::TargetOf(reinterpret_cast<void*>(&simtest_pair)));
   auto real_long_double = reinterpret_cast<decltype(&simtest_long_double)>(
       Trampolines::TargetOf(reinterpret_cast<void*>(&simtest_long_double)));
   auto real_variadic =

@@ -1,7 +1,6 @@
 #include "string_table.h"
 
 #include <catch2/catch.hpp>
-
 #include <string>
 #include <thread>
 #include <vector>
@@ -71,7 +70,8 @@ TEST_CASE("StringTable counts the names that no longer fit", "[string_table]") {
   const uint32_t room = StringTable::kMaxStrings - StringTable::Size();
   for (uint32_t i = 0; i < room; ++i) StringTable::Intern("overflow test fits " + std::to_string(i));
   CHECK(StringTable::Lost() == lost_before);
-  for (int i = 0; i < 100; ++i) CHECK(StringTable::Intern("overflow test lost " + std::to_string(i)) == StringTable::kOverflowId);
+  for (int i = 0; i < 100; ++i)
+    CHECK(StringTable::Intern("overflow test lost " + std::to_string(i)) == StringTable::kOverflowId);
   CHECK(StringTable::Lost() == lost_before + 100);
   CHECK(StringTable::Intern("overflow test fits 7") != StringTable::kOverflowId);  // Known names still resolve.
   CHECK(StringTable::Lost() == lost_before + 100);

@@ -1,8 +1,7 @@
 #include "thread_buffer.h"
 
-#include <catch2/catch.hpp>
-
 #include <atomic>
+#include <catch2/catch.hpp>
 #include <thread>
 #include <vector>
 

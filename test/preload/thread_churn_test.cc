@@ -2,9 +2,8 @@
 // cycle (claim, append, retire at thread exit, drain, free, reuse) under
 // real concurrency. Built under -fsanitize=thread too (scripts/test.sh),
 // where a missing acquire/release pair shows up as a data race.
-#include <catch2/catch.hpp>
-
 #include <atomic>
+#include <catch2/catch.hpp>
 #include <thread>
 #include <vector>
 

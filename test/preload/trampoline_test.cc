@@ -3,12 +3,11 @@
 // calls must record one kSimulatorCall each.
 #include "trampoline.h"
 
-#include <catch2/catch.hpp>
-
 #include <dlfcn.h>
 #include <pthread.h>
 
 #include <atomic>
+#include <catch2/catch.hpp>
 #include <cerrno>
 #include <csetjmp>
 #include <cstring>
@@ -245,7 +244,8 @@ TEST_CASE("A C++ exception unwinds through a hooked call, which is recorded", "[
   CHECK(rlscope::preload::t_state.hook_depth == 0);
   CHECK(SimulatorCalls().size() == 1);
   // And the thread goes on recording normally.
-  CHECK(hooked(+[](void*) {}, nullptr) == 1);
+  CHECK(hooked(
+            +[](void*) {}, nullptr) == 1);
   CHECK(SimulatorCalls().size() == 1);
 }
 

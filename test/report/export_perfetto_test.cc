@@ -1,12 +1,11 @@
-#include <catch2/catch.hpp>
+#include "export_perfetto.h"
 
+#include <catch2/catch.hpp>
 #include <map>
 #include <sstream>
 #include <string>
 #include <tuple>
 #include <vector>
-
-#include "export_perfetto.h"
 
 using namespace rlscope::report;
 

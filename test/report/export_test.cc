@@ -1,5 +1,4 @@
 #include <catch2/catch.hpp>
-
 #include <map>
 #include <sstream>
 
@@ -34,7 +33,8 @@ TEST_CASE("CSV has both views of a corrected report", "[export]") {
   report.uncorrected_rows.clear();
   out.str("");
   WriteRowsCsv(report, out);
-  CHECK(out.str() == "view,process,operation,resource,category,ns\r\nuncorrected,7,\"train, step\",CPU+GPU,CUDA API,10\r\n");
+  CHECK(out.str() ==
+        "view,process,operation,resource,category,ns\r\nuncorrected,7,\"train, step\",CPU+GPU,CUDA API,10\r\n");
 }
 
 TEST_CASE("Folded stacks merge CPU and CPU+GPU rows, add the Python line, leave GPU rows out", "[export]") {
@@ -132,8 +132,7 @@ TEST_CASE("Chrome trace of a hand-made timeline", "[export]") {
     if (event["ph"] == "s" || event["ph"] == "f") {
       flows.push_back(event);
     } else {
-      by_name[event["ph"] == "M" ? event["args"]["name"].get<std::string>() : event["name"].get<std::string>()] =
-          event;
+      by_name[event["ph"] == "M" ? event["args"]["name"].get<std::string>() : event["name"].get<std::string>()] = event;
     }
   }
   CHECK(by_name.at("client (pid 42)")["name"] == "process_name");

@@ -41,9 +41,8 @@ IntervalList BruteForceFlatten(const IntervalList& intervals, int64_t horizon_ns
 int64_t CoveredUnits(const IntervalList& intervals, int64_t horizon_ns) {
   int64_t covered_ns = 0;
   for (int64_t t = 0; t < horizon_ns; ++t) {
-    covered_ns += std::any_of(intervals.begin(), intervals.end(), [t](const Interval& i) {
-      return i.begin_ns <= t && t < i.end_ns;
-    });
+    covered_ns += std::any_of(intervals.begin(), intervals.end(),
+                              [t](const Interval& i) { return i.begin_ns <= t && t < i.end_ns; });
   }
   return covered_ns;
 }
@@ -59,8 +58,7 @@ void RequireWellFormed(const IntervalList& out) {
     REQUIRE(out[i].begin_ns < out[i].end_ns);
     if (i == 0) continue;
     REQUIRE(out[i - 1].end_ns <= out[i].begin_ns);
-    const bool touching_same_label =
-        out[i - 1].end_ns == out[i].begin_ns && out[i - 1].label == out[i].label;
+    const bool touching_same_label = out[i - 1].end_ns == out[i].begin_ns && out[i - 1].label == out[i].label;
     REQUIRE_FALSE(touching_same_label);
   }
 }
@@ -97,43 +95,30 @@ IntervalList RandomOverlapping(std::mt19937& rng, int64_t horizon_ns) {
   return out;
 }
 
-TEST_CASE("FlattenInnermost returns nothing for empty input", "[flatten]") {
-  CHECK(FlattenInnermost({}).empty());
-}
+TEST_CASE("FlattenInnermost returns nothing for empty input", "[flatten]") { CHECK(FlattenInnermost({}).empty()); }
 
-TEST_CASE("FlattenInnermost lets a nested interval win and the outer resume after it ends",
-          "[flatten]") {
+TEST_CASE("FlattenInnermost lets a nested interval win and the outer resume after it ends", "[flatten]") {
   const IntervalList out = FlattenInnermost({{0, 10, kOuter}, {2, 5, kInner}});
   CHECK(out == IntervalList{{0, 2, kOuter}, {2, 5, kInner}, {5, 10, kOuter}});
 }
 
-TEST_CASE("FlattenInnermost resumes the right level after three nested levels unwind",
-          "[flatten]") {
-  const IntervalList out =
-      FlattenInnermost({{0, 20, kOuter}, {2, 15, kMiddle}, {5, 8, kInner}});
-  CHECK(out == IntervalList{{0, 2, kOuter},
-                            {2, 5, kMiddle},
-                            {5, 8, kInner},
-                            {8, 15, kMiddle},
-                            {15, 20, kOuter}});
+TEST_CASE("FlattenInnermost resumes the right level after three nested levels unwind", "[flatten]") {
+  const IntervalList out = FlattenInnermost({{0, 20, kOuter}, {2, 15, kMiddle}, {5, 8, kInner}});
+  CHECK(out == IntervalList{{0, 2, kOuter}, {2, 5, kMiddle}, {5, 8, kInner}, {8, 15, kMiddle}, {15, 20, kOuter}});
 }
 
-TEST_CASE("FlattenInnermost gives partially overlapping intervals to the later-started one",
-          "[flatten]") {
+TEST_CASE("FlattenInnermost gives partially overlapping intervals to the later-started one", "[flatten]") {
   const IntervalList out = FlattenInnermost({{0, 6, kOuter}, {4, 10, kInner}});
   CHECK(out == IntervalList{{0, 4, kOuter}, {4, 10, kInner}});
 }
 
-TEST_CASE("FlattenInnermost skips an interval that ended while a more inner one was active",
-          "[flatten]") {
+TEST_CASE("FlattenInnermost skips an interval that ended while a more inner one was active", "[flatten]") {
   // kMiddle ends at 10 under kInner; after kInner ends, kOuter must resume.
-  const IntervalList out =
-      FlattenInnermost({{0, 20, kOuter}, {2, 10, kMiddle}, {5, 15, kInner}});
+  const IntervalList out = FlattenInnermost({{0, 20, kOuter}, {2, 10, kMiddle}, {5, 15, kInner}});
   CHECK(out == IntervalList{{0, 2, kOuter}, {2, 5, kMiddle}, {5, 15, kInner}, {15, 20, kOuter}});
 }
 
-TEST_CASE("FlattenInnermost keeps live outer intervals when many inner ones end under others",
-          "[flatten]") {
+TEST_CASE("FlattenInnermost keeps live outer intervals when many inner ones end under others", "[flatten]") {
   // Each staircase step ends under the next one, so thousands of finished
   // entries pile up under the winner; the outer one must still resume.
   constexpr int32_t kSteps = 5000;
@@ -152,42 +137,33 @@ TEST_CASE("FlattenInnermost breaks a tie on begin in favour of the earlier end",
   CHECK(out == IntervalList{{0, 4, kInner}, {4, 10, kOuter}});
 }
 
-TEST_CASE("FlattenInnermost gives identical intervals to the one later in the input",
-          "[flatten]") {
+TEST_CASE("FlattenInnermost gives identical intervals to the one later in the input", "[flatten]") {
   CHECK(FlattenInnermost({{0, 5, kOuter}, {0, 5, kInner}}) == IntervalList{{0, 5, kInner}});
   CHECK(FlattenInnermost({{0, 5, kInner}, {0, 5, kOuter}}) == IntervalList{{0, 5, kOuter}});
 }
 
 TEST_CASE("FlattenInnermost ignores zero-length and negative-length intervals", "[flatten]") {
-  const IntervalList out =
-      FlattenInnermost({{3, 3, kInner}, {0, 10, kOuter}, {6, 4, kInner}, {7, 7, kMiddle}});
+  const IntervalList out = FlattenInnermost({{3, 3, kInner}, {0, 10, kOuter}, {6, 4, kInner}, {7, 7, kMiddle}});
   CHECK(out == IntervalList{{0, 10, kOuter}});
   CHECK(FlattenInnermost({{5, 5, kInner}, {9, 1, kOuter}}).empty());
 }
 
 TEST_CASE("FlattenInnermost accepts unsorted input", "[flatten]") {
-  const IntervalList out =
-      FlattenInnermost({{5, 8, kInner}, {20, 30, kMiddle}, {0, 20, kOuter}, {2, 15, kMiddle}});
-  CHECK(out == IntervalList{{0, 2, kOuter},
-                            {2, 5, kMiddle},
-                            {5, 8, kInner},
-                            {8, 15, kMiddle},
-                            {15, 20, kOuter},
-                            {20, 30, kMiddle}});
+  const IntervalList out = FlattenInnermost({{5, 8, kInner}, {20, 30, kMiddle}, {0, 20, kOuter}, {2, 15, kMiddle}});
+  CHECK(out ==
+        IntervalList{
+            {0, 2, kOuter}, {2, 5, kMiddle}, {5, 8, kInner}, {8, 15, kMiddle}, {15, 20, kOuter}, {20, 30, kMiddle}});
 }
 
-TEST_CASE("FlattenInnermost merges touching pieces with the same label but keeps gaps",
-          "[flatten]") {
+TEST_CASE("FlattenInnermost merges touching pieces with the same label but keeps gaps", "[flatten]") {
   // Sorted and disjoint: takes the fast path.
-  const IntervalList out =
-      FlattenInnermost({{0, 5, kOuter}, {5, 8, kOuter}, {8, 9, kInner}, {12, 14, kInner}});
+  const IntervalList out = FlattenInnermost({{0, 5, kOuter}, {5, 8, kOuter}, {8, 9, kInner}, {12, 14, kInner}});
   CHECK(out == IntervalList{{0, 8, kOuter}, {8, 9, kInner}, {12, 14, kInner}});
   // Through the general path: the inner piece carries the outer's label.
   CHECK(FlattenInnermost({{0, 10, kOuter}, {3, 4, kOuter}}) == IntervalList{{0, 10, kOuter}});
 }
 
-TEST_CASE("FlattenInnermost matches a per-instant brute force on random overlapping input",
-          "[flatten][property]") {
+TEST_CASE("FlattenInnermost matches a per-instant brute force on random overlapping input", "[flatten][property]") {
   constexpr int64_t kHorizonNs = 40;
   std::mt19937 rng(20240601);
   for (int trial = 0; trial < 400; ++trial) {
@@ -201,8 +177,7 @@ TEST_CASE("FlattenInnermost matches a per-instant brute force on random overlapp
   }
 }
 
-TEST_CASE("FlattenInnermost matches the brute force on large inputs with many short intervals",
-          "[flatten][property]") {
+TEST_CASE("FlattenInnermost matches the brute force on large inputs with many short intervals", "[flatten][property]") {
   // Thousands of overlapping spans exercise the active stack's compaction.
   constexpr int64_t kHorizonNs = 3000;
   std::mt19937 rng(31337);
@@ -222,8 +197,7 @@ TEST_CASE("FlattenInnermost matches the brute force on large inputs with many sh
   }
 }
 
-TEST_CASE("FlattenInnermost fast path on sorted disjoint input agrees with the general path",
-          "[flatten][property]") {
+TEST_CASE("FlattenInnermost fast path on sorted disjoint input agrees with the general path", "[flatten][property]") {
   constexpr int64_t kHorizonNs = 60;
   std::mt19937 rng(7);
   for (int trial = 0; trial < 300; ++trial) {

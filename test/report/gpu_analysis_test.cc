@@ -62,10 +62,9 @@ TEST_CASE("GPU rows partition each device's busy time by overlap, kernels before
   ProcessTimeline process;
   // Device 0: kernel [10,30), copy [25,40) (overlaps the kernel: 25..30 is
   // Kernel), memset [50,55). Device 1: kernel [12,22).
-  process.gpu_activities = {Activity(10, 30, GpuActivityKind::kKernel, 1, f.gemm),
-                            Activity(25, 40, GpuActivityKind::kMemcpy, 2),
-                            Activity(50, 55, GpuActivityKind::kMemset, 3),
-                            Activity(12, 22, GpuActivityKind::kKernel, 4, f.relu, 1)};
+  process.gpu_activities = {
+      Activity(10, 30, GpuActivityKind::kKernel, 1, f.gemm), Activity(25, 40, GpuActivityKind::kMemcpy, 2),
+      Activity(50, 55, GpuActivityKind::kMemset, 3), Activity(12, 22, GpuActivityKind::kKernel, 4, f.relu, 1)};
   // Main timeline: inference [0,20), backprop [20,45); after 45: none.
   const IntervalList main = {{0, 20, f.inference}, {20, 45, f.backprop}};
   const GpuAnalysis gpu = Analyse(process, {}, main, f.names);
@@ -77,7 +76,7 @@ TEST_CASE("GPU rows partition each device's busy time by overlap, kernels before
   for (const auto& [key, ns] : gpu.rows) total += ns;
   CHECK(total == (30 + 5) + 10);  // Device 0 busy [10,40)+[50,55); device 1 [12,22).
   CHECK(gpu.devices == 2);
-  CHECK(gpu.busy_ns == 30 + 5);   // Union over devices.
+  CHECK(gpu.busy_ns == 30 + 5);  // Union over devices.
   CHECK(gpu.kernels == 2);
   CHECK(gpu.kernel_ns == 30);
   CHECK(gpu.memcpys == 1);
@@ -176,12 +175,12 @@ TEST_CASE("Thread time while a GPU is busy is CPU+GPU; the rows still sum to the
     const auto it = breakdown.find({operation, resource, category});
     return it == breakdown.end() ? 0 : it->second;
   };
-  CHECK(at(1, Resource::kCpu, Category::kCudaApi) == 5);      // [10,15)
-  CHECK(at(1, Resource::kCpuGpu, Category::kCudaApi) == 5);   // [15,20)
-  CHECK(at(1, Resource::kCpuGpu, Category::kNative) == 10);   // [20,30)
-  CHECK(at(1, Resource::kCpu, Category::kNative) == 10 + 20); // [0,10) + [30,50)
-  CHECK(at(0, Resource::kCpuGpu, Category::kNative) == 10);   // [90,100)
-  CHECK(at(0, Resource::kCpu, Category::kNative) == 40);      // [50,90)
+  CHECK(at(1, Resource::kCpu, Category::kCudaApi) == 5);       // [10,15)
+  CHECK(at(1, Resource::kCpuGpu, Category::kCudaApi) == 5);    // [15,20)
+  CHECK(at(1, Resource::kCpuGpu, Category::kNative) == 10);    // [20,30)
+  CHECK(at(1, Resource::kCpu, Category::kNative) == 10 + 20);  // [0,10) + [30,50)
+  CHECK(at(0, Resource::kCpuGpu, Category::kNative) == 10);    // [90,100)
+  CHECK(at(0, Resource::kCpu, Category::kNative) == 40);       // [50,90)
   int64_t total = 0;
   for (const auto& [key, ns] : breakdown) total += ns;
   CHECK(total == 100);
@@ -223,8 +222,7 @@ TEST_CASE("A CUDA call is placed at the innermost Python call around it", "[gpu]
   CHECK(find(4).operation == none);
 }
 
-TEST_CASE("Per-operation rows sum to the totals: GPU work between operations and unseen launches have rows",
-          "[gpu]") {
+TEST_CASE("Per-operation rows sum to the totals: GPU work between operations and unseen launches have rows", "[gpu]") {
   Fixture f;
   ProcessTimeline process;
   process.begin_ns = 0;
@@ -268,9 +266,8 @@ TEST_CASE("A corrected analysis keeps the measured overlap views and has wall ti
   const GpuAnalysis measured = Analyse(process, launches, {{0, 20, f.inference}, {20, 40, f.backprop}}, f.names);
   // Corrected: the main timeline lost time, the kernel did not move.
   const IntervalList corrected_main = {{0, 12, f.inference}, {12, 24, f.backprop}};
-  const GpuAnalysis corrected =
-      AnalyseGpu(process, launches, corrected_main, GpuBusyIntervals(process.gpu_activities), "cupti", true, f.names,
-                 &measured);
+  const GpuAnalysis corrected = AnalyseGpu(process, launches, corrected_main, GpuBusyIntervals(process.gpu_activities),
+                                           "cupti", true, f.names, &measured);
   CHECK(corrected.rows == measured.rows);
   CHECK(corrected.busy_ns == measured.busy_ns);
   const OperationGpuRow* inference = OperationRow(corrected, "inference");

@@ -30,8 +30,10 @@ class ScopedTimeZone {
     tzset();
   }
   ~ScopedTimeZone() {
-    if (old_) setenv("TZ", old_->c_str(), 1);
-    else unsetenv("TZ");
+    if (old_)
+      setenv("TZ", old_->c_str(), 1);
+    else
+      unsetenv("TZ");
     tzset();
   }
 
@@ -61,10 +63,10 @@ TEST_CASE("nvidia-smi timestamps read as UTC, whatever this process's zone", "[g
 }
 
 TEST_CASE("malformed nvidia-smi timestamps are refused", "[gpu_utilization]") {
-  for (const char* text : {"", "2026/11/30 05:36:15", "2026/11/30 05:36:15.", "2026-11-30 05:36:15.123",
-                           "2026/13/30 05:36:15.123", "2026/02/31 05:36:15.123", "2026/11/30 24:00:00.000",
-                           "2026/11/30 05:36:15.123x", "2026/11/30 05:36:15.1234567890", "26/11/30 05:36:15.123",
-                           "[N/A]"}) {
+  for (const char* text :
+       {"", "2026/11/30 05:36:15", "2026/11/30 05:36:15.", "2026-11-30 05:36:15.123", "2026/13/30 05:36:15.123",
+        "2026/02/31 05:36:15.123", "2026/11/30 24:00:00.000", "2026/11/30 05:36:15.123x",
+        "2026/11/30 05:36:15.1234567890", "26/11/30 05:36:15.123", "[N/A]"}) {
     INFO(text);
     CHECK_FALSE(ParseNvidiaSmiTimestamp(text).has_value());
   }
@@ -132,13 +134,13 @@ TEST_CASE("blank lines are ignored; garbage is skipped, counted and quoted", "[g
       "2026/11/30 05:36:15.000, 0, 40\n"
       "   \n"
       "Unable to determine the device handle for GPU 0000:3B:00.0: Unknown Error\n"
-      "2026/11/30 05:36:15.000, 0\n"                 // a field short
-      "2026/11/30 05:36:15.000, 0, 40, 7\n"          // a field too many
-      "2026/11/30 05:36:15.000, -1, 40\n"            // no such index
-      "2026/11/30 05:36:15.000, 0, 101\n"            // not a percentage
+      "2026/11/30 05:36:15.000, 0\n"         // a field short
+      "2026/11/30 05:36:15.000, 0, 40, 7\n"  // a field too many
+      "2026/11/30 05:36:15.000, -1, 40\n"    // no such index
+      "2026/11/30 05:36:15.000, 0, 101\n"    // not a percentage
       "2026/11/30 05:36:15.000, 0, forty\n"
-      "2026/11/30 05:36:16.000, 0, 60 %\n"           // units tolerated
-      "2026/11/30 05:36:17.000, 0, 80\r\n";          // CRLF tolerated
+      "2026/11/30 05:36:16.000, 0, 60 %\n"   // units tolerated
+      "2026/11/30 05:36:17.000, 0, 80\r\n";  // CRLF tolerated
   const GpuUtilization result = SummarizeGpuUtilizationText(csv, "", kT0, kT0 + 10 * kSecond, "run/nvidia-smi.csv");
   CHECK(result.samples_total == 3);
   CHECK(result.skipped_lines == 7);
@@ -180,8 +182,7 @@ TEST_CASE("no samples: the problem quotes nvidia-smi's error", "[gpu_utilization
     CHECK(result.problems[0] == std::string("nvidia-smi printed no samples: ") + kNoDriver);
   }
   SECTION("from stdout when stderr is empty") {
-    const GpuUtilization result =
-        SummarizeGpuUtilizationText("No devices were found\n", "", kT0, kT0 + kSecond);
+    const GpuUtilization result = SummarizeGpuUtilizationText("No devices were found\n", "", kT0, kT0 + kSecond);
     CHECK_FALSE(result.file_empty);
     REQUIRE_FALSE(result.problems.empty());
     CHECK(result.problems[0] == "nvidia-smi printed no samples: No devices were found");
@@ -213,8 +214,8 @@ TEST_CASE("files: missing, and read from disk", "[gpu_utilization]") {
     CHECK(result.file_missing);
     CHECK(result.gpus.empty());
     REQUIRE(result.problems.size() == 1);
-    CHECK_THAT(result.problems[0], Catch::Contains(base + "_missing.csv") &&
-                                       Catch::Contains("No such file or directory"));
+    CHECK_THAT(result.problems[0],
+               Catch::Contains(base + "_missing.csv") && Catch::Contains("No such file or directory"));
   }
   SECTION("present") {
     const std::string csv = base + ".csv";

@@ -3,9 +3,9 @@
 // users' own rules (old path globs included) before the defaults.
 #include "library_classifier.h"
 
-#include <catch2/catch.hpp>
 #include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -36,8 +36,8 @@ RuleSet WithUserRules(const std::string& text) {
 class FakeSitePackages {
  public:
   FakeSitePackages()
-      : root_(fs::temp_directory_path() / ("rlscope-site-" + std::to_string(getpid()) + "-" +
-                                           std::to_string(counter_++))) {
+      : root_(fs::temp_directory_path() /
+              ("rlscope-site-" + std::to_string(getpid()) + "-" + std::to_string(counter_++))) {
     fs::create_directories(site());
   }
   ~FakeSitePackages() {

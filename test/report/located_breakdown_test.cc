@@ -1,7 +1,8 @@
+#include "located_breakdown.h"
+
 #include <catch2/catch.hpp>
 
 #include "breakdown.h"
-#include "located_breakdown.h"
 
 using namespace rlscope::report;
 

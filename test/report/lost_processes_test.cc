@@ -1,7 +1,6 @@
 #include "lost_processes.h"
 
 #include <catch2/catch.hpp>
-
 #include <string>
 #include <vector>
 

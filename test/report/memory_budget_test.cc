@@ -67,12 +67,14 @@ TEST_CASE("available memory: MemAvailable, lowered by a cgroup v2 limit", "[memo
   CHECK(*AvailableMemory(meminfo, over.string()) == 0);
   // The page cache charged to the cgroup (the trace just written) is room:
   // 3 GiB limit, 2.5 GiB charged of which 1 GiB inactive file pages.
-  const std::filesystem::path cached = Scratch(
-      "cached", {{"memory.max", "3221225472\n"}, {"memory.current", "2684354560\n"},
-                 {"memory.stat", "anon 1610612736\nfile 1073741824\ninactive_file 1073741824\n"}});
+  const std::filesystem::path cached =
+      Scratch("cached", {{"memory.max", "3221225472\n"},
+                         {"memory.current", "2684354560\n"},
+                         {"memory.stat", "anon 1610612736\nfile 1073741824\ninactive_file 1073741824\n"}});
   CHECK(*AvailableMemory(meminfo, cached.string()) == 1536ull << 20);
   // A limit on an ancestor (a container's slice) counts too.
-  const std::filesystem::path parent = Scratch("parent", {{"memory.max", "1073741824\n"}, {"memory.current", "805306368\n"}});
+  const std::filesystem::path parent =
+      Scratch("parent", {{"memory.max", "1073741824\n"}, {"memory.current", "805306368\n"}});
   std::filesystem::create_directories(parent / "child");
   std::ofstream(parent / "child" / "memory.max") << "max\n";
   std::ofstream(parent / "child" / "memory.current") << "805306368\n";

@@ -2,10 +2,10 @@
 // and a FIFO or device there must not block or exhaust the report.
 #include "native_symbolizer.h"
 
-#include <catch2/catch.hpp>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <cstdio>
 #include <string>
 

@@ -3,7 +3,6 @@
 #include "operation_inference.h"
 
 #include <catch2/catch.hpp>
-
 #include <string>
 #include <vector>
 
@@ -36,7 +35,8 @@ Resolved Resolve(const std::vector<Span>& inferred, int64_t end, const std::vect
   ProcessTimeline process;
   process.executable = executable;
   ThreadTimeline thread = fixtures::Thread(0, end);
-  for (const Span& span : inferred) thread.inferred_operations.push_back({span.begin, span.end, names.Intern(span.operation)});
+  for (const Span& span : inferred)
+    thread.inferred_operations.push_back({span.begin, span.end, names.Intern(span.operation)});
   for (const Span& span : explicit_operations) {
     thread.operations.push_back({span.begin, span.end, names.Intern(span.operation)});
   }
@@ -46,7 +46,8 @@ Resolved Resolve(const std::vector<Span>& inferred, int64_t end, const std::vect
   for (const Interval& interval : process.threads[0].inferred_operations) {
     resolved.spans.push_back({interval.begin_ns, interval.end_ns, names.Name(interval.label)});
   }
-  for (const auto& [label, count] : process.threads[0].operation_instances) resolved.instances[names.Name(label)] = count;
+  for (const auto& [label, count] : process.threads[0].operation_instances)
+    resolved.instances[names.Name(label)] = count;
   return resolved;
 }
 
@@ -94,8 +95,8 @@ TEST_CASE("Forward passes are resolved by nesting before order", "[operation_inf
 
 TEST_CASE("Without a backward, every forward pass is acting", "[operation_inference]") {
   const Resolved resolved = Resolve({{10, 20, "forward"}, {30, 40, "simulation"}, {50, 60, "forward"}}, 60);
-  CHECK(resolved.spans == std::vector<Span>{{0, 10, "startup"}, {10, 30, "inference"}, {30, 50, "simulation"},
-                                            {50, 60, "inference"}});
+  CHECK(resolved.spans ==
+        std::vector<Span>{{0, 10, "startup"}, {10, 30, "inference"}, {30, 50, "simulation"}, {50, 60, "inference"}});
 }
 
 TEST_CASE("Glue is decided on inferred operations alone", "[operation_inference]") {
@@ -103,8 +104,8 @@ TEST_CASE("Glue is decided on inferred operations alone", "[operation_inference]
   // glue around the step is decided as without the annotation.
   const Resolved resolved =
       Resolve({{10, 20, "forward"}, {35, 38, "simulation"}, {50, 60, "forward"}}, 60, {{30, 40, "custom_step"}});
-  CHECK(resolved.spans == std::vector<Span>{{0, 10, "startup"}, {10, 35, "inference"}, {35, 50, "simulation"},
-                                            {50, 60, "inference"}});
+  CHECK(resolved.spans ==
+        std::vector<Span>{{0, 10, "startup"}, {10, 35, "inference"}, {35, 50, "simulation"}, {50, 60, "inference"}});
 }
 
 TEST_CASE("A thread without inferred operations is left alone", "[operation_inference]") {

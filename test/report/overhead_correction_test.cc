@@ -115,8 +115,7 @@ TEST_CASE("counted Python calls are spread over the time outside recorded calls"
   thread.python = true;
   // A native call fills [500, 1500]; Python runs in [0, 500] and [1500, 2000].
   thread.native_calls.push_back({500, 1500, Category::kBackend, 0, 1});
-  thread.overhead_windows.push_back(
-      {0, 2000, static_cast<uint16_t>(rlscope::wire::OverheadKind::kPythonCall), 10, 0});
+  thread.overhead_windows.push_back({0, 2000, static_cast<uint16_t>(rlscope::wire::OverheadKind::kPythonCall), 10, 0});
   process.threads.push_back(thread);
   NameTable names;
   const ProcessCorrection result = CorrectProcess(process, Model({{"python_call@3.11", 20}}), "3.11", names);
@@ -131,8 +130,7 @@ TEST_CASE("Python costs of an uncalibrated interpreter are not removed but liste
   ProcessTimeline process;
   process.end_ns = 2000;
   ThreadTimeline thread = Thread(0, 2000);
-  thread.overhead_windows.push_back(
-      {0, 2000, static_cast<uint16_t>(rlscope::wire::OverheadKind::kPythonCall), 10, 0});
+  thread.overhead_windows.push_back({0, 2000, static_cast<uint16_t>(rlscope::wire::OverheadKind::kPythonCall), 10, 0});
   process.threads.push_back(thread);
   NameTable names;
   const ProcessCorrection result = CorrectProcess(process, Model({{"python_call@3.11", 20}}), "3.12", names);
@@ -211,11 +209,11 @@ TEST_CASE("negative calibrations count as zero", "[calibration]") {
 
 TEST_CASE("a cost whose repetitions disagree more than the cost itself is uncertain", "[calibration]") {
   CHECK(!cal::Uncertain({150, 14, 5, 1000}));
-  CHECK(cal::Uncertain({72, 132, 5, 1000}));        // Spread above the value.
-  CHECK(cal::Uncertain({-60, 10, 5, 1000}));        // Negative past its spread.
-  CHECK(!cal::Uncertain({-2, 12, 5, 1000}));        // About nothing: a disabled builtin call.
-  CHECK(!cal::Uncertain({1.3, 19, 5, 1000}));       // Within the floor.
-  CHECK(cal::Uncertain({11.5e6, 24e6, 5, 1}));      // A start-up cost as unsure.
+  CHECK(cal::Uncertain({72, 132, 5, 1000}));    // Spread above the value.
+  CHECK(cal::Uncertain({-60, 10, 5, 1000}));    // Negative past its spread.
+  CHECK(!cal::Uncertain({-2, 12, 5, 1000}));    // About nothing: a disabled builtin call.
+  CHECK(!cal::Uncertain({1.3, 19, 5, 1000}));   // Within the floor.
+  CHECK(cal::Uncertain({11.5e6, 24e6, 5, 1}));  // A start-up cost as unsure.
 }
 
 TEST_CASE("removals in any order give the same map, also past the insertion-sort budget", "[correction]") {

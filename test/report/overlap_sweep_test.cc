@@ -36,8 +36,7 @@ std::vector<Segment> CollectSegments(const std::vector<IntervalList>& streams) {
 }
 
 // Reference: the set of streams covering each integer instant, summed.
-std::map<uint64_t, int64_t> BruteForceOverlap(const std::vector<IntervalList>& streams,
-                                              int64_t horizon_ns) {
+std::map<uint64_t, int64_t> BruteForceOverlap(const std::vector<IntervalList>& streams, int64_t horizon_ns) {
   std::map<uint64_t, int64_t> time_by_set_ns;
   for (int64_t t = 0; t < horizon_ns; ++t) {
     uint64_t set = 0;
@@ -58,22 +57,19 @@ TEST_CASE("ComputeOverlapBySet reproduces RL-Scope's reference overlap case", "[
       {{2, 5, 0}, {7, 8, 0}, {11, 12, 0}},
   };
   const std::map<uint64_t, int64_t> expected = {
-      {kA, 2},      {kB, 1},      {kC, 1},           {kA | kB, 2},
-      {kA | kC, 1}, {kB | kC, 2}, {kA | kB | kC, 1},
+      {kA, 2}, {kB, 1}, {kC, 1}, {kA | kB, 2}, {kA | kC, 1}, {kB | kC, 2}, {kA | kB | kC, 1},
   };
   CHECK(ComputeOverlapBySet(streams) == expected);
 }
 
-TEST_CASE("ComputeOverlapBySet unions overlapping intervals within one stream first",
-          "[overlap]") {
+TEST_CASE("ComputeOverlapBySet unions overlapping intervals within one stream first", "[overlap]") {
   // Stream A's two intervals overlap on [3, 5): that time counts once.
   const std::vector<IntervalList> streams = {{{3, 8, 0}, {0, 5, 0}}, {{6, 10, 0}}};
   const std::map<uint64_t, int64_t> expected = {{kA, 6}, {kA | kB, 2}, {kB, 2}};
   CHECK(ComputeOverlapBySet(streams) == expected);
 }
 
-TEST_CASE("ComputeOverlapBySet is empty for no streams or only empty ones or more than 64",
-          "[overlap]") {
+TEST_CASE("ComputeOverlapBySet is empty for no streams or only empty ones or more than 64", "[overlap]") {
   CHECK(ComputeOverlapBySet({}).empty());
   CHECK(ComputeOverlapBySet(std::vector<IntervalList>(3)).empty());
   CHECK(ComputeOverlapBySet(std::vector<IntervalList>(65, IntervalList{{0, 1, 0}})).empty());
@@ -83,13 +79,11 @@ TEST_CASE("ComputeOverlapBySet uses bit 63 for the 64th stream", "[overlap]") {
   std::vector<IntervalList> streams(64);
   streams[63] = {{0, 4, 0}};
   streams[0] = {{2, 6, 0}};
-  const std::map<uint64_t, int64_t> expected = {
-      {uint64_t{1} << 63, 2}, {(uint64_t{1} << 63) | 1, 2}, {1, 2}};
+  const std::map<uint64_t, int64_t> expected = {{uint64_t{1} << 63, 2}, {(uint64_t{1} << 63) | 1, 2}, {1, 2}};
   CHECK(ComputeOverlapBySet(streams) == expected);
 }
 
-TEST_CASE("ComputeOverlapBySet matches a per-instant brute force on random streams",
-          "[overlap][property]") {
+TEST_CASE("ComputeOverlapBySet matches a per-instant brute force on random streams", "[overlap][property]") {
   constexpr int64_t kHorizonNs = 40;
   std::mt19937 rng(99);
   std::uniform_int_distribution<int64_t> coordinate(0, kHorizonNs);
@@ -109,8 +103,7 @@ TEST_CASE("ComputeOverlapBySet matches a per-instant brute force on random strea
   }
 }
 
-TEST_CASE("SweepStreams reports each elementary segment with every stream's label and skips gaps",
-          "[sweep]") {
+TEST_CASE("SweepStreams reports each elementary segment with every stream's label and skips gaps", "[sweep]") {
   const std::vector<IntervalList> streams = {
       {{0, 4, 10}, {10, 12, 11}},
       {{2, 6, 20}},
@@ -146,17 +139,14 @@ TEST_CASE("SweepStreams never reports zero-length segments", "[sweep]") {
   CHECK(CollectSegments(streams) == expected);
 }
 
-TEST_CASE("UnionIntervals sorts, merges overlapping and touching spans and drops labels",
-          "[union]") {
-  const IntervalList out =
-      UnionIntervals({{8, 9, 4}, {0, 3, 1}, {2, 5, 2}, {5, 6, 3}, {7, 7, 5}, {12, 10, 6}});
+TEST_CASE("UnionIntervals sorts, merges overlapping and touching spans and drops labels", "[union]") {
+  const IntervalList out = UnionIntervals({{8, 9, 4}, {0, 3, 1}, {2, 5, 2}, {5, 6, 3}, {7, 7, 5}, {12, 10, 6}});
   CHECK(out == IntervalList{{0, 6, 0}, {8, 9, 0}});
   CHECK(UnionIntervals({}).empty());
 }
 
 TEST_CASE("UnionIntervals keeps an interval that contains the following ones", "[union]") {
-  CHECK(UnionIntervals({{0, 10, 1}, {2, 3, 1}, {4, 5, 1}, {11, 12, 1}}) ==
-        IntervalList{{0, 10, 0}, {11, 12, 0}});
+  CHECK(UnionIntervals({{0, 10, 1}, {2, 3, 1}, {4, 5, 1}, {11, 12, 1}}) == IntervalList{{0, 10, 0}, {11, 12, 0}});
 }
 
 }  // namespace

@@ -1,8 +1,7 @@
-#include <catch2/catch.hpp>
-
-#include <string>
-
 #include "protobuf_writer.h"
+
+#include <catch2/catch.hpp>
+#include <string>
 
 using namespace rlscope::report;
 

@@ -237,12 +237,13 @@ TEST_CASE("report.html sums quiet processes in one line, as report.txt does", "[
   CHECK(page.find("sm_90a") == std::string::npos);  // No row of their own.
   CHECK(page.find("3 more process(es) with nothing intercepted (6.00 ms of thread time): ptxas x3") !=
         std::string::npos);
-  CHECK(FormatReportText(report).find("3 more process(es) with nothing intercepted (6.00 ms of thread time): ptxas x3") !=
-        std::string::npos);
+  CHECK(FormatReportText(report).find(
+            "3 more process(es) with nothing intercepted (6.00 ms of thread time): ptxas x3") != std::string::npos);
 }
 
 TEST_CASE("Chart axes label round values without trailing zeros", "[html]") {
-  const std::string page = FormatReportHtml(Report({Row("inference", Resource::kCpu, Category::kPython, 5'000'000'000)}));
+  const std::string page =
+      FormatReportHtml(Report({Row("inference", Resource::kCpu, Category::kPython, 5'000'000'000)}));
   // Ticks only: a bar's total keeps the table's precision ("5.000 s").
   CHECK(std::regex_search(page, std::regex("class=\"tick\"[^>]*>0</text>")));
   CHECK_FALSE(std::regex_search(page, std::regex("class=\"tick\"[^>]*>[^<]*(0 ns|\\.000 s)</text>")));

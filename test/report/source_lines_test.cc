@@ -1,10 +1,10 @@
 // How the report shows the user's lines (source_lines.h).
 #include "source_lines.h"
 
-#include <catch2/catch.hpp>
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <fstream>
 #include <string>
 

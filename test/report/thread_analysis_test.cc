@@ -103,9 +103,8 @@ TEST_CASE("Transitions are counted per operation and native time per Python line
   thread.python = true;
   thread.inferred_operations = {{0, 50, kInference}, {50, 100, kBackprop}};
   thread.cpu_events = {{10, 20, kBackend}, {30, 40, kBackend}, {60, 70, kBackend}, {62, 64, kCuda}};
-  thread.native_calls = {{10, 20, Category::kBackend, 7, 42},
-                         {30, 40, Category::kBackend, 7, 42},
-                         {60, 70, Category::kBackend, 8, 13}};
+  thread.native_calls = {
+      {10, 20, Category::kBackend, 7, 42}, {30, 40, Category::kBackend, 7, 42}, {60, 70, Category::kBackend, 8, 13}};
   const ThreadAnalysis analysis = AnalyseThread(thread, kNone);
   CHECK(analysis.transitions.at({kInference, Category::kPython, Category::kBackend}) == 2);
   CHECK(analysis.transitions.at({kBackprop, Category::kPython, Category::kBackend}) == 1);

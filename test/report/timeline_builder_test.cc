@@ -1,9 +1,9 @@
 #include "timeline_builder.h"
 
-#include <catch2/catch.hpp>
 #include <link.h>
 #include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <string>
 #include <vector>
 
@@ -44,8 +44,8 @@ void FeedEvents(TimelineBuilder& builder, uint32_t tid, std::vector<wire::Event>
   for (const auto& [id, text] : strings) encoder.AddString(id, text);
   encoder.AddThreadEvents(tid, instance != 0 ? instance : tid, static_cast<uint32_t>(events.size()), 0, {},
                           [&](wire::Event* out) {
-    for (size_t i = 0; i < events.size(); ++i) out[i] = events[i];
-  });
+                            for (size_t i = 0; i < events.size(); ++i) out[i] = events[i];
+                          });
   Feed(builder, encoder.FinishBatch());
 }
 
@@ -187,10 +187,12 @@ TEST_CASE("A reused tid starts a new thread record", "[timeline]") {
   TimelineBuilder builder(names);
   FeedHello(builder, 10, 0);
   // The second thread's events arrive first: order of arrival must not matter.
-  FeedEvents(builder, 12, {Ev(50, 50, wire::EventKind::kThreadBegin), Ev(60, 70, wire::EventKind::kCudaApi, 1)}, {},
-             0, /*instance=*/3);
-  FeedEvents(builder, 12, {Ev(10, 10, wire::EventKind::kThreadBegin), Ev(20, 25, wire::EventKind::kCudaApi, 1),
-                           Ev(40, 40, wire::EventKind::kThreadEnd)}, {}, 0, /*instance=*/2);
+  FeedEvents(builder, 12, {Ev(50, 50, wire::EventKind::kThreadBegin), Ev(60, 70, wire::EventKind::kCudaApi, 1)}, {}, 0,
+             /*instance=*/3);
+  FeedEvents(builder, 12,
+             {Ev(10, 10, wire::EventKind::kThreadBegin), Ev(20, 25, wire::EventKind::kCudaApi, 1),
+              Ev(40, 40, wire::EventKind::kThreadEnd)},
+             {}, 0, /*instance=*/2);
   const ProcessTimeline process = builder.Finish();
   REQUIRE(process.threads.size() == 2);
   CHECK(process.threads[0].instance == 3);
@@ -234,9 +236,9 @@ TEST_CASE("CUPTI-seen calls add CUDA API time only when no runtime hook timed th
   };
   FeedEvents(builder, 7,
              {Ev(10, 40, wire::EventKind::kCudaApi, 2),
-              cupti(12, 38, 100, wire::kCuptiSeenByInterposer),        // Timed by the hook: no time.
+              cupti(12, 38, 100, wire::kCuptiSeenByInterposer),                // Timed by the hook: no time.
               cupti(20, 20, 101, wire::kCuptiDriverApi | wire::kCuptiNested),  // Alias: no time.
-              cupti(50, 60, 102, wire::kCuptiDriverApi)},              // Bypassed libcudart: time.
+              cupti(50, 60, 102, wire::kCuptiDriverApi)},                      // Bypassed libcudart: time.
              {{1, "cuLaunchKernel"}, {2, "cudaLaunchKernel"}});
   ProcessTimeline process = builder.Finish();
   const ThreadTimeline& thread = OnlyThread(process, 7);
@@ -377,9 +379,10 @@ TEST_CASE("Native frames outside installed packages have no module for module= r
   // a file= glob on its path still takes it.
   RuleSet rules;
   std::string error;
-  REQUIRE(ParseRules("operation replay *Buffer.add module=*\n"
-                     "operation storage *Buffer.add file=/*\n",
-                     "test.rules", rules, &error));
+  REQUIRE(
+      ParseRules("operation replay *Buffer.add module=*\n"
+                 "operation storage *Buffer.add file=/*\n",
+                 "test.rules", rules, &error));
   NativeSymbolizer symbolizer;
   NameTable names;
   names.Intern("(none)");

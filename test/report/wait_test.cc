@@ -74,7 +74,7 @@ TEST_CASE("a kPythonWait event is the thread's Wait, not a native call", "[wait]
   CHECK(thread.cpu_events[0].begin_ns == 100);
   CHECK(thread.cpu_events[0].end_ns == 900);
   CHECK(thread.cpu_events[0].label == kWait);
-  CHECK(thread.native_calls.empty());  // Not in the Python-lines table.
+  CHECK(thread.native_calls.empty());          // Not in the Python-lines table.
   REQUIRE(thread.overhead_sites.size() == 1);  // The hook's cost, as for any transition.
   CHECK(thread.overhead_sites[0].kind == OverheadSiteKind::kPythonTransition);
 }
@@ -150,7 +150,7 @@ TEST_CASE("the correction spreads no Python cost into blocked time", "[wait]") {
   const ProcessCorrection result = CorrectProcess(process, model, "3.11", names);
   CHECK(result.removed_ns == Approx(200));
   const Interval& wait = process.threads[0].cpu_events[0];
-  CHECK(wait.label == kWait);  // Kept (unlike Profiler time)...
+  CHECK(wait.label == kWait);   // Kept (unlike Profiler time)...
   CHECK(wait.begin_ns == 400);  // ...shifted by the cost before it...
   CHECK(wait.end_ns == 1400);   // ...and as long as it was.
 }

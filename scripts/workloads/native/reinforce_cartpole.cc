@@ -26,7 +26,7 @@
 
 namespace {
 
-constexpr int kSubsteps = 2;          // 2 x 10 ms per environment step.
+constexpr int kSubsteps = 2;  // 2 x 10 ms per environment step.
 constexpr int kMaxEpisodeSteps = 500;
 constexpr double kAngleLimit = 12 * M_PI / 180;
 constexpr double kXLimit = 2.4;
@@ -105,14 +105,13 @@ class CartPoleEnv {
     for (int i = 0; i < kSubsteps; ++i) mj_step(model_, data_);
     ++steps_;
     *observation = Observation();
-    return std::abs(data_->qpos[0]) > kXLimit || std::abs(data_->qpos[1]) > kAngleLimit ||
-           steps_ >= kMaxEpisodeSteps;
+    return std::abs(data_->qpos[0]) > kXLimit || std::abs(data_->qpos[1]) > kAngleLimit || steps_ >= kMaxEpisodeSteps;
   }
 
  private:
   std::vector<float> Observation() const {
-    return {static_cast<float>(data_->qpos[0]), static_cast<float>(data_->qvel[0]),
-            static_cast<float>(data_->qpos[1]), static_cast<float>(data_->qvel[1])};
+    return {static_cast<float>(data_->qpos[0]), static_cast<float>(data_->qvel[0]), static_cast<float>(data_->qpos[1]),
+            static_cast<float>(data_->qvel[1])};
   }
 
   mjModel* model_ = nullptr;
