@@ -25,6 +25,9 @@ packages=(
   chromium protobuf-compiler
   # Reliability suite: libFuzzer and the sanitizers come with clang.
   clang libclang-rt-dev
+  # The formatting check (.clang-format, ctest -R format) and clang-tidy
+  # (.clang-tidy).
+  clang-format clang-tidy
 )
 
 what="build dependencies"
