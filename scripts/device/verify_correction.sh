@@ -48,6 +48,7 @@ sources="$bundle/bench_sources"
 standins="$root/scripts/bench/inference_corpus/standins"
 if [[ "${THIRD_PARTY:-1}" != 0 && -d "$sources/cleanrl" ]]; then
   export PYTHONPATH="$sources/cleanrl:$sources/gymnasium-0.29.1:$standins${PYTHONPATH:+:$PYTHONPATH}"
+  cd "$work"  # CleanRL writes its runs/ (the SummaryWriter's) into the working directory.
   cleanrl=(python3 "$standins/run_with_standins.py")
   scripts="$sources/cleanrl/cleanrl"
   validate cleanrl_dqn_cuda "${cleanrl[@]}" "$scripts/dqn.py" --env-id CartPole-v1 \
