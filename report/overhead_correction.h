@@ -1,6 +1,6 @@
 // Overhead correction: turns a profiled process's timeline into the
 // estimate of the unprofiled one, by removing rlscope's own cost where it
-// occurred (ARCHITECTURE.md, "Overhead correction").
+// occurred (docs/architecture.md, step 4 of the report).
 //
 // Per thread, every overhead site and window (process_timeline.h) becomes
 // time to remove at a known place:
