@@ -4,6 +4,8 @@
 #include <array>
 #include <span>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "category.h"
 #include "flatten.h"
@@ -99,19 +101,72 @@ int32_t GlueOwner(int32_t before, int32_t after, const Labels& labels) {
   return after;
 }
 
+// A native call not inside another, and the line it was made for: the
+// user's line that led to it, else the calling line.
+struct OuterCall {
+  int64_t begin_ns = 0;
+  int64_t end_ns = 0;
+  std::pair<int32_t, uint32_t> line;
+};
+
+std::vector<OuterCall> OuterCalls(const std::vector<NativeCall>& calls) {
+  std::vector<OuterCall> all;
+  all.reserve(calls.size());
+  for (const NativeCall& call : calls) {
+    const bool user = call.user_location != kNoLabel;
+    all.push_back(
+        {call.begin_ns, call.end_ns, {user ? call.user_location : call.location, user ? call.user_line : call.line}});
+  }
+  std::sort(all.begin(), all.end(), [](const OuterCall& a, const OuterCall& b) {
+    return a.begin_ns != b.begin_ns ? a.begin_ns < b.begin_ns : a.end_ns > b.end_ns;
+  });
+  std::vector<OuterCall> outer;
+  for (const OuterCall& call : all) {
+    if (outer.empty() || call.begin_ns >= outer.back().end_ns) outer.push_back(call);
+  }
+  return outer;
+}
+
+// ArgumentsStart: where, in the glue [begin_ns, end_ns), the statement that
+// then enters the next operation began: the first of the glue's last native
+// calls made for one and the same line (`q_network(torch.Tensor(obs).to(
+// device))` converts its argument, then calls the network). end_ns when the
+// glue made no native call.
+int64_t ArgumentsStart(const std::vector<OuterCall>& calls, int64_t begin_ns, int64_t end_ns) {
+  auto last = std::lower_bound(calls.begin(), calls.end(), end_ns,
+                               [](const OuterCall& call, int64_t time) { return call.begin_ns < time; });
+  while (last != calls.begin() && std::prev(last)->end_ns > end_ns) --last;  // Spans into the operation.
+  if (last == calls.begin() || std::prev(last)->begin_ns < begin_ns) return end_ns;
+  auto first = std::prev(last);
+  while (first != calls.begin() && std::prev(first)->begin_ns >= begin_ns && std::prev(first)->line == first->line) {
+    --first;
+  }
+  return first->begin_ns;
+}
+
 // FillGlue: startup before the first operation, teardown after the last;
-// glue between two operations to the next one, or to backprop after
-// backprop. Decided on the inferred operations alone: explicit ones are
-// not looked at, so what is inferred for a program does not depend on
-// whether parts of it are annotated (they win where open, in the report).
-IntervalList FillGlue(const IntervalList& flat, int64_t thread_begin_ns, int64_t thread_end_ns, const Labels& labels) {
+// glue between two operations as GlueOwner says, except that between a
+// training step and acting the statement that acts is acting's from its
+// first native call on (its arguments converted: ArgumentsStart), not the
+// training step's tail. Decided on the inferred operations alone: explicit
+// ones are not looked at, so what is inferred for a program does not
+// depend on whether parts of it are annotated (they win where open, in the
+// report).
+IntervalList FillGlue(const IntervalList& flat, const std::vector<OuterCall>& calls, int64_t thread_begin_ns,
+                      int64_t thread_end_ns, const Labels& labels) {
   IntervalList filled;
   filled.reserve(flat.size() * 2 + 2);
   if (flat.front().begin_ns > thread_begin_ns)
     filled.push_back({thread_begin_ns, flat.front().begin_ns, labels.startup});
   for (size_t i = 0; i < flat.size(); ++i) {
     if (i > 0 && flat[i - 1].end_ns < flat[i].begin_ns) {
-      filled.push_back({flat[i - 1].end_ns, flat[i].begin_ns, GlueOwner(flat[i - 1].label, flat[i].label, labels)});
+      const int64_t begin = flat[i - 1].end_ns, end = flat[i].begin_ns;
+      int64_t split = end;
+      if (flat[i - 1].label == labels.backprop && flat[i].label == labels.inference) {
+        split = ArgumentsStart(calls, begin, end);
+      }
+      if (split > begin) filled.push_back({begin, split, GlueOwner(flat[i - 1].label, flat[i].label, labels)});
+      if (split < end) filled.push_back({split, end, flat[i].label});
     }
     filled.push_back(flat[i]);
   }
@@ -168,7 +223,7 @@ void ResolveThread(ThreadTimeline& thread, const Labels& labels) {
     if (i > 0 && flat[i].label == labels.backprop && flat[i - 1].label == labels.backprop) continue;
     ++thread.operation_instances[flat[i].label];
   }
-  inferred = FillGlue(flat, thread.begin_ns, thread.end_ns, labels);
+  inferred = FillGlue(flat, OuterCalls(thread.native_calls), thread.begin_ns, thread.end_ns, labels);
 }
 
 }  // namespace

@@ -18,7 +18,9 @@
 //      observations, computing the loss) belongs to the operation that
 //      follows it, which it prepares, except right after backprop, where
 //      it is the training step's tail (target-network updates, logging) and
-//      stays backprop until the next operation; right after an env step
+//      stays backprop until the next operation (but where that operation is
+//      acting, the acting statement is acting's from its first native call:
+//      its argument converted); right after an env step
 //      (its outputs converted), where it is simulation; and next to acting,
 //      where it is acting (observations converted for the policy, its
 //      output turned into an action). Explicit operations are

@@ -30,11 +30,12 @@ struct Resolved {
 // Resolve: one thread over [0, end) with `inferred` (possibly nested) and
 // `explicit_operations`, resolved; names instead of labels.
 Resolved Resolve(const std::vector<Span>& inferred, int64_t end, const std::vector<Span>& explicit_operations = {},
-                 const std::string& executable = "/usr/bin/python3") {
+                 const std::string& executable = "/usr/bin/python3", std::vector<NativeCall> native_calls = {}) {
   NameTable names;
   ProcessTimeline process;
   process.executable = executable;
   ThreadTimeline thread = fixtures::Thread(0, end);
+  thread.native_calls = std::move(native_calls);
   for (const Span& span : inferred)
     thread.inferred_operations.push_back({span.begin, span.end, names.Intern(span.operation)});
   for (const Span& span : explicit_operations) {
@@ -150,6 +151,53 @@ TEST_CASE("Simulator code outside every operation is simulation", "[operation_in
                                    {40, 60, "inference"},
                                    {60, 70, "simulation"},
                                    {70, 100, "teardown"}});
+}
+
+}  // namespace
+}  // namespace rlscope::report
+
+namespace rlscope::report {
+namespace {
+
+// A native call made from line `line` of the user's train.py (label 7).
+NativeCall CallFrom(int64_t begin, int64_t end, uint32_t line) {
+  NativeCall call;
+  call.begin_ns = begin;
+  call.end_ns = end;
+  call.location = call.user_location = 7;
+  call.line = call.user_line = line;
+  return call;
+}
+
+TEST_CASE("Acting's own statement after a training step is acting from its first native call",
+          "[operation_inference]") {
+  // optimizer.step(), then the target network's update (line 120, three
+  // calls), random.random() (line 80), then `q_network(torch.Tensor(obs).
+  // to(device))` (line 84: two calls converting the argument, then the
+  // forward pass), then env.step.
+  const std::vector<NativeCall> calls = {CallFrom(22, 24, 120), CallFrom(25, 27, 120), CallFrom(28, 30, 120),
+                                         CallFrom(33, 34, 80),  CallFrom(36, 37, 84),  CallFrom(38, 39, 84),
+                                         CallFrom(41, 44, 84),  // Inside the forward pass: its own.
+                                         CallFrom(55, 56, 90)};
+  const Resolved resolved =
+      Resolve({{10, 20, "backprop"}, {40, 50, "forward"}, {60, 70, "simulation"}}, 80, {}, "/usr/bin/python3", calls);
+  CHECK(resolved.spans == std::vector<Span>{{0, 10, "startup"},
+                                            // The training step's tail: the target update and the
+                                            // lines before the acting statement.
+                                            {10, 36, "backprop"},
+                                            {36, 60, "inference"},
+                                            {60, 70, "simulation"},
+                                            {70, 80, "teardown"}});
+
+  SECTION("without native calls in between, the tail stays the training step's") {
+    const Resolved bare = Resolve({{10, 20, "backprop"}, {40, 50, "forward"}}, 50);
+    CHECK(bare.spans == std::vector<Span>{{0, 10, "startup"}, {10, 40, "backprop"}, {40, 50, "inference"}});
+  }
+  SECTION("a call that runs on into the operation (its callback) is not an argument") {
+    const Resolved callback = Resolve({{10, 20, "backprop"}, {40, 50, "forward"}}, 50, {}, "/usr/bin/python3",
+                                      {CallFrom(25, 26, 84), CallFrom(30, 50, 84)});
+    CHECK(callback.spans == std::vector<Span>{{0, 10, "startup"}, {10, 25, "backprop"}, {25, 50, "inference"}});
+  }
 }
 
 }  // namespace
