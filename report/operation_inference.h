@@ -18,12 +18,12 @@
 //      observations, computing the loss) belongs to the operation that
 //      follows it, which it prepares, except right after backprop, where
 //      it is the training step's tail (target-network updates, logging) and
-//      stays backprop until the next operation (but where that operation is
-//      acting, the acting statement is acting's from its first native call:
-//      its argument converted); right after an env step
+//      stays backprop until the next operation; right after an env step
 //      (its outputs converted), where it is simulation; and next to acting,
 //      where it is acting (observations converted for the policy, its
-//      output turned into an action). Explicit operations are
+//      output turned into an action). Where acting follows a training or
+//      an env step, the acting statement is acting's from its first native
+//      call (its argument converted for the policy). Explicit operations are
 //      not looked at: what is inferred does not depend on whether parts of
 //      the program are annotated (benchmarks compare the two on one run).
 //   5. A process running a compiler helper (ptxas, nvlink, ...) is compile.

@@ -169,7 +169,7 @@ NativeCall CallFrom(int64_t begin, int64_t end, uint32_t line) {
   return call;
 }
 
-TEST_CASE("Acting's own statement after a training step is acting from its first native call",
+TEST_CASE("Acting's own statement after a training or env step is acting from its first native call",
           "[operation_inference]") {
   // optimizer.step(), then the target network's update (line 120, three
   // calls), random.random() (line 80), then `q_network(torch.Tensor(obs).
@@ -189,6 +189,16 @@ TEST_CASE("Acting's own statement after a training step is acting from its first
                                             {60, 70, "simulation"},
                                             {70, 80, "teardown"}});
 
+  SECTION("after an env step too: its outputs converted, then the acting statement") {
+    const Resolved stepped = Resolve({{10, 20, "simulation"}, {40, 50, "forward"}}, 50, {}, "/usr/bin/python3",
+                                     {CallFrom(22, 24, 70), CallFrom(30, 32, 84), CallFrom(33, 35, 84)});
+    CHECK(stepped.spans == std::vector<Span>{{0, 10, "startup"}, {10, 30, "simulation"}, {30, 50, "inference"}});
+  }
+  SECTION("not before other operations: the glue before an env step stays the training step's") {
+    const Resolved before_step =
+        Resolve({{10, 20, "backprop"}, {40, 50, "simulation"}}, 50, {}, "/usr/bin/python3", {CallFrom(30, 32, 84)});
+    CHECK(before_step.spans == std::vector<Span>{{0, 10, "startup"}, {10, 40, "backprop"}, {40, 50, "simulation"}});
+  }
   SECTION("without native calls in between, the tail stays the training step's") {
     const Resolved bare = Resolve({{10, 20, "backprop"}, {40, 50, "forward"}}, 50);
     CHECK(bare.spans == std::vector<Span>{{0, 10, "startup"}, {10, 40, "backprop"}, {40, 50, "inference"}});
