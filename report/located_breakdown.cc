@@ -44,10 +44,8 @@ LocatedBreakdown ComputeLocatedBreakdown(int64_t begin_ns, int64_t end_ns, const
   calls.reserve(native_calls.size());
   for (const NativeCall& call : native_calls) {
     // The user's own line where known (folded stacks end at train.py's line, not torch's).
-    const bool has_user = call.user_location != kNoLabel;
-    calls.push_back({call.begin_ns, call.end_ns,
-                     lines.Id(has_user ? call.user_location : call.location,
-                              static_cast<int32_t>(has_user ? call.user_line : call.line))});
+    calls.push_back(
+        {call.begin_ns, call.end_ns, lines.Id(call.shown_location(), static_cast<int32_t>(call.shown_line()))});
   }
   const IntervalList innermost = FlattenInnermost(std::move(calls));
 

@@ -2,9 +2,9 @@
 
 #include <algorithm>
 #include <array>
+#include <optional>
 #include <span>
 #include <string_view>
-#include <utility>
 #include <vector>
 
 #include "category.h"
@@ -101,47 +101,39 @@ int32_t GlueOwner(int32_t before, int32_t after, const Labels& labels) {
   return after;
 }
 
-// A native call not inside another, and the line it was made for: the
-// user's line that led to it, else the calling line.
-struct OuterCall {
-  int64_t begin_ns = 0;
-  int64_t end_ns = 0;
-  std::pair<int32_t, uint32_t> line;
-};
-
-std::vector<OuterCall> OuterCalls(const std::vector<NativeCall>& calls) {
-  std::vector<OuterCall> all;
-  all.reserve(calls.size());
-  for (const NativeCall& call : calls) {
-    const bool user = call.user_location != kNoLabel;
-    all.push_back(
-        {call.begin_ns, call.end_ns, {user ? call.user_location : call.location, user ? call.user_line : call.line}});
+// OuterCalls: the native calls inside no other (NestedCalls), in start order.
+std::vector<const NativeCall*> OuterCalls(const std::vector<NativeCall>& calls) {
+  const std::vector<bool> nested = NestedCalls(calls);
+  std::vector<const NativeCall*> outer;
+  for (size_t i = 0; i < calls.size(); ++i) {
+    if (!nested[i]) outer.push_back(&calls[i]);
   }
-  std::sort(all.begin(), all.end(), [](const OuterCall& a, const OuterCall& b) {
-    return a.begin_ns != b.begin_ns ? a.begin_ns < b.begin_ns : a.end_ns > b.end_ns;
+  std::sort(outer.begin(), outer.end(), [](const NativeCall* a, const NativeCall* b) {
+    return a->begin_ns != b->begin_ns ? a->begin_ns < b->begin_ns : a->end_ns > b->end_ns;
   });
-  std::vector<OuterCall> outer;
-  for (const OuterCall& call : all) {
-    if (outer.empty() || call.begin_ns >= outer.back().end_ns) outer.push_back(call);
-  }
   return outer;
+}
+
+bool SameLine(const NativeCall& a, const NativeCall& b) {
+  return a.shown_location() == b.shown_location() && a.shown_line() == b.shown_line();
 }
 
 // ArgumentsStart: where, in the glue [begin_ns, end_ns), the statement that
 // then enters the next operation began: the first of the glue's last native
-// calls made for one and the same line (`q_network(torch.Tensor(obs).to(
-// device))` converts its argument, then calls the network). end_ns when the
-// glue made no native call.
-int64_t ArgumentsStart(const std::vector<OuterCall>& calls, int64_t begin_ns, int64_t end_ns) {
+// calls (outer ones, in start order) made for one and the same line
+// (NativeCall::shown_line: `q_network(torch.Tensor(obs).to(device))`
+// converts its argument, then calls the network). end_ns when the glue made
+// no native call.
+int64_t ArgumentsStart(const std::vector<const NativeCall*>& calls, int64_t begin_ns, int64_t end_ns) {
   auto last = std::lower_bound(calls.begin(), calls.end(), end_ns,
-                               [](const OuterCall& call, int64_t time) { return call.begin_ns < time; });
-  while (last != calls.begin() && std::prev(last)->end_ns > end_ns) --last;  // Spans into the operation.
-  if (last == calls.begin() || std::prev(last)->begin_ns < begin_ns) return end_ns;
+                               [](const NativeCall* call, int64_t time) { return call->begin_ns < time; });
+  while (last != calls.begin() && (*std::prev(last))->end_ns > end_ns) --last;  // Spans into the operation.
+  if (last == calls.begin() || (*std::prev(last))->begin_ns < begin_ns) return end_ns;
   auto first = std::prev(last);
-  while (first != calls.begin() && std::prev(first)->begin_ns >= begin_ns && std::prev(first)->line == first->line) {
+  while (first != calls.begin() && (*std::prev(first))->begin_ns >= begin_ns && SameLine(**std::prev(first), **first)) {
     --first;
   }
-  return first->begin_ns;
+  return (*first)->begin_ns;
 }
 
 // FillGlue: startup before the first operation, teardown after the last;
@@ -155,8 +147,9 @@ int64_t ArgumentsStart(const std::vector<OuterCall>& calls, int64_t begin_ns, in
 // ones are not looked at, so what is inferred for a program does not
 // depend on whether parts of it are annotated (they win where open, in the
 // report).
-IntervalList FillGlue(const IntervalList& flat, const std::vector<OuterCall>& calls, int64_t thread_begin_ns,
+IntervalList FillGlue(const IntervalList& flat, const std::vector<NativeCall>& native_calls, int64_t thread_begin_ns,
                       int64_t thread_end_ns, const Labels& labels) {
+  std::optional<std::vector<const NativeCall*>> outer_calls;  // Made when first needed.
   IntervalList filled;
   filled.reserve(flat.size() * 2 + 2);
   if (flat.front().begin_ns > thread_begin_ns)
@@ -167,7 +160,8 @@ IntervalList FillGlue(const IntervalList& flat, const std::vector<OuterCall>& ca
       int64_t split = end;
       if ((flat[i - 1].label == labels.backprop || flat[i - 1].label == labels.simulation) &&
           flat[i].label == labels.inference) {
-        split = ArgumentsStart(calls, begin, end);
+        if (!outer_calls) outer_calls = OuterCalls(native_calls);
+        split = ArgumentsStart(*outer_calls, begin, end);
       }
       if (split > begin) filled.push_back({begin, split, GlueOwner(flat[i - 1].label, flat[i].label, labels)});
       if (split < end) filled.push_back({split, end, flat[i].label});
@@ -227,7 +221,7 @@ void ResolveThread(ThreadTimeline& thread, const Labels& labels) {
     if (i > 0 && flat[i].label == labels.backprop && flat[i - 1].label == labels.backprop) continue;
     ++thread.operation_instances[flat[i].label];
   }
-  inferred = FillGlue(flat, OuterCalls(thread.native_calls), thread.begin_ns, thread.end_ns, labels);
+  inferred = FillGlue(flat, thread.native_calls, thread.begin_ns, thread.end_ns, labels);
 }
 
 }  // namespace

@@ -1,8 +1,31 @@
 #include "process_timeline.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <numeric>
 
 namespace rlscope::report {
+
+// NestedCalls: per native call (they nest properly), whether it lies
+// inside another one. They are recorded as they return, inner ones first.
+std::vector<bool> NestedCalls(const std::vector<NativeCall>& calls) {
+  std::vector<size_t> order(calls.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    if (calls[a].begin_ns != calls[b].begin_ns) return calls[a].begin_ns < calls[b].begin_ns;
+    return calls[a].end_ns > calls[b].end_ns;  // The outer of two that start together first.
+  });
+  std::vector<bool> nested(calls.size(), false);
+  int64_t outer_end = INT64_MIN;
+  for (const size_t i : order) {
+    if (calls[i].begin_ns < outer_end) {
+      nested[i] = true;
+    } else {
+      outer_end = calls[i].end_ns;
+    }
+  }
+  return nested;
+}
 
 int32_t NameTable::Intern(std::string_view name) {
   auto it =

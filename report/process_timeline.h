@@ -42,7 +42,16 @@ struct NativeCall {
   // the user's, kNoLabel when no user code was on the stack.
   int32_t user_location = kNoLabel;
   uint32_t user_line = 0;
+
+  // The line the report shows for the call: the user's own where known,
+  // else the calling one.
+  int32_t shown_location() const { return user_location != kNoLabel ? user_location : location; }
+  uint32_t shown_line() const { return user_location != kNoLabel ? user_line : line; }
 };
+
+// NestedCalls: per native call (they nest properly), whether it lies
+// inside another one. They are recorded as they return, inner ones first.
+std::vector<bool> NestedCalls(const std::vector<NativeCall>& calls);
 
 // kOperationUndecided: an owner not decided yet (GpuLaunchPoint).
 inline constexpr int32_t kOperationUndecided = -2;

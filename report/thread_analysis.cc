@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <numeric>
 #include <vector>
 
 #include "operation_timeline.h"
@@ -83,35 +82,12 @@ std::vector<ResolvedLaunch> ResolveLaunches(std::vector<GpuLaunchPoint> launches
     ResolvedLaunch entry{launch.correlation_id, launch.time_ns, launch.nested,
                          launch.nested && enclosing_api != 0 ? enclosing_api : launch.api, operation};
     if (!open.empty()) {
-      const NativeCall& call = *open.back();
-      const bool has_user = call.user_location != kNoLabel;
-      entry.location = has_user ? call.user_location : call.location;
-      entry.line = has_user ? call.user_line : call.line;
+      entry.location = open.back()->shown_location();
+      entry.line = open.back()->shown_line();
     }
     resolved.push_back(entry);
   }
   return resolved;
-}
-
-// NestedCalls: per native call (they nest properly), whether it lies
-// inside another one. They are recorded as they return, inner ones first.
-std::vector<bool> NestedCalls(const std::vector<NativeCall>& calls) {
-  std::vector<size_t> order(calls.size());
-  std::iota(order.begin(), order.end(), size_t{0});
-  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    if (calls[a].begin_ns != calls[b].begin_ns) return calls[a].begin_ns < calls[b].begin_ns;
-    return calls[a].end_ns > calls[b].end_ns;  // The outer of two that start together first.
-  });
-  std::vector<bool> nested(calls.size(), false);
-  int64_t outer_end = INT64_MIN;
-  for (const size_t i : order) {
-    if (calls[i].begin_ns < outer_end) {
-      nested[i] = true;
-    } else {
-      outer_end = calls[i].end_ns;
-    }
-  }
-  return nested;
 }
 
 }  // namespace
@@ -168,12 +144,9 @@ ThreadAnalysis AnalyseThread(ThreadTimeline thread, int32_t none_operation, cons
   for (size_t i = 0; i < thread.native_calls.size(); ++i) {
     const NativeCall& call = thread.native_calls[i];
     const int32_t operation = OperationAt(operations, call.begin_ns, none_operation);
-    const bool has_user = call.user_location != kNoLabel;
     const int64_t ns = call.end_ns - call.begin_ns;
     const int64_t outer_ns = nested[i] ? 0 : ns;
-    LineCost& cost =
-        analysis
-            .lines[{operation, has_user ? call.user_location : call.location, has_user ? call.user_line : call.line}];
+    LineCost& cost = analysis.lines[{operation, call.shown_location(), call.shown_line()}];
     cost.ns += ns;
     cost.outer_ns += outer_ns;
     ++cost.calls;
