@@ -37,6 +37,12 @@ constexpr Family kFamilies[] = {
 
 }  // namespace
 
+double Median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  const size_t n = values.size();
+  return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
+
 MeasuredCost CostFromRepetitions(const std::vector<Repetition>& repetitions, double events,
                                  double subtract_ns_per_event, uint64_t stored_events) {
   MeasuredCost cost;
@@ -61,9 +67,9 @@ MeasuredCost CostFromRepetitions(const std::vector<Repetition>& repetitions, dou
   const size_t kept = std::min(n, std::max<size_t>(2, (n + 1) / 2));
   std::vector<double> costs;
   for (size_t i = 0; i < kept; ++i) costs.push_back(by_disturbance[i].second);
-  std::sort(costs.begin(), costs.end());
-  cost.ns = kept % 2 == 1 ? costs[kept / 2] : (costs[kept / 2 - 1] + costs[kept / 2]) / 2;
-  cost.spread_ns = (costs.back() - costs.front()) / 2;
+  const auto [low, high] = std::minmax_element(costs.begin(), costs.end());
+  cost.spread_ns = (*high - *low) / 2;
+  cost.ns = Median(std::move(costs));
   return cost;
 }
 

@@ -63,6 +63,9 @@ struct Repetition {
   double base_ns = 0;
 };
 
+// Median: of a non-empty list (the middle two's mean for an even count).
+double Median(std::vector<double> values);
+
 // CostFromRepetitions: the cost of one event from every repetition made
 // (all rounds): (measured - base) / events - subtract_ns_per_event, over
 // the least disturbed half of the repetitions (at least 2): their median

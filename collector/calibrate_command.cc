@@ -295,13 +295,6 @@ absl::StatusOr<DisturbanceSeam> ParseDisturbanceSeam(const char* setting) {
   return seam;
 }
 
-double Median(std::vector<double> values) {
-  if (values.empty()) return -1;
-  std::sort(values.begin(), values.end());
-  const size_t n = values.size();
-  return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
-}
-
 class Sweep {
  public:
   Sweep(const CalibrateOptions& options, fs::path scratch, DisturbanceSeam seam)
@@ -350,7 +343,7 @@ class Sweep {
       }
       site.rounds = round + 1;
       site.cost = cal::CostFromRepetitions(repetitions, events, subtract_ns, static_cast<uint64_t>(events));
-      site.kept_fraction = kept_fractions.empty() ? 1 : Median(kept_fractions);
+      site.kept_fraction = kept_fractions.empty() ? 1 : cal::Median(kept_fractions);
     }
     sites_[c.site] = site;
     const cal::MeasuredCost& cost = site.cost;
