@@ -67,6 +67,14 @@ struct SiteOverhead {
   uint64_t events = 0;
   double ns = 0;         // Estimated cost.
   double spread_ns = 0;  // Its uncertainty from the calibration's spread.
+
+  // Per event: the calibrated cost as this run used it.
+  calibration::MeasuredCost per_event() const {
+    return {events > 0 ? ns / static_cast<double>(events) : 0, events > 0 ? spread_ns / static_cast<double>(events) : 0,
+            0, 0};
+  }
+  // Uncertain: a cost the calibration did not pin down (calibration::Uncertain).
+  bool uncertain() const { return events > 0 && calibration::Uncertain(per_event()); }
 };
 
 struct ProcessCorrection {

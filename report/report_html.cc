@@ -180,12 +180,10 @@ std::string CorrectionSection(const RunReport& report) {
   for (size_t i = 0; i < sites.size() && i < kMaxSites; ++i) {
     const SiteOverhead& site = sites[i].second;
     // A cost its calibration did not pin down is marked, never shown as fine.
-    const bool uncertain =
-        site.events > 0 && calibration::Uncertain({site.ns / static_cast<double>(site.events),
-                                                   site.spread_ns / static_cast<double>(site.events), 0, 0});
-    table.push_back({Raw(absl::StrCat("<code>", Escape(sites[i].first), "</code>", uncertain ? " (uncertain)" : "")),
-                     Number(absl::StrCat(site.events)), Number(FormatDuration(static_cast<int64_t>(site.ns))),
-                     Number(FormatDuration(static_cast<int64_t>(site.spread_ns)))});
+    table.push_back(
+        {Raw(absl::StrCat("<code>", Escape(sites[i].first), "</code>", site.uncertain() ? " (uncertain)" : "")),
+         Number(absl::StrCat(site.events)), Number(FormatDuration(static_cast<int64_t>(site.ns))),
+         Number(FormatDuration(static_cast<int64_t>(site.spread_ns)))});
   }
   if (!table.empty()) {
     out += html::Table({"overhead site", "events", "estimated cost", "\u00b1 spread"}, table);

@@ -405,11 +405,9 @@ std::string CorrectionSection(const RunReport& report) {
   // among those this run used.
   std::vector<std::string> uncertain;
   for (const auto& [site, tally] : report.overhead.by_site) {
-    if (tally.events == 0) continue;
-    const double per_event = tally.ns / static_cast<double>(tally.events);
-    const double spread = tally.spread_ns / static_cast<double>(tally.events);
-    if (calibration::Uncertain({per_event, spread, 0, 0})) {
-      uncertain.push_back(absl::StrFormat("%s %.0f +- %.0f ns", site, per_event, spread));
+    if (tally.uncertain()) {
+      uncertain.push_back(
+          absl::StrFormat("%s %.0f +- %.0f ns", site, tally.per_event().ns, tally.per_event().spread_ns));
     }
   }
   if (!uncertain.empty()) {
