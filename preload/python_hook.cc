@@ -1064,30 +1064,31 @@ bool InstancesHaveDicts(const void* type) {
   return value != 0;
 }
 
+// OwnWrapped: `object`'s __wrapped__ from its own dict, where
+// functools.wraps puts it (a dict lookup by a str key runs none of the
+// program's code; an attribute lookup could, through a __getattr__).
+// Borrowed from *dict, a new reference (or null) the caller releases.
+PyObject* OwnWrapped(PyObject* object, PyObject** dict) {
+  *dict = g_api.generic_get_dict != nullptr ? g_api.generic_get_dict(object, nullptr) : nullptr;
+  PyObject* wrapped = *dict != nullptr ? g_api.dict_get_item_string(*dict, "__wrapped__") : nullptr;
+  g_api.err_clear();
+  return wrapped;
+}
+
 // WrappedCode: the info of the Python function `callable` wraps, or null.
+// A wrapped function may itself wrap another (functools.wraps again):
+// flax's Module.apply under its traceback filter, jitted as a bound method
+// (`q_network.apply = jax.jit(q_network.apply)`). The chain is followed to
+// the first function a rule names, else the outermost function is the one
+// whose computation is noted (NoteGradient).
 CodeInfo* WrappedCode(PyObject* callable) {
   if (!InstancesHaveDicts(TypeOf(callable))) return nullptr;
   const size_t slot = (reinterpret_cast<uintptr_t>(callable) >> 4) % kUnwrappedSlots;
   if (g_unwrapped[slot] == callable) return nullptr;
-  // From the instance's own dict, where functools.wraps puts it: a dict
-  // lookup by a str key runs none of the program's code (an attribute
-  // lookup could, through a __getattr__).
-  PyObject* dict = g_api.generic_get_dict != nullptr ? g_api.generic_get_dict(callable, nullptr) : nullptr;
-  PyObject* wrapped = dict != nullptr ? g_api.dict_get_item_string(dict, "__wrapped__") : nullptr;  // Borrowed.
-  if (wrapped == nullptr) {
-    if (dict != nullptr) g_api.dec_ref(dict);
-    g_api.err_clear();
-    g_unwrapped[slot] = callable;
-    return nullptr;
-  }
-  // A wrapped function may itself wrap another (functools.wraps again):
-  // flax's Module.apply under its traceback filter, jitted as a bound
-  // method (`q_network.apply = jax.jit(q_network.apply)`). The chain is
-  // followed to the first function a rule names, else the outermost
-  // function is the one whose computation is noted (NoteGradient).
+  PyObject* link_dict = nullptr;  // Holds `wrapped`.
+  PyObject* wrapped = OwnWrapped(callable, &link_dict);
   CodeInfo* info = nullptr;
   bool wraps_a_function = false;
-  PyObject* link_dict = dict;  // Holds `wrapped` (borrowed from it).
   for (int depth = 0; depth < kMaxWrappedChain && wrapped != nullptr; ++depth) {
     PyObject* function = TypeOf(wrapped) == g_api.method_type ? g_api.method_function(wrapped) : wrapped;
     if (function == nullptr || TypeOf(function) != g_api.function_type) break;
@@ -1101,12 +1102,11 @@ CodeInfo* WrappedCode(PyObject* callable) {
     g_api.err_clear();
     if (info == nullptr || (found != nullptr && found->rule != kNoRule)) info = found;
     if (found != nullptr && found->rule != kNoRule) break;
-    // The function's own dict (its __dict__), as for the callable above.
-    PyObject* next_dict = g_api.generic_get_dict(function, nullptr);
-    g_api.dec_ref(link_dict);  // `wrapped` and `function` are not used past here.
+    PyObject* next_dict = nullptr;
+    PyObject* next = OwnWrapped(function, &next_dict);
+    if (link_dict != nullptr) g_api.dec_ref(link_dict);  // `wrapped` and `function` are not used past here.
     link_dict = next_dict;
-    wrapped = link_dict != nullptr ? g_api.dict_get_item_string(link_dict, "__wrapped__") : nullptr;  // Borrowed.
-    g_api.err_clear();
+    wrapped = next;
   }
   if (!wraps_a_function) g_unwrapped[slot] = callable;
   if (link_dict != nullptr) g_api.dec_ref(link_dict);
