@@ -39,17 +39,12 @@ RunTotals Tally(const RunReport& report) {
   }
   for (const ProcessReport& process : report.processes) {
     if (process.gpu.status == "captured" || process.gpu.status == "degraded") totals.gpu_captured = true;
-    // operation_instances repeats on each transition row of an operation:
-    // count it once per process.
-    std::map<std::string, uint64_t> process_instances;
     for (const TransitionRow& row : process.transitions) {
       totals.transitions[row.operation][{row.from, row.to}] += row.count;
-      process_instances[row.operation] = std::max(process_instances[row.operation], row.operation_instances);
     }
-    for (const auto& [operation, n] : process.operation_instances) {
-      process_instances[operation] = std::max(process_instances[operation], n);
-    }
-    for (const auto& [operation, n] : process_instances) totals.instances[operation] += n;
+    // The analysis's count, with or without transitions (a transition row
+    // repeats it for its operation).
+    for (const auto& [operation, n] : process.operation_instances) totals.instances[operation] += n;
   }
   return totals;
 }

@@ -182,6 +182,9 @@ TEST_CASE("transitions per operation instance, summed over processes", "[diff]")
   second.pid = 2;
   second.transitions = {{"step", Category::kPython, Category::kBackend, 40, 10}};
   b.processes[0].transitions = {{"step", Category::kPython, Category::kBackend, 20, 10}};
+  // As the analysis makes them: each process's instances beside its rows.
+  for (ProcessReport* process : {&a.processes[0], &b.processes[0], &second})
+    process->operation_instances = {{"step", 10}};
   b.processes.push_back(second);
   const RunDiff diff = Diff({&a, &b});
   const DiffOperation& step = Op(diff, "step");
