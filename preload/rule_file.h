@@ -23,7 +23,9 @@
 //     called).
 //     The operation `forward` is reserved: a forward pass, which the
 //     analysis reports as backprop when it is part of a training step and
-//     as inference otherwise (report/operation_inference.h).
+//     as inference otherwise (report/operation_inference.h). So is
+//     `env_reset`: an env reset, reported as simulation, which tells the
+//     analysis where an episode starts.
 //   library CATEGORY [package=GLOB] [lib=GLOB] [PATH-GLOB]
 //     (report) native code in a shared object belongs to CATEGORY: Backend,
 //     Simulator or Native. At least one matcher; all given must match.

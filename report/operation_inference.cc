@@ -17,6 +17,7 @@ namespace {
 
 struct Labels {
   int32_t forward;
+  int32_t reset;  // An env reset (kResetCandidate): simulation, and an episode's start.
   int32_t backprop;
   int32_t inference;
   int32_t simulation;
@@ -96,6 +97,7 @@ IntervalList MergeTouching(const IntervalList& intervals) {
 // (observations converted for it, its output turned into an action),
 // acting; anything else prepares the operation that follows.
 int32_t GlueOwner(int32_t before, int32_t after, const Labels& labels) {
+  if (before == labels.reset) return labels.simulation;
   if (before == labels.backprop || before == labels.simulation) return before;
   if (before == labels.inference || after == labels.inference) return labels.inference;
   return after;
@@ -136,39 +138,110 @@ int64_t ArgumentsStart(const std::vector<const NativeCall*>& calls, int64_t begi
   return (*first)->begin_ns;
 }
 
+// HandWrittenAgent: what a thread that steps an env has no rule for. A
+// thread that never acts through a policy rlscope knows (no inference: a
+// numpy policy, a hand-written one) still chooses every action, between
+// its env steps; one that never trains through a known library (no
+// backprop: gradients by hand) trains between episodes, after one's last
+// step and before the next reset. Not a thread whose glue between env
+// steps is mostly waiting, summed over the run: an env worker process,
+// blocked on its next command, acts for no one (its learner does). Decided
+// for the whole thread, as one glue's share of waiting depends on how
+// soon its command came (waits under ~2 us are not recorded).
+struct HandWrittenAgent {
+  bool acts = false;    // No inference anywhere on the thread.
+  bool trains = false;  // No backprop anywhere on the thread.
+
+  static HandWrittenAgent Of(const ThreadTimeline& thread, const IntervalList& flat, const Labels& labels) {
+    bool steps = false, acting = false, training = false;
+    for (const Interval& interval : flat) {
+      steps |= interval.label == labels.simulation;
+      acting |= interval.label == labels.inference;
+      training |= interval.label == labels.backprop;
+    }
+    HandWrittenAgent agent{steps && !acting, steps && !training};
+    if (!agent.acts && !agent.trains) return agent;
+    IntervalList waits;
+    for (const Interval& event : thread.cpu_events) {
+      if (event.label == static_cast<int32_t>(Category::kWait)) waits.push_back(event);
+    }
+    waits = FlattenInnermost(std::move(waits));
+    int64_t glue = 0, waited = 0;
+    auto wait = waits.begin();
+    for (size_t i = 1; i < flat.size(); ++i) {
+      if (flat[i].label != labels.simulation ||
+          (flat[i - 1].label != labels.simulation && flat[i - 1].label != labels.reset)) {
+        continue;
+      }
+      const int64_t begin = flat[i - 1].end_ns, end = flat[i].begin_ns;
+      glue += end - begin;
+      while (wait != waits.end() && wait->end_ns <= begin) ++wait;
+      for (auto in = wait; in != waits.end() && in->begin_ns < end; ++in) {
+        waited += std::min(in->end_ns, end) - std::max(in->begin_ns, begin);
+      }
+    }
+    if (2 * waited >= glue && waited > 0) return {};
+    return agent;
+  }
+
+  // Owner: the operation of the glue between `before` and `after`, or
+  // kNoLabel where this agent decides nothing.
+  int32_t Owner(int32_t before, int32_t after, const Labels& labels) const {
+    if (acts && (before == labels.simulation || before == labels.reset) && after == labels.simulation) {
+      return labels.inference;
+    }
+    if (trains && before == labels.simulation && after == labels.reset) return labels.backprop;
+    return kNoLabel;
+  }
+};
+
 // FillGlue: startup before the first operation, teardown after the last;
 // glue between two operations as GlueOwner says, except that where acting
 // follows a training step or an env step, the statement that acts is
 // acting's from its first native call on (its argument converted:
-// ArgumentsStart), not the step's. Not for the other pairs: measured on the
-// accuracy corpus, the same split before env steps, replay and training
-// cost up to 23 points (own_hierarchy_algo), where before acting it gained
-// on 9 of 13 programs and cost none. Decided on the inferred operations alone: explicit
-// ones are not looked at, so what is inferred for a program does not
-// depend on whether parts of it are annotated (they win where open, in the
-// report).
-IntervalList FillGlue(const IntervalList& flat, const std::vector<NativeCall>& native_calls, int64_t thread_begin_ns,
-                      int64_t thread_end_ns, const Labels& labels) {
+// ArgumentsStart), not the step's, and that a hand-written agent's acting
+// and training are its own (HandWrittenAgent). Not for the other pairs:
+// measured on the accuracy corpus, the same split before env steps, replay
+// and training cost up to 23 points (own_hierarchy_algo), where before
+// acting it gained on 9 of 13 programs and cost none. Decided on the
+// inferred operations alone: explicit ones are not looked at, so what is
+// inferred for a program does not depend on whether parts of it are
+// annotated (they win where open, in the report). Glue a hand-written agent
+// owns is one instance of its operation.
+IntervalList FillGlue(const IntervalList& flat, const ThreadTimeline& thread, const Labels& labels,
+                      std::map<int32_t, uint64_t>& instances) {
   std::optional<std::vector<const NativeCall*>> outer_calls;  // Made when first needed.
+  const HandWrittenAgent agent = HandWrittenAgent::Of(thread, flat, labels);
   IntervalList filled;
   filled.reserve(flat.size() * 2 + 2);
-  if (flat.front().begin_ns > thread_begin_ns)
-    filled.push_back({thread_begin_ns, flat.front().begin_ns, labels.startup});
+  if (flat.front().begin_ns > thread.begin_ns)
+    filled.push_back({thread.begin_ns, flat.front().begin_ns, labels.startup});
   for (size_t i = 0; i < flat.size(); ++i) {
     if (i > 0 && flat[i - 1].end_ns < flat[i].begin_ns) {
       const int64_t begin = flat[i - 1].end_ns, end = flat[i].begin_ns;
+      const int32_t before = flat[i - 1].label, after = flat[i].label;
+      if (const int32_t owner = agent.Owner(before, after, labels); owner != kNoLabel) {
+        filled.push_back({begin, end, owner});
+        ++instances[owner];
+        filled.push_back(flat[i]);
+        continue;
+      }
       int64_t split = end;
-      if ((flat[i - 1].label == labels.backprop || flat[i - 1].label == labels.simulation) &&
-          flat[i].label == labels.inference) {
-        if (!outer_calls) outer_calls = OuterCalls(native_calls);
+      if ((before == labels.backprop || before == labels.simulation || before == labels.reset) &&
+          after == labels.inference) {
+        if (!outer_calls) outer_calls = OuterCalls(thread.native_calls);
         split = ArgumentsStart(*outer_calls, begin, end);
       }
-      if (split > begin) filled.push_back({begin, split, GlueOwner(flat[i - 1].label, flat[i].label, labels)});
-      if (split < end) filled.push_back({split, end, flat[i].label});
+      if (split > begin) filled.push_back({begin, split, GlueOwner(before, after, labels)});
+      if (split < end) filled.push_back({split, end, after});
     }
     filled.push_back(flat[i]);
   }
-  if (flat.back().end_ns < thread_end_ns) filled.push_back({flat.back().end_ns, thread_end_ns, labels.teardown});
+  if (flat.back().end_ns < thread.end_ns) filled.push_back({flat.back().end_ns, thread.end_ns, labels.teardown});
+  // A reset is simulation from here on.
+  for (Interval& interval : filled) {
+    if (interval.label == labels.reset) interval.label = labels.simulation;
+  }
   return MergeTouching(filled);
 }
 
@@ -219,9 +292,9 @@ void ResolveThread(ThreadTimeline& thread, const Labels& labels) {
   // backward, optimizer step) separated only by glue are one.
   for (size_t i = 0; i < flat.size(); ++i) {
     if (i > 0 && flat[i].label == labels.backprop && flat[i - 1].label == labels.backprop) continue;
-    ++thread.operation_instances[flat[i].label];
+    ++thread.operation_instances[flat[i].label == labels.reset ? labels.simulation : flat[i].label];
   }
-  inferred = FillGlue(flat, thread.native_calls, thread.begin_ns, thread.end_ns, labels);
+  inferred = FillGlue(flat, thread, labels, thread.operation_instances);
 }
 
 }  // namespace
@@ -236,9 +309,9 @@ bool IsCompilerHelper(const std::string& executable) {
 }
 
 void ResolveInferredOperations(ProcessTimeline& process, NameTable& names) {
-  const Labels labels{names.Intern(kForwardCandidate), names.Intern("backprop"), names.Intern("inference"),
-                      names.Intern("simulation"),      names.Intern("startup"),  names.Intern("teardown"),
-                      names.Intern("compile")};
+  const Labels labels{names.Intern(kForwardCandidate), names.Intern(kResetCandidate), names.Intern("backprop"),
+                      names.Intern("inference"),       names.Intern("simulation"),    names.Intern("startup"),
+                      names.Intern("teardown"),        names.Intern("compile")};
   if (IsCompilerHelper(process.executable)) {
     for (ThreadTimeline& thread : process.threads) {
       thread.inferred_operations.clear();

@@ -26,7 +26,13 @@
 //      call (its argument converted for the policy). Explicit operations are
 //      not looked at: what is inferred does not depend on whether parts of
 //      the program are annotated (benchmarks compare the two on one run).
-//   5. A process running a compiler helper (ptxas, nvlink, ...) is compile.
+//   5. A thread that steps an env but never acts through a known policy
+//      (no inference: numpy by hand) acts in the glue between its env
+//      steps; one that never trains through a known library (no backprop)
+//      trains in the glue between an episode's last step and the next
+//      reset (the reserved operation "env_reset", simulation otherwise).
+//      Not where that glue is mostly waiting (an env worker process).
+//   6. A process running a compiler helper (ptxas, nvlink, ...) is compile.
 //
 // Explicit operations (NVTX, rlscope.operation) are not touched and still
 // win over inferred ones where both are open. Runs once per stream, right
@@ -39,8 +45,10 @@
 
 namespace rlscope::report {
 
-// The reserved candidate name (rule_file.h), never shown in a report.
+// The reserved candidate names (rule_file.h), never shown in a report: a
+// forward pass, and an env reset (simulation that starts an episode).
 inline constexpr char kForwardCandidate[] = "forward";
+inline constexpr char kResetCandidate[] = "env_reset";
 
 // ResolveInferredOperations: rewrites each thread's inferred_operations as
 // disjoint, resolved intervals, and adds their instances to

@@ -9,6 +9,8 @@
 #      are carried in .device/bench_sources (inference_accuracy.py
 #      prepare-sources): CleanRL's dqn.py, ppo.py and dqn_jax.py on
 #      CartPole-v1 (THIRD_PARTY=0 skips them)
+# ONLY="cleanrl_dqn_cuda ..." runs only the named validations;
+# CALIBRATION_IN=FILE reuses a calibration instead of making one.
 # Full log, the calibration and every validate.json (merged) in $OUT; a
 # short table is printed last.
 set -uo pipefail
@@ -28,11 +30,18 @@ nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 [[ -x "$bundle/test/bench_timers" ]] && "$bundle/test/bench_timers"
 
 echo "== 1. calibrate"
-bounded "$rlscope" calibrate --calibration "$out/calibration.json"
+# CALIBRATION_IN: a calibration made by an earlier call on this machine
+# kind (the device is handed back between calls), carried in .device.
+if [[ -n "${CALIBRATION_IN:-}" ]]; then
+  cp "$CALIBRATION_IN" "$out/calibration.json" && echo "reused $CALIBRATION_IN"
+else
+  bounded "$rlscope" calibrate --calibration "$out/calibration.json"
+fi
 "$rlscope" run --quiet --out "$work/clock" -- /bin/true && "$rlscope" dump "$work"/clock/trace/*.rlt | head -1
 
-validate() {  # name, then the command
+validate() {  # name, then the command; ONLY="name ..." runs just those
   local name="$1"; shift
+  [[ -n "${ONLY:-}" && " $ONLY " != *" $name "* ]] && return 0
   echo "== validate $name"
   bounded "$rlscope" validate -n "$reps" --calibration "$out/calibration.json" --out "$work/$name" -- "$@"
 }

@@ -215,6 +215,9 @@ TEST_CASE("Default operation rules take torch's and Gym's code by module, whatev
         "simulation");
   CHECK(DefaultOperation(rules, "AsyncVectorEnv.step_wait", "/src/Gymnasium/gymnasium/vector/async_vector_env.py",
                          "") == "simulation");
+  // A reset is the reserved env_reset (simulation that starts an episode).
   CHECK(DefaultOperation(rules, "AsyncVectorEnv.reset_wait", "/src/Gymnasium/gymnasium/vector/async_vector_env.py",
-                         "") == "simulation");
+                         "") == "env_reset");
+  CHECK(DefaultOperation(rules, "SwingTask.reset", "/home/u/train.py", "", {"__main__.SwingTask", "builtins.object"},
+                         {"step", "reset"}) == "env_reset");
 }

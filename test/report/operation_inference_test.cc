@@ -212,3 +212,64 @@ TEST_CASE("Acting's own statement after a training or env step is acting from it
 
 }  // namespace
 }  // namespace rlscope::report
+
+namespace rlscope::report {
+namespace {
+
+TEST_CASE("A hand-written agent acts between env steps and trains between episodes", "[operation_inference]") {
+  // A numpy REINFORCE loop: reset, three steps (the policy computed by hand
+  // before each), then the gradient by hand before the next reset.
+  const std::vector<Span> episode = {{10, 12, "env_reset"},  {20, 22, "simulation"}, {30, 32, "simulation"},
+                                     {40, 42, "simulation"}, {60, 62, "env_reset"},  {70, 72, "simulation"}};
+  SECTION("with no rule for acting or training") {
+    const Resolved resolved = Resolve(episode, 80);
+    CHECK(resolved.spans == std::vector<Span>{{0, 10, "startup"},
+                                              {10, 12, "simulation"},
+                                              {12, 20, "inference"},
+                                              {20, 22, "simulation"},
+                                              {22, 30, "inference"},
+                                              {30, 32, "simulation"},
+                                              {32, 40, "inference"},
+                                              {40, 42, "simulation"},
+                                              {42, 60, "backprop"},
+                                              {60, 62, "simulation"},
+                                              {62, 70, "inference"},
+                                              {70, 72, "simulation"},
+                                              {72, 80, "teardown"}});
+    // Resets are env entries like steps; each glue acted or trained once.
+    CHECK(resolved.instances == std::map<std::string, uint64_t>{{"simulation", 6}, {"inference", 4}, {"backprop", 1}});
+  }
+  SECTION("a policy rlscope knows keeps the glue as before") {
+    std::vector<Span> acting = episode;
+    acting.push_back({24, 26, "forward"});
+    const Resolved resolved = Resolve(acting, 80);
+    // Between two other steps, the glue after a step is its outputs'.
+    CHECK(std::count(resolved.spans.begin(), resolved.spans.end(), Span{32, 40, "simulation"}) == 0);
+    CHECK(std::count(resolved.spans.begin(), resolved.spans.end(), Span{30, 42, "simulation"}) == 1);
+    // Training is still by hand: between the episode's last step and the reset.
+    CHECK(std::count(resolved.spans.begin(), resolved.spans.end(), Span{42, 60, "backprop"}) == 1);
+  }
+}
+
+TEST_CASE("An env worker waiting for its commands acts for no one", "[operation_inference]") {
+  NameTable names;
+  ProcessTimeline process;
+  ThreadTimeline thread = fixtures::Thread(0, 100);
+  const int32_t simulation = names.Intern("simulation");
+  for (int64_t step = 10; step < 90; step += 20) thread.inferred_operations.push_back({step, step + 2, simulation});
+  // Blocked in recv() for most of each glue but the last, which got its
+  // command at once.
+  for (int64_t wait = 13; wait < 50; wait += 20) {
+    thread.cpu_events.push_back({wait, wait + 15, static_cast<int32_t>(Category::kWait)});
+  }
+  process.threads.push_back(std::move(thread));
+  ResolveInferredOperations(process, names);
+  std::vector<Span> spans;
+  for (const Interval& interval : process.threads[0].inferred_operations) {
+    spans.push_back({interval.begin_ns, interval.end_ns, names.Name(interval.label)});
+  }
+  CHECK(spans == std::vector<Span>{{0, 10, "startup"}, {10, 72, "simulation"}, {72, 100, "teardown"}});
+}
+
+}  // namespace
+}  // namespace rlscope::report
