@@ -17,6 +17,10 @@ def _rlscope_attach():
 
     if not os.environ.get("RLSCOPE_SOCKET"):
         return
+    # RLSCOPE_PYTHON_HOOK=off: no Python level at all (the other levels
+    # stay), to tell what the Python hook costs a program from the rest.
+    if os.environ.get("RLSCOPE_PYTHON_HOOK") == "off":
+        return
     # PyDLL keeps the GIL held during the call (the hook must be installed
     # with it); dlopen(NULL) reaches the preload's exports.
     process = ctypes.PyDLL(None)

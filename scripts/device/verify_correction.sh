@@ -35,7 +35,13 @@ echo "== 1. calibrate"
 if [[ -n "${CALIBRATION_IN:-}" ]]; then
   cp "$CALIBRATION_IN" "$out/calibration.json" && echo "reused $CALIBRATION_IN"
 else
-  bounded "$rlscope" calibrate --calibration "$out/calibration.json"
+  # The GPU machine's host is shared: the same loop runs up to 2x slower
+  # from one moment to the next with no load or steal seen in the guest
+  # (probe_python_costs.sh), so some Python costs never pin down and
+  # calibrate refuses; the check stores them anyway (ACCEPT_UNCERTAIN=0
+  # does not), and every report it corrects says which are uncertain.
+  bounded "$rlscope" calibrate --calibration "$out/calibration.json" \
+    $([[ "${ACCEPT_UNCERTAIN:-1}" != 0 ]] && echo --accept-uncertain)
 fi
 "$rlscope" run --quiet --out "$work/clock" -- /bin/true && "$rlscope" dump "$work"/clock/trace/*.rlt | head -1
 

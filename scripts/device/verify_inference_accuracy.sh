@@ -4,7 +4,7 @@
 # .device carried (scripts/device/bundle.sh) and the pinned third-party
 # sources copied into .device/bench_sources beforehand:
 #   python3 scripts/bench/inference_accuracy.py prepare-sources --into .device/bench_sources ...
-# CleanRL's scripts use the GPU (their default --cuda); our own programs and
+# ONLY="name ..." runs just those programs (spec names). CleanRL's scripts use the GPU (their default --cuda); our own programs and
 # the SB3 drivers run on the CPU. Full output in $OUT; the table is printed last.
 set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh" verify_inference_accuracy.log
@@ -17,4 +17,4 @@ done
 sources=()
 if [[ -d "$bundle/bench_sources" ]]; then sources=(--sources "$bundle/bench_sources"); fi
 "$python" "$root/scripts/bench/inference_accuracy.py" run --rlscope "$rlscope" --python "$python" "${sources[@]}" \
-  --keep "$out/runs" --markdown
+  ${ONLY:+--only $ONLY} --keep "$out/runs" --markdown

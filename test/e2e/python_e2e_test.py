@@ -93,6 +93,20 @@ class InferredOperations(unittest.TestCase):
         self.assertIn("backprop", operations)
         self.assertTrue(os.path.exists(os.path.join(out, "rules", "01-mine.rules")))
 
+    def test_the_python_level_can_be_left_out(self):
+        # RLSCOPE_PYTHON_HOOK=off: no Python time and no inferred operation,
+        # the program's output the same, its process still traced.
+        env = dict(os.environ, RLSCOPE_PYTHON_HOOK="off")
+        run = ProfiledRun(self, [ARGS.python, LOOP, "100"], env=env)
+        plain = subprocess.run([ARGS.python, LOOP, "100"], capture_output=True, text=True, timeout=120)
+        self.assertEqual(run.result.stdout, plain.stdout)
+        (process,) = run.report["processes"]
+        categories = time_by(run.report, process["pid"], "category")
+        self.assertNotIn("Python", categories)
+        self.assertGreater(sum(categories.values()), 0)
+        operations = set(time_by(run.report, process["pid"], "operation"))
+        self.assertFalse(operations & {"simulation", "inference", "replay", "backprop"}, operations)
+
     def test_bad_rules_file_is_refused_before_running(self):
         rules = os.path.join(scratch_dir(self), "bad.rules")
         with open(rules, "w") as f:
