@@ -78,6 +78,30 @@ Verdict JudgeCalibration(const std::map<std::string, SiteMeasurement, std::less<
   return verdict;
 }
 
+bool SeenQuiet(const ContentionFigures& c) {
+  return c.cpus > 0 && c.load_average_max >= 0 && c.load_average_max < c.cpus && c.steal_fraction >= 0 &&
+         c.steal_fraction < kStealWarnedFraction && c.other_busy_cpus >= 0 &&
+         c.other_busy_cpus < kOtherBusyWarnedCpus && c.involuntary_switches_per_cpu_s >= 0 &&
+         c.involuntary_switches_per_cpu_s < kInvoluntaryWarnedPerCpuS;
+}
+
+std::string RefusalAdvice(const ContentionFigures& contention) {
+  constexpr char kAccept[] =
+      "store it anyway with --accept-uncertain (marked \"accepted-uncertain\" in the file, and stated by every "
+      "report it corrects)";
+  if (SeenQuiet(contention)) {
+    return absl::StrCat(
+        "this machine looked quiet (no load, steal or competing work seen), yet the same loops took different times "
+        "from one run to the next: a virtual machine whose host is shared does this (its neighbours slow it where "
+        "the guest cannot see), and calibrating again may not help. Try again once, later; else ",
+        kAccept);
+  }
+  return absl::StrCat(
+      "stop or wait for other work on this machine (builds, test suites, training jobs) and run `rlscope calibrate` "
+      "again; or, where a quiet machine cannot be had, ",
+      kAccept);
+}
+
 std::string DescribeContention(const ContentionFigures& c) {
   std::vector<std::string> parts;
   if (c.load_average_begin >= 0) {

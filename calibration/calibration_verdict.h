@@ -64,6 +64,17 @@ struct Verdict {
 Verdict JudgeCalibration(const std::map<std::string, SiteMeasurement, std::less<>>& sites,
                          const ContentionFigures& contention);
 
+// SeenQuiet: every contention figure known and below its warning: as far
+// as this machine can tell, nothing competed with the loops.
+bool SeenQuiet(const ContentionFigures& contention);
+
+// RefusalAdvice: what to do about a refused calibration, after the reasons:
+// quiet the machine and calibrate again; or, where it was already quiet
+// (SeenQuiet) and the loops still disagreed, that the host is likely
+// shared (a virtual machine's neighbours slow it unseen: no steal, no run
+// delay) and calibrating again may not help.
+std::string RefusalAdvice(const ContentionFigures& contention);
+
 // DescribeContention: the figures in one line for people ("load average
 // 0.4 -> 1.3 on 2 CPUs, other work 0.1 CPUs busy, steal 0.0 %, ...").
 std::string DescribeContention(const ContentionFigures& contention);

@@ -66,9 +66,17 @@ MeasuredCost CostFromRepetitions(const std::vector<Repetition>& repetitions, dou
   const size_t n = by_disturbance.size();
   const size_t kept = std::min(n, std::max<size_t>(2, (n + 1) / 2));
   std::vector<double> costs;
-  for (size_t i = 0; i < kept; ++i) costs.push_back(by_disturbance[i].second);
-  const auto [low, high] = std::minmax_element(costs.begin(), costs.end());
-  cost.spread_ns = (*high - *low) / 2;
+  double sum = 0;
+  for (size_t i = 0; i < kept; ++i) {
+    costs.push_back(by_disturbance[i].second);
+    sum += costs.back();
+  }
+  // The standard error of their mean: half the range for two, and smaller
+  // as rounds add agreeing repetitions (a range only ever grows).
+  const double mean = sum / static_cast<double>(kept);
+  double squares = 0;
+  for (double c : costs) squares += (c - mean) * (c - mean);
+  cost.spread_ns = kept > 1 ? std::sqrt(squares / static_cast<double>(kept - 1) / static_cast<double>(kept)) : 0;
   cost.ns = Median(std::move(costs));
   return cost;
 }

@@ -44,7 +44,7 @@ std::string PythonSite(std::string_view site, std::string_view version);
 
 struct MeasuredCost {
   double ns = 0;         // Per event: the median over repetitions.
-  double spread_ns = 0;  // Half the range (max - min) over repetitions.
+  double spread_ns = 0;  // Standard error of the estimate (CostFromRepetitions).
   int repetitions = 0;
   uint64_t events = 0;  // Events per repetition.
 };
@@ -69,8 +69,8 @@ double Median(std::vector<double> values);
 // CostFromRepetitions: the cost of one event from every repetition made
 // (all rounds): (measured - base) / events - subtract_ns_per_event, over
 // the least disturbed half of the repetitions (at least 2): their median
-// is the cost, half their range its spread. `stored_events` becomes the
-// cost's `events`.
+// is the cost, the standard error of their mean its spread (for two, half
+// their difference). `stored_events` becomes the cost's `events`.
 //
 // Why not the median of all: contention only ever adds time, to either
 // side. Added to the baseline it makes a difference too small, added to
@@ -83,7 +83,11 @@ double Median(std::vector<double> values);
 // (measured - fastest measured + base - fastest base): the repetitions
 // with the least have both sides near their uncontended time, and their
 // differences keep the pairing that cancels a slow drift of the machine.
-// Their spread says whether even those agree.
+// Their spread says whether even those agree. A standard error, not half
+// their range: a range only grows as rounds add repetitions, so measuring
+// again could never settle a cost on a machine whose speed wanders (a
+// shared host runs the same loop at two speeds from one moment to the
+// next, scripts/device/RESULTS.md).
 MeasuredCost CostFromRepetitions(const std::vector<Repetition>& repetitions, double events,
                                  double subtract_ns_per_event, uint64_t stored_events);
 

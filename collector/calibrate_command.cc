@@ -8,12 +8,14 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <map>
 #include <optional>
 #include <set>
 #include <sstream>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "calibration_store.h"
@@ -300,52 +302,110 @@ class Sweep {
   Sweep(const CalibrateOptions& options, fs::path scratch, DisturbanceSeam seam)
       : options_(options), scratch_(std::move(scratch)), seam_(std::move(seam)) {}
 
-  // Run: measures `c` and stores its cost (or returns why it could not).
-  // A cost in doubt after its repetitions (calibration::SiteDoubt) is
-  // measured again, up to kExtraRounds more rounds of as many
-  // repetitions; its estimate rests on all of them (CostFromRepetitions).
-  absl::Status Run(Case c, Progress& progress) {
-    if (absl::Status sized = Size(c); !sized.ok()) return sized;
-    const double events =
-        c.contrast == Contrast::kProcess ? 1 : static_cast<double>(c.iterations) * c.events_per_iteration;
-    double subtract_ns = 0;  // Per event: what the iteration also pays.
-    for (const auto& [site, per_iteration] : c.subtract)
-      subtract_ns += Cost(site) * per_iteration / c.events_per_iteration;
-    std::vector<cal::Repetition> repetitions;
-    std::vector<double> kept_fractions;
-    cal::SiteMeasurement site;
-    site.matters = c.matters;
-    for (int round = 0; round <= cal::kExtraRounds; ++round) {
+  // Run: measures `cases` and stores their costs (or returns why one
+  // could not be), in turns: one repetition of each case in order, then
+  // the next, so that every cost's repetitions spread over the whole
+  // sweep. Measured one case after the other, a cost rests on a few
+  // seconds of the machine: where its speed wanders (a shared host runs
+  // the same loop at two speeds from one moment to the next,
+  // scripts/device/RESULTS.md), one cost lands in a slow stretch and the
+  // next in a fast one, and a cost that subtracts another goes negative.
+  // After each round the costs are computed in case order (later cases
+  // subtract earlier ones); those in doubt (calibration::SiteDoubt) are
+  // measured again, in turns among themselves, up to kExtraRounds more
+  // rounds of as many repetitions; an estimate rests on all of its
+  // repetitions (CostFromRepetitions). `between` runs after each turn.
+  absl::Status Run(std::vector<Case> cases, Progress& progress, const std::function<void()>& between) {
+    std::vector<Measuring> all;
+    for (Case& c : cases) {
+      if (absl::Status sized = Size(c); !sized.ok()) {
+        return absl::Status(sized.code(), absl::StrCat(c.site, ": ", sized.message()));
+      }
+      Measuring m{std::move(c)};
+      m.events =
+          m.c.contrast == Contrast::kProcess ? 1 : static_cast<double>(m.c.iterations) * m.c.events_per_iteration;
+      all.push_back(std::move(m));
+    }
+    std::vector<Measuring*> active;
+    for (Measuring& m : all) active.push_back(&m);
+    for (int round = 0; round <= cal::kExtraRounds && !active.empty(); ++round) {
       if (round > 0) {
-        const std::string doubt = cal::SiteDoubt(site);
-        if (doubt.empty()) break;
-        progress.Grow(options_.repetitions * 2);
-        progress.CaseDone(absl::StrFormat("%s: %s; measuring again (round %d of at most %d)", c.site, doubt, round + 1,
-                                          cal::kExtraRounds + 1));
+        for (const Measuring* m : active) {
+          progress.Grow(options_.repetitions * 2);
+          progress.CaseDone(absl::StrFormat("%s: %s; measuring again (round %d of at most %d)", m->c.site,
+                                            cal::SiteDoubt(sites_[m->c.site]), round + 1, cal::kExtraRounds + 1));
+        }
       }
       for (int i = 0; i < options_.repetitions; ++i) {
-        const int rep = static_cast<int>(repetitions.size());
-        // Alternate which run goes first, so a drifting machine biases
-        // neither side.
-        cal::Repetition r;
-        for (int half = 0; half < 2; ++half) {
-          const bool measured_run = (half == 0) == (rep % 2 == 1);
-          absl::StatusOr<LoopTime> loop = Measure(c, measured_run);
-          if (!loop.ok()) return loop.status();
-          (measured_run ? r.measured_ns : r.base_ns) = loop->ns;
-          if (loop->kept_fraction >= 0) kept_fractions.push_back(loop->kept_fraction);
-          progress.Step(absl::StrFormat("%s %d/%d", c.site, i + 1, options_.repetitions));
+        for (Measuring* m : active) {
+          if (absl::Status measured = MeasureRepetition(*m, progress, i); !measured.ok()) return measured;
         }
-        if (c.site == seam_.site) {
-          (rep % 2 == 1 ? r.measured_ns : r.base_ns) += (rep + 1) * seam_.ns_per_event * events;
-        }
-        repetitions.push_back(r);
+        between();
       }
-      site.rounds = round + 1;
-      site.cost = cal::CostFromRepetitions(repetitions, events, subtract_ns, static_cast<uint64_t>(events));
-      site.kept_fraction = kept_fractions.empty() ? 1 : cal::Median(kept_fractions);
+      for (Measuring* m : active) ++m->rounds;
+      for (const Measuring& m : all) Settle(m);
+      std::vector<Measuring*> doubtful;
+      for (Measuring* m : active) {
+        if (!cal::SiteDoubt(sites_[m->c.site]).empty()) doubtful.push_back(m);
+      }
+      active = std::move(doubtful);
     }
-    sites_[c.site] = site;
+    for (const Measuring& m : all) progress.CaseDone(ResultLine(m.c));
+    return absl::OkStatus();
+  }
+
+  double Cost(const std::string& site) const {
+    auto it = sites_.find(site);
+    return it == sites_.end() ? 0 : std::max(0.0, it->second.cost.ns);
+  }
+  const std::map<std::string, cal::SiteMeasurement, std::less<>>& sites() const { return sites_; }
+
+ private:
+  // Measuring: a case and the repetitions made of it so far.
+  struct Measuring {
+    Case c;
+    double events = 0;
+    std::vector<cal::Repetition> repetitions;
+    std::vector<double> kept_fractions;
+    int rounds = 0;
+  };
+
+  // MeasureRepetition: one repetition of `m`, both sides; which goes first
+  // alternates, so a drifting machine biases neither side.
+  absl::Status MeasureRepetition(Measuring& m, Progress& progress, int index_in_round) {
+    const int rep = static_cast<int>(m.repetitions.size());
+    cal::Repetition r;
+    for (int half = 0; half < 2; ++half) {
+      const bool measured_run = (half == 0) == (rep % 2 == 1);
+      absl::StatusOr<LoopTime> loop = Measure(m.c, measured_run);
+      if (!loop.ok()) return absl::Status(loop.status().code(), absl::StrCat(m.c.site, ": ", loop.status().message()));
+      (measured_run ? r.measured_ns : r.base_ns) = loop->ns;
+      if (loop->kept_fraction >= 0) m.kept_fractions.push_back(loop->kept_fraction);
+      progress.Step(absl::StrFormat("%s %d/%d", m.c.site, index_in_round + 1, options_.repetitions));
+    }
+    if (m.c.site == seam_.site) {
+      (rep % 2 == 1 ? r.measured_ns : r.base_ns) += (rep + 1) * seam_.ns_per_event * m.events;
+    }
+    m.repetitions.push_back(r);
+    return absl::OkStatus();
+  }
+
+  // Settle: `m`'s cost from its repetitions so far, less what its
+  // iterations also pay of the costs settled before it.
+  void Settle(const Measuring& m) {
+    double subtract_ns = 0;  // Per event: what the iteration also pays.
+    for (const auto& [site, per_iteration] : m.c.subtract)
+      subtract_ns += Cost(site) * per_iteration / m.c.events_per_iteration;
+    cal::SiteMeasurement& site = sites_[m.c.site];
+    site.matters = m.c.matters;
+    site.rounds = m.rounds;
+    site.cost = cal::CostFromRepetitions(m.repetitions, m.events, subtract_ns, static_cast<uint64_t>(m.events));
+    site.kept_fraction = m.kept_fractions.empty() ? 1 : cal::Median(m.kept_fractions);
+  }
+
+  // ResultLine: a settled case's line: its cost, and what is wrong with it.
+  std::string ResultLine(const Case& c) {
+    const cal::SiteMeasurement& site = sites_[c.site];
     const cal::MeasuredCost& cost = site.cost;
     std::string line = c.contrast == Contrast::kProcess
                            ? absl::StrFormat("%-32s %10.3f ms  +- %.3f ms", c.site, cost.ns / 1e6, cost.spread_ns / 1e6)
@@ -363,17 +423,9 @@ class Sweep {
       line += absl::StrFormat("  LOW: its timer kept %.0f %% of the loops", 100 * site.kept_fraction);
     }
     if (site.rounds > 1) line += absl::StrFormat("  [%d rounds]", site.rounds);
-    progress.CaseDone(line);
-    return absl::OkStatus();
+    return line;
   }
 
-  double Cost(const std::string& site) const {
-    auto it = sites_.find(site);
-    return it == sites_.end() ? 0 : std::max(0.0, it->second.cost.ns);
-  }
-  const std::map<std::string, cal::SiteMeasurement, std::less<>>& sites() const { return sites_; }
-
- private:
   // Size: iterations so that the baseline loop takes about the target time
   // (long enough to dwarf timer and scheduling noise, short enough for a
   // sweep of minutes).
@@ -785,13 +837,24 @@ int CalibrateCommandMain(const std::vector<std::string>& args) {
   Sweep sweep(*options, scratch, *seam);
   const cal::ContentionSnapshot before = cal::Snapshot();
   double load_max = before.load_average;
-  for (const Case& c : cases) {
-    if (absl::Status status = sweep.Run(c, progress); !status.ok()) {
-      std::cerr << "\nrlscope calibrate: measuring " << c.site << " failed: " << status.message()
-                << "\nnothing was written.\n";
+  // The per-event costs in turns; then start-up, one case after the
+  // other: each is the rest that the costs settled before it leave.
+  std::vector<std::vector<Case>> groups(1);
+  for (Case& c : cases) {
+    if (c.contrast == Contrast::kProcess) {
+      groups.push_back({std::move(c)});
+    } else {
+      groups.front().push_back(std::move(c));
+    }
+  }
+  for (std::vector<Case>& group : groups) {
+    if (group.empty()) continue;
+    absl::Status status =
+        sweep.Run(std::move(group), progress, [&] { load_max = std::max(load_max, cal::ReadLoadAverage()); });
+    if (!status.ok()) {
+      std::cerr << "\nrlscope calibrate: measuring " << status.message() << "\nnothing was written.\n";
       return absl::IsCancelled(status) ? 130 : 1;
     }
-    load_max = std::max(load_max, cal::ReadLoadAverage());
   }
   cal::ContentionFigures contention = cal::Between(before, cal::Snapshot());
   contention.load_average_max = std::max(contention.load_average_max, load_max);
@@ -824,10 +887,7 @@ int CalibrateCommandMain(const std::vector<std::string>& args) {
     std::cerr << "rlscope calibrate: REFUSED: these measurements cannot be trusted, so nothing was stored ("
               << (had_one ? path + " is unchanged" : "no calibration was at " + path) << "):\n";
     for (const std::string& reason : verdict.reasons) std::cerr << "  - " << reason << "\n";
-    std::cerr << "  what to do: stop or wait for other work on this machine (builds, test suites, training jobs) and "
-                 "run `rlscope calibrate` again; or, where a quiet machine cannot be had, store it anyway with "
-                 "--accept-uncertain (marked \"accepted-uncertain\" in the file, and stated by every report it "
-                 "corrects)\n";
+    std::cerr << "  what to do: " << cal::RefusalAdvice(contention) << "\n";
     return 1;
   }
   model.quality.verdict = std::string(verdict.trusted ? cal::kVerdictTrusted : cal::kVerdictAcceptedUncertain);

@@ -132,3 +132,18 @@ TEST_CASE("a report's line on the calibration states its verdict", "[verdict]") 
   CHECK(accepted.find("python_call@3.11: 583.0 +- 640.0 ns") != std::string::npos);
   CHECK(accepted.find("approximate") != std::string::npos);
 }
+
+TEST_CASE("a refusal on a machine that looked quiet points at a shared host", "[verdict]") {
+  CHECK(cal::SeenQuiet(Quiet()));
+  CHECK(cal::RefusalAdvice(Quiet()).find("host is shared") != std::string::npos);
+  CHECK(cal::RefusalAdvice(Quiet()).find("--accept-uncertain") != std::string::npos);
+  // Busy, or not known to be quiet: quiet it and calibrate again.
+  cal::ContentionFigures busy = Quiet();
+  busy.other_busy_cpus = 1.5;
+  CHECK_FALSE(cal::SeenQuiet(busy));
+  CHECK(cal::RefusalAdvice(busy).find("stop or wait for other work") != std::string::npos);
+  cal::ContentionFigures unknown = Quiet();
+  unknown.steal_fraction = -1;
+  CHECK_FALSE(cal::SeenQuiet(unknown));
+  CHECK(cal::RefusalAdvice(unknown).find("--accept-uncertain") != std::string::npos);
+}
