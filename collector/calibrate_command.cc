@@ -49,24 +49,26 @@ It runs small built-in programs that each repeat one kind of hooked call
 (CUDA runtime calls with and without CUPTI, Python calls, builtins and
 Python->native calls, inferred operations, simulator trampolines, nested
 hooks, NVTX ranges, process start-up), unprofiled and profiled, in
-alternation, and divides the extra time by the number of events. Each cost
-rests on the least disturbed half of its repetitions (busy-machine time only
-ever adds to one side); their spread is kept and reported as the
-correction's uncertainty. With a GPU it uses the real CUDA runtime and
-CUPTI; without one, rlscope's fake runtime (costs of the hooks are real, GPU
-costs then do not matter). A full sweep takes a few minutes; keep the
-machine otherwise quiet meanwhile.
+alternation, and divides the extra time by the number of events. The costs
+are measured in turns (one repetition of each, then the next), so that each
+rests on the whole sweep rather than on a few seconds of a machine whose
+speed may wander. Each cost rests on the least disturbed half of its
+repetitions (busy-machine time only ever adds to one side); their spread is
+kept and reported as the correction's uncertainty. With a GPU it uses the
+real CUDA runtime and CUPTI; without one, rlscope's fake runtime (costs of
+the hooks are real, GPU costs then do not matter). A full sweep takes a few
+minutes; keep the machine otherwise quiet meanwhile.
 
 It watches for a busy machine (load average, other work's CPU time, steal
-time, involuntary switches of its loops, how much of each loop its timer kept). A
-cost whose repetitions disagree more than the cost itself is measured again,
-up to two more rounds. If a cost still disagrees, or steal time reached 10 %
-(a wait the loops cannot see), the calibration is refused: it says what was
-wrong and what was seen, stores nothing and leaves the previous calibration
-file as it was (exit 1). Load alone only warns: agreeing measurements are
-kept. The verdict ("trusted", or "accepted-uncertain" with
---accept-uncertain) and the figures are stored in the file, and every report
-it corrects states them.
+time, involuntary switches of its loops, how much of each loop its timer
+kept). A cost whose repetitions disagree more than the cost itself is
+measured again, up to two more rounds. If a cost still disagrees, or steal
+time reached 10 % (a wait the loops cannot see), the calibration is refused:
+it says what was wrong and what was seen, stores nothing and leaves the
+previous calibration file as it was (exit 1). Load alone only warns:
+agreeing measurements are kept. The verdict ("trusted", or
+"accepted-uncertain" with --accept-uncertain) and the figures are stored in
+the file, and every report it corrects states them.
 
 options:
   --calibration FILE   write the calibration to FILE (default: this
