@@ -171,11 +171,17 @@ absl::StatusOr<std::string> PrepareRunDirectory(const std::optional<std::string>
   return dir.string();
 }
 
-absl::StatusOr<Installation> FindInstallation() {
+absl::StatusOr<std::string> InstallationPrefix() {
   std::error_code error;
   const fs::path self = fs::read_symlink("/proc/self/exe", error);
   if (error) return absl::InternalError(absl::StrFormat("cannot locate the rlscope executable: %s", error.message()));
-  const fs::path prefix = self.parent_path().parent_path();
+  return self.parent_path().parent_path().string();
+}
+
+absl::StatusOr<Installation> FindInstallation() {
+  absl::StatusOr<std::string> found = InstallationPrefix();
+  if (!found.ok()) return found.status();
+  const fs::path prefix = *found;
   Installation installation;
   installation.preload = (prefix / "lib" / "librlscope_preload.so").string();
   if (const char* override_path = getenv("RLSCOPE_PRELOAD"); override_path != nullptr && *override_path) {

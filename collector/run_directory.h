@@ -45,6 +45,9 @@ struct Installation {
   std::string default_rules;  // share/rlscope/rules/default.rules
 };
 absl::StatusOr<Installation> FindInstallation();
+// InstallationPrefix: the folder that holds bin/, lib/ and share/rlscope/
+// (this executable's grandparent).
+absl::StatusOr<std::string> InstallationPrefix();
 
 // CopyRules: copies the rule files a run uses into DIR/rules/ (numbered, in
 // order; ReplaceFile, mode 0600), so `rlscope report DIR` classifies
