@@ -115,20 +115,17 @@ absl::StatusOr<CalibrateOptions> ParseOptions(const std::vector<std::string>& ar
       options.check = true;
     } else if (option.name == "--accept-uncertain") {
       options.accept_uncertain = true;
-    } else if (option.name == "--calibration" || option.name == "--python" || option.name == "--repetitions") {
+    } else if (option.name == "--repetitions") {
+      absl::StatusOr<int64_t> n = TakeWholeNumber("calibrate", option, cursor, 2, 100);
+      if (!n.ok()) return n.status();
+      options.repetitions = static_cast<int>(*n);
+    } else if (option.name == "--calibration" || option.name == "--python") {
       absl::StatusOr<std::string> value = cursor.TakeValue(option);
       if (!value.ok()) return UsageError("calibrate", std::string(value.status().message()));
       if (option.name == "--calibration") {
         options.path = fs::absolute(*value).string();
-      } else if (option.name == "--python") {
-        options.pythons.push_back(*value);
       } else {
-        char* end = nullptr;
-        const long n = strtol(value->c_str(), &end, 10);
-        if (end == value->c_str() || *end != '\0' || n < 2 || n > 100) {
-          return UsageError("calibrate", "--repetitions needs a whole number from 2 to 100, not '" + *value + "'");
-        }
-        options.repetitions = static_cast<int>(n);
+        options.pythons.push_back(*value);
       }
     } else {
       return UsageError("calibrate", "unknown option '" + option.name + "'");

@@ -44,6 +44,27 @@ bool ArgCursor::NextOption(std::vector<std::string>& operands) {
   return false;
 }
 
+std::optional<int64_t> ParseWholeNumber(const std::string& text, int64_t minimum, int64_t maximum) {
+  if (text.empty() || text.size() > 18) return std::nullopt;  // 18 digits fit an int64_t.
+  int64_t number = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9') return std::nullopt;
+    number = number * 10 + (c - '0');
+  }
+  if (number < minimum || number > maximum) return std::nullopt;
+  return number;
+}
+
+absl::StatusOr<int64_t> TakeWholeNumber(const std::string& command, const ParsedOption& option, ArgCursor& cursor,
+                                        int64_t minimum, int64_t maximum) {
+  absl::StatusOr<std::string> value = cursor.TakeValue(option);
+  if (!value.ok()) return UsageError(command, std::string(value.status().message()));
+  if (std::optional<int64_t> number = ParseWholeNumber(*value, minimum, maximum)) return *number;
+  const std::string bounds =
+      maximum == INT64_MAX ? absl::StrFormat(">= %d", minimum) : absl::StrFormat("from %d to %d", minimum, maximum);
+  return UsageError(command, absl::StrFormat("%s wants a whole number %s, not '%s'", option.name, bounds, *value));
+}
+
 absl::Status UsageError(const std::string& command, const std::string& message) {
   return absl::InvalidArgumentError(
       absl::StrFormat("rlscope %s: %s (see 'rlscope %s --help')", command, message, command));

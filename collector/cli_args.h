@@ -4,6 +4,7 @@
 #ifndef RLSCOPE_COLLECTOR_CLI_ARGS_H_
 #define RLSCOPE_COLLECTOR_CLI_ARGS_H_
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -40,6 +41,16 @@ class ArgCursor {
   std::vector<std::string> args_;
   size_t next_ = 0;
 };
+
+// TakeWholeNumber: the option's value as a whole number from `minimum` to
+// `maximum` (decimal digits only: no sign, space or fraction), or a usage
+// error of `command` naming the option, its bounds and what was given.
+// The one way the commands read a count.
+absl::StatusOr<int64_t> TakeWholeNumber(const std::string& command, const ParsedOption& option, ArgCursor& cursor,
+                                        int64_t minimum, int64_t maximum = INT64_MAX);
+
+// ParseWholeNumber: `text` as such a number, or nullopt.
+std::optional<int64_t> ParseWholeNumber(const std::string& text, int64_t minimum, int64_t maximum);
 
 // UsageError: "rlscope <command>: <message> (see rlscope <command> --help)".
 absl::Status UsageError(const std::string& command, const std::string& message);

@@ -132,11 +132,9 @@ int DiffCommandMain(const std::vector<std::string>& args) {
       }
       format = *value;
     } else if (option.name == "--top") {
-      char* end = nullptr;
-      const long n = std::strtol(value->c_str(), &end, 10);
-      if (value->empty() || *end != '\0' || n < 0)
-        return Usage(absl::StrFormat("--top needs a count, not '%s'", *value));
-      top = static_cast<size_t>(n);
+      const std::optional<int64_t> n = ParseWholeNumber(*value, 0, INT32_MAX);
+      if (!n) return Usage(absl::StrFormat("--top wants a whole number >= 0, not '%s'", *value));
+      top = static_cast<size_t>(*n);
     } else if (option.name == "-o" || option.name == "--output") {
       output_path = *value;
     } else if (option.name == "--step-operation") {

@@ -141,16 +141,8 @@ struct ValidateOptions {
   std::vector<std::string> command;
 };
 
-absl::StatusOr<int> TakeCount(const ParsedOption& option, ArgCursor& cursor, int minimum) {
-  absl::StatusOr<std::string> value = cursor.TakeValue(option);
-  if (!value.ok()) return UsageError("validate", std::string(value.status().message()));
-  int count = 0;
-  if (!absl::SimpleAtoi(*value, &count) || count < minimum) {
-    return UsageError("validate",
-                      absl::StrFormat("%s wants a whole number >= %d, not '%s'", option.name, minimum, *value));
-  }
-  return count;
-}
+// More repetitions or warm-ups than anyone waits for: a typo, refused.
+constexpr int64_t kMaxRuns = 10000;
 
 absl::StatusOr<ValidateOptions> ParseValidateOptions(const std::vector<std::string>& args, bool* help) {
   ValidateOptions options;
@@ -161,13 +153,13 @@ absl::StatusOr<ValidateOptions> ParseValidateOptions(const std::vector<std::stri
       *help = true;
       return options;
     } else if (option.name == "-n" || option.name == "--repetitions") {
-      absl::StatusOr<int> count = TakeCount(option, cursor, 1);
+      absl::StatusOr<int64_t> count = TakeWholeNumber("validate", option, cursor, 1, kMaxRuns);
       if (!count.ok()) return count.status();
-      options.repetitions = *count;
+      options.repetitions = static_cast<int>(*count);
     } else if (option.name == "--warmup") {
-      absl::StatusOr<int> count = TakeCount(option, cursor, 0);
+      absl::StatusOr<int64_t> count = TakeWholeNumber("validate", option, cursor, 0, kMaxRuns);
       if (!count.ok()) return count.status();
-      options.warmup = *count;
+      options.warmup = static_cast<int>(*count);
     } else if (option.name == "--out" || option.name == "-o") {
       absl::StatusOr<std::string> value = cursor.TakeValue(option);
       if (!value.ok()) return UsageError("validate", std::string(value.status().message()));

@@ -46,10 +46,10 @@ class Usage(unittest.TestCase):
         self.assertEqual(os.listdir(cwd), [], "a usage error must not create anything")
 
     def test_usage_errors(self):
-        self.check(["-n", "0", "--", "true"], "-n wants a whole number >= 1, not '0'")
-        self.check(["-n", "two", "--", "true"], "-n wants a whole number >= 1, not 'two'")
+        self.check(["-n", "0", "--", "true"], "-n wants a whole number from 1 to 10000, not '0'")
+        self.check(["-n", "two", "--", "true"], "-n wants a whole number from 1 to 10000, not 'two'")
         self.check(["-n"], "option -n needs a value")
-        self.check(["--warmup", "-1", "--", "true"], "--warmup wants a whole number >= 0, not '-1'")
+        self.check(["--warmup", "-1", "--", "true"], "--warmup wants a whole number from 0 to 10000, not '-1'")
         self.check(["true"], "put '--' before the command to validate")
         self.check(["-n", "2", "sleep", "1"], "put '--' before the command to validate ('sleep' ...)")
         self.check(["--"], "no command to validate was given")
