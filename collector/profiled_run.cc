@@ -28,6 +28,7 @@
 #include "receiver.h"
 #include "report_room.h"
 #include "run_directory.h"
+#include "run_layout.h"
 #include "run_metadata.h"
 #include "run_report.h"
 #include "terminal_status.h"
@@ -336,7 +337,7 @@ absl::StatusOr<ProfileOutcome> ProfileCommand(const ProfileRequest& request) {
     const calibration::CalibrationChoice choice =
         calibration::ChooseCalibration(request.calibration_path, calibration::CurrentMachine(), RLSCOPE_VERSION);
     if (choice.model) {
-      const std::string copy = (std::filesystem::path(request.run_dir) / report::kRunCalibrationFileName).string();
+      const std::string copy = (std::filesystem::path(request.run_dir) / run_layout::kCalibration).string();
       if (absl::Status written = calibration::WriteOverheadModel(copy, *choice.model); !written.ok()) {
         calibration_problem = absl::StrFormat("%s: the report will be uncorrected", written.message());
       }
@@ -360,7 +361,7 @@ absl::StatusOr<ProfileOutcome> ProfileCommand(const ProfileRequest& request) {
   const uint64_t keep_free = request.keep_free_bytes.value_or(DefaultKeepFree(request.run_dir));
   ReportRoom report_room(request.run_dir, /*hold=*/keep_free == 0);
   absl::StatusOr<std::unique_ptr<Receiver>> receiver =
-      Receiver::Listen(*socket_path, (std::filesystem::path(request.run_dir) / "trace").string());
+      Receiver::Listen(*socket_path, (std::filesystem::path(request.run_dir) / run_layout::kTraceDir).string());
   if (!receiver.ok()) {
     RemoveSocket(*socket_path);
     return absl::InternalError(receiver.status().message());
@@ -393,9 +394,9 @@ absl::StatusOr<ProfileOutcome> ProfileCommand(const ProfileRequest& request) {
   std::unique_ptr<GpuUtilizationSampler> sampler;
   if (request.cupti && request.sample_nvidia_smi) {
     const std::filesystem::path dir(request.run_dir);
-    absl::StatusOr<std::unique_ptr<GpuUtilizationSampler>> started = GpuUtilizationSampler::Start(
-        GpuUtilizationSampler::kDefaultProgram, (dir / report::kNvidiaSmiCsvFileName).string(),
-        (dir / report::kNvidiaSmiStderrFileName).string());
+    absl::StatusOr<std::unique_ptr<GpuUtilizationSampler>> started =
+        GpuUtilizationSampler::Start(GpuUtilizationSampler::kDefaultProgram, (dir / run_layout::kNvidiaSmiCsv).string(),
+                                     (dir / run_layout::kNvidiaSmiStderr).string());
     if (started.ok()) {
       sampler = *std::move(started);
     } else if (!absl::IsNotFound(started.status())) {
@@ -406,7 +407,7 @@ absl::StatusOr<ProfileOutcome> ProfileCommand(const ProfileRequest& request) {
   // killed mid-run, `rlscope report DIR` still knows the command and says
   // why the rest is missing. The command runs on without us (it is not
   // tied to our life: no PR_SET_PDEATHSIG, its own process group).
-  const std::string meta_path = (std::filesystem::path(request.run_dir) / "meta.json").string();
+  const std::string meta_path = (std::filesystem::path(request.run_dir) / run_layout::kMeta).string();
   // The provisional meta.json and the one of a command that never ran:
   // a failure costs the report its metadata only, so it is a warning.
   auto write_metadata_or_warn = [&](const report::RunMetadata& written_metadata) {

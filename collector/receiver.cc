@@ -18,6 +18,7 @@
 #include "file_output.h"
 #include "flatbuffers/flatbuffers.h"
 #include "memory_budget.h"
+#include "run_layout.h"
 #include "trace_reader.h"
 #include "wire_format.h"
 
@@ -261,8 +262,9 @@ bool Receiver::OpenTraceFile(Connection& connection, int pid) {
   // exec() keeps the pid, so one pid may stream more than once: <pid>.rlt,
   // then <pid>.1.rlt, ...
   for (int attempt = 0; attempt < 1000; ++attempt) {
-    const std::string path = attempt == 0 ? absl::StrFormat("%s/%d.rlt", trace_dir_, pid)
-                                          : absl::StrFormat("%s/%d.%d.rlt", trace_dir_, pid, attempt);
+    const std::string path = attempt == 0
+                                 ? absl::StrFormat("%s/%d%s", trace_dir_, pid, run_layout::kTraceExtension)
+                                 : absl::StrFormat("%s/%d.%d%s", trace_dir_, pid, attempt, run_layout::kTraceExtension);
     // Exclusive and private (0600): traces hold every process's argv; a
     // link at the name is never followed.
     int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);

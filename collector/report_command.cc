@@ -11,6 +11,7 @@
 #include "report_json.h"
 #include "report_room.h"
 #include "report_text.h"
+#include "run_layout.h"
 #include "run_report.h"
 
 namespace rlscope::collector {
@@ -76,10 +77,10 @@ ReportOutcome WriteReport(const std::string& run_dir, report::RunReport* analyse
   outcome.data_damaged = run->data_damaged;
   outcome.text = report::FormatReportText(*run);
   const std::filesystem::path dir(run_dir);
-  outcome.status = ReplaceRunFile(dir / "report.json", report::FormatReportJson(*run));
-  if (outcome.status.ok()) outcome.status = ReplaceRunFile(dir / "report.txt", outcome.text);
+  outcome.status = ReplaceRunFile(dir / run_layout::kReportJson, report::FormatReportJson(*run));
+  if (outcome.status.ok()) outcome.status = ReplaceRunFile(dir / run_layout::kReportText, outcome.text);
   if (outcome.status.ok()) {
-    outcome.status = ReplaceRunFile(dir / report::kReportHtmlFileName, report::FormatReportHtml(*run));
+    outcome.status = ReplaceRunFile(dir / run_layout::kReportHtml, report::FormatReportHtml(*run));
   }
   if (analysed != nullptr) *analysed = *std::move(run);
   return outcome;

@@ -16,12 +16,14 @@
 #include <cstdint>
 #include <string>
 
+#include "run_layout.h"
+
 namespace rlscope {
 
 class ReportRoom {
  public:
   static constexpr uint64_t kMaxBytes = 8u << 20;
-  static constexpr char kFileName[] = ".rlscope-report-room";
+  static constexpr const char* kFileName = run_layout::kReportRoom;
 
   // `hold` false: holds nothing (bytes() 0).
   ReportRoom(const std::string& run_dir, bool hold);

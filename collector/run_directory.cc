@@ -14,6 +14,7 @@
 #include "absl/strings/str_format.h"
 #include "input_file.h"
 #include "output_file.h"
+#include "run_layout.h"
 
 namespace rlscope::collector {
 
@@ -23,7 +24,7 @@ namespace {
 
 bool HoldsRun(const fs::path& dir) {
   std::error_code error;
-  return fs::exists(dir / "trace", error) || fs::exists(dir / "meta.json", error);
+  return fs::exists(dir / run_layout::kTraceDir, error) || fs::exists(dir / run_layout::kMeta, error);
 }
 
 // Keeps the name readable in a listing: letters, digits, '-', '_', '.'.
@@ -158,7 +159,7 @@ absl::StatusOr<std::string> PrepareRunDirectory(const std::optional<std::string>
   const fs::path dir = *created;
   // Creating trace/ claims DIR: mkdir is atomic, so of two runs given the
   // same --out at once exactly one proceeds.
-  const fs::path trace = dir / "trace";
+  const fs::path trace = dir / run_layout::kTraceDir;
   if (mkdir(trace.c_str(), 0700) != 0) {
     if (errno == EEXIST) {
       return absl::AlreadyExistsError(absl::StrFormat(
@@ -201,7 +202,7 @@ absl::StatusOr<Installation> FindInstallation() {
 }
 
 absl::Status CopyRules(const std::string& run_dir, const std::vector<std::string>& rule_files) {
-  const fs::path dir = fs::path(run_dir) / "rules";
+  const fs::path dir = fs::path(run_dir) / run_layout::kRulesDir;
   if (mkdir(dir.c_str(), 0700) != 0) {
     struct stat info {};
     if (errno != EEXIST || lstat(dir.c_str(), &info) != 0 || !S_ISDIR(info.st_mode)) {

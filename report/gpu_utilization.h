@@ -16,11 +16,11 @@
 #include <string_view>
 #include <vector>
 
+#include "run_layout.h"
+
 namespace rlscope::report {
 
 // The run directory's files (written by the collector's sampler).
-inline constexpr const char* kNvidiaSmiCsvFileName = "nvidia-smi.csv";
-inline constexpr const char* kNvidiaSmiStderrFileName = "nvidia-smi.err";
 
 // What a reader must know to compare nvidia-smi with the trace (the
 // HTML pages print it under their charts).
@@ -63,7 +63,7 @@ GpuUtilization SummarizeGpuUtilization(const std::string& csv_path, const std::s
 
 // The same on the files' contents (`csv_name` names the file in messages).
 GpuUtilization SummarizeGpuUtilizationText(std::string_view csv, std::string_view stderr_text, int64_t begin_unix_ns,
-                                           int64_t end_unix_ns, std::string_view csv_name = kNvidiaSmiCsvFileName);
+                                           int64_t end_unix_ns, std::string_view csv_name = run_layout::kNvidiaSmiCsv);
 
 // ParseNvidiaSmiTimestamp: "2026/11/30 05:36:15.123" -> CLOCK_REALTIME ns,
 // read as UTC (timegm). nvidia-smi prints local time without a zone; the

@@ -18,8 +18,6 @@
 
 namespace rlscope::report {
 
-inline constexpr char kReportHtmlFileName[] = "report.html";
-
 std::string FormatReportHtml(const RunReport& report);
 
 }  // namespace rlscope::report

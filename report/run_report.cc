@@ -11,6 +11,7 @@
 #include "memory_budget.h"
 #include "overlap_sweep.h"
 #include "rule_file.h"
+#include "run_layout.h"
 #include "source_lines.h"
 #include "timeline_builder.h"
 #include "trace_reader.h"
@@ -337,7 +338,7 @@ absl::StatusOr<RunTraces> ListRunTraces(const std::string& run_dir) {
   if (!fs::is_directory(run_dir, error)) {
     return absl::NotFoundError(absl::StrFormat("%s: no such directory", run_dir));
   }
-  const fs::path trace_dir = fs::path(run_dir) / "trace";
+  const fs::path trace_dir = fs::path(run_dir) / run_layout::kTraceDir;
   if (!fs::is_directory(trace_dir, error)) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "%s is not an rlscope run directory (it has no trace/ subdirectory; `rlscope run --out DIR` makes one)",
@@ -345,7 +346,7 @@ absl::StatusOr<RunTraces> ListRunTraces(const std::string& run_dir) {
   }
   RunTraces traces;
   for (const fs::directory_entry& entry : fs::directory_iterator(trace_dir, error)) {
-    if (entry.path().extension() != ".rlt") continue;
+    if (entry.path().extension() != run_layout::kTraceExtension) continue;
     traces.files.push_back(entry.path());
     const uintmax_t size = entry.file_size(error);
     if (!error) traces.bytes += size;
@@ -375,7 +376,7 @@ DecodedRun DecodeRun(const std::string& run_dir, const std::vector<std::filesyst
   std::error_code error;
   DecodedRun run;
   std::vector<std::string>& problems = run.problems;
-  absl::StatusOr<RunMetadata> loaded = ReadRunMetadata((fs::path(run_dir) / "meta.json").string());
+  absl::StatusOr<RunMetadata> loaded = ReadRunMetadata((fs::path(run_dir) / run_layout::kMeta).string());
   if (loaded.ok()) {
     run.metadata = *std::move(loaded);
   } else {
@@ -387,7 +388,7 @@ DecodedRun DecodeRun(const std::string& run_dir, const std::vector<std::filesyst
   // The rules the run used (copied into DIR/rules/ by `rlscope run`).
   RuleSet rules;
   std::vector<fs::path> rule_files;
-  for (const fs::directory_entry& entry : fs::directory_iterator(fs::path(run_dir) / "rules", error)) {
+  for (const fs::directory_entry& entry : fs::directory_iterator(fs::path(run_dir) / run_layout::kRulesDir, error)) {
     if (entry.path().extension() == ".rules") rule_files.push_back(entry.path());
   }
   std::sort(rule_files.begin(), rule_files.end());
@@ -464,8 +465,8 @@ absl::StatusOr<RunReport> LoadRunReport(const std::string& run_dir, const std::s
   // Overhead correction: with the given calibration, else the run's own.
   // Known before decoding, so the decoder keeps what it needs only then.
   std::string model_path = calibration_path;
-  if (model_path.empty() && fs::exists(fs::path(run_dir) / kRunCalibrationFileName, error)) {
-    model_path = (fs::path(run_dir) / kRunCalibrationFileName).string();
+  if (model_path.empty() && fs::exists(fs::path(run_dir) / run_layout::kCalibration, error)) {
+    model_path = (fs::path(run_dir) / run_layout::kCalibration).string();
   }
   std::optional<calibration::OverheadModel> model;
   std::string correction_message;
@@ -572,10 +573,10 @@ absl::StatusOr<RunReport> LoadRunReport(const std::string& run_dir, const std::s
   }
   report.data_damaged = data_damaged;
   DescribeLines(report);
-  const fs::path nvidia_smi_csv = fs::path(run_dir) / kNvidiaSmiCsvFileName;
+  const fs::path nvidia_smi_csv = fs::path(run_dir) / run_layout::kNvidiaSmiCsv;
   if (fs::exists(nvidia_smi_csv, error) && start_unix_ns > 0) {
     report.nvidia_smi =
-        SummarizeGpuUtilization(nvidia_smi_csv.string(), (fs::path(run_dir) / kNvidiaSmiStderrFileName).string(),
+        SummarizeGpuUtilization(nvidia_smi_csv.string(), (fs::path(run_dir) / run_layout::kNvidiaSmiStderr).string(),
                                 start_unix_ns, start_unix_ns + wall_ns);
     for (const std::string& problem : report.nvidia_smi->problems) report.problems.push_back(problem);
   }

@@ -187,7 +187,6 @@ RunReport BuildRunReport(RunMetadata metadata, std::vector<ProcessTimeline> proc
 
 // The calibration `rlscope run` copies into a run directory (when one
 // matched the machine), so the run's reports stay corrected anywhere.
-inline constexpr char kRunCalibrationFileName[] = "calibration.json";
 
 // DecodedRun: a run directory's decoded data before analysis: what
 // LoadRunReport analyses, and what exporters that need the timelines

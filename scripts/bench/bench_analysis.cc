@@ -20,6 +20,7 @@
 
 #include "batch_encoder.h"
 #include "overhead_model.h"
+#include "run_layout.h"
 #include "run_metadata.h"
 #include "run_report.h"
 
@@ -61,7 +62,7 @@ int main(int argc, char** argv) {
     model.costs["cuda_hook"] = {15, 1, 5, 1000};
     model.costs["nvtx_range"] = {12, 1, 5, 1000};
     model.costs["native_process"] = {3e6, 1e5, 5, 1};
-    const std::string path = (dir / rlscope::report::kRunCalibrationFileName).string();
+    const std::string path = (dir / rlscope::run_layout::kCalibration).string();
     if (!rlscope::calibration::WriteOverheadModel(path, model).ok()) return 1;
   }
   const std::string trace = (dir / "trace" / "1000.rlt").string();

@@ -1,0 +1,30 @@
+// RunLayout: the names of a run directory's files, the one place they are
+// spelled (README.md's "Output" table describes each):
+//
+//   DIR/trace/<pid>.rlt       each traced process's event stream
+//   DIR/meta.json             the command, its exit, wall time, capture levels
+//   DIR/report.txt, .json, .html   the reports
+//   DIR/rules/NN-name.rules   the rule files the run used, in order
+//   DIR/calibration.json      the calibration that corrected the reports
+//   DIR/nvidia-smi.csv, .err  nvidia-smi's samples during the run
+//   DIR/.rlscope-report-room  disk room held for the reports (removed after)
+#ifndef RLSCOPE_FORMAT_RUN_LAYOUT_H_
+#define RLSCOPE_FORMAT_RUN_LAYOUT_H_
+
+namespace rlscope::run_layout {
+
+inline constexpr char kTraceDir[] = "trace";
+inline constexpr char kTraceExtension[] = ".rlt";
+inline constexpr char kMeta[] = "meta.json";
+inline constexpr char kReportText[] = "report.txt";
+inline constexpr char kReportJson[] = "report.json";
+inline constexpr char kReportHtml[] = "report.html";
+inline constexpr char kRulesDir[] = "rules";
+inline constexpr char kCalibration[] = "calibration.json";
+inline constexpr char kNvidiaSmiCsv[] = "nvidia-smi.csv";
+inline constexpr char kNvidiaSmiStderr[] = "nvidia-smi.err";
+inline constexpr char kReportRoom[] = ".rlscope-report-room";
+
+}  // namespace rlscope::run_layout
+
+#endif  // RLSCOPE_FORMAT_RUN_LAYOUT_H_
