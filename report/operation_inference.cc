@@ -139,27 +139,35 @@ int64_t ArgumentsStart(const std::vector<const NativeCall*>& calls, int64_t begi
 }
 
 // HandWrittenAgent: what a thread that steps an env has no rule for. A
-// thread that never acts through a policy rlscope knows (no inference: a
-// numpy policy, a hand-written one) still chooses every action, between
-// its env steps; one that never trains through a known library (no
-// backprop: gradients by hand) trains between episodes, after one's last
-// step and before the next reset. Not a thread whose glue between env
-// steps is mostly waiting, summed over the run: an env worker process,
-// blocked on its next command, acts for no one (its learner does). Decided
-// for the whole thread, as one glue's share of waiting depends on how
-// soon its command came (waits under ~2 us are not recorded).
+// thread whose env steps a rule found (not only simulator calls: the
+// mj_step calls of one env step are not steps) and that never acts through
+// a policy rlscope knows (no inference: a numpy policy, a random one)
+// still chooses every action, between its env steps. One that neither
+// acts nor trains through anything known (no inference and no backprop:
+// numpy by hand) trains between episodes, after one's last step and
+// before the next reset; not a thread that acts through a known policy
+// and trains nowhere (an evaluation loop, a rollout worker), whose time
+// between episodes is no training. Neither for a thread whose glue between
+// env steps is mostly waiting, summed over the run: an env worker
+// process, blocked on its next command, acts for no one (its learner
+// does). Decided for the whole thread, as one glue's share of waiting
+// depends on how soon its command came (waits under ~2 us are not
+// recorded). A random agent's glue between episodes is taken for
+// training: the price of telling a numpy learner by structure alone.
 struct HandWrittenAgent {
-  bool acts = false;    // No inference anywhere on the thread.
-  bool trains = false;  // No backprop anywhere on the thread.
+  bool acts = false;    // Rule-found env steps, no inference anywhere on the thread.
+  bool trains = false;  // ... and no backprop either.
 
-  static HandWrittenAgent Of(const ThreadTimeline& thread, const IntervalList& flat, const Labels& labels) {
-    bool steps = false, acting = false, training = false;
+  // Of: the agent of `thread`, whose resolved operations are `flat`;
+  // `rule_steps`: whether a rule found env steps or resets on it.
+  static HandWrittenAgent Of(const ThreadTimeline& thread, const IntervalList& flat, bool rule_steps,
+                             const Labels& labels) {
+    bool acting = false, training = false;
     for (const Interval& interval : flat) {
-      steps |= interval.label == labels.simulation;
       acting |= interval.label == labels.inference;
       training |= interval.label == labels.backprop;
     }
-    HandWrittenAgent agent{steps && !acting, steps && !training};
+    HandWrittenAgent agent{rule_steps && !acting, rule_steps && !acting && !training};
     if (!agent.acts && !agent.trains) return agent;
     IntervalList waits;
     for (const Interval& event : thread.cpu_events) {
@@ -208,10 +216,10 @@ struct HandWrittenAgent {
 // inferred for a program does not depend on whether parts of it are
 // annotated (they win where open, in the report). Glue a hand-written agent
 // owns is one instance of its operation.
-IntervalList FillGlue(const IntervalList& flat, const ThreadTimeline& thread, const Labels& labels,
+IntervalList FillGlue(const IntervalList& flat, const ThreadTimeline& thread, bool rule_steps, const Labels& labels,
                       std::map<int32_t, uint64_t>& instances) {
   std::optional<std::vector<const NativeCall*>> outer_calls;  // Made when first needed.
-  const HandWrittenAgent agent = HandWrittenAgent::Of(thread, flat, labels);
+  const HandWrittenAgent agent = HandWrittenAgent::Of(thread, flat, rule_steps, labels);
   IntervalList filled;
   filled.reserve(flat.size() * 2 + 2);
   if (flat.front().begin_ns > thread.begin_ns)
@@ -281,6 +289,9 @@ void ResolveThread(ThreadTimeline& thread, const Labels& labels) {
   ResolveByNesting(inferred, labels);
   IntervalList flat = FlattenInnermost(std::move(inferred));
   ResolveBySegment(flat, labels);
+  const bool rule_steps = std::any_of(flat.begin(), flat.end(), [&](const Interval& interval) {
+    return interval.label == labels.simulation || interval.label == labels.reset;
+  });
   // Simulator code is simulation wherever no rule said otherwise (a
   // MuJoCo loop whose env class no rule knows).
   flat = MergeTouching(AddWhereUncovered(flat, SimulatorTime(thread, labels)));
@@ -294,7 +305,7 @@ void ResolveThread(ThreadTimeline& thread, const Labels& labels) {
     if (i > 0 && flat[i].label == labels.backprop && flat[i - 1].label == labels.backprop) continue;
     ++thread.operation_instances[flat[i].label == labels.reset ? labels.simulation : flat[i].label];
   }
-  inferred = FillGlue(flat, thread, labels, thread.operation_instances);
+  inferred = FillGlue(flat, thread, rule_steps, labels, thread.operation_instances);
 }
 
 }  // namespace

@@ -26,12 +26,13 @@
 //      call (its argument converted for the policy). Explicit operations are
 //      not looked at: what is inferred does not depend on whether parts of
 //      the program are annotated (benchmarks compare the two on one run).
-//   5. A thread that steps an env but never acts through a known policy
-//      (no inference: numpy by hand) acts in the glue between its env
-//      steps; one that never trains through a known library (no backprop)
-//      trains in the glue between an episode's last step and the next
-//      reset (the reserved operation "env_reset", simulation otherwise).
-//      Not where that glue is mostly waiting (an env worker process).
+//   5. A thread whose env steps a rule found but that never acts through
+//      a known policy (no inference: numpy by hand) acts in the glue
+//      between its env steps; one that neither acts nor trains through
+//      anything known (no inference, no backprop) trains in the glue
+//      between an episode's last step and the next reset (the reserved
+//      operation "env_reset", simulation otherwise). Not where that glue is
+//      mostly waiting (an env worker process).
 //   6. A process running a compiler helper (ptxas, nvlink, ...) is compile.
 //
 // Explicit operations (NVTX, rlscope.operation) are not touched and still

@@ -2,6 +2,7 @@
 // (operation_inference.h), on hand-made threads.
 #include "operation_inference.h"
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <string>
 #include <vector>
@@ -239,16 +240,38 @@ TEST_CASE("A hand-written agent acts between env steps and trains between episod
     // Resets are env entries like steps; each glue acted or trained once.
     CHECK(resolved.instances == std::map<std::string, uint64_t>{{"simulation", 6}, {"inference", 4}, {"backprop", 1}});
   }
-  SECTION("a policy rlscope knows keeps the glue as before") {
+  SECTION("an evaluation loop with a policy rlscope knows keeps the glue as before") {
+    // Acting through a known policy, training nowhere (an evaluation
+    // script, a rollout worker): no acting by hand, and the time between
+    // episodes is no training.
     std::vector<Span> acting = episode;
     acting.push_back({24, 26, "forward"});
     const Resolved resolved = Resolve(acting, 80);
-    // Between two other steps, the glue after a step is its outputs'.
-    CHECK(std::count(resolved.spans.begin(), resolved.spans.end(), Span{32, 40, "simulation"}) == 0);
-    CHECK(std::count(resolved.spans.begin(), resolved.spans.end(), Span{30, 42, "simulation"}) == 1);
-    // Training is still by hand: between the episode's last step and the reset.
-    CHECK(std::count(resolved.spans.begin(), resolved.spans.end(), Span{42, 60, "backprop"}) == 1);
+    // The glue after a step is its outputs', up to the next acting.
+    CHECK(resolved.spans == std::vector<Span>{{0, 10, "startup"},
+                                              {10, 24, "simulation"},
+                                              {24, 30, "inference"},
+                                              {30, 72, "simulation"},
+                                              {72, 80, "teardown"}});
   }
+}
+
+TEST_CASE("Simulator calls alone are no env steps to act between", "[operation_inference]") {
+  // A MuJoCo loop whose env class no rule knows: mj_step calls (simulator
+  // time) with the frame-skip's Python between them, no rule-found step.
+  NameTable names;
+  ProcessTimeline process;
+  ThreadTimeline thread = fixtures::Thread(0, 100);
+  for (int64_t call = 10; call < 90; call += 10) {
+    thread.cpu_events.push_back({call, call + 4, static_cast<int32_t>(Category::kSimulator)});
+  }
+  process.threads.push_back(std::move(thread));
+  ResolveInferredOperations(process, names);
+  std::vector<Span> spans;
+  for (const Interval& interval : process.threads[0].inferred_operations) {
+    spans.push_back({interval.begin_ns, interval.end_ns, names.Name(interval.label)});
+  }
+  CHECK(spans == std::vector<Span>{{0, 10, "startup"}, {10, 84, "simulation"}, {84, 100, "teardown"}});
 }
 
 TEST_CASE("An env worker waiting for its commands acts for no one", "[operation_inference]") {
