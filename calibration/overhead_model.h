@@ -44,7 +44,7 @@ std::string PythonSite(std::string_view site, std::string_view version);
 
 struct MeasuredCost {
   double ns = 0;         // Per event: the median over repetitions.
-  double spread_ns = 0;  // Standard error of the estimate (CostFromRepetitions).
+  double spread_ns = 0;  // Standard error of the kept repetitions' mean (CostFromRepetitions).
   int repetitions = 0;
   uint64_t events = 0;  // Events per repetition.
 };

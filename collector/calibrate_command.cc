@@ -217,8 +217,10 @@ int CalibrateCommandMain(const std::vector<std::string>& args) {
                                model.fingerprint.gpu == "none" ? "no GPU" : model.fingerprint.gpu,
                                cuda.available ? cuda.runtime : "not calibrated (no rlscope-calibrate-cuda or runtime)",
                                pythons.empty() ? "none" : absl::StrJoin(pythons, ", ", absl::PairFormatter(" ")));
-  std::cerr << absl::StrFormat("  %d costs x %d repetitions, each an unprofiled and a profiled run\n", cases.size(),
-                               options->repetitions);
+  std::cerr << absl::StrFormat(
+      "  %d costs x %d repetitions, each an unprofiled and a profiled run, in turns (each cost's line once "
+      "all are settled)\n",
+      cases.size(), options->repetitions);
   // Test seams (contention.h, DisturbanceSeam): malformed is an error
   // before anything is measured.
   absl::StatusOr<calibrate::DisturbanceSeam> seam = calibrate::ParseDisturbanceSeam(getenv(calibrate::kTestDisturbEnv));

@@ -124,7 +124,7 @@ class Sweep {
     std::vector<Measuring> all;
     for (Case& c : cases) {
       if (absl::Status sized = Size(c); !sized.ok()) {
-        return absl::Status(sized.code(), absl::StrCat(c.site, ": ", sized.message()));
+        return absl::Status(sized.code(), absl::StrCat(c.site, " failed: ", sized.message()));
       }
       Measuring m{std::move(c), 0, {}, {}, 0};
       m.events =
@@ -138,7 +138,7 @@ class Sweep {
         for (const Measuring* m : active) {
           progress.Grow(options_.repetitions * 2);
           progress.CaseDone(absl::StrFormat("%s: %s; measuring again (round %d of at most %d)", m->c.site,
-                                            cal::SiteDoubt(sites_[m->c.site]), round + 1, cal::kExtraRounds + 1));
+                                            cal::SiteDoubt(sites_[m->c.site]), m->rounds + 1, cal::kExtraRounds + 1));
         }
       }
       for (int i = 0; i < options_.repetitions; ++i) {
@@ -149,9 +149,11 @@ class Sweep {
       }
       for (Measuring* m : active) ++m->rounds;
       for (const Measuring& m : all) Settle(m);
+      // From all, not only those just measured: a cost that settled may
+      // fall into doubt when one it subtracts was measured again.
       std::vector<Measuring*> doubtful;
-      for (Measuring* m : active) {
-        if (!cal::SiteDoubt(sites_[m->c.site]).empty()) doubtful.push_back(m);
+      for (Measuring& m : all) {
+        if (m.rounds <= cal::kExtraRounds && !cal::SiteDoubt(sites_[m.c.site]).empty()) doubtful.push_back(&m);
       }
       active = std::move(doubtful);
     }
@@ -183,7 +185,9 @@ class Sweep {
     for (int half = 0; half < 2; ++half) {
       const bool measured_run = (half == 0) == (rep % 2 == 1);
       absl::StatusOr<LoopTime> loop = Measure(m.c, measured_run);
-      if (!loop.ok()) return absl::Status(loop.status().code(), absl::StrCat(m.c.site, ": ", loop.status().message()));
+      if (!loop.ok()) {
+        return absl::Status(loop.status().code(), absl::StrCat(m.c.site, " failed: ", loop.status().message()));
+      }
       (measured_run ? r.measured_ns : r.base_ns) = loop->ns;
       if (loop->kept_fraction >= 0) m.kept_fractions.push_back(loop->kept_fraction);
       progress.Step(absl::StrFormat("%s %d/%d", m.c.site, index_in_round + 1, options_.repetitions));

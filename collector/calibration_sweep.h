@@ -59,8 +59,8 @@ struct Case {
   uint64_t burst = 0;       // Iterations per burst; 0: one loop.
 };
 
-// Progress: a status line on a terminal, one line per finished case
-// otherwise (logs stay readable).
+// Progress: a status line on a terminal (none otherwise: logs stay
+// readable), and lines of their own: news of a case, then its result.
 class Progress {
  public:
   explicit Progress(int total);
