@@ -60,9 +60,13 @@ absl::StatusOr<int64_t> TakeWholeNumber(const std::string& command, const Parsed
   absl::StatusOr<std::string> value = cursor.TakeValue(option);
   if (!value.ok()) return UsageError(command, std::string(value.status().message()));
   if (std::optional<int64_t> number = ParseWholeNumber(*value, minimum, maximum)) return *number;
+  return UsageError(command, WholeNumberProblem(option.name, *value, minimum, maximum));
+}
+
+std::string WholeNumberProblem(const std::string& option, const std::string& value, int64_t minimum, int64_t maximum) {
   const std::string bounds =
       maximum == INT64_MAX ? absl::StrFormat(">= %d", minimum) : absl::StrFormat("from %d to %d", minimum, maximum);
-  return UsageError(command, absl::StrFormat("%s wants a whole number %s, not '%s'", option.name, bounds, *value));
+  return absl::StrFormat("%s wants a whole number %s, not '%s'", option, bounds, value);
 }
 
 absl::Status UsageError(const std::string& command, const std::string& message) {

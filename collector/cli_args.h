@@ -51,6 +51,10 @@ absl::StatusOr<int64_t> TakeWholeNumber(const std::string& command, const Parsed
 
 // ParseWholeNumber: `text` as such a number, or nullopt.
 std::optional<int64_t> ParseWholeNumber(const std::string& text, int64_t minimum, int64_t maximum);
+// WholeNumberProblem: the message for `value` given to `option` outside
+// them ("--top wants a whole number >= 0, not 'x'").
+std::string WholeNumberProblem(const std::string& option, const std::string& value, int64_t minimum,
+                               int64_t maximum = INT64_MAX);
 
 // UsageError: "rlscope <command>: <message> (see rlscope <command> --help)".
 absl::Status UsageError(const std::string& command, const std::string& message);

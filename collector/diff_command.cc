@@ -132,8 +132,8 @@ int DiffCommandMain(const std::vector<std::string>& args) {
       }
       format = *value;
     } else if (option.name == "--top") {
-      const std::optional<int64_t> n = ParseWholeNumber(*value, 0, INT32_MAX);
-      if (!n) return Usage(absl::StrFormat("--top wants a whole number >= 0, not '%s'", *value));
+      const std::optional<int64_t> n = ParseWholeNumber(*value, 0, INT64_MAX);
+      if (!n) return Usage(WholeNumberProblem("--top", *value, 0));
       top = static_cast<size_t>(*n);
     } else if (option.name == "-o" || option.name == "--output") {
       output_path = *value;

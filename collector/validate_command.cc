@@ -14,7 +14,6 @@
 #include <fstream>
 #include <iostream>
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -57,8 +56,9 @@ The numbers are only as good as the machine is quiet: stop other work while
 it runs, and prefer N >= 5 for a meaningful spread.
 
 options:
-  -n N                 repetitions (pairs of runs), N >= 1 (default 5)
-  --warmup K           unmeasured unprofiled runs first, K >= 0 (default 1)
+  -n N                 repetitions (pairs of runs), 1 to 10000 (default 5)
+  --warmup K           unmeasured unprofiled runs first, 0 to 10000
+                       (default 1)
   --out DIR            write everything into DIR (created, mode 0700; an
                        existing DIR must be your own empty directory,
                        writable by nobody else, and not a link). default:

@@ -20,8 +20,6 @@
 
 namespace rlscope::report {
 
-// The run directory's files (written by the collector's sampler).
-
 // What a reader must know to compare nvidia-smi with the trace (the
 // HTML pages print it under their charts).
 inline constexpr const char* kNvidiaSmiCaveat =

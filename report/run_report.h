@@ -185,9 +185,6 @@ struct RunReport {
 RunReport BuildRunReport(RunMetadata metadata, std::vector<ProcessTimeline> processes, NameTable& names,
                          std::vector<std::string> problems, bool locate_lines = false);
 
-// The calibration `rlscope run` copies into a run directory (when one
-// matched the machine), so the run's reports stay corrected anywhere.
-
 // DecodedRun: a run directory's decoded data before analysis: what
 // LoadRunReport analyses, and what exporters that need the timelines
 // themselves (export_chrome.h) read.

@@ -65,7 +65,8 @@ int main(int argc, char** argv) {
     const std::string path = (dir / rlscope::run_layout::kCalibration).string();
     if (!rlscope::calibration::WriteOverheadModel(path, model).ok()) return 1;
   }
-  const std::string trace = (dir / "trace" / "1000.rlt").string();
+  const std::string trace =
+      (dir / rlscope::run_layout::kTraceDir / (std::string("1000") + rlscope::run_layout::kTraceExtension)).string();
   {
     std::ofstream out(trace, std::ios::binary);
     BatchEncoder encoder;
