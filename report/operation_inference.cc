@@ -158,6 +158,11 @@ struct HandWrittenAgent {
   bool acts = false;    // Rule-found env steps, no inference anywhere on the thread.
   bool trains = false;  // ... and no backprop either.
 
+  // BetweenEnvSteps: glue from an env step or reset to the next env step.
+  static bool BetweenEnvSteps(int32_t before, int32_t after, const Labels& labels) {
+    return (before == labels.simulation || before == labels.reset) && after == labels.simulation;
+  }
+
   // Of: the agent of `thread`, whose resolved operations are `flat`;
   // `rule_steps`: whether a rule found env steps or resets on it.
   static HandWrittenAgent Of(const ThreadTimeline& thread, const IntervalList& flat, bool rule_steps,
@@ -177,10 +182,7 @@ struct HandWrittenAgent {
     int64_t glue = 0, waited = 0;
     auto wait = waits.begin();
     for (size_t i = 1; i < flat.size(); ++i) {
-      if (flat[i].label != labels.simulation ||
-          (flat[i - 1].label != labels.simulation && flat[i - 1].label != labels.reset)) {
-        continue;
-      }
+      if (!BetweenEnvSteps(flat[i - 1].label, flat[i].label, labels)) continue;
       const int64_t begin = flat[i - 1].end_ns, end = flat[i].begin_ns;
       glue += end - begin;
       while (wait != waits.end() && wait->end_ns <= begin) ++wait;
@@ -195,9 +197,7 @@ struct HandWrittenAgent {
   // Owner: the operation of the glue between `before` and `after`, or
   // kNoLabel where this agent decides nothing.
   int32_t Owner(int32_t before, int32_t after, const Labels& labels) const {
-    if (acts && (before == labels.simulation || before == labels.reset) && after == labels.simulation) {
-      return labels.inference;
-    }
+    if (acts && BetweenEnvSteps(before, after, labels)) return labels.inference;
     if (trains && before == labels.simulation && after == labels.reset) return labels.backprop;
     return kNoLabel;
   }

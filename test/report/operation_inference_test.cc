@@ -28,6 +28,15 @@ struct Resolved {
   std::map<std::string, uint64_t> instances;
 };
 
+// SpansOf: the thread's resolved operations, by name.
+std::vector<Span> SpansOf(const ThreadTimeline& thread, const NameTable& names) {
+  std::vector<Span> spans;
+  for (const Interval& interval : thread.inferred_operations) {
+    spans.push_back({interval.begin_ns, interval.end_ns, names.Name(interval.label)});
+  }
+  return spans;
+}
+
 // Resolve: one thread over [0, end) with `inferred` (possibly nested) and
 // `explicit_operations`, resolved; names instead of labels.
 Resolved Resolve(const std::vector<Span>& inferred, int64_t end, const std::vector<Span>& explicit_operations = {},
@@ -45,9 +54,7 @@ Resolved Resolve(const std::vector<Span>& inferred, int64_t end, const std::vect
   process.threads.push_back(std::move(thread));
   ResolveInferredOperations(process, names);
   Resolved resolved;
-  for (const Interval& interval : process.threads[0].inferred_operations) {
-    resolved.spans.push_back({interval.begin_ns, interval.end_ns, names.Name(interval.label)});
-  }
+  resolved.spans = SpansOf(process.threads[0], names);
   for (const auto& [label, count] : process.threads[0].operation_instances)
     resolved.instances[names.Name(label)] = count;
   return resolved;
@@ -143,10 +150,7 @@ TEST_CASE("Simulator code outside every operation is simulation", "[operation_in
   thread.native_calls.push_back({60, 70, Category::kSimulator, 0, 0});
   process.threads.push_back(std::move(thread));
   ResolveInferredOperations(process, names);
-  std::vector<Span> spans;
-  for (const Interval& interval : process.threads[0].inferred_operations) {
-    spans.push_back({interval.begin_ns, interval.end_ns, names.Name(interval.label)});
-  }
+  const std::vector<Span> spans = SpansOf(process.threads[0], names);
   CHECK(spans == std::vector<Span>{{0, 10, "startup"},
                                    {10, 40, "simulation"},
                                    {40, 60, "inference"},
@@ -267,10 +271,7 @@ TEST_CASE("Simulator calls alone are no env steps to act between", "[operation_i
   }
   process.threads.push_back(std::move(thread));
   ResolveInferredOperations(process, names);
-  std::vector<Span> spans;
-  for (const Interval& interval : process.threads[0].inferred_operations) {
-    spans.push_back({interval.begin_ns, interval.end_ns, names.Name(interval.label)});
-  }
+  const std::vector<Span> spans = SpansOf(process.threads[0], names);
   CHECK(spans == std::vector<Span>{{0, 10, "startup"}, {10, 84, "simulation"}, {84, 100, "teardown"}});
 }
 
@@ -287,10 +288,7 @@ TEST_CASE("An env worker waiting for its commands acts for no one", "[operation_
   }
   process.threads.push_back(std::move(thread));
   ResolveInferredOperations(process, names);
-  std::vector<Span> spans;
-  for (const Interval& interval : process.threads[0].inferred_operations) {
-    spans.push_back({interval.begin_ns, interval.end_ns, names.Name(interval.label)});
-  }
+  const std::vector<Span> spans = SpansOf(process.threads[0], names);
   CHECK(spans == std::vector<Span>{{0, 10, "startup"}, {10, 72, "simulation"}, {72, 100, "teardown"}});
 }
 
