@@ -16,6 +16,7 @@
 #include "overhead_model.h"
 #include "profiled_run.h"
 #include "run_directory.h"
+#include "run_loader.h"
 #include "run_report.h"
 
 namespace rlscope::collector::calibrate {
@@ -352,12 +353,11 @@ class Sweep {
   double RemovedByKnownCosts(const fs::path& run_dir) {
     cal::OverheadModel partial;
     for (const auto& [site, measured] : sites_) partial.costs[site] = measured.cost;
-    const std::string path = (scratch_ / "partial-calibration.json").string();
     double removed = 0;
-    if (cal::WriteOverheadModel(path, partial).ok()) {
-      absl::StatusOr<report::RunReport> analysed = report::LoadRunReport(run_dir.string(), path);
-      if (analysed.ok() && analysed->corrected)
-        removed = static_cast<double>(analysed->overhead.main_thread_removed_ns);
+    if (absl::StatusOr<report::DecodedRun> run = report::LoadRun(run_dir.string(), {.for_correction = true});
+        run.ok()) {
+      const report::RunReport analysed = report::AnalyseRun(*std::move(run), {.model = &partial});
+      if (analysed.corrected) removed = static_cast<double>(analysed.overhead.main_thread_removed_ns);
     }
     Forget();
     return removed;

@@ -11,7 +11,9 @@
 #include "export_csv.h"
 #include "export_folded.h"
 #include "export_perfetto.h"
+#include "run_loader.h"
 #include "run_report.h"
+#include "run_sink.h"
 
 namespace rlscope::collector {
 
@@ -93,6 +95,29 @@ bool Close(Output& output) {
   return static_cast<bool>(*output.file);
 }
 
+// FormatSink: one format written to one output: the Chrome and Perfetto
+// traces from the timelines as measured, CSV and folded stacks from the
+// report.
+class FormatSink : public report::RunSink {
+ public:
+  FormatSink(std::string format, Output output) : format_(std::move(format)), output_(std::move(output)) {}
+
+  bool WantsReport() const override { return format_ == "csv" || format_ == "folded"; }
+  void Timelines(const report::DecodedRun& run) override {
+    if (format_ == "chrome") report::WriteChromeTrace(run.processes, run.names, output_.stream());
+    if (format_ == "perfetto") report::WritePerfettoTrace(run.processes, run.names, output_.stream());
+  }
+  void Report(const report::RunReport& report) override {
+    if (format_ == "csv") report::WriteRowsCsv(report, output_.stream());
+    if (format_ == "folded") report::WriteFoldedStacks(report, output_.stream());
+  }
+  Output& output() { return output_; }
+
+ private:
+  std::string format_;
+  Output output_;
+};
+
 }  // namespace
 
 int ExportCommandMain(const std::vector<std::string>& args) {
@@ -136,7 +161,7 @@ int ExportCommandMain(const std::vector<std::string>& args) {
   const std::string& run_dir = positional[0];
 
   // Open every output first: an unwritable one fails before the analysis.
-  std::vector<std::pair<std::string, Output>> outputs;  // (format, output)
+  std::vector<std::unique_ptr<FormatSink>> sinks;
   for (const auto& [format, path] :
        {std::pair{"chrome", chrome}, {"perfetto", perfetto}, {"csv", csv}, {"folded", folded}}) {
     if (path.empty()) continue;
@@ -145,47 +170,32 @@ int ExportCommandMain(const std::vector<std::string>& args) {
       std::cerr << "rlscope export: cannot write " << path << "\n";
       return 1;
     }
-    outputs.emplace_back(format, std::move(output));
+    sinks.push_back(std::make_unique<FormatSink>(format, std::move(output)));
   }
 
-  bool damaged = false;
-  std::optional<report::RunReport> run_report;
-  if (!csv.empty() || !folded.empty()) {
-    absl::StatusOr<report::RunReport> loaded =
-        report::LoadRunReport(run_dir, calibration_path, /*locate_lines=*/!folded.empty());
-    if (!loaded.ok()) {
-      std::cerr << "rlscope export: " << loaded.status().message() << "\n";
-      return 1;
-    }
-    damaged = loaded->data_damaged;
-    // Asked-for correction that did not happen: the rows are measured ones.
-    if (loaded->correction_skipped_for_memory) std::cerr << "rlscope export: " << loaded->correction_message << "\n";
-    run_report = *std::move(loaded);
+  // One decoding for every format; the calibration only matters to the
+  // report's (--csv, --folded).
+  const bool wants_report = !csv.empty() || !folded.empty();
+  report::CorrectionSource correction;
+  if (wants_report) correction = report::FindCorrection(run_dir, calibration_path);
+  absl::StatusOr<report::DecodedRun> decoded =
+      report::LoadRun(run_dir, {.for_correction = correction.model.has_value()});
+  if (!decoded.ok()) {
+    std::cerr << "rlscope export: " << decoded.status().message() << "\n";
+    return 1;
   }
-  std::optional<report::DecodedRun> decoded;
-  if (!chrome.empty() || !perfetto.empty()) {
-    // The timelines themselves, decoded again: the report's analysis
-    // consumes its copy.
-    absl::StatusOr<report::DecodedRun> loaded = report::LoadRunTimelines(run_dir);
-    if (!loaded.ok()) {
-      std::cerr << "rlscope export: " << loaded.status().message() << "\n";
-      return 1;
-    }
-    damaged = damaged || loaded->data_damaged;
-    decoded = *std::move(loaded);
+  const bool damaged = decoded->data_damaged;
+  std::vector<report::RunSink*> feed;
+  for (const auto& sink : sinks) feed.push_back(sink.get());
+  const std::optional<report::RunReport> analysed =
+      report::FeedSinks(*std::move(decoded), correction.Options(/*locate_lines=*/!folded.empty()), feed);
+  // Asked-for correction that did not happen: the rows are measured ones.
+  if (analysed && analysed->correction_skipped_for_memory) {
+    std::cerr << "rlscope export: " << analysed->correction_message << "\n";
   }
-  for (auto& [format, output] : outputs) {
-    if (format == std::string("chrome")) {
-      report::WriteChromeTrace(decoded->processes, decoded->names, output.stream());
-    } else if (format == std::string("perfetto")) {
-      report::WritePerfettoTrace(decoded->processes, decoded->names, output.stream());
-    } else if (format == std::string("csv")) {
-      report::WriteRowsCsv(*run_report, output.stream());
-    } else {
-      report::WriteFoldedStacks(*run_report, output.stream());
-    }
-    if (!Close(output)) {
-      std::cerr << "rlscope export: cannot write " << output.path << "\n";
+  for (const auto& sink : sinks) {
+    if (!Close(sink->output())) {
+      std::cerr << "rlscope export: cannot write " << sink->output().path << "\n";
       return 1;
     }
   }

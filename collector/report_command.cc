@@ -12,7 +12,9 @@
 #include "report_room.h"
 #include "report_text.h"
 #include "run_layout.h"
+#include "run_loader.h"
 #include "run_report.h"
+#include "run_sink.h"
 
 namespace rlscope::collector {
 
@@ -63,26 +65,56 @@ damaged; 1 DIR could not be analysed; 2 usage error.
 
 }  // namespace
 
-ReportOutcome WriteReport(const std::string& run_dir, report::RunReport* analysed,
-                          const std::string& calibration_path) {
+namespace {
+
+// ReportFile: one of DIR's report files, replaced as a whole (file_output.h).
+class ReportFile : public report::RunSink {
+ public:
+  using Format = std::string (*)(const report::RunReport&);
+  ReportFile(std::filesystem::path path, Format format, std::string* text = nullptr)
+      : path_(std::move(path)), format_(format), text_(text) {}
+
+  void Report(const report::RunReport& report) override {
+    std::string content = format_(report);
+    status_ = ReplaceRunFile(path_, content);
+    if (text_ != nullptr) *text_ = std::move(content);
+  }
+  const absl::Status& status() const { return status_; }
+
+ private:
+  std::filesystem::path path_;
+  Format format_;
+  std::string* text_;
+  absl::Status status_ = absl::InternalError("not written");
+};
+
+std::string ReportJson(const report::RunReport& report) { return report::FormatReportJson(report); }
+std::string ReportText(const report::RunReport& report) { return report::FormatReportText(report); }
+std::string ReportHtml(const report::RunReport& report) { return report::FormatReportHtml(report); }
+
+}  // namespace
+
+ReportOutcome WriteReport(const std::string& run_dir, const std::string& calibration_path) {
   ReportOutcome outcome;
   // The room a killed collector left behind (report_room.h) takes space
   // these files need.
   StaleReportRoomRemoved(run_dir);
-  absl::StatusOr<report::RunReport> run = report::LoadRunReport(run_dir, calibration_path);
+  report::CorrectionSource correction = report::FindCorrection(run_dir, calibration_path);
+  absl::StatusOr<report::DecodedRun> run = report::LoadRun(run_dir, {.for_correction = correction.model.has_value()});
   if (!run.ok()) {
     outcome.status = run.status();
     return outcome;
   }
   outcome.data_damaged = run->data_damaged;
-  outcome.text = report::FormatReportText(*run);
   const std::filesystem::path dir(run_dir);
-  outcome.status = ReplaceRunFile(dir / run_layout::kReportJson, report::FormatReportJson(*run));
-  if (outcome.status.ok()) outcome.status = ReplaceRunFile(dir / run_layout::kReportText, outcome.text);
-  if (outcome.status.ok()) {
-    outcome.status = ReplaceRunFile(dir / run_layout::kReportHtml, report::FormatReportHtml(*run));
+  ReportFile json(dir / run_layout::kReportJson, &ReportJson);
+  ReportFile text(dir / run_layout::kReportText, &ReportText, &outcome.text);
+  ReportFile html(dir / run_layout::kReportHtml, &ReportHtml);
+  report::RunSink* const files[] = {&json, &text, &html};
+  outcome.report = report::FeedSinks(*std::move(run), correction.Options(), files);
+  for (const ReportFile* file : {&json, &text, &html}) {
+    if (outcome.status.ok()) outcome.status = file->status();
   }
-  if (analysed != nullptr) *analysed = *std::move(run);
   return outcome;
 }
 
@@ -117,7 +149,7 @@ int ReportCommandMain(const std::vector<std::string>& args) {
         << "\n";
     return 2;
   }
-  ReportOutcome outcome = WriteReport(rest[0], nullptr, calibration_path);
+  ReportOutcome outcome = WriteReport(rest[0], calibration_path);
   if (!outcome.status.ok()) {
     std::cerr << "rlscope report: " << outcome.status.message() << "\n";
     return 1;

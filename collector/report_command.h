@@ -2,28 +2,27 @@
 #ifndef RLSCOPE_COLLECTOR_REPORT_COMMAND_H_
 #define RLSCOPE_COLLECTOR_REPORT_COMMAND_H_
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
-
-namespace rlscope::report {
-struct RunReport;
-}  // namespace rlscope::report
+#include "run_report.h"
 
 namespace rlscope::collector {
 
 struct ReportOutcome {
-  absl::Status status;        // Not OK: no report could be written.
+  absl::Status status;        // Not OK: some report file could not be written (or none).
   std::string text;           // report.txt's content.
   bool data_damaged = false;  // Some trace data was unreadable (prefix used).
+  // The analysis itself (absent when the run could not be analysed).
+  std::optional<report::RunReport> report;
 };
 
-// WriteReport: analyses DIR and writes DIR/report.json and DIR/report.txt;
-// with `analysed`, also hands back the analysis itself.
-// `calibration_path`: correct with this calibration instead of the run's own.
-ReportOutcome WriteReport(const std::string& run_dir, report::RunReport* analysed = nullptr,
-                          const std::string& calibration_path = "");
+// WriteReport: analyses DIR and writes DIR/report.json, DIR/report.txt and
+// DIR/report.html. `calibration_path`: correct with this calibration
+// instead of the run's own.
+ReportOutcome WriteReport(const std::string& run_dir, const std::string& calibration_path = "");
 
 // ReportCommandMain: `args` are the arguments after "report".
 int ReportCommandMain(const std::vector<std::string>& args);

@@ -340,8 +340,7 @@ class Validation {
     request.say_calibration_problem = rep.index == 1;  // Once, not per repetition.
     absl::StatusOr<ProfileOutcome> outcome = ProfileCommand(request);
     if (!Check(outcome, /*profiled=*/true, what, stem)) return false;
-    report::RunReport analysed;
-    const ReportOutcome written = WriteReport(*run_dir, &analysed);
+    const ReportOutcome written = WriteReport(*run_dir);
     if (!written.status.ok()) {
       return Stop("failed", 1, absl::StrFormat("cannot analyse %s: %s", *run_dir, written.status.message()));
     }
@@ -350,6 +349,7 @@ class Validation {
     }
     rep.profiled_wall_ns = outcome->wall_ns;
     rep.run_dir = fs::path(*run_dir).filename().string();
+    const report::RunReport& analysed = *written.report;
     if (analysed.corrected && analysed.corrected_wall_ns) {
       rep.corrected_wall_ns = analysed.corrected_wall_ns;
     } else {

@@ -6,15 +6,10 @@
 
 #include "absl/strings/str_format.h"
 #include "code_origin.h"
-#include "library_classifier.h"
-#include "lost_processes.h"
-#include "memory_budget.h"
 #include "overlap_sweep.h"
-#include "rule_file.h"
 #include "run_layout.h"
+#include "run_loader.h"
 #include "source_lines.h"
-#include "timeline_builder.h"
-#include "trace_reader.h"
 
 namespace rlscope::report {
 
@@ -188,24 +183,6 @@ ProcessReport AnalyseProcess(ProcessTimeline& process, const IntervalList& gpu_b
   return report;
 }
 
-// MergeExecChains: streams of one process (same pid and kernel start time)
-// come from exec()s; merge them in the order they started. A reused pid
-// stays a separate process.
-std::vector<ProcessTimeline> MergeExecChains(std::vector<ProcessTimeline> streams) {
-  std::stable_sort(streams.begin(), streams.end(), [](const ProcessTimeline& a, const ProcessTimeline& b) {
-    return std::tie(a.pid, a.proc_start_ticks, a.begin_ns) < std::tie(b.pid, b.proc_start_ticks, b.begin_ns);
-  });
-  std::vector<ProcessTimeline> processes;
-  for (ProcessTimeline& stream : streams) {
-    if (!processes.empty() && SameProcess(processes.back(), stream)) {
-      MergeExecChain(processes.back(), std::move(stream));
-    } else {
-      processes.push_back(std::move(stream));
-    }
-  }
-  return processes;
-}
-
 void SortByStart(std::vector<ProcessTimeline>& processes) {
   std::sort(processes.begin(), processes.end(), [](const ProcessTimeline& a, const ProcessTimeline& b) {
     return std::tie(a.begin_ns, a.pid) < std::tie(b.begin_ns, b.pid);
@@ -323,116 +300,7 @@ void AddInto(ProcessCorrection& total, const ProcessCorrection& part) {
   for (const auto& [site, count] : part.uncalibrated) total.uncalibrated[site] += count;
 }
 
-// RunTraces: a run directory's trace files (DIR/trace/*.rlt, sorted), their
-// size, and what memory_budget.h makes of it; read once per analysis.
-struct RunTraces {
-  std::vector<std::filesystem::path> files;
-  uint64_t bytes = 0;
-  MemoryNeed need;
-  std::optional<uint64_t> available;  // Unknown: no check.
-};
-
-absl::StatusOr<RunTraces> ListRunTraces(const std::string& run_dir) {
-  namespace fs = std::filesystem;
-  std::error_code error;
-  if (!fs::is_directory(run_dir, error)) {
-    return absl::NotFoundError(absl::StrFormat("%s: no such directory", run_dir));
-  }
-  const fs::path trace_dir = fs::path(run_dir) / run_layout::kTraceDir;
-  if (!fs::is_directory(trace_dir, error)) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "%s is not an rlscope run directory (it has no trace/ subdirectory; `rlscope run --out DIR` makes one)",
-        run_dir));
-  }
-  RunTraces traces;
-  for (const fs::directory_entry& entry : fs::directory_iterator(trace_dir, error)) {
-    if (entry.path().extension() != run_layout::kTraceExtension) continue;
-    traces.files.push_back(entry.path());
-    const uintmax_t size = entry.file_size(error);
-    if (!error) traces.bytes += size;
-  }
-  std::sort(traces.files.begin(), traces.files.end());
-  traces.need = EstimateReportMemory(traces.bytes);
-  absl::StatusOr<std::optional<uint64_t>> available = MemoryForReport();
-  if (!available.ok()) return available.status();
-  traces.available = *available;
-  return traces;
-}
-
-// TooLarge: the refusal when not even the uncorrected analysis would fit
-// in memory (memory_budget.h): being killed midway helps nobody.
-absl::Status TooLarge(const std::string& run_dir, const RunTraces& traces) {
-  return absl::ResourceExhaustedError(absl::StrFormat(
-      "%s: analysing its %s of trace needs about %s of memory, and %s is available; the trace is kept: analyse it "
-      "where there is more memory (`rlscope report %s`), or set %s=unlimited to try anyway",
-      run_dir, FormatBytes(traces.bytes), FormatBytes(traces.need.uncorrected), FormatBytes(*traces.available), run_dir,
-      kReportMemoryEnv));
-}
-
-// DecodeRun: LoadRunTimelines once the run's traces are listed.
-DecodedRun DecodeRun(const std::string& run_dir, const std::vector<std::filesystem::path>& files,
-                     bool collect_overhead) {
-  namespace fs = std::filesystem;
-  std::error_code error;
-  DecodedRun run;
-  std::vector<std::string>& problems = run.problems;
-  absl::StatusOr<RunMetadata> loaded = ReadRunMetadata((fs::path(run_dir) / run_layout::kMeta).string());
-  if (loaded.ok()) {
-    run.metadata = *std::move(loaded);
-  } else {
-    run.metadata.recorded = false;
-    problems.push_back(absl::StrFormat("%s; command, exit code and wall time are unknown", loaded.status().message()));
-  }
-  for (const std::string& problem : run.metadata.collector_problems) problems.push_back(problem);
-
-  // The rules the run used (copied into DIR/rules/ by `rlscope run`).
-  RuleSet rules;
-  std::vector<fs::path> rule_files;
-  for (const fs::directory_entry& entry : fs::directory_iterator(fs::path(run_dir) / run_layout::kRulesDir, error)) {
-    if (entry.path().extension() == ".rules") rule_files.push_back(entry.path());
-  }
-  std::sort(rule_files.begin(), rule_files.end());
-  for (const fs::path& file : rule_files) {
-    std::string rules_error;
-    if (!LoadRuleFile(file.string(), rules, &rules_error)) problems.push_back(rules_error);
-  }
-  LibraryClassifier classifier(rules.libraries);
-  NativeSymbolizer symbolizer;
-
-  run.names.Intern("(none)");
-  std::vector<ProcessTimeline> processes;
-  for (const fs::path& file : files) {
-    TimelineBuilder builder(run.names, &classifier, &symbolizer, &rules.operations);
-    builder.CollectOverhead(collect_overhead);
-    absl::StatusOr<collector::TraceReadResult> read =
-        collector::ReadTraceFile(file.string(), [&](const wire::Frame& frame, uint64_t) { builder.AddFrame(frame); });
-    if (!read.ok()) {
-      problems.push_back(std::string(read.status().message()));
-      run.data_damaged = true;
-      continue;
-    }
-    ProcessTimeline process = builder.Finish();
-    if (read->damage) {
-      run.data_damaged = true;
-      problems.push_back(*read->damage);
-      process.problems.push_back(*read->damage);
-    }
-    processes.push_back(std::move(process));
-  }
-  if (files.empty()) problems.push_back("no trace files: no process reported to the collector");
-  run.processes = MergeExecChains(std::move(processes));
-  for (std::string& problem : LostChildProblems(run.processes)) problems.push_back(std::move(problem));
-  return run;
-}
-
 }  // namespace
-
-absl::StatusOr<DecodedRun> LoadRunTimelines(const std::string& run_dir, bool collect_overhead) {
-  absl::StatusOr<RunTraces> traces = ListRunTraces(run_dir);
-  if (!traces.ok()) return traces.status();
-  if (PlanReport(traces->need, traces->available, false) == ReportPlan::kTooLarge) return TooLarge(run_dir, *traces);
-  return DecodeRun(run_dir, traces->files, collect_overhead);
-}
 
 namespace {
 
@@ -458,68 +326,58 @@ void DescribeLines(RunReport& report) {
 
 }  // namespace
 
-absl::StatusOr<RunReport> LoadRunReport(const std::string& run_dir, const std::string& calibration_path,
-                                        bool locate_lines) {
+CorrectionSource FindCorrection(const std::string& run_dir, const std::string& calibration_path) {
   namespace fs = std::filesystem;
   std::error_code error;
-  // Overhead correction: with the given calibration, else the run's own.
-  // Known before decoding, so the decoder keeps what it needs only then.
-  std::string model_path = calibration_path;
-  if (model_path.empty() && fs::exists(fs::path(run_dir) / run_layout::kCalibration, error)) {
-    model_path = (fs::path(run_dir) / run_layout::kCalibration).string();
+  CorrectionSource source;
+  source.file = calibration_path;
+  if (source.file.empty() && fs::exists(fs::path(run_dir) / run_layout::kCalibration, error)) {
+    source.file = (fs::path(run_dir) / run_layout::kCalibration).string();
   }
-  std::optional<calibration::OverheadModel> model;
-  std::string correction_message;
-  if (model_path.empty()) {
-    correction_message = absl::StrFormat(
-        "uncorrected: no calibration was found for the machine of this run; %s, then profile "
-        "again or `rlscope report %s --calibration FILE`",
+  if (source.file.empty()) {
+    source.missing = absl::StrFormat(
+        "no calibration was found for the machine of this run; %s, then profile again or `rlscope report %s "
+        "--calibration FILE`",
         kHowToCalibrate, run_dir);
-  } else if (absl::StatusOr<calibration::OverheadModel> loaded = calibration::ReadOverheadModel(model_path);
+  } else if (absl::StatusOr<calibration::OverheadModel> loaded = calibration::ReadOverheadModel(source.file);
              !loaded.ok()) {
-    correction_message = absl::StrFormat("uncorrected: %s", loaded.status().message());
+    source.missing = std::string(loaded.status().message());
   } else {
-    model = *std::move(loaded);
+    source.model = *std::move(loaded);
   }
+  return source;
+}
 
-  absl::StatusOr<RunTraces> traces = ListRunTraces(run_dir);
-  if (!traces.ok()) return traces.status();
-  // A corrected analysis needs about 2.5 times the memory of an
-  // uncorrected one: where only that fits, the report is uncorrected.
-  bool skipped_for_memory = false;
-  switch (PlanReport(traces->need, traces->available, model.has_value())) {
-    case ReportPlan::kTooLarge: return TooLarge(run_dir, *traces);
-    case ReportPlan::kUncorrectedOnly:
-      correction_message = absl::StrFormat(
-          "uncorrected: correcting its %s of trace needs about %s of memory, and %s is available (uncorrected: "
-          "%s); `rlscope report %s` where there is more memory corrects it, or set %s=unlimited to try anyway",
-          FormatBytes(traces->bytes), FormatBytes(traces->need.corrected), FormatBytes(*traces->available),
-          FormatBytes(traces->need.uncorrected), run_dir, kReportMemoryEnv);
-      model.reset();
-      skipped_for_memory = true;
-      break;
-    case ReportPlan::kAsAsked: break;
+RunReport AnalyseRun(DecodedRun run, const AnalysisOptions& options) {
+  const calibration::OverheadModel* model = options.model;
+  std::string correction_message = options.uncorrected_why.empty() ? "" : "uncorrected: " + options.uncorrected_why;
+  // Asked for, but decoded without what it needs (memory_budget.h).
+  const bool skipped_for_memory = model != nullptr && !run.kept_for_correction;
+  if (skipped_for_memory) {
+    correction_message = "uncorrected: " + (run.correction_dropped.empty()
+                                                ? std::string("the run was decoded without the correction's data")
+                                                : run.correction_dropped);
+    model = nullptr;
   }
-  DecodedRun decoded = DecodeRun(run_dir, traces->files, model.has_value());
-  RunMetadata metadata = std::move(decoded.metadata);
-  NameTable& names = decoded.names;
-  std::vector<ProcessTimeline> processes = std::move(decoded.processes);
+  RunMetadata metadata = std::move(run.metadata);
+  NameTable& names = run.names;
+  std::vector<ProcessTimeline> processes = std::move(run.processes);
   SortByStart(processes);
-  std::vector<std::string> problems = std::move(decoded.problems);
-  const bool data_damaged = decoded.data_damaged;
-  const int64_t start_unix_ns = metadata.start_unix_ns, wall_ns = metadata.wall_ns;
+  std::vector<std::string> problems = std::move(run.problems);
+  const int64_t wall_ns = metadata.wall_ns;
 
   const std::vector<std::string> python_versions = PythonVersions(processes);
-  if (model) {
+  if (model != nullptr) {
     if (std::string problem = CorrectionProblem(*model, processes, python_versions); !problem.empty()) {
       correction_message = absl::StrFormat("uncorrected: %s", problem);
-      model.reset();
+      model = nullptr;
     }
   }
 
   RunReport report;
-  if (!model) {
-    report = BuildRunReport(std::move(metadata), std::move(processes), names, std::move(problems), locate_lines);
+  if (model == nullptr) {
+    report =
+        BuildRunReport(std::move(metadata), std::move(processes), names, std::move(problems), options.locate_lines);
     report.correction_message = correction_message;
     report.correction_skipped_for_memory = skipped_for_memory;
   } else {
@@ -534,7 +392,7 @@ absl::StatusOr<RunReport> LoadRunReport(const std::string& run_dir, const std::s
     int64_t root_fixed_ns = 0, root_removed_ns = 0;
     double root_spread_ns = 0;
     RunReportAssembly uncorrected(metadata, {}, names, /*locate_lines=*/false);
-    RunReportAssembly corrected(std::move(metadata), std::move(problems), names, locate_lines);
+    RunReportAssembly corrected(std::move(metadata), std::move(problems), names, options.locate_lines);
     for (size_t i = 0; i < processes.size(); ++i) {
       const std::string& version = python_versions[i];
       const ProcessReport& measured = uncorrected.Add(processes[i], /*keep_process=*/true);
@@ -555,7 +413,7 @@ absl::StatusOr<RunReport> LoadRunReport(const std::string& run_dir, const std::s
     report.uncorrected_rows = std::move(measured.rows);
     report.gpu_busy_ns = measured.gpu_busy_ns;  // GPU time is not corrected (gpu_analysis.h).
     report.corrected = true;
-    report.calibration_file = model_path;
+    report.calibration_file = options.calibration_file;
     report.calibration_quality = model->quality;
     if (wall_ns > 0) {
       report.corrected_wall_ns = std::max<int64_t>(0, wall_ns - root_removed_ns - root_fixed_ns);
@@ -571,16 +429,21 @@ absl::StatusOr<RunReport> LoadRunReport(const std::string& run_dir, const std::s
           report.overhead.uncalibrated.size(), report.overhead.uncalibrated.begin()->first));
     }
   }
-  report.data_damaged = data_damaged;
+  report.data_damaged = run.data_damaged;
   DescribeLines(report);
-  const fs::path nvidia_smi_csv = fs::path(run_dir) / run_layout::kNvidiaSmiCsv;
-  if (fs::exists(nvidia_smi_csv, error) && start_unix_ns > 0) {
-    report.nvidia_smi =
-        SummarizeGpuUtilization(nvidia_smi_csv.string(), (fs::path(run_dir) / run_layout::kNvidiaSmiStderr).string(),
-                                start_unix_ns, start_unix_ns + wall_ns);
+  if (run.nvidia_smi) {
+    report.nvidia_smi = std::move(run.nvidia_smi);
     for (const std::string& problem : report.nvidia_smi->problems) report.problems.push_back(problem);
   }
   return report;
+}
+
+absl::StatusOr<RunReport> LoadRunReport(const std::string& run_dir, const std::string& calibration_path,
+                                        bool locate_lines) {
+  CorrectionSource source = FindCorrection(run_dir, calibration_path);
+  absl::StatusOr<DecodedRun> run = LoadRun(run_dir, {.for_correction = source.model.has_value()});
+  if (!run.ok()) return run.status();
+  return AnalyseRun(*std::move(run), source.Options(locate_lines));
 }
 
 }  // namespace rlscope::report

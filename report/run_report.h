@@ -34,6 +34,7 @@
 
 #include "absl/status/statusor.h"
 #include "breakdown.h"
+#include "decoded_run.h"
 #include "gpu_analysis.h"
 #include "gpu_utilization.h"
 #include "overhead_correction.h"
@@ -185,34 +186,38 @@ struct RunReport {
 RunReport BuildRunReport(RunMetadata metadata, std::vector<ProcessTimeline> processes, NameTable& names,
                          std::vector<std::string> problems, bool locate_lines = false);
 
-// DecodedRun: a run directory's decoded data before analysis: what
-// LoadRunReport analyses, and what exporters that need the timelines
-// themselves (export_chrome.h) read.
-struct DecodedRun {
-  RunMetadata metadata;
-  NameTable names;  // Labels of every timeline in `processes`.
-  // One entry per process (exec chains merged), ordered by pid; as
-  // measured (not corrected for rlscope's overhead).
-  std::vector<ProcessTimeline> processes;
-  // Problems with the run's data as a whole (meta.json, rule files,
-  // damaged trace files, ...), and whether some trace data was damaged.
-  std::vector<std::string> problems;
-  bool data_damaged = false;
+// AnalysisOptions: how AnalyseRun analyses a run.
+struct AnalysisOptions {
+  // Correct with this calibration (kept by the caller); null: uncorrected.
+  const calibration::OverheadModel* model = nullptr;
+  std::string calibration_file;  // The model's file, named in the report ("": in memory).
+  std::string uncorrected_why;   // Without a model: why (the report's "uncorrected: ..." line).
+  bool locate_lines = false;     // Also fill each process's located_rows.
 };
 
-// LoadRunTimelines: reads DIR/meta.json, DIR/rules/ and every
-// DIR/trace/*.rlt and decodes them. Fails when DIR is not a run directory;
-// damaged trace files are decoded up to the damage and listed in
-// `problems`. `collect_overhead`: keep what the overhead correction needs
-// (TimelineBuilder::CollectOverhead).
-absl::StatusOr<DecodedRun> LoadRunTimelines(const std::string& run_dir, bool collect_overhead = false);
+// CorrectionSource: the calibration a run's report is corrected with:
+// the one asked for, else the run's own DIR/calibration.json.
+struct CorrectionSource {
+  std::optional<calibration::OverheadModel> model;
+  std::string file;     // Where it was (to be) read from; "" when there is none.
+  std::string missing;  // Without a model: why (the report's "uncorrected: ..." line).
+  // Options: AnalysisOptions that correct with this source.
+  AnalysisOptions Options(bool locate_lines = false) const {
+    return {model ? &*model : nullptr, file, missing, locate_lines};
+  }
+};
+CorrectionSource FindCorrection(const std::string& run_dir, const std::string& calibration_path);
 
-// LoadRunReport: reads DIR/meta.json and every DIR/trace/*.rlt and analyses
-// them. Fails when DIR is not a run directory; damaged trace files are
-// analysed up to the damage and listed in `problems`. The report is
-// corrected for rlscope's overhead with `calibration_path` (empty: the
-// run's own DIR/calibration.json, if any); otherwise it says why not.
-// `locate_lines`: also fill each process's located_rows (folded stacks).
+// AnalyseRun: the report of a decoded run (run_loader.h), consumed. A
+// model corrects it only if the run was decoded for correction and the
+// model has costs for every Python version the run used; otherwise the
+// report is uncorrected and its correction_message says why.
+RunReport AnalyseRun(DecodedRun run, const AnalysisOptions& options);
+
+// LoadRunReport: FindCorrection, LoadRun and AnalyseRun: the report of the
+// run in DIR, corrected with `calibration_path` (empty: the run's own
+// calibration, if any). `locate_lines`: also fill each process's
+// located_rows (folded stacks).
 absl::StatusOr<RunReport> LoadRunReport(const std::string& run_dir, const std::string& calibration_path = "",
                                         bool locate_lines = false);
 

@@ -1,0 +1,124 @@
+// One decoded run fed to many sinks (run_sink.h), and the analysis of a
+// decoded run with a calibration held in memory (AnalyseRun).
+#include "run_sink.h"
+
+#include <catch2/catch.hpp>
+#include <string>
+#include <vector>
+
+#include "run_report.h"
+#include "timeline_fixtures.h"
+
+using namespace rlscope::report;
+using rlscope::report::fixtures::Thread;
+namespace cal = rlscope::calibration;
+
+namespace {
+
+// A decoded run of one process whose one thread runs `step` over
+// [0, 10 us], with one recorded 1 us transition at 4 us (an overhead site
+// of the Python hook), kept for the correction or not.
+DecodedRun OneStepRun(bool for_correction) {
+  DecodedRun run;
+  run.metadata.command = {"python3", "train.py"};
+  run.metadata.wall_ns = 10'000;
+  run.names.Intern("(none)");
+  const int32_t step = run.names.Intern("step");
+  ProcessTimeline process;
+  process.pid = 7;
+  process.begin_ns = 0;
+  process.end_ns = 10'000;
+  process.ended_cleanly = true;
+  ThreadTimeline thread = Thread(0, 10'000);
+  thread.tid = 7;
+  thread.operations = {{0, 10'000, step}};
+  if (for_correction) thread.overhead_sites.push_back({4000, 5000, OverheadSiteKind::kTrampoline});
+  process.threads = {thread};
+  run.processes = {process};
+  run.kept_for_correction = for_correction;
+  return run;
+}
+
+int64_t StepNs(const std::vector<BreakdownRow>& rows) {
+  int64_t ns = 0;
+  for (const BreakdownRow& row : rows) ns += row.operation == "step" ? row.ns : 0;
+  return ns;
+}
+
+// A sink that notes what it was given, in one shared log.
+class NotingSink : public RunSink {
+ public:
+  NotingSink(std::string name, bool wants_report, std::vector<std::string>& log)
+      : name_(std::move(name)), wants_report_(wants_report), log_(log) {}
+  void Timelines(const DecodedRun& run) override {
+    log_.push_back(name_ + " timelines of " + std::to_string(run.processes.size()) + " process(es)");
+  }
+  bool WantsReport() const override { return wants_report_; }
+  void Report(const RunReport& report) override {
+    log_.push_back(name_ + " report of " + std::to_string(report.processes.size()) + " process(es)");
+  }
+
+ private:
+  std::string name_;
+  bool wants_report_;
+  std::vector<std::string>& log_;
+};
+
+}  // namespace
+
+TEST_CASE("every sink sees the timelines first, then the one analysis", "[run_sink]") {
+  std::vector<std::string> log;
+  NotingSink chrome("chrome", false, log), csv("csv", true, log), text("text", true, log);
+  RunSink* const sinks[] = {&chrome, &csv, &text};
+  const std::optional<RunReport> report = FeedSinks(OneStepRun(false), {}, sinks);
+  REQUIRE(report.has_value());
+  CHECK(StepNs(report->rows) == 10'000);
+  CHECK(log == std::vector<std::string>{"chrome timelines of 1 process(es)", "csv timelines of 1 process(es)",
+                                        "text timelines of 1 process(es)", "csv report of 1 process(es)",
+                                        "text report of 1 process(es)"});
+}
+
+TEST_CASE("no analysis when no sink wants the report", "[run_sink]") {
+  std::vector<std::string> log;
+  NotingSink chrome("chrome", false, log), perfetto("perfetto", false, log);
+  RunSink* const sinks[] = {&chrome, &perfetto};
+  CHECK_FALSE(FeedSinks(OneStepRun(false), {}, sinks).has_value());
+  CHECK(log.size() == 2);
+}
+
+TEST_CASE("a calibration held in memory corrects the run", "[run_sink]") {
+  cal::OverheadModel model;
+  model.costs[std::string(cal::kTrampoline)] = {250, 5, 5, 1000};
+  AnalysisOptions options;
+  options.model = &model;
+  const RunReport report = AnalyseRun(OneStepRun(true), options);
+  REQUIRE(report.corrected);
+  CHECK(report.calibration_file.empty());  // Named nowhere: it was in memory.
+  CHECK(StepNs(report.uncorrected_rows) == 10'000);
+  CHECK(StepNs(report.rows) == 10'000 - 250);
+  REQUIRE(report.corrected_wall_ns.has_value());
+  CHECK(*report.corrected_wall_ns == 10'000 - 250);
+}
+
+TEST_CASE("a run decoded without the correction's data stays uncorrected, saying why", "[run_sink]") {
+  cal::OverheadModel model;
+  model.costs[std::string(cal::kTrampoline)] = {250, 5, 5, 1000};
+  DecodedRun run = OneStepRun(false);
+  run.correction_dropped = "correcting its 9 GB of trace needs about 60 GB of memory";
+  AnalysisOptions options;
+  options.model = &model;
+  const RunReport report = AnalyseRun(std::move(run), options);
+  CHECK_FALSE(report.corrected);
+  CHECK(report.correction_skipped_for_memory);
+  CHECK(report.correction_message == "uncorrected: correcting its 9 GB of trace needs about 60 GB of memory");
+  CHECK(StepNs(report.rows) == 10'000);
+}
+
+TEST_CASE("without a model the report says why it is uncorrected", "[run_sink]") {
+  AnalysisOptions options;
+  options.uncorrected_why = "no calibration was found for the machine of this run";
+  const RunReport report = AnalyseRun(OneStepRun(false), options);
+  CHECK_FALSE(report.corrected);
+  CHECK_FALSE(report.correction_skipped_for_memory);
+  CHECK(report.correction_message == "uncorrected: no calibration was found for the machine of this run");
+}
