@@ -59,6 +59,8 @@ std::vector<LineRow> ToLineRows(const std::map<LineKey, LineCost>& analysed, con
   return rows;
 }
 
+ThreadViews ViewsFor(bool locate_lines) { return locate_lines ? ThreadViews::kLocated : ThreadViews::kReport; }
+
 // CopyForAnalysis: what AnalyseThread consumes of `thread`, without the
 // overhead sites and windows (only the correction reads those, and they
 // are as many as the events).
@@ -80,7 +82,7 @@ ThreadTimeline CopyForAnalysis(ThreadTimeline& thread) {
 // timeline, and `primary_thread` the thread others inherit operations from
 // there (ProcessCorrection): what the measured view decided is kept.
 ProcessReport AnalyseProcess(ProcessTimeline& process, const IntervalList& gpu_busy, const std::string& gpu_capture,
-                             NameTable& names, Breakdown& total, bool locate_lines, bool keep_process,
+                             NameTable& names, Breakdown& total, ThreadViews views, bool keep_process,
                              const ProcessReport* measured = nullptr, int primary_thread = -1) {
   const int32_t none = names.Intern("(none)");
   ProcessReport report;
@@ -118,8 +120,8 @@ ProcessReport AnalyseProcess(ProcessTimeline& process, const IntervalList& gpu_b
     report.events += thread.events;
     thread_dropped += thread.dropped;
     // Last use of `thread` unless kept: its event lists are consumed.
-    const ThreadAnalysis analysis = AnalyseThread(keep_process ? CopyForAnalysis(thread) : std::move(thread), none,
-                                                  &inherited, &gpu_busy, locate_lines);
+    const ThreadAnalysis analysis =
+        AnalyseThread(keep_process ? CopyForAnalysis(thread) : std::move(thread), none, &inherited, &gpu_busy, views);
     AddInto(process_analysis, analysis);
     thread_report.rows = ToRows(process.pid, analysis.breakdown, names);
     thread_report.active_time_only = analysis.active_time_only;
@@ -194,8 +196,8 @@ void SortByStart(std::vector<ProcessTimeline>& processes) {
 // soon as it has been analysed.
 class RunReportAssembly {
  public:
-  RunReportAssembly(RunMetadata metadata, std::vector<std::string> problems, NameTable& names, bool locate_lines)
-      : names_(names), locate_lines_(locate_lines) {
+  RunReportAssembly(RunMetadata metadata, std::vector<std::string> problems, NameTable& names, ThreadViews views)
+      : names_(names), views_(views) {
     report_.metadata = std::move(metadata);
     report_.problems = std::move(problems);
   }
@@ -208,7 +210,7 @@ class RunReportAssembly {
     run_gpu_busy_.insert(run_gpu_busy_.end(), gpu_busy.begin(), gpu_busy.end());
     Breakdown process_total;
     ProcessReport process_report = AnalyseProcess(process, gpu_busy, report_.metadata.gpu_capture, names_,
-                                                  process_total, locate_lines_, keep_process, measured, primary_thread);
+                                                  process_total, views_, keep_process, measured, primary_thread);
     for (BreakdownRow& row : ToRows(process.pid, process_total, names_)) report_.rows.push_back(std::move(row));
     report_.processes.push_back(std::move(process_report));
     return report_.processes.back();
@@ -224,7 +226,7 @@ class RunReportAssembly {
  private:
   RunReport report_;
   NameTable& names_;
-  bool locate_lines_;
+  ThreadViews views_;
   IntervalList run_gpu_busy_;  // Every process's busy intervals; their union is the run's.
 };
 
@@ -233,7 +235,7 @@ class RunReportAssembly {
 RunReport BuildRunReport(RunMetadata metadata, std::vector<ProcessTimeline> processes, NameTable& names,
                          std::vector<std::string> problems, bool locate_lines) {
   SortByStart(processes);
-  RunReportAssembly assembly(std::move(metadata), std::move(problems), names, locate_lines);
+  RunReportAssembly assembly(std::move(metadata), std::move(problems), names, ViewsFor(locate_lines));
   for (ProcessTimeline& process : processes) {
     assembly.Add(process, /*keep_process=*/false);
     process = ProcessTimeline();  // What the analysis left (GPU activities, ...) is not needed again.
@@ -391,8 +393,9 @@ RunReport AnalyseRun(DecodedRun run, const AnalysisOptions& options) {
     ProcessCorrection total;
     int64_t root_fixed_ns = 0, root_removed_ns = 0;
     double root_spread_ns = 0;
-    RunReportAssembly uncorrected(metadata, {}, names, /*locate_lines=*/false);
-    RunReportAssembly corrected(std::move(metadata), std::move(problems), names, options.locate_lines);
+    // The measured view shows only its rows (and lends its GPU analysis).
+    RunReportAssembly uncorrected(metadata, {}, names, ThreadViews::kBreakdown);
+    RunReportAssembly corrected(std::move(metadata), std::move(problems), names, ViewsFor(options.locate_lines));
     for (size_t i = 0; i < processes.size(); ++i) {
       const std::string& version = python_versions[i];
       const ProcessReport& measured = uncorrected.Add(processes[i], /*keep_process=*/true);

@@ -90,6 +90,28 @@ std::vector<ResolvedLaunch> ResolveLaunches(std::vector<GpuLaunchPoint> launches
   return resolved;
 }
 
+// CountLines: each native call's time by the line behind it, in the
+// operation it began in: the user's own line (else the calling one) and
+// the calling line itself.
+void CountLines(const std::vector<NativeCall>& calls, const IntervalList& operations, int32_t none_operation,
+                ThreadAnalysis& analysis) {
+  const std::vector<bool> nested = NestedCalls(calls);
+  for (size_t i = 0; i < calls.size(); ++i) {
+    const NativeCall& call = calls[i];
+    const int32_t operation = OperationAt(operations, call.begin_ns, none_operation);
+    const int64_t ns = call.end_ns - call.begin_ns;
+    const int64_t outer_ns = nested[i] ? 0 : ns;
+    LineCost& cost = analysis.lines[{operation, call.shown_location(), call.shown_line()}];
+    cost.ns += ns;
+    cost.outer_ns += outer_ns;
+    ++cost.calls;
+    LineCost& library = analysis.library_lines[{operation, call.location, call.line}];
+    library.ns += ns;
+    library.outer_ns += outer_ns;
+    ++library.calls;
+  }
+}
+
 }  // namespace
 
 int PrimaryOperationThread(const std::vector<ThreadTimeline>& threads) {
@@ -119,7 +141,7 @@ IntervalList InheritedOperations(const std::vector<ThreadTimeline>& threads) {
 }
 
 ThreadAnalysis AnalyseThread(ThreadTimeline thread, int32_t none_operation, const IntervalList* inherited_operations,
-                             const IntervalList* gpu_busy, bool locate_lines) {
+                             const IntervalList* gpu_busy, ThreadViews views) {
   ThreadAnalysis analysis;
   const Category base = thread.python ? Category::kPython : Category::kNative;
   IntervalList operations;
@@ -139,23 +161,11 @@ ThreadAnalysis AnalyseThread(ThreadTimeline thread, int32_t none_operation, cons
     own_busy = std::move(*thread.gpu_busy);
     gpu_busy = &own_busy;
   }
-  CountTransitions(thread.cpu_events, operations, base, none_operation, analysis.transitions);
-  const std::vector<bool> nested = NestedCalls(thread.native_calls);
-  for (size_t i = 0; i < thread.native_calls.size(); ++i) {
-    const NativeCall& call = thread.native_calls[i];
-    const int32_t operation = OperationAt(operations, call.begin_ns, none_operation);
-    const int64_t ns = call.end_ns - call.begin_ns;
-    const int64_t outer_ns = nested[i] ? 0 : ns;
-    LineCost& cost = analysis.lines[{operation, call.shown_location(), call.shown_line()}];
-    cost.ns += ns;
-    cost.outer_ns += outer_ns;
-    ++cost.calls;
-    LineCost& library = analysis.library_lines[{operation, call.location, call.line}];
-    library.ns += ns;
-    library.outer_ns += outer_ns;
-    ++library.calls;
+  if (views != ThreadViews::kBreakdown) {
+    CountTransitions(thread.cpu_events, operations, base, none_operation, analysis.transitions);
+    CountLines(thread.native_calls, operations, none_operation, analysis);
   }
-  if (locate_lines) {
+  if (views == ThreadViews::kLocated) {
     analysis.located =
         ComputeLocatedBreakdown(thread.begin_ns, thread.end_ns, operations, thread.cpu_events, thread.native_calls,
                                 none_operation, base, inherited, gpu_busy != nullptr ? *gpu_busy : IntervalList{});

@@ -82,17 +82,24 @@ struct ThreadAnalysis {
   LocatedBreakdown located;
 };
 
+// ThreadViews: what AnalyseThread computes. Every view has the breakdown,
+// the instances and the resolved launches (the GPU analysis needs them).
+enum class ThreadViews {
+  kBreakdown,  // Nothing more: the measured rows beside a corrected report.
+  kReport,     // + transitions and lines: what a report shows.
+  kLocated,    // + `located`, a second breakdown pass (folded stacks).
+};
+
 // AnalyseThread: consumes the thread's event lists. `none_operation`: the
 // NameTable label of "(none)". `inherited_operations` (may be null): the
 // operation timeline to use when the thread has no operations of its own
 // and does not run Python (see InheritedOperations); inherited operations
 // add no instances; the thread's own `inherited_operations`, when set,
-// replace them, as its own `gpu_busy` replaces `gpu_busy`. `gpu_busy` (may be null): when the process's GPUs were
-// busy (ComputeThreadBreakdown). `locate_lines`: also fill `located` (a
-// second breakdown pass).
+// replace them, as its own `gpu_busy` replaces `gpu_busy`. `gpu_busy` (may
+// be null): when the process's GPUs were busy (ComputeThreadBreakdown).
 ThreadAnalysis AnalyseThread(ThreadTimeline thread, int32_t none_operation,
                              const IntervalList* inherited_operations = nullptr, const IntervalList* gpu_busy = nullptr,
-                             bool locate_lines = false);
+                             ThreadViews views = ThreadViews::kReport);
 
 // InheritedOperations: the operation timeline of the process's thread with
 // the most operation time (empty if no thread has any). Threads without
