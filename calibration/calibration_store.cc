@@ -1,4 +1,4 @@
-#include "calibration_store.h"
+#include "calibration/calibration_store.h"
 
 #include <cstdlib>
 #include <filesystem>

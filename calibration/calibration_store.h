@@ -12,8 +12,8 @@
 #include <optional>
 #include <string>
 
-#include "machine_fingerprint.h"
-#include "overhead_model.h"
+#include "calibration/machine_fingerprint.h"
+#include "calibration/overhead_model.h"
 
 namespace rlscope::calibration {
 

@@ -1,4 +1,4 @@
-#include "calibration_verdict.h"
+#include "calibration/calibration_verdict.h"
 
 #include <cmath>
 

@@ -19,8 +19,8 @@
 #include <string>
 #include <vector>
 
-#include "contention.h"
-#include "overhead_model.h"
+#include "calibration/contention.h"
+#include "calibration/overhead_model.h"
 
 namespace rlscope::calibration {
 

@@ -1,4 +1,4 @@
-#include "contention.h"
+#include "calibration/contention.h"
 
 #include <sys/resource.h>
 #include <unistd.h>

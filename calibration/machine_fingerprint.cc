@@ -1,4 +1,4 @@
-#include "machine_fingerprint.h"
+#include "calibration/machine_fingerprint.h"
 
 #include <sys/utsname.h>
 

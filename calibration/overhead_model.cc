@@ -1,4 +1,4 @@
-#include "overhead_model.h"
+#include "calibration/overhead_model.h"
 
 #include <algorithm>
 #include <cctype>
@@ -10,9 +10,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "input_file.h"
+#include "format/input_file.h"
+#include "format/output_file.h"
 #include "nlohmann/json.hpp"
-#include "output_file.h"
 
 namespace rlscope::calibration {
 

@@ -17,8 +17,8 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "contention.h"
-#include "machine_fingerprint.h"
+#include "calibration/contention.h"
+#include "calibration/machine_fingerprint.h"
 #include "nlohmann/json.hpp"
 
 namespace rlscope::calibration {

@@ -1,4 +1,4 @@
-#include "calibrate_command.h"
+#include "collector/calibrate_command.h"
 
 #include <unistd.h>
 
@@ -10,17 +10,17 @@
 
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "calibration_cases.h"
-#include "calibration_store.h"
-#include "calibration_sweep.h"
-#include "calibration_verdict.h"
-#include "cli_args.h"
-#include "contention.h"
-#include "machine_fingerprint.h"
-#include "memory_budget.h"
-#include "output_file.h"
-#include "overhead_model.h"
-#include "run_report.h"
+#include "calibration/calibration_store.h"
+#include "calibration/calibration_verdict.h"
+#include "calibration/contention.h"
+#include "calibration/machine_fingerprint.h"
+#include "calibration/overhead_model.h"
+#include "collector/calibration_cases.h"
+#include "collector/calibration_sweep.h"
+#include "collector/cli_args.h"
+#include "format/output_file.h"
+#include "report/memory_budget.h"
+#include "report/run_report.h"
 
 namespace rlscope::collector {
 

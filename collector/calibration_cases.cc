@@ -1,13 +1,13 @@
-#include "calibration_cases.h"
+#include "collector/calibration_cases.h"
 
 #include <unistd.h>
 
 #include <algorithm>
 
 #include "absl/strings/str_format.h"
+#include "calibration/overhead_model.h"
+#include "collector/run_directory.h"
 #include "nlohmann/json.hpp"
-#include "overhead_model.h"
-#include "run_directory.h"
 
 namespace rlscope::collector::calibrate {
 

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "calibration_sweep.h"
+#include "collector/calibration_sweep.h"
 
 namespace rlscope::collector::calibrate {
 

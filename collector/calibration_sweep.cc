@@ -1,4 +1,4 @@
-#include "calibration_sweep.h"
+#include "collector/calibration_sweep.h"
 
 #include <unistd.h>
 
@@ -12,12 +12,12 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "calibration/overhead_model.h"
+#include "collector/profiled_run.h"
+#include "collector/run_directory.h"
 #include "nlohmann/json.hpp"
-#include "overhead_model.h"
-#include "profiled_run.h"
-#include "run_directory.h"
-#include "run_loader.h"
-#include "run_report.h"
+#include "report/run_loader.h"
+#include "report/run_report.h"
 
 namespace rlscope::collector::calibrate {
 
@@ -356,7 +356,9 @@ class Sweep {
     double removed = 0;
     if (absl::StatusOr<report::DecodedRun> run = report::LoadRun(run_dir.string(), {.for_correction = true});
         run.ok()) {
-      const report::RunReport analysed = report::AnalyseRun(*std::move(run), {.model = &partial});
+      report::AnalysisOptions options;
+      options.model = &partial;
+      const report::RunReport analysed = report::AnalyseRun(*std::move(run), options);
       if (analysed.corrected) removed = static_cast<double>(analysed.overhead.main_thread_removed_ns);
     }
     Forget();

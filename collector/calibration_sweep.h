@@ -18,7 +18,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "calibration_verdict.h"
+#include "calibration/calibration_verdict.h"
 
 namespace rlscope::collector::calibrate {
 

@@ -1,4 +1,4 @@
-#include "cli_args.h"
+#include "collector/cli_args.h"
 
 #include "absl/strings/str_format.h"
 

@@ -1,16 +1,16 @@
-#include "diff_command.h"
+#include "collector/diff_command.h"
 
 #include <cstdlib>
 #include <iostream>
 
 #include "absl/strings/str_format.h"
-#include "cli_args.h"
-#include "diff_html.h"
-#include "diff_json.h"
-#include "diff_text.h"
-#include "file_output.h"
-#include "run_diff.h"
-#include "run_report.h"
+#include "collector/cli_args.h"
+#include "collector/file_output.h"
+#include "report/diff_html.h"
+#include "report/diff_json.h"
+#include "report/diff_text.h"
+#include "report/run_diff.h"
+#include "report/run_report.h"
 
 namespace rlscope::collector {
 

@@ -1,9 +1,9 @@
-#include "dump_command.h"
+#include "collector/dump_command.h"
 
 #include <iostream>
 
 #include "absl/strings/str_format.h"
-#include "trace_reader.h"
+#include "format/trace_reader.h"
 
 namespace rlscope::collector {
 

@@ -1,4 +1,4 @@
-#include "export_command.h"
+#include "collector/export_command.h"
 
 #include <fstream>
 #include <iostream>
@@ -6,14 +6,14 @@
 #include <optional>
 
 #include "absl/strings/str_format.h"
-#include "cli_args.h"
-#include "export_chrome.h"
-#include "export_csv.h"
-#include "export_folded.h"
-#include "export_perfetto.h"
-#include "run_loader.h"
-#include "run_report.h"
-#include "run_sink.h"
+#include "collector/cli_args.h"
+#include "report/export_chrome.h"
+#include "report/export_csv.h"
+#include "report/export_folded.h"
+#include "report/export_perfetto.h"
+#include "report/run_loader.h"
+#include "report/run_report.h"
+#include "report/run_sink.h"
 
 namespace rlscope::collector {
 

@@ -1,4 +1,4 @@
-#include "file_output.h"
+#include "collector/file_output.h"
 
 #include <unistd.h>
 
@@ -7,7 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "output_file.h"
+#include "format/output_file.h"
 
 namespace rlscope::collector {
 

@@ -1,4 +1,4 @@
-#include "gpu_utilization_sampler.h"
+#include "collector/gpu_utilization_sampler.h"
 
 #include <fcntl.h>
 #include <signal.h>

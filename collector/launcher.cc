@@ -1,4 +1,4 @@
-#include "launcher.h"
+#include "collector/launcher.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -12,7 +12,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "rule_file.h"
+#include "format/rule_file.h"
 
 extern char** environ;
 

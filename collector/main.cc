@@ -3,14 +3,14 @@
 #include <string>
 #include <vector>
 
-#include "calibrate_command.h"
-#include "diff_command.h"
-#include "dump_command.h"
-#include "export_command.h"
-#include "launcher.h"
-#include "report_command.h"
-#include "run_command.h"
-#include "validate_command.h"
+#include "collector/calibrate_command.h"
+#include "collector/diff_command.h"
+#include "collector/dump_command.h"
+#include "collector/export_command.h"
+#include "collector/launcher.h"
+#include "collector/report_command.h"
+#include "collector/run_command.h"
+#include "collector/validate_command.h"
 
 namespace {
 

@@ -1,4 +1,4 @@
-#include "profiled_run.h"
+#include "collector/profiled_run.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -19,19 +19,19 @@
 
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "calibration_store.h"
-#include "gpu_utilization.h"
-#include "gpu_utilization_sampler.h"
-#include "launcher.h"
-#include "machine_fingerprint.h"
-#include "overhead_model.h"
-#include "receiver.h"
-#include "report_room.h"
-#include "run_directory.h"
-#include "run_layout.h"
-#include "run_metadata.h"
-#include "run_report.h"
-#include "terminal_status.h"
+#include "calibration/calibration_store.h"
+#include "calibration/machine_fingerprint.h"
+#include "calibration/overhead_model.h"
+#include "collector/gpu_utilization_sampler.h"
+#include "collector/launcher.h"
+#include "collector/receiver.h"
+#include "collector/report_room.h"
+#include "collector/run_directory.h"
+#include "collector/terminal_status.h"
+#include "format/run_layout.h"
+#include "report/gpu_utilization.h"
+#include "report/run_metadata.h"
+#include "report/run_report.h"
 
 namespace rlscope::collector {
 

@@ -28,7 +28,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "profiling_options.h"
+#include "collector/profiling_options.h"
 
 namespace rlscope::collector {
 

@@ -1,11 +1,11 @@
-#include "profiling_options.h"
+#include "collector/profiling_options.h"
 
 #include <filesystem>
 
 #include "absl/strings/str_format.h"
-#include "memory_budget.h"
-#include "overhead_model.h"
-#include "rule_file.h"
+#include "calibration/overhead_model.h"
+#include "format/rule_file.h"
+#include "report/memory_budget.h"
 
 namespace rlscope::collector {
 

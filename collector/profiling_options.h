@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "cli_args.h"
+#include "collector/cli_args.h"
 
 namespace rlscope::collector {
 

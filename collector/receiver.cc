@@ -1,4 +1,4 @@
-#include "receiver.h"
+#include "collector/receiver.h"
 
 #include <fcntl.h>
 #include <sys/socket.h>
@@ -15,12 +15,12 @@
 #include <iostream>
 
 #include "absl/strings/str_format.h"
-#include "file_output.h"
+#include "collector/file_output.h"
 #include "flatbuffers/flatbuffers.h"
-#include "memory_budget.h"
-#include "run_layout.h"
-#include "trace_reader.h"
-#include "wire_format.h"
+#include "format/run_layout.h"
+#include "format/trace_reader.h"
+#include "format/wire_format.h"
+#include "report/memory_budget.h"
 
 namespace rlscope::collector {
 

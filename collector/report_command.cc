@@ -1,20 +1,20 @@
-#include "report_command.h"
+#include "collector/report_command.h"
 
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 
 #include "absl/strings/str_format.h"
-#include "cli_args.h"
-#include "file_output.h"
-#include "report_html.h"
-#include "report_json.h"
-#include "report_room.h"
-#include "report_text.h"
-#include "run_layout.h"
-#include "run_loader.h"
-#include "run_report.h"
-#include "run_sink.h"
+#include "collector/cli_args.h"
+#include "collector/file_output.h"
+#include "collector/report_room.h"
+#include "format/run_layout.h"
+#include "report/report_html.h"
+#include "report/report_json.h"
+#include "report/report_text.h"
+#include "report/run_loader.h"
+#include "report/run_report.h"
+#include "report/run_sink.h"
 
 namespace rlscope::collector {
 

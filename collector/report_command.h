@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "run_report.h"
+#include "report/run_report.h"
 
 namespace rlscope::collector {
 

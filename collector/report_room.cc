@@ -1,4 +1,4 @@
-#include "report_room.h"
+#include "collector/report_room.h"
 
 #include <fcntl.h>
 #include <sys/statvfs.h>

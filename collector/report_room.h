@@ -16,7 +16,7 @@
 #include <cstdint>
 #include <string>
 
-#include "run_layout.h"
+#include "format/run_layout.h"
 
 namespace rlscope {
 

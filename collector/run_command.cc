@@ -2,7 +2,7 @@
 // command with the preload injected, forwards signals, waits for the
 // command and for its processes' last events, then writes and prints the
 // report. Exits with the command's own exit code.
-#include "run_command.h"
+#include "collector/run_command.h"
 
 #include <unistd.h>
 
@@ -12,13 +12,13 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "cli_args.h"
-#include "launcher.h"
-#include "profiled_run.h"
-#include "profiling_options.h"
-#include "report_command.h"
-#include "run_directory.h"
-#include "terminal_status.h"
+#include "collector/cli_args.h"
+#include "collector/launcher.h"
+#include "collector/profiled_run.h"
+#include "collector/profiling_options.h"
+#include "collector/report_command.h"
+#include "collector/run_directory.h"
+#include "collector/terminal_status.h"
 
 namespace rlscope::collector {
 

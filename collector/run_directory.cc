@@ -1,4 +1,4 @@
-#include "run_directory.h"
+#include "collector/run_directory.h"
 
 #include <sys/random.h>
 #include <sys/stat.h>
@@ -12,9 +12,9 @@
 #include <filesystem>
 
 #include "absl/strings/str_format.h"
-#include "input_file.h"
-#include "output_file.h"
-#include "run_layout.h"
+#include "format/input_file.h"
+#include "format/output_file.h"
+#include "format/run_layout.h"
 
 namespace rlscope::collector {
 

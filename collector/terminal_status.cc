@@ -1,4 +1,4 @@
-#include "terminal_status.h"
+#include "collector/terminal_status.h"
 
 #include <sys/ioctl.h>
 #include <unistd.h>
@@ -7,7 +7,7 @@
 #include <cstring>
 
 #include "absl/strings/str_format.h"
-#include "file_output.h"
+#include "collector/file_output.h"
 
 namespace rlscope::collector {
 

@@ -2,7 +2,7 @@
 // close does the overhead correction get to the unprofiled wall time?
 // Runs COMMAND unprofiled and profiled (through ProfileCommand, exactly as
 // `rlscope run` does) in interleaved pairs and summarises the ratios.
-#include "validate_command.h"
+#include "collector/validate_command.h"
 
 #include <signal.h>
 #include <unistd.h>
@@ -18,16 +18,16 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
-#include "cli_args.h"
-#include "file_output.h"
-#include "launcher.h"
+#include "collector/cli_args.h"
+#include "collector/file_output.h"
+#include "collector/launcher.h"
+#include "collector/profiled_run.h"
+#include "collector/profiling_options.h"
+#include "collector/report_command.h"
+#include "collector/run_directory.h"
+#include "collector/validation_summary.h"
 #include "nlohmann/json.hpp"
-#include "profiled_run.h"
-#include "profiling_options.h"
-#include "report_command.h"
-#include "run_directory.h"
-#include "run_report.h"
-#include "validation_summary.h"
+#include "report/run_report.h"
 
 namespace rlscope::collector {
 

@@ -1,4 +1,4 @@
-#include "validation_summary.h"
+#include "collector/validation_summary.h"
 
 #include <algorithm>
 #include <cmath>

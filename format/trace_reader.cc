@@ -1,4 +1,4 @@
-#include "trace_reader.h"
+#include "format/trace_reader.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -11,7 +11,7 @@
 
 #include "absl/strings/str_format.h"
 #include "flatbuffers/flatbuffers.h"
-#include "input_file.h"
+#include "format/input_file.h"
 
 namespace rlscope::collector {
 

@@ -13,7 +13,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "wire_format.h"
+#include "format/wire_format.h"
 
 namespace rlscope::collector {
 

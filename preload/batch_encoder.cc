@@ -1,4 +1,4 @@
-#include "batch_encoder.h"
+#include "preload/batch_encoder.h"
 
 #include <fcntl.h>
 #include <unistd.h>

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "flatbuffers/flatbuffers.h"
-#include "wire_format.h"
+#include "format/wire_format.h"
 
 namespace rlscope::preload {
 

@@ -1,4 +1,4 @@
-#include "blocking_calls.h"
+#include "preload/blocking_calls.h"
 
 namespace rlscope::preload {
 

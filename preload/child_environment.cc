@@ -1,4 +1,4 @@
-#include "child_environment.h"
+#include "preload/child_environment.h"
 
 #include <cstddef>
 #include <cstdint>

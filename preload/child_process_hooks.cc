@@ -11,9 +11,9 @@
 #include <atomic>
 #include <cerrno>
 
-#include "child_environment.h"
-#include "process_runtime.h"
-#include "real_process_functions.h"
+#include "preload/child_environment.h"
+#include "preload/process_runtime.h"
+#include "preload/real_process_functions.h"
 
 namespace rlscope::preload {
 namespace {

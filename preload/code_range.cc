@@ -1,8 +1,8 @@
-#include "code_range.h"
+#include "preload/code_range.h"
 
 #include <link.h>
 
-#include "loader_gate.h"
+#include "preload/loader_gate.h"
 
 namespace rlscope::preload {
 

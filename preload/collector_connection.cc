@@ -1,4 +1,4 @@
-#include "collector_connection.h"
+#include "preload/collector_connection.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -14,7 +14,7 @@
 #include <cstring>
 #include <ctime>
 
-#include "tick_clock.h"
+#include "preload/tick_clock.h"
 
 namespace rlscope::preload {
 

@@ -1,14 +1,14 @@
-#include "cuda_runtime_hooks.h"
+#include "preload/cuda_runtime_hooks.h"
 
 #include <atomic>
 #include <cstdint>
 
-#include "cuda_runtime_api_list.h"
-#include "native_stack_sampler.h"
-#include "raw_log.h"
-#include "real_symbol.h"
-#include "recorder.h"
-#include "string_table.h"
+#include "preload/cuda_runtime_api_list.h"
+#include "preload/native_stack_sampler.h"
+#include "preload/raw_log.h"
+#include "preload/real_symbol.h"
+#include "preload/recorder.h"
+#include "preload/string_table.h"
 
 namespace rlscope::preload {
 

@@ -1,4 +1,4 @@
-#include "cupti_injection.h"
+#include "preload/cupti_injection.h"
 
 #include <unistd.h>
 
@@ -11,13 +11,13 @@
 #include <string_view>
 #include <vector>
 
-#include "cupti_library.h"
-#include "cupti_records.h"
-#include "gpu_activity_queue.h"
-#include "raw_log.h"
-#include "recorder.h"
-#include "string_table.h"
-#include "tick_clock.h"
+#include "preload/cupti_library.h"
+#include "preload/cupti_records.h"
+#include "preload/gpu_activity_queue.h"
+#include "preload/raw_log.h"
+#include "preload/recorder.h"
+#include "preload/string_table.h"
+#include "preload/tick_clock.h"
 
 namespace rlscope::preload {
 

@@ -1,4 +1,4 @@
-#include "cupti_library.h"
+#include "preload/cupti_library.h"
 
 #include <dlfcn.h>
 #include <link.h>

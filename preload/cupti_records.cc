@@ -1,4 +1,4 @@
-#include "cupti_records.h"
+#include "preload/cupti_records.h"
 
 namespace rlscope::preload {
 

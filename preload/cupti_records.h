@@ -8,7 +8,7 @@
 
 #include <cstdint>
 
-#include "wire_format.h"
+#include "format/wire_format.h"
 
 namespace rlscope::preload {
 

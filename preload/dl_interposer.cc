@@ -2,7 +2,7 @@
 // (dl_interposer_x86_64.S). A route function returns the function the
 // export jumps to: the real one (the caller's return address intact), or a
 // wrapper here that calls the real one and post-processes.
-#include "dl_interposer.h"
+#include "preload/dl_interposer.h"
 
 #include <dlfcn.h>
 #include <link.h>
@@ -11,10 +11,10 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "elf_image.h"
-#include "loader_gate.h"
-#include "raw_log.h"
-#include "simulator_hooks.h"
+#include "preload/elf_image.h"
+#include "preload/loader_gate.h"
+#include "preload/raw_log.h"
+#include "preload/simulator_hooks.h"
 
 namespace rlscope::preload {
 

@@ -1,4 +1,4 @@
-#include "elf_image.h"
+#include "preload/elf_image.h"
 
 #include <unistd.h>
 

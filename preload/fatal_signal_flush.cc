@@ -1,4 +1,4 @@
-#include "fatal_signal_flush.h"
+#include "preload/fatal_signal_flush.h"
 
 #include <dlfcn.h>
 #include <signal.h>
@@ -6,7 +6,7 @@
 #include <atomic>
 #include <cerrno>
 
-#include "flush_signal.h"
+#include "preload/flush_signal.h"
 
 // glibc's own entry point behind sigaction(): calling it directly needs no
 // dlsym (so the wrapper is async-signal-safe from its first call; programs

@@ -1,4 +1,4 @@
-#include "flush_signal.h"
+#include "preload/flush_signal.h"
 
 #include <linux/futex.h>
 #include <sys/syscall.h>
@@ -6,7 +6,7 @@
 
 #include <ctime>
 
-#include "tick_clock.h"
+#include "preload/tick_clock.h"
 
 namespace rlscope::preload {
 

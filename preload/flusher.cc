@@ -1,4 +1,4 @@
-#include "flusher.h"
+#include "preload/flusher.h"
 
 #include <fcntl.h>
 #include <sys/resource.h>
@@ -11,17 +11,17 @@
 #include <cstring>
 #include <ctime>
 
-#include "flush_signal.h"
-#include "gpu_activity_queue.h"
-#include "native_stack_sampler.h"
-#include "problem_notice.h"
-#include "python_hook.h"
-#include "raw_log.h"
-#include "recorder.h"
-#include "string_table.h"
-#include "thread_buffer.h"
+#include "preload/flush_signal.h"
+#include "preload/gpu_activity_queue.h"
+#include "preload/native_stack_sampler.h"
+#include "preload/problem_notice.h"
+#include "preload/python_hook.h"
+#include "preload/raw_log.h"
+#include "preload/recorder.h"
+#include "preload/string_table.h"
+#include "preload/thread_buffer.h"
 #if RLSCOPE_WITH_CUDA
-#include "cupti_injection.h"
+#include "preload/cupti_injection.h"
 #endif
 
 namespace rlscope::preload {

@@ -24,11 +24,11 @@
 #include <string_view>
 #include <vector>
 
-#include "batch_encoder.h"
-#include "collector_connection.h"
-#include "gpu_activity_queue.h"
-#include "module_tracker.h"
-#include "tick_clock.h"
+#include "preload/batch_encoder.h"
+#include "preload/collector_connection.h"
+#include "preload/gpu_activity_queue.h"
+#include "preload/module_tracker.h"
+#include "preload/tick_clock.h"
 
 namespace rlscope::preload {
 

@@ -1,4 +1,4 @@
-#include "got_patcher.h"
+#include "preload/got_patcher.h"
 
 #include <sys/mman.h>
 #include <unistd.h>

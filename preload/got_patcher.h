@@ -9,7 +9,7 @@
 #ifndef RLSCOPE_PRELOAD_GOT_PATCHER_H_
 #define RLSCOPE_PRELOAD_GOT_PATCHER_H_
 
-#include "elf_image.h"
+#include "preload/elf_image.h"
 
 namespace rlscope::preload {
 

@@ -1,4 +1,4 @@
-#include "gpu_activity_queue.h"
+#include "preload/gpu_activity_queue.h"
 
 #include <algorithm>
 #include <cstring>

@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "wire_format.h"
+#include "format/wire_format.h"
 
 namespace rlscope::preload {
 

@@ -12,9 +12,9 @@
 #include <cstdlib>
 #include <vector>
 
-#include "child_environment.h"
-#include "process_runtime.h"
-#include "real_process_functions.h"
+#include "preload/child_environment.h"
+#include "preload/process_runtime.h"
+#include "preload/real_process_functions.h"
 
 namespace rlscope::preload {
 namespace {

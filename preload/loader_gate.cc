@@ -1,4 +1,4 @@
-#include "loader_gate.h"
+#include "preload/loader_gate.h"
 
 #include <pthread.h>
 #include <sched.h>
@@ -6,7 +6,7 @@
 
 #include <atomic>
 
-#include "raw_log.h"
+#include "preload/raw_log.h"
 
 namespace rlscope::preload {
 

@@ -1,11 +1,11 @@
-#include "module_tracker.h"
+#include "preload/module_tracker.h"
 
 #include <link.h>
 #include <unistd.h>
 
 #include <cstddef>
 
-#include "loader_gate.h"
+#include "preload/loader_gate.h"
 
 namespace rlscope::preload {
 

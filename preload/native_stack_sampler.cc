@@ -1,16 +1,16 @@
-#include "native_stack_sampler.h"
+#include "preload/native_stack_sampler.h"
 
 #include <dlfcn.h>
 
 #include <atomic>
 #include <cstdlib>
 
-#include "code_range.h"
-#include "loader_gate.h"
-#include "problem_notice.h"
-#include "python_hook.h"
-#include "raw_log.h"
-#include "recorder.h"
+#include "preload/code_range.h"
+#include "preload/loader_gate.h"
+#include "preload/problem_notice.h"
+#include "preload/python_hook.h"
+#include "preload/raw_log.h"
+#include "preload/recorder.h"
 
 namespace rlscope::preload {
 

@@ -10,7 +10,7 @@
 // message; a push also records its domain (payload: domain name id + 1, 0
 // for the default domain). Named domains are filtered (DomainSelected).
 #define NVTX_NO_IMPL
-#include "nvtx_injection.h"
+#include "preload/nvtx_injection.h"
 
 #include <nvtx3/nvToolsExt.h>
 
@@ -20,9 +20,9 @@
 #include <cwchar>
 #include <string>
 
-#include "recorder.h"
-#include "rule_file.h"
-#include "string_table.h"
+#include "format/rule_file.h"
+#include "preload/recorder.h"
+#include "preload/string_table.h"
 
 namespace rlscope::preload {
 

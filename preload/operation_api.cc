@@ -4,8 +4,8 @@
 #include <atomic>
 #include <cstdint>
 
-#include "recorder.h"
-#include "string_table.h"
+#include "preload/recorder.h"
+#include "preload/string_table.h"
 
 namespace {
 

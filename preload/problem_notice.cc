@@ -1,10 +1,10 @@
-#include "problem_notice.h"
+#include "preload/problem_notice.h"
 
 #include <cstdarg>
 #include <cstdio>
 
-#include "gpu_activity_queue.h"
-#include "raw_log.h"
+#include "preload/gpu_activity_queue.h"
+#include "preload/raw_log.h"
 
 namespace rlscope::preload {
 

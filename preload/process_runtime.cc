@@ -4,7 +4,7 @@
 // Start-up reads RLSCOPE_SOCKET once. Without it (the library was loaded
 // outside `rlscope run`) every hook stays a pass-through and no thread is
 // started.
-#include "process_runtime.h"
+#include "preload/process_runtime.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
@@ -17,28 +17,28 @@
 #include <cstring>
 #include <string>
 
-#include "child_environment.h"
-#include "fatal_signal_flush.h"
-#include "flush_signal.h"
-#include "flusher.h"
-#include "gpu_activity_queue.h"
-#include "loader_gate.h"
-#include "native_stack_sampler.h"
-#include "problem_notice.h"
-#include "raw_log.h"
-#include "real_process_functions.h"
-#include "real_symbol.h"
-#include "recorder.h"
-#include "string_table.h"
-#include "thread_buffer.h"
-#include "tick_clock.h"
+#include "preload/child_environment.h"
+#include "preload/fatal_signal_flush.h"
+#include "preload/flush_signal.h"
+#include "preload/flusher.h"
+#include "preload/gpu_activity_queue.h"
+#include "preload/loader_gate.h"
+#include "preload/native_stack_sampler.h"
+#include "preload/problem_notice.h"
+#include "preload/raw_log.h"
+#include "preload/real_process_functions.h"
+#include "preload/real_symbol.h"
+#include "preload/recorder.h"
+#include "preload/string_table.h"
+#include "preload/thread_buffer.h"
+#include "preload/tick_clock.h"
 #if RLSCOPE_WITH_CUDA
-#include "cuda_runtime_hooks.h"
-#include "cupti_injection.h"
-#include "nvtx_injection.h"
+#include "preload/cuda_runtime_hooks.h"
+#include "preload/cupti_injection.h"
+#include "preload/nvtx_injection.h"
 #endif
 #if RLSCOPE_WITH_SIM_HOOKS
-#include "simulator_hooks.h"
+#include "preload/simulator_hooks.h"
 #endif
 
 namespace rlscope::preload {

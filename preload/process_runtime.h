@@ -5,7 +5,7 @@
 
 #include <sys/types.h>
 
-#include "wire_format.h"
+#include "format/wire_format.h"
 
 namespace rlscope::preload {
 

@@ -26,7 +26,7 @@
 // hook on its thread: rlscope gives way, and AuditHook records it for the
 // report. The hook runs with the GIL held, so its per-thread state needs
 // no locks.
-#include "python_hook.h"
+#include "preload/python_hook.h"
 
 #include <dlfcn.h>
 #include <link.h>
@@ -39,16 +39,16 @@
 #include <cstring>
 #include <string>
 
-#include "blocking_calls.h"
-#include "code_origin.h"
-#include "code_range.h"
-#include "gpu_activity_queue.h"
-#include "problem_notice.h"
-#include "python_abi.h"
-#include "raw_log.h"
-#include "recorder.h"
-#include "rule_file.h"
-#include "string_table.h"
+#include "format/code_origin.h"
+#include "format/rule_file.h"
+#include "preload/blocking_calls.h"
+#include "preload/code_range.h"
+#include "preload/gpu_activity_queue.h"
+#include "preload/problem_notice.h"
+#include "preload/python_abi.h"
+#include "preload/raw_log.h"
+#include "preload/recorder.h"
+#include "preload/string_table.h"
 
 namespace rlscope::preload {
 

@@ -1,4 +1,4 @@
-#include "raw_log.h"
+#include "preload/raw_log.h"
 
 #include <unistd.h>
 

@@ -9,7 +9,7 @@
 
 #include <atomic>
 
-#include "real_symbol.h"
+#include "preload/real_symbol.h"
 
 namespace rlscope::preload {
 

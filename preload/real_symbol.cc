@@ -1,11 +1,11 @@
-#include "real_symbol.h"
+#include "preload/real_symbol.h"
 
 #include <dlfcn.h>
 #include <link.h>
 
 #include <cstring>
 
-#include "loader_gate.h"
+#include "preload/loader_gate.h"
 
 namespace rlscope::preload {
 

@@ -9,9 +9,9 @@
 #include <cstdint>
 #include <string_view>
 
-#include "event_record.h"
-#include "thread_buffer.h"
-#include "tick_clock.h"
+#include "preload/event_record.h"
+#include "preload/thread_buffer.h"
+#include "preload/tick_clock.h"
 
 namespace rlscope::preload {
 

@@ -1,4 +1,4 @@
-#include "simulator_hooks.h"
+#include "preload/simulator_hooks.h"
 
 #include <dlfcn.h>
 #include <link.h>
@@ -10,15 +10,15 @@
 #include <string>
 #include <vector>
 
-#include "elf_image.h"
-#include "got_patcher.h"
-#include "loader_gate.h"
-#include "problem_notice.h"
-#include "raw_log.h"
-#include "recorder.h"
-#include "simulator_rules.h"
-#include "string_table.h"
-#include "trampoline.h"
+#include "preload/elf_image.h"
+#include "preload/got_patcher.h"
+#include "preload/loader_gate.h"
+#include "preload/problem_notice.h"
+#include "preload/raw_log.h"
+#include "preload/recorder.h"
+#include "preload/simulator_rules.h"
+#include "preload/string_table.h"
+#include "preload/trampoline.h"
 
 namespace rlscope::preload {
 

@@ -1,11 +1,11 @@
-#include "simulator_rules.h"
+#include "preload/simulator_rules.h"
 
 #include <fnmatch.h>
 
 #include <cstring>
 
-#include "problem_notice.h"
-#include "raw_log.h"
+#include "preload/problem_notice.h"
+#include "preload/raw_log.h"
 
 namespace rlscope::preload {
 

@@ -1,4 +1,4 @@
-#include "string_table.h"
+#include "preload/string_table.h"
 
 #include <sys/mman.h>
 

@@ -1,4 +1,4 @@
-#include "thread_buffer.h"
+#include "preload/thread_buffer.h"
 
 #include <sys/mman.h>
 

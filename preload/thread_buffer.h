@@ -15,9 +15,9 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "event_record.h"
-#include "flush_signal.h"
-#include "tick_clock.h"
+#include "preload/event_record.h"
+#include "preload/flush_signal.h"
+#include "preload/tick_clock.h"
 
 namespace rlscope::preload {
 

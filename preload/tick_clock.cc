@@ -1,4 +1,4 @@
-#include "tick_clock.h"
+#include "preload/tick_clock.h"
 
 #if defined(__x86_64__)
 #include <cpuid.h>

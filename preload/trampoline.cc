@@ -24,7 +24,7 @@
 //   another stack that then calls a hooked function is handled like a signal
 //   handler on an alternate stack: the live entry is kept (its slot still
 //   holds our exit address), the new call passes through.
-#include "trampoline.h"
+#include "preload/trampoline.h"
 
 #include <pthread.h>
 #include <unwind.h>
@@ -33,12 +33,12 @@
 #include <cstdint>
 #include <cstring>
 
-#include "native_stack_sampler.h"
-#include "problem_notice.h"
-#include "raw_log.h"
-#include "recorder.h"
-#include "string_table.h"
-#include "tick_clock.h"
+#include "preload/native_stack_sampler.h"
+#include "preload/problem_notice.h"
+#include "preload/raw_log.h"
+#include "preload/recorder.h"
+#include "preload/string_table.h"
+#include "preload/tick_clock.h"
 
 extern "C" {
 // Defined in trampoline_x86_64.S.

@@ -10,7 +10,7 @@
 //   exit frame:   R + 8 - 64 = 0 (mod 16) for the call to ..._leave.
 // CFI: the exit's CFA is R + 16, not the true R + 8 (see the exit's FDE).
 // Nothing here touches the x87 stack (a long double result lives in st(0)).
-#include "trampoline.h"
+#include "preload/trampoline.h"
 // With -fcf-protection (__CET__), <cet.h> marks the object IBT/SHSTK
 // compatible, which it is: every indirect-branch target starts with
 // endbr64 and call/ret stay paired.

@@ -1,11 +1,11 @@
-#include "breakdown.h"
+#include "report/breakdown.h"
 
 #include <array>
 #include <utility>
 #include <vector>
 
-#include "flatten.h"
-#include "overlap_sweep.h"
+#include "report/flatten.h"
+#include "report/overlap_sweep.h"
 
 namespace rlscope::report {
 

@@ -14,8 +14,8 @@
 #include <map>
 #include <tuple>
 
-#include "category.h"
-#include "process_timeline.h"
+#include "report/category.h"
+#include "report/process_timeline.h"
 
 namespace rlscope::report {
 

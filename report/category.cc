@@ -1,4 +1,4 @@
-#include "category.h"
+#include "report/category.h"
 
 namespace rlscope::report {
 

@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "gpu_utilization.h"
-#include "process_timeline.h"
-#include "run_metadata.h"
+#include "report/gpu_utilization.h"
+#include "report/process_timeline.h"
+#include "report/run_metadata.h"
 
 namespace rlscope::report {
 

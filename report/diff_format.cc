@@ -1,11 +1,11 @@
-#include "diff_format.h"
+#include "report/diff_format.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 
 #include "absl/strings/str_format.h"
-#include "report_text.h"
+#include "report/report_text.h"
 
 namespace rlscope::report::diff_format {
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "run_diff.h"
+#include "report/run_diff.h"
 
 namespace rlscope::report::diff_format {
 

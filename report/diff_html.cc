@@ -1,4 +1,4 @@
-#include "diff_html.h"
+#include "report/diff_html.h"
 
 #include <algorithm>
 #include <cmath>
@@ -10,10 +10,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "diff_format.h"
-#include "gpu_utilization.h"
-#include "html_page.h"
-#include "report_text.h"
+#include "report/diff_format.h"
+#include "report/gpu_utilization.h"
+#include "report/html_page.h"
+#include "report/report_text.h"
 
 namespace rlscope::report {
 

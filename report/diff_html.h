@@ -9,7 +9,7 @@
 #include <cstddef>
 #include <string>
 
-#include "run_diff.h"
+#include "report/run_diff.h"
 
 namespace rlscope::report {
 

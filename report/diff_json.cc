@@ -1,4 +1,4 @@
-#include "diff_json.h"
+#include "report/diff_json.h"
 
 #include <cmath>
 

@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "run_diff.h"
+#include "report/run_diff.h"
 
 namespace rlscope::report {
 

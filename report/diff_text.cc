@@ -1,4 +1,4 @@
-#include "diff_text.h"
+#include "report/diff_text.h"
 
 #include <algorithm>
 #include <cmath>
@@ -9,8 +9,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "diff_format.h"
-#include "report_text.h"
+#include "report/diff_format.h"
+#include "report/report_text.h"
 
 namespace rlscope::report {
 

@@ -1,4 +1,4 @@
-#include "export_chrome.h"
+#include "report/export_chrome.h"
 
 #include <algorithm>
 #include <limits>
@@ -8,7 +8,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_format.h"
-#include "export_tracks.h"
+#include "report/export_tracks.h"
 
 namespace rlscope::report {
 

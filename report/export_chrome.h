@@ -34,7 +34,7 @@
 #include <string_view>
 #include <vector>
 
-#include "process_timeline.h"
+#include "report/process_timeline.h"
 
 namespace rlscope::report {
 

@@ -1,4 +1,4 @@
-#include "export_csv.h"
+#include "report/export_csv.h"
 
 namespace rlscope::report {
 

@@ -1,11 +1,11 @@
-#include "export_folded.h"
+#include "report/export_folded.h"
 
 #include <map>
 #include <tuple>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_format.h"
-#include "export_tracks.h"
+#include "report/export_tracks.h"
 
 namespace rlscope::report {
 

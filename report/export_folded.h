@@ -31,7 +31,7 @@
 #include <string>
 #include <string_view>
 
-#include "run_report.h"
+#include "report/run_report.h"
 
 namespace rlscope::report {
 

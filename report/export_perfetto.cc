@@ -1,4 +1,4 @@
-#include "export_perfetto.h"
+#include "report/export_perfetto.h"
 
 #include <algorithm>
 #include <map>
@@ -8,8 +8,8 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_format.h"
-#include "export_tracks.h"
-#include "protobuf_writer.h"
+#include "report/export_tracks.h"
+#include "report/protobuf_writer.h"
 
 namespace rlscope::report {
 

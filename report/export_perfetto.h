@@ -57,7 +57,7 @@
 #include <variant>
 #include <vector>
 
-#include "process_timeline.h"
+#include "report/process_timeline.h"
 
 namespace rlscope::report {
 

@@ -1,7 +1,7 @@
-#include "export_tracks.h"
+#include "report/export_tracks.h"
 
 #include "absl/strings/str_format.h"
-#include "category.h"
+#include "report/category.h"
 
 namespace rlscope::report {
 

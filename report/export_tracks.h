@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
-#include "process_timeline.h"
+#include "report/process_timeline.h"
 
 namespace rlscope::report {
 

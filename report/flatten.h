@@ -8,7 +8,7 @@
 #ifndef RLSCOPE_REPORT_FLATTEN_H_
 #define RLSCOPE_REPORT_FLATTEN_H_
 
-#include "interval.h"
+#include "report/interval.h"
 
 namespace rlscope::report {
 

@@ -1,4 +1,4 @@
-#include "gpu_analysis.h"
+#include "report/gpu_analysis.h"
 
 #include <algorithm>
 #include <array>
@@ -7,7 +7,7 @@
 #include <tuple>
 
 #include "absl/container/flat_hash_map.h"
-#include "overlap_sweep.h"
+#include "report/overlap_sweep.h"
 
 namespace rlscope::report {
 

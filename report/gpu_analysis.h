@@ -34,10 +34,10 @@
 #include <string>
 #include <vector>
 
-#include "breakdown.h"
-#include "category.h"
-#include "process_timeline.h"
-#include "thread_analysis.h"
+#include "report/breakdown.h"
+#include "report/category.h"
+#include "report/process_timeline.h"
+#include "report/thread_analysis.h"
 
 namespace rlscope::report {
 

@@ -1,4 +1,4 @@
-#include "gpu_utilization.h"
+#include "report/gpu_utilization.h"
 
 #include <time.h>
 
@@ -11,7 +11,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
-#include "input_file.h"
+#include "format/input_file.h"
 
 namespace rlscope::report {
 

@@ -16,7 +16,7 @@
 #include <string_view>
 #include <vector>
 
-#include "run_layout.h"
+#include "format/run_layout.h"
 
 namespace rlscope::report {
 

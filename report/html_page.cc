@@ -1,4 +1,4 @@
-#include "html_page.h"
+#include "report/html_page.h"
 
 #include <algorithm>
 #include <array>

@@ -1,8 +1,8 @@
-#include "library_classifier.h"
+#include "report/library_classifier.h"
 
 #include <algorithm>
 
-#include "code_origin.h"
+#include "format/code_origin.h"
 
 namespace rlscope::report {
 

@@ -10,9 +10,9 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
-#include "category.h"
-#include "package_records.h"
-#include "rule_file.h"
+#include "format/rule_file.h"
+#include "report/category.h"
+#include "report/package_records.h"
 
 namespace rlscope::report {
 

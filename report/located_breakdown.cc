@@ -1,10 +1,10 @@
-#include "located_breakdown.h"
+#include "report/located_breakdown.h"
 
 #include <algorithm>
 #include <utility>
 
-#include "breakdown.h"
-#include "flatten.h"
+#include "report/breakdown.h"
+#include "report/flatten.h"
 
 namespace rlscope::report {
 

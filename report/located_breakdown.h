@@ -13,8 +13,8 @@
 #include <tuple>
 #include <vector>
 
-#include "category.h"
-#include "process_timeline.h"
+#include "report/category.h"
+#include "report/process_timeline.h"
 
 namespace rlscope::report {
 

@@ -1,4 +1,4 @@
-#include "lost_processes.h"
+#include "report/lost_processes.h"
 
 #include <algorithm>
 #include <map>

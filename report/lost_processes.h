@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "process_timeline.h"
+#include "report/process_timeline.h"
 
 namespace rlscope::report {
 

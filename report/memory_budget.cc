@@ -1,4 +1,4 @@
-#include "memory_budget.h"
+#include "report/memory_budget.h"
 
 #include <cmath>
 #include <cstdlib>

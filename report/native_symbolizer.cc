@@ -1,4 +1,4 @@
-#include "native_symbolizer.h"
+#include "report/native_symbolizer.h"
 
 #include <cxxabi.h>
 #include <elf.h>
@@ -7,7 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "input_file.h"
+#include "format/input_file.h"
 
 namespace rlscope::report {
 

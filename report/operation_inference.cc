@@ -1,4 +1,4 @@
-#include "operation_inference.h"
+#include "report/operation_inference.h"
 
 #include <algorithm>
 #include <array>
@@ -7,9 +7,9 @@
 #include <string_view>
 #include <vector>
 
-#include "category.h"
-#include "flatten.h"
-#include "overlap_sweep.h"
+#include "report/category.h"
+#include "report/flatten.h"
+#include "report/overlap_sweep.h"
 
 namespace rlscope::report {
 

@@ -42,7 +42,7 @@
 #ifndef RLSCOPE_REPORT_OPERATION_INFERENCE_H_
 #define RLSCOPE_REPORT_OPERATION_INFERENCE_H_
 
-#include "process_timeline.h"
+#include "report/process_timeline.h"
 
 namespace rlscope::report {
 

@@ -1,10 +1,10 @@
-#include "operation_timeline.h"
+#include "report/operation_timeline.h"
 
 #include <algorithm>
 #include <array>
 
-#include "flatten.h"
-#include "overlap_sweep.h"
+#include "report/flatten.h"
+#include "report/overlap_sweep.h"
 
 namespace rlscope::report {
 

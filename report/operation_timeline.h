@@ -7,7 +7,7 @@
 
 #include <cstdint>
 
-#include "interval.h"
+#include "report/interval.h"
 
 namespace rlscope::report {
 

@@ -1,16 +1,16 @@
-#include "overhead_correction.h"
+#include "report/overhead_correction.h"
 
 #include <algorithm>
 #include <cmath>
 #include <optional>
 
 #include "absl/container/flat_hash_map.h"
-#include "category.h"
-#include "gpu_analysis.h"
-#include "operation_timeline.h"
-#include "overlap_sweep.h"
-#include "thread_analysis.h"
-#include "wire_format.h"
+#include "format/wire_format.h"
+#include "report/category.h"
+#include "report/gpu_analysis.h"
+#include "report/operation_timeline.h"
+#include "report/overlap_sweep.h"
+#include "report/thread_analysis.h"
 
 namespace rlscope::report {
 

@@ -58,8 +58,8 @@
 #include <string_view>
 #include <vector>
 
-#include "overhead_model.h"
-#include "process_timeline.h"
+#include "calibration/overhead_model.h"
+#include "report/process_timeline.h"
 
 namespace rlscope::report {
 

@@ -1,4 +1,4 @@
-#include "overlap_sweep.h"
+#include "report/overlap_sweep.h"
 
 #include <algorithm>
 #include <cstddef>

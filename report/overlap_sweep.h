@@ -15,7 +15,7 @@
 #include <map>
 #include <span>
 
-#include "interval.h"
+#include "report/interval.h"
 
 namespace rlscope::report {
 

@@ -1,4 +1,4 @@
-#include "package_records.h"
+#include "report/package_records.h"
 
 #include <algorithm>
 #include <cctype>
@@ -6,8 +6,8 @@
 #include <system_error>
 
 #include "absl/strings/string_view.h"
-#include "code_origin.h"
-#include "input_file.h"
+#include "format/code_origin.h"
+#include "format/input_file.h"
 
 namespace rlscope::report {
 

@@ -1,4 +1,4 @@
-#include "process_timeline.h"
+#include "report/process_timeline.h"
 
 #include <algorithm>
 #include <cstdint>

@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
-#include "category.h"
-#include "interval.h"
+#include "report/category.h"
+#include "report/interval.h"
 
 namespace rlscope::report {
 

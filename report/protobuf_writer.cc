@@ -1,4 +1,4 @@
-#include "protobuf_writer.h"
+#include "report/protobuf_writer.h"
 
 namespace rlscope::report {
 

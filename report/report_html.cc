@@ -1,4 +1,4 @@
-#include "report_html.h"
+#include "report/report_html.h"
 
 #include <algorithm>
 #include <ctime>
@@ -10,11 +10,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "calibration_verdict.h"
-#include "html_page.h"
-#include "report_html_breakdown.h"
-#include "report_html_process.h"
-#include "report_text.h"
+#include "calibration/calibration_verdict.h"
+#include "report/html_page.h"
+#include "report/report_html_breakdown.h"
+#include "report/report_html_process.h"
+#include "report/report_text.h"
 
 namespace rlscope::report {
 

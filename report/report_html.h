@@ -14,7 +14,7 @@
 
 #include <string>
 
-#include "run_report.h"
+#include "report/run_report.h"
 
 namespace rlscope::report {
 

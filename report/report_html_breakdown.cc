@@ -1,4 +1,4 @@
-#include "report_html_breakdown.h"
+#include "report/report_html_breakdown.h"
 
 #include <algorithm>
 #include <map>
@@ -8,8 +8,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "html_page.h"
-#include "report_text.h"
+#include "report/html_page.h"
+#include "report/report_text.h"
 
 namespace rlscope::report {
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "run_report.h"
+#include "report/run_report.h"
 
 namespace rlscope::report {
 

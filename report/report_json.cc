@@ -1,6 +1,6 @@
-#include "report_json.h"
+#include "report/report_json.h"
 
-#include "calibration_verdict.h"
+#include "calibration/calibration_verdict.h"
 #include "nlohmann/json.hpp"
 
 namespace rlscope::report {

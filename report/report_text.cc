@@ -1,4 +1,4 @@
-#include "report_text.h"
+#include "report/report_text.h"
 
 #include <algorithm>
 #include <cmath>
@@ -8,8 +8,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "calibration_verdict.h"
-#include "overhead_model.h"
+#include "calibration/calibration_verdict.h"
+#include "calibration/overhead_model.h"
 
 namespace rlscope::report {
 

@@ -1,4 +1,4 @@
-#include "run_diff.h"
+#include "report/run_diff.h"
 
 #include <algorithm>
 #include <map>

@@ -24,8 +24,8 @@
 #include <string_view>
 #include <vector>
 
-#include "category.h"
-#include "run_report.h"
+#include "report/category.h"
+#include "report/run_report.h"
 
 namespace rlscope::report {
 

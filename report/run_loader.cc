@@ -1,4 +1,4 @@
-#include "run_loader.h"
+#include "report/run_loader.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -6,14 +6,14 @@
 #include <tuple>
 
 #include "absl/strings/str_format.h"
-#include "library_classifier.h"
-#include "lost_processes.h"
-#include "memory_budget.h"
-#include "native_symbolizer.h"
-#include "rule_file.h"
-#include "run_layout.h"
-#include "timeline_builder.h"
-#include "trace_reader.h"
+#include "format/rule_file.h"
+#include "format/run_layout.h"
+#include "format/trace_reader.h"
+#include "report/library_classifier.h"
+#include "report/lost_processes.h"
+#include "report/memory_budget.h"
+#include "report/native_symbolizer.h"
+#include "report/timeline_builder.h"
 
 namespace rlscope::report {
 

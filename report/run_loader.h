@@ -13,7 +13,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "decoded_run.h"
+#include "report/decoded_run.h"
 
 namespace rlscope::report {
 

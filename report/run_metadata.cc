@@ -1,12 +1,12 @@
-#include "run_metadata.h"
+#include "report/run_metadata.h"
 
 #include <limits>
 #include <utility>
 
 #include "absl/strings/str_format.h"
-#include "input_file.h"
+#include "format/input_file.h"
+#include "format/output_file.h"
 #include "nlohmann/json.hpp"
-#include "output_file.h"
 
 namespace rlscope::report {
 

@@ -1,15 +1,15 @@
-#include "run_report.h"
+#include "report/run_report.h"
 
 #include <algorithm>
 #include <filesystem>
 #include <map>
 
 #include "absl/strings/str_format.h"
-#include "code_origin.h"
-#include "overlap_sweep.h"
-#include "run_layout.h"
-#include "run_loader.h"
-#include "source_lines.h"
+#include "format/code_origin.h"
+#include "format/run_layout.h"
+#include "report/overlap_sweep.h"
+#include "report/run_loader.h"
+#include "report/source_lines.h"
 
 namespace rlscope::report {
 

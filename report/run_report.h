@@ -33,15 +33,15 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "breakdown.h"
-#include "decoded_run.h"
-#include "gpu_analysis.h"
-#include "gpu_utilization.h"
-#include "overhead_correction.h"
-#include "process_timeline.h"
-#include "run_metadata.h"
-#include "thread_analysis.h"
-#include "unmatched_functions.h"
+#include "report/breakdown.h"
+#include "report/decoded_run.h"
+#include "report/gpu_analysis.h"
+#include "report/gpu_utilization.h"
+#include "report/overhead_correction.h"
+#include "report/process_timeline.h"
+#include "report/run_metadata.h"
+#include "report/thread_analysis.h"
+#include "report/unmatched_functions.h"
 
 namespace rlscope::report {
 

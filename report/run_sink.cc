@@ -1,4 +1,4 @@
-#include "run_sink.h"
+#include "report/run_sink.h"
 
 #include <algorithm>
 #include <utility>

@@ -12,8 +12,8 @@
 #include <optional>
 #include <span>
 
-#include "decoded_run.h"
-#include "run_report.h"
+#include "report/decoded_run.h"
+#include "report/run_report.h"
 
 namespace rlscope::report {
 

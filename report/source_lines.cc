@@ -1,10 +1,10 @@
-#include "source_lines.h"
+#include "report/source_lines.h"
 
 #include <filesystem>
 #include <sstream>
 
 #include "absl/strings/ascii.h"
-#include "input_file.h"
+#include "format/input_file.h"
 
 namespace rlscope::report {
 

@@ -1,10 +1,10 @@
-#include "thread_analysis.h"
+#include "report/thread_analysis.h"
 
 #include <algorithm>
 #include <cstdint>
 #include <vector>
 
-#include "operation_timeline.h"
+#include "report/operation_timeline.h"
 
 namespace rlscope::report {
 

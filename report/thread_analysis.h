@@ -17,10 +17,10 @@
 #include <map>
 #include <tuple>
 
-#include "breakdown.h"
-#include "category.h"
-#include "located_breakdown.h"
-#include "process_timeline.h"
+#include "report/breakdown.h"
+#include "report/category.h"
+#include "report/located_breakdown.h"
+#include "report/process_timeline.h"
 
 namespace rlscope::report {
 

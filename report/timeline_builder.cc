@@ -1,4 +1,4 @@
-#include "timeline_builder.h"
+#include "report/timeline_builder.h"
 
 #include <cxxabi.h>
 
@@ -6,10 +6,10 @@
 #include <cstdlib>
 
 #include "absl/strings/str_format.h"
-#include "category.h"
-#include "code_origin.h"
-#include "operation_inference.h"
-#include "source_lines.h"
+#include "format/code_origin.h"
+#include "report/category.h"
+#include "report/operation_inference.h"
+#include "report/source_lines.h"
 
 namespace rlscope::report {
 

@@ -11,11 +11,11 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
-#include "library_classifier.h"
-#include "native_symbolizer.h"
-#include "process_timeline.h"
-#include "rule_file.h"
-#include "wire_format.h"
+#include "format/rule_file.h"
+#include "format/wire_format.h"
+#include "report/library_classifier.h"
+#include "report/native_symbolizer.h"
+#include "report/process_timeline.h"
 
 namespace rlscope::report {
 

@@ -1,11 +1,11 @@
-#include "unmatched_functions.h"
+#include "report/unmatched_functions.h"
 
 #include <algorithm>
 #include <map>
 #include <utility>
 
-#include "run_report.h"
-#include "source_lines.h"
+#include "report/run_report.h"
+#include "report/source_lines.h"
 
 namespace rlscope::report {
 

@@ -1,16 +1,17 @@
 #!/usr/bin/env python3
 """Checks that the source folders include one another only downwards:
 
-  format/       the wire format, trace reader, run-directory names
+  format/       what both sides share: the wire format, trace reader, rules
+                parser, code origin, file I/O, run-directory names
   preload/      the injected library (the hot path)
   calibration/  the cost model and its verdict
   report/       analysis and reports
   collector/    the CLI: may include everything
 
 Each folder may include headers of the folders listed for it in ALLOWED and
-its own; nothing includes collector/ (the commands), and no header name is
-used by two folders (includes are by name: a reader must be able to tell
-where `rule_file.h` lives).
+its own; nothing includes collector/ (the commands). Includes are written
+from the source root ("report/run_report.h"), so a reader can tell where a
+header lives: a bare include of one of these folders' headers is refused.
 
   check_layers.py [ROOT]        check the tree (default: this repository)
   check_layers.py --self-test   check that a tree with a violation fails
@@ -21,11 +22,12 @@ import sys
 import tempfile
 
 ALLOWED = {
-    # input_file.h: the preload's bounded, no-follow file reader.
-    "format": {"preload"},
+    "format": set(),
     "preload": {"format"},
+    # preload/ for workloads/calibrate_cuda.cc: cuda_runtime_api_list.h.
     "calibration": {"format", "preload"},
-    "report": {"calibration", "format", "preload"},
+    "report": {"calibration", "format"},
+    # preload/: cuda_runtime_api_list.h, the list of what it interposes.
     "collector": {"calibration", "format", "preload", "report"},
 }
 INCLUDE = re.compile(r'\s*#\s*include\s+"([^"]+)"')
@@ -41,15 +43,11 @@ def sources(root, folder):
 def problems(root):
     """Every violation in the tree at `root`, as lines for people."""
     found = []
-    owner = {}
+    folder_of = {}  # Header name -> its folder, for the message about a bare include.
     for folder in ALLOWED:
         for path in sources(root, folder):
-            if not path.endswith(".h"):
-                continue
-            name = os.path.basename(path)
-            if name in owner and owner[name] != folder:
-                found.append(f"{name} is a header of both {owner[name]}/ and {folder}/: rename one")
-            owner.setdefault(name, folder)
+            if path.endswith(".h"):
+                folder_of.setdefault(os.path.basename(path), os.path.relpath(os.path.dirname(path), root))
     for folder, allowed in ALLOWED.items():
         for path in sources(root, folder):
             with open(path, errors="replace") as lines:
@@ -57,10 +55,16 @@ def problems(root):
                     match = INCLUDE.match(line)
                     if not match:
                         continue
-                    included = owner.get(os.path.basename(match.group(1)))
-                    if included is not None and included != folder and included not in allowed:
-                        found.append(f"{os.path.relpath(path, root)}:{number}: includes {match.group(1)} from "
-                                     f"{included}/, which {folder}/ may not (it may: "
+                    included = match.group(1)
+                    where = f"{os.path.relpath(path, root)}:{number}"
+                    if "/" not in included:
+                        if included in folder_of:
+                            found.append(f"{where}: includes {included} by its bare name: write it from the source "
+                                         f"root, \"{folder_of[included]}/{included}\"")
+                        continue
+                    top = included.split("/")[0]
+                    if top in ALLOWED and top != folder and top not in allowed:
+                        found.append(f"{where}: includes {included} from {top}/, which {folder}/ may not (it may: "
                                      f"{', '.join(sorted(allowed)) or 'nothing else'})")
     return found
 
@@ -72,21 +76,22 @@ def self_test():
             with open(os.path.join(root, path), "w") as f:
                 f.write(text)
         write("collector/run_command.h", "")
-        write("report/breakdown.h", '#include "breakdown.h"\n')
+        write("report/breakdown.h", '#include "report/breakdown.h"\n')
         write("format/trace_reader.h", "")
-        write("report/run_report.cc", '#include "trace_reader.h"\n')
+        write("report/run_report.cc", '#include "format/trace_reader.h"\n#include "generated_schema.h"\n')
         if problems(root):
             print("self-test: a clean tree was refused: " + "; ".join(problems(root)))
             return 1
-        write("report/bad.cc", '#include <vector>\n#include "run_command.h"\n')
-        write("preload/breakdown.h", "")
+        write("report/bad.cc", '#include <vector>\n#include "collector/run_command.h"\n#include "breakdown.h"\n')
         found = problems(root)
-        wanted = ["report/bad.cc:2: includes run_command.h from collector/", "breakdown.h is a header of both"]
+        wanted = ["report/bad.cc:2: includes collector/run_command.h from collector/",
+                  'report/bad.cc:3: includes breakdown.h by its bare name: write it from the source root, '
+                  '"report/breakdown.h"']
         missing = [w for w in wanted if not any(w in line for line in found)]
         if missing:
             print("self-test: not found: " + "; ".join(missing) + " in: " + "; ".join(found))
             return 1
-    print("self-test: a clean tree passes, an upward include and a shared header name fail")
+    print("self-test: a clean tree passes, an upward include and a bare include fail")
     return 0
 
 

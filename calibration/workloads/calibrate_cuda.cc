@@ -34,9 +34,9 @@
 #include <string>
 #include <string_view>
 
-#include "cuda_runtime_api_list.h"  // preload/: what rlscope interposes.
-#include "uncontended_timer.h"
-#include "workload_args.h"
+#include "calibration/workloads/uncontended_timer.h"
+#include "calibration/workloads/workload_args.h"
+#include "preload/cuda_runtime_api_list.h"  // preload/: what rlscope interposes.
 
 namespace {
 

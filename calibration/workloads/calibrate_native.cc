@@ -39,8 +39,8 @@
 #include <nvtx3/nvToolsExt.h>
 #endif
 
-#include "uncontended_timer.h"
-#include "workload_args.h"
+#include "calibration/workloads/uncontended_timer.h"
+#include "calibration/workloads/workload_args.h"
 
 // librlscope_calibrate_sim.so (calibrate_sim.cc).
 extern "C" int rlscope_calibrate_step(int x);

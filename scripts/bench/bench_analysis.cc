@@ -18,11 +18,11 @@
 #include <fstream>
 #include <string>
 
-#include "batch_encoder.h"
-#include "overhead_model.h"
-#include "run_layout.h"
-#include "run_metadata.h"
-#include "run_report.h"
+#include "calibration/overhead_model.h"
+#include "format/run_layout.h"
+#include "preload/batch_encoder.h"
+#include "report/run_metadata.h"
+#include "report/run_report.h"
 
 namespace {
 

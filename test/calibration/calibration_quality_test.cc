@@ -6,7 +6,7 @@
 #include <cstdio>
 #include <string>
 
-#include "overhead_model.h"
+#include "calibration/overhead_model.h"
 
 namespace cal = rlscope::calibration;
 

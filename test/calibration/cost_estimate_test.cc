@@ -2,7 +2,7 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 
-#include "overhead_model.h"
+#include "calibration/overhead_model.h"
 
 namespace cal = rlscope::calibration;
 

@@ -1,6 +1,6 @@
 // How the commands read their arguments (cli_args.h): options and the one
 // way counts are parsed.
-#include "cli_args.h"
+#include "collector/cli_args.h"
 
 #include <catch2/catch.hpp>
 

@@ -1,7 +1,7 @@
 // The nvidia-smi sampler against a fake nvidia-smi (test/fake_nvidia_smi):
 // what it runs, how the child is set up, stopping and reaping it, and the
 // failures a user can meet (no nvidia-smi, no driver).
-#include "gpu_utilization_sampler.h"
+#include "collector/gpu_utilization_sampler.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -22,7 +22,7 @@
 #include <string>
 #include <thread>
 
-#include "gpu_utilization.h"
+#include "report/gpu_utilization.h"
 
 #ifndef RLSCOPE_FAKE_NVIDIA_SMI_DIR
 #error "RLSCOPE_FAKE_NVIDIA_SMI_DIR must name test/fake_nvidia_smi"

@@ -1,6 +1,6 @@
 // `rlscope run` on a terminal: the status line's text, when the line and
 // colours are used, and the report's colouring (plain when disabled).
-#include "terminal_status.h"
+#include "collector/terminal_status.h"
 
 #include <catch2/catch.hpp>
 #include <string>

@@ -1,7 +1,7 @@
 // Round trip through the wire format: frames made by the preload's encoder,
 // written as the collector writes them, read back by the trace reader; and
 // what the reader does with damaged and foreign files.
-#include "trace_reader.h"
+#include "format/trace_reader.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "batch_encoder.h"
+#include "preload/batch_encoder.h"
 
 using rlscope::collector::ReadTraceFile;
 using rlscope::collector::TraceReadResult;

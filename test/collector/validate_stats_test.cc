@@ -5,7 +5,7 @@
 #include <cmath>
 #include <vector>
 
-#include "validation_summary.h"
+#include "collector/validation_summary.h"
 
 using rlscope::collector::Repetition;
 using rlscope::collector::Spread;

@@ -47,7 +47,7 @@
 #include <string_view>
 #include <vector>
 
-#include "fake_cupti_bridge.h"
+#include "test/fake_cuda/fake_cupti_bridge.h"
 
 #define RLSCOPE_CUPTI_EXPORT __attribute__((visibility("default")))
 

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "overhead_model.h"
+#include "calibration/overhead_model.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   absl::StatusOr<rlscope::calibration::OverheadModel> model = rlscope::calibration::ParseOverheadModel(

@@ -6,7 +6,7 @@
 #include <string>
 #include <string_view>
 
-#include "rule_file.h"
+#include "format/rule_file.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   rlscope::RuleSet rules;

@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "library_classifier.h"
-#include "timeline_builder.h"
-#include "trace_reader.h"
+#include "format/trace_reader.h"
+#include "report/library_classifier.h"
+#include "report/timeline_builder.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   rlscope::report::NameTable names;

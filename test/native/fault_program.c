@@ -45,7 +45,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "simtest.h"
+#include "test/native/simtest.h"
 
 extern char** environ;
 

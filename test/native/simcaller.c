@@ -4,7 +4,7 @@
    libsimcaller_lazy.so (simlazy_*): classic PLT calls, lazy binding: slots
                                      still point into its own PLT until the
                                      first call. Tests dlopen it late. */
-#include "simtest.h"
+#include "test/native/simtest.h"
 
 #ifdef SIMCALLER_LAZY
 #define CALLER(name) simlazy_##name

@@ -1,5 +1,5 @@
 /* See simtest.h. Built with unwind tables so C++ exceptions can pass. */
-#include "simtest.h"
+#include "test/native/simtest.h"
 
 #include <errno.h>
 #include <stdarg.h>

@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "simtest.h"
+#include "test/native/simtest.h"
 
 int simloader_open_leaf(void);
 

@@ -1,4 +1,4 @@
-#include "blocking_calls.h"
+#include "preload/blocking_calls.h"
 
 #include <catch2/catch.hpp>
 #include <cstring>

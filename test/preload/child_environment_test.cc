@@ -1,4 +1,4 @@
-#include "child_environment.h"
+#include "preload/child_environment.h"
 
 #include <algorithm>
 #include <catch2/catch.hpp>

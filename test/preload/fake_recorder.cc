@@ -1,12 +1,12 @@
 // The recorder's process-side definitions (process_runtime.cc in the
 // preload) for unit tests of hooks: each thread records into its own
 // ThreadBuffer, which the test reads back with TakeRecords().
-#include "fake_recorder.h"
+#include "test/preload/fake_recorder.h"
 
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "recorder.h"
+#include "preload/recorder.h"
 
 namespace rlscope::preload {
 

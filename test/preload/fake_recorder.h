@@ -6,8 +6,8 @@
 
 #include <vector>
 
-#include "event_record.h"
-#include "string_table.h"
+#include "preload/event_record.h"
+#include "preload/string_table.h"
 
 namespace rlscope::test {
 

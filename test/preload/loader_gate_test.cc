@@ -1,4 +1,4 @@
-#include "loader_gate.h"
+#include "preload/loader_gate.h"
 
 #include <sys/wait.h>
 #include <unistd.h>

@@ -9,7 +9,7 @@
 #include <stdio.h>
 
 #include "internal/pycore_frame.h"
-#include "python_abi.h"
+#include "preload/python_abi.h"
 
 static int failures = 0;
 

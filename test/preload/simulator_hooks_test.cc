@@ -2,7 +2,7 @@
 // and of libsimcaller_now (-fno-plt, RELRO), of libsimcaller_lazy dlopened
 // later (lazy PLT), dlsym-style lookups, and the rules. The exported
 // dlopen/dlsym interposer is not linked here; the end-to-end test covers it.
-#include "simulator_hooks.h"
+#include "preload/simulator_hooks.h"
 
 #include <dlfcn.h>
 #include <link.h>
@@ -14,12 +14,12 @@
 #include <vector>
 
 #include "../native/simtest.h"
-#include "elf_image.h"
-#include "fake_recorder.h"
-#include "recorder.h"
-#include "simulator_rules.h"
-#include "string_table.h"
-#include "trampoline.h"
+#include "preload/elf_image.h"
+#include "preload/recorder.h"
+#include "preload/simulator_rules.h"
+#include "preload/string_table.h"
+#include "preload/trampoline.h"
+#include "test/preload/fake_recorder.h"
 
 using rlscope::preload::ElfImage;
 using rlscope::preload::EventRecord;

@@ -1,4 +1,4 @@
-#include "thread_buffer.h"
+#include "preload/thread_buffer.h"
 
 #include <atomic>
 #include <catch2/catch.hpp>

@@ -7,7 +7,7 @@
 #include <thread>
 #include <vector>
 
-#include "thread_buffer.h"
+#include "preload/thread_buffer.h"
 
 using rlscope::preload::EventRecord;
 using rlscope::preload::ThreadBuffer;

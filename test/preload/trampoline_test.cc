@@ -1,7 +1,7 @@
 // Trampolines on libsimtest's functions, called through the stub directly:
 // every argument and result shape must come out bit-exact, and outermost
 // calls must record one kSimulatorCall each.
-#include "trampoline.h"
+#include "preload/trampoline.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
@@ -17,9 +17,9 @@
 #include <vector>
 
 #include "../native/simtest.h"
-#include "fake_recorder.h"
-#include "recorder.h"
-#include "string_table.h"
+#include "preload/recorder.h"
+#include "preload/string_table.h"
+#include "test/preload/fake_recorder.h"
 
 using rlscope::preload::EventRecord;
 using rlscope::preload::StringTable;

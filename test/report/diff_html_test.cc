@@ -1,9 +1,9 @@
-#include "diff_html.h"
+#include "report/diff_html.h"
 
 #include <catch2/catch.hpp>
 #include <string>
 
-#include "diff_test_runs.h"
+#include "test/report/diff_test_runs.h"
 
 using namespace rlscope::report;
 using diff_test::Row;

@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "run_report.h"
+#include "report/run_report.h"
 
 namespace rlscope::report::diff_test {
 

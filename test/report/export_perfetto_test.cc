@@ -1,4 +1,4 @@
-#include "export_perfetto.h"
+#include "report/export_perfetto.h"
 
 #include <catch2/catch.hpp>
 #include <map>

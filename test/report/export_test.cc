@@ -2,10 +2,10 @@
 #include <map>
 #include <sstream>
 
-#include "export_chrome.h"
-#include "export_csv.h"
-#include "export_folded.h"
 #include "nlohmann/json.hpp"
+#include "report/export_chrome.h"
+#include "report/export_csv.h"
+#include "report/export_folded.h"
 
 using namespace rlscope::report;
 

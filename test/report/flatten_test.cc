@@ -1,4 +1,4 @@
-#include "flatten.h"
+#include "report/flatten.h"
 
 #include <algorithm>
 #include <catch2/catch.hpp>

@@ -1,8 +1,8 @@
-#include "gpu_analysis.h"
+#include "report/gpu_analysis.h"
 
 #include <catch2/catch.hpp>
 
-#include "overlap_sweep.h"
+#include "report/overlap_sweep.h"
 
 using namespace rlscope::report;
 

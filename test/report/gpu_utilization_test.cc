@@ -1,6 +1,6 @@
 // Reading nvidia-smi's samples: timestamps, the run's window, per-GPU
 // summaries, and what the parser does with damaged and foreign lines.
-#include "gpu_utilization.h"
+#include "report/gpu_utilization.h"
 
 #include <time.h>
 #include <unistd.h>

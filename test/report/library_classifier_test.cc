@@ -1,7 +1,7 @@
 // Stack levels of shared objects: by installed package and file name under
 // the default rules, by distribution where a RECORD file says, and by the
 // users' own rules (old path globs included) before the defaults.
-#include "library_classifier.h"
+#include "report/library_classifier.h"
 
 #include <unistd.h>
 
@@ -10,8 +10,8 @@
 #include <fstream>
 #include <string>
 
-#include "package_records.h"
-#include "rule_file.h"
+#include "format/rule_file.h"
+#include "report/package_records.h"
 
 namespace rlscope::report {
 namespace {

@@ -1,8 +1,8 @@
-#include "located_breakdown.h"
+#include "report/located_breakdown.h"
 
 #include <catch2/catch.hpp>
 
-#include "breakdown.h"
+#include "report/breakdown.h"
 
 using namespace rlscope::report;
 

@@ -1,12 +1,12 @@
-#include "lost_processes.h"
+#include "report/lost_processes.h"
 
 #include <catch2/catch.hpp>
 #include <string>
 #include <vector>
 
-#include "batch_encoder.h"
-#include "timeline_builder.h"
-#include "trace_reader.h"
+#include "format/trace_reader.h"
+#include "preload/batch_encoder.h"
+#include "report/timeline_builder.h"
 
 using namespace rlscope::report;
 namespace wire = rlscope::wire;

@@ -1,6 +1,6 @@
 // NativeSymbolizer reads the objects a trace names: a path there is input,
 // and a FIFO or device there must not block or exhaust the report.
-#include "native_symbolizer.h"
+#include "report/native_symbolizer.h"
 
 #include <sys/stat.h>
 #include <unistd.h>

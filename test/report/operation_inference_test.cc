@@ -1,13 +1,13 @@
 // How recorded rule matches become the operations a report shows
 // (operation_inference.h), on hand-made threads.
-#include "operation_inference.h"
+#include "report/operation_inference.h"
 
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <string>
 #include <vector>
 
-#include "timeline_fixtures.h"
+#include "test/report/timeline_fixtures.h"
 
 namespace rlscope::report {
 namespace {

@@ -1,15 +1,15 @@
-#include "overhead_correction.h"
+#include "report/overhead_correction.h"
 
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
 #include <map>
 
-#include "category.h"
-#include "gpu_analysis.h"
-#include "thread_analysis.h"
-#include "timeline_fixtures.h"
-#include "wire_format.h"
+#include "format/wire_format.h"
+#include "report/category.h"
+#include "report/gpu_analysis.h"
+#include "report/thread_analysis.h"
+#include "test/report/timeline_fixtures.h"
 
 using namespace rlscope::report;
 using rlscope::report::fixtures::Thread;

@@ -1,11 +1,11 @@
-#include "report_html.h"
+#include "report/report_html.h"
 
 #include <catch2/catch.hpp>
 #include <regex>
 #include <string>
 
-#include "html_page.h"
-#include "report_text.h"
+#include "report/html_page.h"
+#include "report/report_text.h"
 
 using namespace rlscope::report;
 

@@ -1,11 +1,11 @@
-#include "run_diff.h"
+#include "report/run_diff.h"
 
 #include <catch2/catch.hpp>
 
-#include "diff_json.h"
-#include "diff_test_runs.h"
-#include "diff_text.h"
 #include "nlohmann/json.hpp"
+#include "report/diff_json.h"
+#include "report/diff_text.h"
+#include "test/report/diff_test_runs.h"
 
 using namespace rlscope::report;
 using diff_test::Row;

@@ -1,13 +1,13 @@
 // One decoded run fed to many sinks (run_sink.h), and the analysis of a
 // decoded run with a calibration held in memory (AnalyseRun).
-#include "run_sink.h"
+#include "report/run_sink.h"
 
 #include <catch2/catch.hpp>
 #include <string>
 #include <vector>
 
-#include "run_report.h"
-#include "timeline_fixtures.h"
+#include "report/run_report.h"
+#include "test/report/timeline_fixtures.h"
 
 using namespace rlscope::report;
 using rlscope::report::fixtures::Thread;

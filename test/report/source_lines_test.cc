@@ -1,5 +1,5 @@
 // How the report shows the user's lines (source_lines.h).
-#include "source_lines.h"
+#include "report/source_lines.h"
 
 #include <stdlib.h>
 #include <unistd.h>

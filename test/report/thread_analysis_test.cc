@@ -1,8 +1,8 @@
-#include "thread_analysis.h"
+#include "report/thread_analysis.h"
 
 #include <catch2/catch.hpp>
 
-#include "timeline_fixtures.h"
+#include "test/report/timeline_fixtures.h"
 
 using namespace rlscope::report;
 using rlscope::report::fixtures::Thread;

@@ -1,4 +1,4 @@
-#include "timeline_builder.h"
+#include "report/timeline_builder.h"
 
 #include <link.h>
 #include <unistd.h>
@@ -7,12 +7,12 @@
 #include <string>
 #include <vector>
 
-#include "batch_encoder.h"
-#include "category.h"
-#include "library_classifier.h"
-#include "native_symbolizer.h"
-#include "rule_file.h"
-#include "trace_reader.h"
+#include "format/rule_file.h"
+#include "format/trace_reader.h"
+#include "preload/batch_encoder.h"
+#include "report/category.h"
+#include "report/library_classifier.h"
+#include "report/native_symbolizer.h"
 
 using namespace rlscope::report;
 using rlscope::OperationRule;

@@ -4,7 +4,7 @@
 
 #include <cstdint>
 
-#include "process_timeline.h"
+#include "report/process_timeline.h"
 
 namespace rlscope::report::fixtures {
 

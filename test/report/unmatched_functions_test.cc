@@ -1,8 +1,8 @@
-#include "unmatched_functions.h"
+#include "report/unmatched_functions.h"
 
 #include <catch2/catch.hpp>
 
-#include "run_report.h"
+#include "report/run_report.h"
 
 using namespace rlscope::report;
 

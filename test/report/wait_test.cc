@@ -3,17 +3,17 @@
 // operation's rows, not a transition, and the correction leaves it alone.
 #include <catch2/catch.hpp>
 
-#include "batch_encoder.h"
-#include "overhead_correction.h"
-#include "report_html.h"
-#include "report_json.h"
-#include "report_text.h"
-#include "run_report.h"
-#include "thread_analysis.h"
-#include "timeline_builder.h"
-#include "timeline_fixtures.h"
-#include "trace_reader.h"
-#include "wire_format.h"
+#include "format/trace_reader.h"
+#include "format/wire_format.h"
+#include "preload/batch_encoder.h"
+#include "report/overhead_correction.h"
+#include "report/report_html.h"
+#include "report/report_json.h"
+#include "report/report_text.h"
+#include "report/run_report.h"
+#include "report/thread_analysis.h"
+#include "report/timeline_builder.h"
+#include "test/report/timeline_fixtures.h"
 
 using namespace rlscope::report;
 using rlscope::preload::BatchEncoder;

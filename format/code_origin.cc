@@ -1,4 +1,4 @@
-#include "code_origin.h"
+#include "format/code_origin.h"
 
 #include <algorithm>
 #include <cctype>

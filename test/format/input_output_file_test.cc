@@ -1,5 +1,5 @@
 // InputFile and OutputFile: every kind of file rlscope may meet at a name
-// it reads or writes (preload/input_file.h, preload/output_file.h).
+// it reads or writes (format/input_file.h, format/output_file.h).
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -10,8 +10,8 @@
 #include <fstream>
 #include <string>
 
-#include "input_file.h"
-#include "output_file.h"
+#include "format/input_file.h"
+#include "format/output_file.h"
 
 namespace fs = std::filesystem;
 using rlscope::ReadInputFile;

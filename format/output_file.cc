@@ -1,4 +1,4 @@
-#include "output_file.h"
+#include "format/output_file.h"
 
 #include <fcntl.h>
 #include <sys/random.h>

@@ -1,4 +1,4 @@
-#include "glob_match.h"
+#include "format/glob_match.h"
 
 #include <fnmatch.h>
 

@@ -1,11 +1,11 @@
-#include "rule_file.h"
+#include "format/rule_file.h"
 
 #include <algorithm>
 #include <cstdlib>
 #include <sstream>
 
-#include "glob_match.h"
-#include "input_file.h"
+#include "format/glob_match.h"
+#include "format/input_file.h"
 
 namespace rlscope {
 

@@ -1,6 +1,6 @@
 // How the launcher hands rule files to the preload (rule_file.h): one
 // variable per file, else the older ':'-separated RLSCOPE_RULES.
-#include "rule_file.h"
+#include "format/rule_file.h"
 
 #include <stdlib.h>
 
@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "code_origin.h"
+#include "format/code_origin.h"
 
 using rlscope::RuleFilesFromEnvironment;
 
