@@ -49,7 +49,7 @@ class ProfiledRun:
 def ledger_allowances(ledger):
     """{operation: ns} by which rlscope's view of an operation's CUDA calls
     may be off the fake runtime's ledger beyond a test's fixed margin, both
-    measured in the same run (test/fake_cuda/fake_cudart.cc): the time the
+    measured in the same run (calibration/fake_cuda/fake_cudart.cc): the time the
     operation's threads waited for a CPU in it ("preempted": a preemption
     between the two sides' timestamps counts on one side only; about 0 on
     a quiet machine), and for the first call's operation the loader's part

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """End-to-end tests of the GPU level against the fake CUDA runtime and the
-fake CUPTI (test/fake_cuda): the fake runtime injects rlscope the way the
+fake CUPTI (calibration/fake_cuda): the fake runtime injects rlscope the way the
 CUDA driver does (CUDA_INJECTION64_PATH -> InitializeInjection), the fake
 CUPTI delivers callbacks and activity records on a virtual GPU timeline, and
 both keep a ledger of the truth. The report must attribute every kernel,

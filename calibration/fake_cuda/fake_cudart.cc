@@ -76,8 +76,8 @@
 #include <type_traits>
 #include <utility>
 
+#include "calibration/fake_cuda/fake_cupti_bridge.h"
 #include "preload/cuda_runtime_api_list.h"
-#include "test/fake_cuda/fake_cupti_bridge.h"
 #include "test/support/run_delay.h"
 
 #define RLSCOPE_FAKE_EXPORT __attribute__((visibility("default")))
