@@ -1,6 +1,5 @@
 #include "report/native_symbolizer.h"
 
-#include <cxxabi.h>
 #include <elf.h>
 
 #include <algorithm>
@@ -8,6 +7,7 @@
 #include <cstring>
 
 #include "format/input_file.h"
+#include "report/demangle.h"
 
 namespace rlscope::report {
 
@@ -29,15 +29,6 @@ bool ReadAt(const std::string& file, uint64_t offset, T* out) {
   if (offset > file.size() || file.size() - offset < sizeof(T)) return false;
   memcpy(out, file.data() + offset, sizeof(T));
   return true;
-}
-
-std::string Demangle(const char* name) {
-  int status = 0;
-  char* demangled = abi::__cxa_demangle(name, nullptr, nullptr, &status);
-  if (status != 0 || demangled == nullptr) return name;
-  std::string result(demangled);
-  free(demangled);
-  return result;
 }
 
 }  // namespace
@@ -119,7 +110,7 @@ const std::string& NativeSymbolizer::RuleName(const std::string& path, uint64_t 
   if (symbol.size != 0 && file_address >= symbol.address + symbol.size) return empty_;
   if (symbol.rule_name < 0) {
     symbol.rule_name = static_cast<int32_t>(rule_names_.size());
-    rule_names_.push_back(NormaliseDemangled(Demangle(object.names.c_str() + symbol.name_offset)));
+    rule_names_.push_back(NormaliseDemangled(Demangle(std::string(object.names.c_str() + symbol.name_offset))));
   }
   return rule_names_[static_cast<size_t>(symbol.rule_name)];
 }

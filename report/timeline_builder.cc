@@ -1,13 +1,12 @@
 #include "report/timeline_builder.h"
 
-#include <cxxabi.h>
-
 #include <algorithm>
 #include <cstdlib>
 
 #include "absl/strings/str_format.h"
 #include "format/code_origin.h"
 #include "report/category.h"
+#include "report/demangle.h"
 #include "report/operation_inference.h"
 #include "report/source_lines.h"
 
@@ -138,15 +137,6 @@ const char* MemcpyKindName(uint8_t kind) {
   return kind < std::size(kNames) ? kNames[kind] : "?";
 }
 
-std::string Demangle(const std::string& name) {
-  int status = 0;
-  char* demangled = abi::__cxa_demangle(name.c_str(), nullptr, nullptr, &status);
-  if (status != 0 || demangled == nullptr) return name;  // C names (extern "C" kernels) stay.
-  std::string result(demangled);
-  free(demangled);
-  return result;
-}
-
 }  // namespace
 
 int32_t TimelineBuilder::GpuActivityName(GpuActivityKind kind, uint32_t name_id, uint8_t detail) {
@@ -205,145 +195,184 @@ void TimelineBuilder::AddEvents(const wire::ThreadEvents& events) {
     }
     switch (static_cast<wire::EventKind>(event->kind())) {
       case wire::EventKind::kCudaApi:
-        thread.cpu_events.push_back({begin, end, static_cast<int32_t>(Category::kCudaApi)});
-        AddSite(thread, {begin, end, OverheadSiteKind::kCudaHook});
-        ++thread.cuda_api_calls;
-        break;
-      case wire::EventKind::kCuptiApi: {
-        // Calls a runtime hook timed already, and driver calls nested in a
-        // runtime call, add no CPU time; all of them lead to their GPU work.
-        if ((event->flags() & (wire::kCuptiSeenByInterposer | wire::kCuptiNested)) == 0) {
-          thread.cpu_events.push_back({begin, end, static_cast<int32_t>(Category::kCudaApi)});
-          ++thread.cuda_api_calls;
-        }
-        // The api name is a raw string id until Finish names it.
-        thread.gpu_launches.push_back({begin, static_cast<uint32_t>(event->payload()),
-                                       (event->flags() & wire::kCuptiNested) != 0,
-                                       static_cast<int32_t>(event->name_id())});
-        // CUPTI's callbacks inflate the call; a nested driver call's share
-        // is part of its runtime call's (calibrated together).
-        if ((event->flags() & wire::kCuptiNested) == 0) {
-          AddSite(thread, {begin, end, OverheadSiteKind::kCupti, (event->flags() & wire::kCuptiDriverApi) != 0,
-                           static_cast<int32_t>(event->name_id())});
-        }
-        break;
-      }
-      case wire::EventKind::kProfilerOverhead:
-        thread.cpu_events.push_back({begin, end, static_cast<int32_t>(Category::kProfiler)});
-        AddSite(thread, {begin, end, OverheadSiteKind::kMeasured});
-        break;
-      case wire::EventKind::kOperationPush: {
-        // An instance begins unless the same operation is already open.
-        // Inferred operations are counted once resolved (operation_inference.h).
-        const uint32_t name = event->name_id();
-        if (static_cast<wire::OperationSource>(event->flags()) != wire::OperationSource::kInferred &&
-            std::none_of(state.open.begin(), state.open.end(),
-                         [&](const OpenOperation& open) { return open.name_id == name; })) {
-          ++state.instances[name];
-        }
-        const auto source = static_cast<wire::OperationSource>(event->flags());
-        state.open.push_back({begin, name, source == wire::OperationSource::kInferred,
-                              source == wire::OperationSource::kPythonApi ? event->payload() : 0, source});
-        AddOperationSite(thread, source, begin);
-        break;
-      }
-      case wire::EventKind::kOperationPop: {
-        // A token names the operation to close; without one, the innermost.
-        auto open = state.open.end();
-        if (event->payload() != 0) {
-          open = std::find_if(state.open.begin(), state.open.end(),
-                              [&](const OpenOperation& o) { return o.token == event->payload(); });
-        } else if (!state.open.empty()) {
-          open = std::prev(state.open.end());
-        }
-        if (open == state.open.end()) {
-          ++unbalanced_pops_;
-        } else {
-          AddOperationSite(thread, open->source, begin);
-          (open->inferred ? thread.inferred_operations : thread.operations)
-              .push_back({open->begin_ns, begin, static_cast<int32_t>(open->name_id)});
-          state.open.erase(open);
-        }
-        break;
-      }
-      case wire::EventKind::kPythonCall:
-        state.native_calls.push_back({begin, end, event->payload(), event->name_id(), event->flags()});
-        AddSite(thread, {begin, end, OverheadSiteKind::kPythonTransition});
-        break;
-      case wire::EventKind::kPythonUserLine:
-        state.user_lines.push_back({begin, event->name_id(), event->flags()});
-        // An instant record like an inferred operation's push: its cost too.
-        AddSite(thread, {begin, begin, OverheadSiteKind::kPythonOperation});
-        break;
-      case wire::EventKind::kPythonWait:
-        // Blocked, not working: its own category, not a native call (the
-        // lines table and launch placement are about work).
-        thread.cpu_events.push_back({begin, end, static_cast<int32_t>(Category::kWait)});
-        AddSite(thread, {begin, end, OverheadSiteKind::kPythonTransition});
-        break;
-      case wire::EventKind::kPythonFrame:
-        thread.cpu_events.push_back({begin, end, static_cast<int32_t>(Category::kPython)});
-        break;
-      case wire::EventKind::kPythonThread: thread.python = true; break;
-      case wire::EventKind::kSimulatorCall:
-        thread.cpu_events.push_back({begin, end, static_cast<int32_t>(Category::kSimulator)});
-        AddSite(thread, {begin, end, OverheadSiteKind::kTrampoline});
-        break;
-      case wire::EventKind::kPythonHookReplaced: ++hook_replacements_; break;
-      case wire::EventKind::kChildProcess: {
-        // Finish names the program (its string may come in a later batch).
-        const uint16_t how = std::min<uint16_t>(event->flags(), static_cast<uint16_t>(wire::ChildStart::kExecFailed));
-        process_.children.push_back({static_cast<int>(event->payload()), static_cast<ChildStartKind>(how), "", begin});
-        child_program_ids_.push_back(event->name_id());
-        break;
-      }
-      case wire::EventKind::kBackendCall:
-        thread.cpu_events.push_back({begin, end, static_cast<int32_t>(Category::kBackend)});
-        AddSite(thread, {begin, end, OverheadSiteKind::kTrampoline});
-        break;
-      case wire::EventKind::kNativeStack:
-        if (end > begin) AddSite(thread, {begin, end, OverheadSiteKind::kMeasured});
-        state.samples.push_back({begin, static_cast<uint32_t>(state.frames.size()), 0});
-        state.frames_expected = event->name_id();
-        AddStackFrames(state, {event->payload()});
-        break;
-      case wire::EventKind::kNativeStackFrames:
-        // Raw addresses, not times: undo the clamp applied above.
-        AddStackFrames(state, {static_cast<uint64_t>(event->begin_ns()), static_cast<uint64_t>(event->end_ns()),
-                               event->payload()});
-        break;
+      case wire::EventKind::kCuptiApi: OnCudaCall(thread, *event, begin, end); break;
+      case wire::EventKind::kOperationPush: OnOperationPush(thread, state, *event, begin); break;
+      case wire::EventKind::kOperationPop: OnOperationPop(thread, state, *event, begin); break;
       case wire::EventKind::kRangeStart:
-        open_ranges_[event->payload()] = {index, begin, event->name_id()};
-        ++state.instances[event->name_id()];
-        AddSite(thread, {begin, begin, OverheadSiteKind::kNvtxRange});
-        break;
-      case wire::EventKind::kRangeEnd: {
-        AddSite(thread, {begin, begin, OverheadSiteKind::kNvtxRange});
-        auto it = open_ranges_.find(event->payload());
-        if (it == open_ranges_.end()) {
-          ++unmatched_range_ends_;
-        } else {
-          // A range belongs to the thread that started it.
-          process_.threads[it->second.thread].operations.push_back(
-              {it->second.begin_ns, begin, static_cast<int32_t>(it->second.name_id)});
-          open_ranges_.erase(it);
-        }
-        break;
-      }
+      case wire::EventKind::kRangeEnd: OnRange(index, state, *event, begin); break;
+      case wire::EventKind::kPythonCall:
+      case wire::EventKind::kPythonUserLine:
+      case wire::EventKind::kPythonWait:
+      case wire::EventKind::kPythonFrame:
+      case wire::EventKind::kPythonThread:
+      case wire::EventKind::kPythonHookReplaced: OnPython(thread, state, *event, begin, end); break;
+      case wire::EventKind::kSimulatorCall:
+      case wire::EventKind::kBackendCall:
+      case wire::EventKind::kProfilerOverhead: OnTimedCall(thread, *event, begin, end); break;
+      case wire::EventKind::kNativeStack:
+      case wire::EventKind::kNativeStackFrames: OnStackSample(thread, state, *event, begin, end); break;
       case wire::EventKind::kThreadBegin:
-        state.saw_begin = true;
-        thread.begin_ns = begin;
-        break;
       case wire::EventKind::kThreadEnd:
-        state.saw_end = true;
-        thread.end_ns = begin;
-        break;
+      case wire::EventKind::kChildProcess: OnLifecycle(thread, state, *event, begin); break;
       default:
         ++unknown_events_;  // From a newer minor version: skipped, not fatal.
         break;
     }
   }
   last_event_ns_ = std::max(last_event_ns_, state.last_ns);
+}
+
+void TimelineBuilder::OnCudaCall(ThreadTimeline& thread, const wire::Event& event, int64_t begin, int64_t end) {
+  if (static_cast<wire::EventKind>(event.kind()) == wire::EventKind::kCudaApi) {
+    thread.cpu_events.push_back({begin, end, static_cast<int32_t>(Category::kCudaApi)});
+    AddSite(thread, {begin, end, OverheadSiteKind::kCudaHook});
+    ++thread.cuda_api_calls;
+    return;
+  }
+  // CUPTI's view. Calls a runtime hook timed already, and driver calls
+  // nested in a runtime call, add no CPU time; all of them lead to their
+  // GPU work.
+  if ((event.flags() & (wire::kCuptiSeenByInterposer | wire::kCuptiNested)) == 0) {
+    thread.cpu_events.push_back({begin, end, static_cast<int32_t>(Category::kCudaApi)});
+    ++thread.cuda_api_calls;
+  }
+  // The api name is a raw string id until Finish names it.
+  thread.gpu_launches.push_back({begin, static_cast<uint32_t>(event.payload()),
+                                 (event.flags() & wire::kCuptiNested) != 0, static_cast<int32_t>(event.name_id())});
+  // CUPTI's callbacks inflate the call; a nested driver call's share is
+  // part of its runtime call's (calibrated together).
+  if ((event.flags() & wire::kCuptiNested) == 0) {
+    AddSite(thread, {begin, end, OverheadSiteKind::kCupti, (event.flags() & wire::kCuptiDriverApi) != 0,
+                     static_cast<int32_t>(event.name_id())});
+  }
+}
+
+void TimelineBuilder::OnOperationPush(ThreadTimeline& thread, ThreadState& state, const wire::Event& event,
+                                      int64_t begin) {
+  // An instance begins unless the same operation is already open.
+  // Inferred operations are counted once resolved (operation_inference.h).
+  const uint32_t name = event.name_id();
+  const auto source = static_cast<wire::OperationSource>(event.flags());
+  if (source != wire::OperationSource::kInferred &&
+      std::none_of(state.open.begin(), state.open.end(),
+                   [&](const OpenOperation& open) { return open.name_id == name; })) {
+    ++state.instances[name];
+  }
+  state.open.push_back({begin, name, source == wire::OperationSource::kInferred,
+                        source == wire::OperationSource::kPythonApi ? event.payload() : 0, source});
+  AddOperationSite(thread, source, begin);
+}
+
+void TimelineBuilder::OnOperationPop(ThreadTimeline& thread, ThreadState& state, const wire::Event& event,
+                                     int64_t begin) {
+  // A token names the operation to close; without one, the innermost.
+  auto open = state.open.end();
+  if (event.payload() != 0) {
+    open = std::find_if(state.open.begin(), state.open.end(),
+                        [&](const OpenOperation& o) { return o.token == event.payload(); });
+  } else if (!state.open.empty()) {
+    open = std::prev(state.open.end());
+  }
+  if (open == state.open.end()) {
+    ++unbalanced_pops_;
+    return;
+  }
+  AddOperationSite(thread, open->source, begin);
+  (open->inferred ? thread.inferred_operations : thread.operations)
+      .push_back({open->begin_ns, begin, static_cast<int32_t>(open->name_id)});
+  state.open.erase(open);
+}
+
+void TimelineBuilder::OnRange(size_t index, ThreadState& state, const wire::Event& event, int64_t begin) {
+  ThreadTimeline& thread = process_.threads[index];
+  AddSite(thread, {begin, begin, OverheadSiteKind::kNvtxRange});
+  if (static_cast<wire::EventKind>(event.kind()) == wire::EventKind::kRangeStart) {
+    open_ranges_[event.payload()] = {index, begin, event.name_id()};
+    ++state.instances[event.name_id()];
+    return;
+  }
+  auto it = open_ranges_.find(event.payload());
+  if (it == open_ranges_.end()) {
+    ++unmatched_range_ends_;
+    return;
+  }
+  // A range belongs to the thread that started it.
+  process_.threads[it->second.thread].operations.push_back(
+      {it->second.begin_ns, begin, static_cast<int32_t>(it->second.name_id)});
+  open_ranges_.erase(it);
+}
+
+void TimelineBuilder::OnPython(ThreadTimeline& thread, ThreadState& state, const wire::Event& event, int64_t begin,
+                               int64_t end) {
+  switch (static_cast<wire::EventKind>(event.kind())) {
+    case wire::EventKind::kPythonCall:
+      state.native_calls.push_back({begin, end, event.payload(), event.name_id(), event.flags()});
+      AddSite(thread, {begin, end, OverheadSiteKind::kPythonTransition});
+      break;
+    case wire::EventKind::kPythonUserLine:
+      state.user_lines.push_back({begin, event.name_id(), event.flags()});
+      // An instant record like an inferred operation's push: its cost too.
+      AddSite(thread, {begin, begin, OverheadSiteKind::kPythonOperation});
+      break;
+    case wire::EventKind::kPythonWait:
+      // Blocked, not working: its own category, not a native call (the
+      // lines table and launch placement are about work).
+      thread.cpu_events.push_back({begin, end, static_cast<int32_t>(Category::kWait)});
+      AddSite(thread, {begin, end, OverheadSiteKind::kPythonTransition});
+      break;
+    case wire::EventKind::kPythonFrame:
+      thread.cpu_events.push_back({begin, end, static_cast<int32_t>(Category::kPython)});
+      break;
+    case wire::EventKind::kPythonThread: thread.python = true; break;
+    default: ++hook_replacements_; break;  // kPythonHookReplaced.
+  }
+}
+
+void TimelineBuilder::OnTimedCall(ThreadTimeline& thread, const wire::Event& event, int64_t begin, int64_t end) {
+  switch (static_cast<wire::EventKind>(event.kind())) {
+    case wire::EventKind::kSimulatorCall:
+      thread.cpu_events.push_back({begin, end, static_cast<int32_t>(Category::kSimulator)});
+      AddSite(thread, {begin, end, OverheadSiteKind::kTrampoline});
+      break;
+    case wire::EventKind::kBackendCall:
+      thread.cpu_events.push_back({begin, end, static_cast<int32_t>(Category::kBackend)});
+      AddSite(thread, {begin, end, OverheadSiteKind::kTrampoline});
+      break;
+    default:  // kProfilerOverhead: rlscope's own time, timed by itself.
+      thread.cpu_events.push_back({begin, end, static_cast<int32_t>(Category::kProfiler)});
+      AddSite(thread, {begin, end, OverheadSiteKind::kMeasured});
+      break;
+  }
+}
+
+void TimelineBuilder::OnStackSample(ThreadTimeline& thread, ThreadState& state, const wire::Event& event, int64_t begin,
+                                    int64_t end) {
+  if (static_cast<wire::EventKind>(event.kind()) == wire::EventKind::kNativeStack) {
+    if (end > begin) AddSite(thread, {begin, end, OverheadSiteKind::kMeasured});
+    state.stacks.Begin(begin, event.name_id(), event.payload());
+    return;
+  }
+  // kNativeStackFrames: raw addresses, not times (unclamped).
+  state.stacks.More({static_cast<uint64_t>(event.begin_ns()), static_cast<uint64_t>(event.end_ns()), event.payload()});
+}
+
+void TimelineBuilder::OnLifecycle(ThreadTimeline& thread, ThreadState& state, const wire::Event& event, int64_t begin) {
+  switch (static_cast<wire::EventKind>(event.kind())) {
+    case wire::EventKind::kThreadBegin:
+      state.saw_begin = true;
+      thread.begin_ns = begin;
+      break;
+    case wire::EventKind::kThreadEnd:
+      state.saw_end = true;
+      thread.end_ns = begin;
+      break;
+    default: {  // kChildProcess. Finish names the program (its string may come in a later batch).
+      const uint16_t how = std::min<uint16_t>(event.flags(), static_cast<uint16_t>(wire::ChildStart::kExecFailed));
+      process_.children.push_back({static_cast<int>(event.payload()), static_cast<ChildStartKind>(how), "", begin});
+      child_program_ids_.push_back(event.name_id());
+      break;
+    }
+  }
 }
 
 void TimelineBuilder::AddOperationSite(ThreadTimeline& thread, wire::OperationSource source, int64_t time_ns) {
@@ -374,79 +403,10 @@ std::string TimelineBuilder::StringOf(uint32_t id) const {
   return it != strings_.end() ? it->second : absl::StrFormat("(unknown #%d)", id);
 }
 
-void TimelineBuilder::AddStackFrames(ThreadState& state, std::initializer_list<uint64_t> frames) {
-  if (state.samples.empty()) return;
-  for (uint64_t frame : frames) {
-    if (state.frames_expected == 0) break;  // Padding of the last record.
-    state.frames.push_back(frame);
-    ++state.samples.back().frame_count;
-    --state.frames_expected;
-  }
-}
-
-int32_t TimelineBuilder::StackOperation(const ThreadState& state, const StackSample& sample) {
-  // Outermost frame first, as the operations would have opened: a rule
-  // whose unless-inside names an operation already open is skipped (a
-  // network's forward inside an update is backprop); the innermost
-  // operation left wins.
-  std::vector<const std::string*> open;
-  int32_t innermost = kNoLabel;
-  for (uint32_t i = sample.frame_count; i-- > 0;) {
-    // A return address points after its call: look up the byte before it.
-    const uint64_t address = state.frames[sample.first_frame + i] - 1;
-    const ModuleMap::Range* module = modules_.Find(address);
-    if (module == nullptr) continue;
-    // Operations are the program's structure, not its ML backend's: torch's
-    // autograd engine runs torch::autograd::InputBuffer::add, which a
-    // replay rule (*Buffer.add) would otherwise take for the program's.
-    if (classifier_ != nullptr && classifier_->Classify(module->path) == Category::kBackend) continue;
-    const std::string& name = symbolizer_->RuleName(module->path, module->load_bias, address);
-    if (name.empty()) continue;
-    std::string dotted_module;  // The shared object's (module=), computed when a rule asks.
-    for (const OperationRule& rule : *operation_rules_) {
-      // class= and user-code describe Python code: such rules never match native frames.
-      if (!rule.class_glob.empty() || rule.user_code_only) continue;
-      if (!MatchesGlob(rule.qualname_glob, name.c_str())) continue;
-      if (!rule.module_glob.empty() && dotted_module.empty()) dotted_module = ModuleOfPath(module->path);
-      if (!MatchesLocation(rule, module->path.c_str(), dotted_module.c_str())) continue;
-      const bool suppressed = std::any_of(open.begin(), open.end(), [&](const std::string* operation) {
-        return std::find(rule.unless_inside.begin(), rule.unless_inside.end(), *operation) != rule.unless_inside.end();
-      });
-      if (suppressed) continue;
-      open.push_back(&rule.operation);
-      innermost = names_.Intern(rule.operation);
-      break;
-    }
-  }
-  return innermost;
-}
-
-void TimelineBuilder::InferFromStacks(ThreadTimeline& thread, ThreadState& state) {
-  if (state.samples.empty() || symbolizer_ == nullptr || operation_rules_ == nullptr || thread.python) return;
-  std::vector<int32_t> operations;
-  operations.reserve(state.samples.size());
-  for (const StackSample& sample : state.samples) operations.push_back(StackOperation(state, sample));
-  // Each sample speaks for the time around it: from the midpoint with the
-  // previous sample to the midpoint with the next, at most
-  // kMaxSampleHoldNs / 2 either side.
-  const std::vector<StackSample>& samples = state.samples;
-  for (size_t i = 0; i < samples.size(); ++i) {
-    if (operations[i] == kNoLabel) continue;
-    const int64_t time = samples[i].time_ns;
-    const int64_t half_hold = kMaxSampleHoldNs / 2;
-    const int64_t previous = i > 0 ? (samples[i - 1].time_ns + time) / 2 : time - half_hold;
-    const int64_t next = i + 1 < samples.size() ? (time + samples[i + 1].time_ns) / 2 : time + half_hold;
-    const int64_t begin = std::max({previous, time - half_hold, thread.begin_ns});
-    const int64_t end = std::min({next, time + half_hold, thread.end_ns});
-    if (end <= begin) continue;
-    IntervalList& inferred = thread.inferred_operations;
-    // A run of samples in one operation is one instance of it.
-    if (!inferred.empty() && inferred.back().label == operations[i] && inferred.back().end_ns == begin) {
-      inferred.back().end_ns = end;
-    } else {
-      inferred.push_back({begin, end, operations[i]});  // Counted once resolved.
-    }
-  }
+void TimelineBuilder::InferFromStacks(ThreadTimeline& thread, const ThreadState& state) {
+  if (state.stacks.samples().empty() || symbolizer_ == nullptr || operation_rules_ == nullptr || thread.python) return;
+  StackInference(modules_, classifier_, *symbolizer_, *operation_rules_, names_)
+      .Infer(state.stacks, thread.begin_ns, thread.end_ns, thread.inferred_operations);
 }
 
 void TimelineBuilder::ClassifyNativeCalls(ThreadTimeline& thread, ThreadState& state) {

@@ -6,7 +6,6 @@
 #define RLSCOPE_REPORT_TIMELINE_BUILDER_H_
 
 #include <cstdint>
-#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -16,6 +15,7 @@
 #include "report/library_classifier.h"
 #include "report/native_symbolizer.h"
 #include "report/process_timeline.h"
+#include "report/stack_inference.h"
 
 namespace rlscope::report {
 
@@ -28,11 +28,6 @@ class TimelineBuilder {
   TimelineBuilder(NameTable& names, LibraryClassifier* classifier = nullptr, NativeSymbolizer* symbolizer = nullptr,
                   const std::vector<OperationRule>* operation_rules = nullptr)
       : names_(names), classifier_(classifier), symbolizer_(symbolizer), operation_rules_(operation_rules) {}
-
-  // A stack sample's operation covers the time halfway to its neighbour
-  // samples, at most half this either side (a thread that stops making
-  // transitions is not assumed to stay in its last operation forever).
-  static constexpr int64_t kMaxSampleHoldNs = 10'000'000;
 
   // CollectOverhead: also keep what the overhead correction needs (a site
   // per recorded event, the hooks' per-batch counts); off by default, as
@@ -71,15 +66,8 @@ class TimelineBuilder {
     int64_t begin_ns;
     uint32_t name_id;
   };
-  struct StackSample {
-    int64_t time_ns;
-    uint32_t first_frame;  // Index into ThreadState::frames.
-    uint32_t frame_count;
-  };
   struct ThreadState {
-    std::vector<StackSample> samples;
-    std::vector<uint64_t> frames;  // Return addresses, innermost first.
-    uint32_t frames_expected = 0;  // Of the last sample, still to arrive.
+    StackSamples stacks;  // For stack_inference.h, at Finish.
     std::vector<OpenOperation> open;
     absl::flat_hash_map<uint32_t, uint64_t> instances;  // By raw name id.
     std::vector<RawNativeCall> native_calls;            // Classified at Finish.
@@ -93,6 +81,15 @@ class TimelineBuilder {
   void AddHello(const wire::Hello& hello);
   void AddBatch(const wire::Batch& batch);
   void AddEvents(const wire::ThreadEvents& events);
+  // The handlers of AddEvents, one per family of event kinds.
+  void OnCudaCall(ThreadTimeline& thread, const wire::Event& event, int64_t begin, int64_t end);
+  void OnOperationPush(ThreadTimeline& thread, ThreadState& state, const wire::Event& event, int64_t begin);
+  void OnOperationPop(ThreadTimeline& thread, ThreadState& state, const wire::Event& event, int64_t begin);
+  void OnRange(size_t index, ThreadState& state, const wire::Event& event, int64_t begin);
+  void OnPython(ThreadTimeline& thread, ThreadState& state, const wire::Event& event, int64_t begin, int64_t end);
+  void OnTimedCall(ThreadTimeline& thread, const wire::Event& event, int64_t begin, int64_t end);
+  void OnStackSample(ThreadTimeline& thread, ThreadState& state, const wire::Event& event, int64_t begin, int64_t end);
+  void OnLifecycle(ThreadTimeline& thread, ThreadState& state, const wire::Event& event, int64_t begin);
   void AddGpuActivity(const wire::GpuActivity& activity);
   // GpuActivityName: the NameTable label of a GPU activity's display name.
   int32_t GpuActivityName(GpuActivityKind kind, uint32_t name_id, uint8_t detail);
@@ -115,11 +112,9 @@ class TimelineBuilder {
   // IsUserCode: whether the code object `code_id` is the user's own
   // (code_origin.h, from the file in its name), cached per id.
   bool IsUserCode(uint32_t code_id);
-  void AddStackFrames(ThreadState& state, std::initializer_list<uint64_t> frames);
   // InferFromStacks: operations of a thread without Python, from its
-  // stack samples: each sample's innermost frame matching an operation rule.
-  void InferFromStacks(ThreadTimeline& thread, ThreadState& state);
-  int32_t StackOperation(const ThreadState& state, const StackSample& sample);
+  // stack samples (stack_inference.h).
+  void InferFromStacks(ThreadTimeline& thread, const ThreadState& state);
 
   NameTable& names_;
   LibraryClassifier* classifier_;
