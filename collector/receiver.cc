@@ -21,6 +21,7 @@
 #include "format/trace_reader.h"
 #include "format/wire_format.h"
 #include "report/memory_budget.h"
+#include "report/report_vocabulary.h"
 
 namespace rlscope::collector {
 

@@ -5,7 +5,7 @@
 #include <cstdint>
 
 #include "absl/strings/str_format.h"
-#include "report/report_text.h"
+#include "report/report_vocabulary.h"
 
 namespace rlscope::report::diff_format {
 

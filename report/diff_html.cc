@@ -13,7 +13,7 @@
 #include "report/diff_format.h"
 #include "report/gpu_utilization.h"
 #include "report/html_page.h"
-#include "report/report_text.h"
+#include "report/report_vocabulary.h"
 
 namespace rlscope::report {
 

@@ -10,7 +10,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "report/diff_format.h"
-#include "report/report_text.h"
+#include "report/report_vocabulary.h"
 
 namespace rlscope::report {
 

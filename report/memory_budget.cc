@@ -146,13 +146,4 @@ absl::StatusOr<std::optional<uint64_t>> MemoryForReport() {
   return AvailableMemory("/proc/meminfo", CgroupDirOfThisProcess());
 }
 
-std::string FormatBytes(uint64_t bytes) {
-  const double value = static_cast<double>(bytes);
-  if (value >= 1e12) return absl::StrFormat("%.1f TB", value / 1e12);
-  if (value >= 1e9) return absl::StrFormat("%.1f GB", value / 1e9);
-  if (value >= 1e6) return absl::StrFormat("%.0f MB", value / 1e6);
-  if (value >= 1e3) return absl::StrFormat("%.0f kB", value / 1e3);
-  return absl::StrFormat("%d B", bytes);
-}
-
 }  // namespace rlscope::report

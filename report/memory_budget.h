@@ -73,9 +73,6 @@ ReportPlan PlanReport(const MemoryNeed& need, std::optional<uint64_t> available,
 // AvailableMemory of this process.
 absl::StatusOr<std::optional<uint64_t>> MemoryForReport();
 
-// FormatBytes: "3.4 GB", "712 MB" (powers of 1000, as people read sizes).
-std::string FormatBytes(uint64_t bytes);
-
 }  // namespace rlscope::report
 
 #endif  // RLSCOPE_REPORT_MEMORY_BUDGET_H_

@@ -14,7 +14,7 @@
 #include "report/html_page.h"
 #include "report/report_html_breakdown.h"
 #include "report/report_html_process.h"
-#include "report/report_text.h"
+#include "report/report_vocabulary.h"
 
 namespace rlscope::report {
 

@@ -9,7 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "report/html_page.h"
-#include "report/report_text.h"
+#include "report/report_vocabulary.h"
 
 namespace rlscope::report {
 

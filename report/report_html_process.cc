@@ -11,7 +11,7 @@
 #include "absl/strings/str_join.h"
 #include "report/html_page.h"
 #include "report/report_html_breakdown.h"
-#include "report/report_text.h"
+#include "report/report_vocabulary.h"
 
 namespace rlscope::report {
 

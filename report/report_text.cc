@@ -10,14 +10,13 @@
 #include "absl/strings/str_join.h"
 #include "calibration/calibration_verdict.h"
 #include "calibration/overhead_model.h"
+#include "report/report_vocabulary.h"
 
 namespace rlscope::report {
 
 namespace {
 
 constexpr size_t kMaxOperationsShown = 15;
-
-std::string BaseName(const std::string& path);
 
 // Table: left-aligned first column (and last, when `left_last`), the
 // others right-aligned.
@@ -96,11 +95,6 @@ std::string ProcessTable(const ProcessReport& process, const std::vector<Breakdo
   }
   table.push_back(total_line);
   return FormatTable(table);
-}
-
-std::string BaseName(const std::string& path) {
-  const size_t slash = path.rfind('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
 // TransitionTable: per operation, how many times per instance it crossed
@@ -307,73 +301,6 @@ std::string NvidiaSmiComparison(const RunReport& report) {
 }
 
 }  // namespace
-
-std::string FormatCommandLine(const std::vector<std::string>& argv) {
-  return argv.empty() ? "(unknown command)" : absl::StrJoin(argv, " ");
-}
-
-std::vector<BreakdownRow> RowsOfProcess(const std::vector<BreakdownRow>& rows, int pid) {
-  std::vector<BreakdownRow> own;
-  for (const BreakdownRow& row : rows) {
-    if (row.pid == pid) own.push_back(row);
-  }
-  return own;
-}
-
-std::string FormatPercent(int64_t part, int64_t whole) {
-  if (whole <= 0) return "-";
-  return absl::StrFormat("%.1f%%", 100.0 * static_cast<double>(part) / static_cast<double>(whole));
-}
-
-std::string FormatSourceLine(const std::string& location, uint32_t line) {
-  const size_t open = location.rfind(" (");
-  const size_t colon = location.rfind(':');
-  if (open == std::string::npos || colon == std::string::npos || colon < open) return location;
-  const std::string file = location.substr(open + 2, colon - open - 2);
-  return absl::StrFormat("%s:%d  %s", BaseName(file), line, location.substr(0, open));
-}
-
-std::string FormatLine(const LineRow& row) {
-  if (row.file.empty()) return FormatSourceLine(row.location, row.line);
-  std::string out = absl::StrFormat("%s:%d  %s", row.file, row.line, row.function);
-  if (!row.source.empty()) absl::StrAppend(&out, ": ", row.source);
-  return out;
-}
-
-ProcessSplit SplitQuietProcesses(const RunReport& report) {
-  // Processes with a row other than Native time in no operation or in
-  // compile (a compiler helper, operation_inference.h: JAX starts ptxas by
-  // the hundred, each its own process with only that).
-  std::set<int> loud_pids;
-  for (const BreakdownRow& row : report.rows) {
-    if ((row.operation != "(none)" && row.operation != "compile") || row.category != Category::kNative) {
-      loud_pids.insert(row.pid);
-    }
-  }
-  ProcessSplit split;
-  std::map<std::string, int> commands;
-  for (const ProcessReport& process : report.processes) {
-    if (!process.problems.empty() || loud_pids.count(process.pid) > 0) {
-      split.shown.push_back(&process);
-      continue;
-    }
-    ++commands[process.argv.empty() ? "?" : BaseName(process.argv[0])];
-    ++split.quiet_count;
-    split.quiet_thread_ns += process.traced_thread_ns;
-  }
-  std::vector<std::string> parts;
-  for (const auto& [command, n] : commands) parts.push_back(n > 1 ? absl::StrFormat("%s x%d", command, n) : command);
-  split.quiet_commands = absl::StrJoin(parts, ", ");
-  return split;
-}
-
-std::string FormatDuration(int64_t ns) {
-  const double value = static_cast<double>(ns);
-  if (ns >= 1'000'000'000) return absl::StrFormat("%.3f s", value / 1e9);
-  if (ns >= 1'000'000) return absl::StrFormat("%.2f ms", value / 1e6);
-  if (ns >= 1'000) return absl::StrFormat("%.1f us", value / 1e3);
-  return absl::StrFormat("%d ns", ns);
-}
 
 // CorrectionSection: what the overhead correction did (or why it did not).
 std::string CorrectionSection(const RunReport& report) {

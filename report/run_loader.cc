@@ -13,6 +13,7 @@
 #include "report/lost_processes.h"
 #include "report/memory_budget.h"
 #include "report/native_symbolizer.h"
+#include "report/report_vocabulary.h"
 #include "report/timeline_builder.h"
 
 namespace rlscope::report {

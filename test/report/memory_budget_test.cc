@@ -6,6 +6,8 @@
 #include <fstream>
 #include <string>
 
+#include "report/report_vocabulary.h"
+
 using namespace rlscope::report;
 
 namespace {

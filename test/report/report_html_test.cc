@@ -6,6 +6,7 @@
 
 #include "report/html_page.h"
 #include "report/report_text.h"
+#include "report/report_vocabulary.h"
 
 using namespace rlscope::report;
 
