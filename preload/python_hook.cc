@@ -45,7 +45,7 @@
 #include "preload/code_range.h"
 #include "preload/gpu_activity_queue.h"
 #include "preload/problem_notice.h"
-#include "preload/python_abi.h"
+#include "preload/python_api.h"
 #include "preload/raw_log.h"
 #include "preload/recorder.h"
 #include "preload/string_table.h"
@@ -54,116 +54,9 @@ namespace rlscope::preload {
 
 namespace {
 
-// Opaque CPython types: only pointers to them are handled.
-struct PyObject;
-struct PyFrameObject;
-struct PyThreadState;
-struct PyInterpreterState;
-using Py_ssize_t = intptr_t;
-using ProfileFunction = int (*)(PyObject*, PyFrameObject*, int, PyObject*);
-// What tells a running frame from every other while it runs: its
-// PyFrameObject* under the profile function, its _PyInterpreterFrame*
-// under sys.monitoring (which passes no frame; python_monitoring below).
-using FrameKey = const void*;
-
-// PyTrace_* event codes (stable across CPython 3.x).
-constexpr int kTraceCall = 0;
-constexpr int kTraceReturn = 3;
-constexpr int kTraceCCall = 4;
-constexpr int kTraceCException = 5;
-constexpr int kTraceCReturn = 6;
+using namespace python;  // The ABI layer (python_api.h).
 
 constexpr uint16_t kInferredSource = static_cast<uint16_t>(wire::OperationSource::kInferred);
-
-// The CPython API we use, resolved once with dlsym(RTLD_DEFAULT).
-struct PythonApi {
-  void (*set_profile)(ProfileFunction, PyObject*) = nullptr;
-  void (*set_profile_all_threads)(ProfileFunction, PyObject*) = nullptr;         // 3.12+
-  int (*set_profile_for)(PyThreadState*, ProfileFunction, PyObject*) = nullptr;  // 3.11: _PyEval_SetProfile
-  PyInterpreterState* (*interpreter_get)() = nullptr;
-  PyThreadState* (*thread_head)(PyInterpreterState*) = nullptr;
-  PyThreadState* (*thread_next)(PyThreadState*) = nullptr;
-  PyObject* (*frame_get_code)(PyFrameObject*) = nullptr;
-  int (*frame_get_line_number)(PyFrameObject*) = nullptr;
-  int (*frame_get_lasti)(PyFrameObject*) = nullptr;
-  PyFrameObject* (*frame_get_back)(PyFrameObject*) = nullptr;  // Optional: see OnCurrentStack.
-  Py_ssize_t (*request_extra_index)(void (*)(void*)) = nullptr;
-  int (*get_extra)(PyObject*, Py_ssize_t, void**) = nullptr;
-  int (*set_extra)(PyObject*, Py_ssize_t, void*) = nullptr;
-  Py_ssize_t extra_index = -1;
-  int (*add_audit_hook)(int (*)(const char*, PyObject*, void*), void*) = nullptr;
-  PyObject* (*get_attr_string)(PyObject*, const char*) = nullptr;
-  const char* (*unicode_as_utf8)(PyObject*, Py_ssize_t*) = nullptr;
-  long (*long_as_long)(PyObject*) = nullptr;
-  void (*dec_ref)(PyObject*) = nullptr;
-  void (*err_clear)() = nullptr;
-  // Optional: class-hierarchy facts for `class=` rules (ClassFactsOf).
-  PyObject* (*frame_get_globals)(PyFrameObject*) = nullptr;  // 3.11+
-  PyObject* (*dict_get_item_string)(PyObject*, const char*) = nullptr;
-  Py_ssize_t (*tuple_size)(PyObject*) = nullptr;
-  PyObject* (*tuple_get_item)(PyObject*, Py_ssize_t) = nullptr;
-  unsigned long (*type_get_flags)(const void*) = nullptr;
-  const void* cfunction_type = nullptr;
-  const void* cmethod_type = nullptr;
-  const void* method_descriptor_type = nullptr;
-  // sys.monitoring (3.12+; python_monitoring section).
-  PyThreadState* (*thread_state_get)() = nullptr;
-  PyFrameObject* (*eval_get_frame)() = nullptr;  // Attach, and a layout the hook cannot read.
-  PyObject* (*eval_get_globals)() = nullptr;
-  int (*code_addr_to_line)(PyObject*, int) = nullptr;
-  PyObject* (*cfunction_new)(void*, PyObject*, PyObject*) = nullptr;  // PyCFunction_NewEx
-  PyObject* (*dict_new)() = nullptr;
-  int (*dict_set_item_string)(PyObject*, const char*, PyObject*) = nullptr;
-  PyObject* (*method_function)(PyObject*) = nullptr;
-  void* (*type_get_slot)(const void*, int) = nullptr;
-  PyObject* (*generic_get_dict)(PyObject*, void*) = nullptr;  // PyObject_GenericGetDict
-  const void* function_type = nullptr;
-  const void* method_type = nullptr;
-  PyObject* none = nullptr;
-  PyObject* (*import_module)(const char*) = nullptr;         // Attach only: blocking calls.
-  PyObject* (*call_object)(PyObject*, PyObject*) = nullptr;  // Attach only: blocking calls.
-  // The interpreter's own code (the executable or libpython): calls into it
-  // are Python time.
-  CodeRange interpreter;
-  bool ok = false;
-};
-PythonApi g_api;
-
-// Object layouts shared by CPython 3.11 and 3.12 (checked at attach by
-// the type objects, never assumed for other types):
-//   PyCFunctionObject:    PyObject_HEAD (16 bytes), PyMethodDef* m_ml
-//   PyMethodDescrObject:  PyObject_HEAD, d_type, d_name, d_qualname,
-//                         PyMethodDef* d_method (offset 40)
-//   PyMethodDef:          const char* ml_name, void* ml_meth (offset 8)
-constexpr size_t kCFunctionMethodDefOffset = RLSCOPE_PY_CFUNCTION_METHOD_DEF_OFFSET;
-constexpr size_t kMethodDescrMethodDefOffset = RLSCOPE_PY_METHOD_DESCR_METHOD_DEF_OFFSET;
-constexpr size_t kMethodDefFunctionOffset = RLSCOPE_PY_METHOD_DEF_FUNCTION_OFFSET;
-
-inline const void* TypeOf(PyObject* object) {
-  return *reinterpret_cast<void* const*>(reinterpret_cast<const char*>(object) + sizeof(Py_ssize_t));
-}
-
-inline uintptr_t LoadPointer(const void* base, size_t offset) {
-  return *reinterpret_cast<const uintptr_t*>(reinterpret_cast<const char*>(base) + offset);
-}
-
-// NativeFunctionOf: the C function a C_CALL calls, or 0 if unknown.
-inline uintptr_t NativeFunctionOf(PyObject* callable) {
-  if (callable == nullptr) return 0;
-  const void* type = TypeOf(callable);
-  size_t method_def_offset;
-  if (type == g_api.cfunction_type || type == g_api.cmethod_type) {
-    method_def_offset = kCFunctionMethodDefOffset;
-  } else if (type == g_api.method_descriptor_type) {
-    method_def_offset = kMethodDescrMethodDefOffset;
-  } else {
-    return 0;
-  }
-  const uintptr_t method_def = LoadPointer(callable, method_def_offset);
-  return method_def != 0 ? LoadPointer(reinterpret_cast<const void*>(method_def), kMethodDefFunctionOffset) : 0;
-}
-
-inline bool InsideInterpreter(uintptr_t address) { return g_api.interpreter.Contains(address); }
 
 // The C functions whose calls are the thread's waiting, filled once at
 // attach (ResolveBlockingCalls), read-only afterwards.
@@ -180,50 +73,6 @@ constexpr uint64_t kMinWaitTicks = 4096;
 inline bool Recorded(uintptr_t function, bool* wait) {
   *wait = g_blocking.Contains(function);
   return *wait || (function != 0 && !InsideInterpreter(function));
-}
-
-// Reading a frame's code object. PyFrame_GetCode costs a call and a
-// reference count round trip on every Python call, so the hook reads the
-// pointer directly once it has verified where it lives: PyFrameObject keeps
-// its _PyInterpreterFrame* at offset 24 (3.11, 3.12), which keeps the code
-// at offset 32 (3.11: f_code) or 0 (3.12: f_code, 3.13: f_executable).
-// The first kLayoutChecks calls compare each candidate with the API's answer;
-// a candidate that is right every time is used from then on, and if none is
-// (another layout), the API stays in use.
-constexpr size_t kFrameInterpreterFrameOffset = RLSCOPE_PY_FRAME_INTERPRETER_FRAME_OFFSET;
-constexpr size_t kCodeOffsetCandidates[] = {32, 0};
-constexpr int kLayoutChecks = 256;
-int g_layout_checks = 0;
-bool g_candidate_ok[2] = {true, true};
-int g_code_offset = -1;  // Verified offset, or -1 (use the API).
-
-inline PyObject* DirectCode(PyFrameObject* frame, size_t offset) {
-  const uintptr_t interpreter_frame = LoadPointer(frame, kFrameInterpreterFrameOffset);
-  return interpreter_frame != 0
-             ? reinterpret_cast<PyObject*>(LoadPointer(reinterpret_cast<const void*>(interpreter_frame), offset))
-             : nullptr;
-}
-
-// CodeOf: the frame's code object, a borrowed reference (valid while the
-// frame runs, which covers the hook's use of it).
-inline PyObject* CodeOf(PyFrameObject* frame) {
-  if (__builtin_expect(g_code_offset >= 0, 1)) return DirectCode(frame, static_cast<size_t>(g_code_offset));
-  PyObject* code = g_api.frame_get_code(frame);  // New reference: give it back.
-  g_api.dec_ref(code);
-  if (g_layout_checks < kLayoutChecks) {
-    for (int i = 0; i < 2; ++i) {
-      if (DirectCode(frame, kCodeOffsetCandidates[i]) != code) g_candidate_ok[i] = false;
-    }
-    if (++g_layout_checks == kLayoutChecks) {
-      for (int i = 0; i < 2; ++i) {
-        if (g_candidate_ok[i]) {
-          g_code_offset = static_cast<int>(kCodeOffsetCandidates[i]);
-          break;
-        }
-      }
-    }
-  }
-  return code;
 }
 
 // --- Operation rules, compiled for the hook ---------------------------------
@@ -869,36 +718,7 @@ int ProfileHook(PyObject*, PyFrameObject* frame, int what, PyObject* arg) {
 // every site that called a recorded (native or blocking) function.
 // RLSCOPE_PYTHON_DISABLE=0 turns both off.
 
-// Where the running frame is: 3.12 keeps it in tstate->cframe->current_frame,
-// 3.13 in tstate->current_frame. Found at attach (DiscoverFrameLayout) by
-// where the attaching frame is; checked on the first kFrameChecks starts.
-struct FrameLayout {
-  int tstate_offset = -1;
-  bool through_cframe = false;  // 3.12: a _PyCFrame* whose first word is the frame.
-};
-FrameLayout g_frame_layout;
 bool g_monitoring = false;  // The backend in use for this process.
-constexpr int kFrameChecks = 256;
-int g_frame_checks = 0;
-// After a failed check: frame objects (PyEval_GetFrame) tell frames apart
-// instead, slower (each frame then gets one) but layout-free.
-bool g_frame_objects = false;
-
-// Layouts 3.12 and 3.13 share (python_abi.h).
-constexpr size_t kTypeVectorcallOffset = RLSCOPE_PY_TYPE_VECTORCALL_OFFSET;
-constexpr unsigned long kTypeHasVectorcall = RLSCOPE_PY_TPFLAGS_HAVE_VECTORCALL;
-constexpr int kSlotTpCall = RLSCOPE_PY_TP_CALL_SLOT;
-constexpr size_t kThreadCframeOffset312 = RLSCOPE_PY312_THREAD_CFRAME_OFFSET;
-
-inline FrameKey FrameKeyNow() {
-  if (__builtin_expect(!g_frame_objects, 1)) {
-    const void* tstate = g_api.thread_state_get();
-    uintptr_t word = LoadPointer(tstate, static_cast<size_t>(g_frame_layout.tstate_offset));
-    if (g_frame_layout.through_cframe && word != 0) word = LoadPointer(reinterpret_cast<const void*>(word), 0);
-    return reinterpret_cast<FrameKey>(word);
-  }
-  return g_api.eval_get_frame();  // Borrowed; lives as long as its frame.
-}
 
 // CheckFrameLayout: on the first starts, the frame read must be running
 // `code` (an interpreter frame's first word is its code; 3.14 tags it in
@@ -915,51 +735,6 @@ void CheckFrameLayout(PythonThread* thread, FrameKey frame, PyObject* code) {
   ReportProblem("python-frames",
                 "could not read the running frame on this Python; frames are told apart by "
                 "frame objects instead (slower)");
-}
-
-inline int OffsetOf(PyObject* offset) { return static_cast<int>(g_api.long_as_long(offset)); }
-
-inline PyObject* RunningGlobals() { return g_api.eval_get_globals(); }  // Borrowed.
-
-// CallableFunction: the C code a call of `callable` runs, or 0 with
-// *python set for a Python function (its PY_START follows). For other
-// objects, what their type runs for a call: the vectorcall function the
-// object carries, else tp_call (numpy's ufuncs and jaxlib's jitted
-// functions have their own; instances of Python classes run the
-// interpreter's slot_tp_call, which is inside it: not a transition).
-uintptr_t CallableFunction(PyObject* callable, bool* python) {
-  *python = false;
-  if (callable == nullptr) return 0;
-  const void* type = TypeOf(callable);
-  if (type == g_api.cfunction_type || type == g_api.cmethod_type || type == g_api.method_descriptor_type) {
-    return NativeFunctionOf(callable);
-  }
-  if (type == g_api.function_type) {
-    *python = true;
-    return 0;
-  }
-  if (type == g_api.method_type) {
-    PyObject* function = g_api.method_function(callable);  // Borrowed.
-    if (function != nullptr && TypeOf(function) == g_api.function_type) {
-      *python = true;
-      return 0;
-    }
-    if (function == nullptr) return 0;
-    callable = function;
-    type = TypeOf(callable);
-    if (type == g_api.cfunction_type || type == g_api.cmethod_type || type == g_api.method_descriptor_type) {
-      return NativeFunctionOf(callable);
-    }
-  }
-  if ((g_api.type_get_flags(type) & kTypeHasVectorcall) != 0) {
-    const auto offset = static_cast<Py_ssize_t>(LoadPointer(type, kTypeVectorcallOffset));
-    if (offset > 0) {
-      if (const uintptr_t vectorcall = LoadPointer(callable, static_cast<size_t>(offset)); vectorcall != 0) {
-        return vectorcall;
-      }
-    }
-  }
-  return reinterpret_cast<uintptr_t>(g_api.type_get_slot(type, kSlotTpCall));
 }
 
 // The callbacks (METH_FASTCALL). None is immortal on 3.12+: returned as
@@ -1185,46 +960,12 @@ PyObject* MonitorNativeReturn(PyObject*, PyObject* const* args, Py_ssize_t nargs
   return g_api.none;
 }
 
-// PyMethodDef, as CPython lays it out.
-struct MethodDef {
-  const char* name;
-  PyObject* (*function)(PyObject*, PyObject* const*, Py_ssize_t);
-  int flags;
-  const char* doc;
-};
-constexpr int kMethFastcall = RLSCOPE_PY_METH_FASTCALL;
 MethodDef g_monitor_start{"rlscope_py_start", &MonitorStart, kMethFastcall, nullptr};
 MethodDef g_monitor_return{"rlscope_py_return", &MonitorReturn, kMethFastcall, nullptr};
 MethodDef g_monitor_unwind{"rlscope_py_unwind", &MonitorUnwind, kMethFastcall, nullptr};
 MethodDef g_monitor_throw{"rlscope_py_throw", &MonitorThrow, kMethFastcall, nullptr};
 MethodDef g_monitor_call{"rlscope_call", &MonitorCall, kMethFastcall, nullptr};
 MethodDef g_monitor_native_return{"rlscope_c_return", &MonitorNativeReturn, kMethFastcall, nullptr};
-
-// DiscoverFrameLayout: where the thread state keeps the running frame,
-// told by the attaching frame (sitecustomize's, which makes the ctypes call).
-bool DiscoverFrameLayout(int minor) {
-  if (g_api.eval_get_frame == nullptr || g_api.thread_state_get == nullptr) return false;
-  PyFrameObject* frame = g_api.eval_get_frame();  // Borrowed.
-  if (frame == nullptr) return false;
-  const uintptr_t running = LoadPointer(frame, kFrameInterpreterFrameOffset);
-  const void* tstate = g_api.thread_state_get();
-  if (running == 0 || tstate == nullptr) return false;
-  if (minor == 12) {
-    const uintptr_t cframe = LoadPointer(tstate, kThreadCframeOffset312);
-    if (cframe == 0 || LoadPointer(reinterpret_cast<const void*>(cframe), 0) != running) return false;
-    g_frame_layout = {static_cast<int>(kThreadCframeOffset312), true};
-    return true;
-  }
-  // 3.13+: a field of the thread state itself, past its list links.
-  for (size_t offset = RLSCOPE_PY_THREAD_FRAME_SCAN_BEGIN; offset < RLSCOPE_PY_THREAD_FRAME_SCAN_END;
-       offset += sizeof(void*)) {
-    if (LoadPointer(tstate, offset) == running) {
-      g_frame_layout = {static_cast<int>(offset), false};
-      return true;
-    }
-  }
-  return false;
-}
 
 // MonitoringCallbacks: {event name: callback} for sitecustomize.py to
 // register, or null (the profile function is used instead).
@@ -1255,11 +996,6 @@ PyObject* MonitoringCallbacks() {
 }
 
 // --- Attaching ----------------------------------------------------------------
-
-template <typename Function>
-void Resolve(Function& function, const char* name) {
-  function = reinterpret_cast<Function>(dlsym(RTLD_DEFAULT, name));
-}
 
 // Installing our own hook raises the same audit event as another tool
 // replacing it; this thread-local tells them apart.
@@ -1362,59 +1098,7 @@ bool ResolvePythonApi() {
   static bool tried = false;
   if (tried) return g_api.ok;
   tried = true;
-  Resolve(g_api.set_profile, "PyEval_SetProfile");
-  Resolve(g_api.set_profile_all_threads, "PyEval_SetProfileAllThreads");
-  Resolve(g_api.set_profile_for, "_PyEval_SetProfile");
-  Resolve(g_api.interpreter_get, "PyInterpreterState_Get");
-  Resolve(g_api.thread_head, "PyInterpreterState_ThreadHead");
-  Resolve(g_api.thread_next, "PyThreadState_Next");
-  Resolve(g_api.frame_get_code, "PyFrame_GetCode");
-  Resolve(g_api.frame_get_line_number, "PyFrame_GetLineNumber");
-  Resolve(g_api.frame_get_lasti, "PyFrame_GetLasti");
-  Resolve(g_api.frame_get_back, "PyFrame_GetBack");
-  // 3.12 names them PyUnstable_*; 3.11 has the underscore names.
-  Resolve(g_api.request_extra_index, "PyUnstable_Eval_RequestCodeExtraIndex");
-  if (g_api.request_extra_index == nullptr) Resolve(g_api.request_extra_index, "_PyEval_RequestCodeExtraIndex");
-  Resolve(g_api.get_extra, "PyUnstable_Code_GetExtra");
-  if (g_api.get_extra == nullptr) Resolve(g_api.get_extra, "_PyCode_GetExtra");
-  Resolve(g_api.set_extra, "PyUnstable_Code_SetExtra");
-  if (g_api.set_extra == nullptr) Resolve(g_api.set_extra, "_PyCode_SetExtra");
-  Resolve(g_api.get_attr_string, "PyObject_GetAttrString");
-  Resolve(g_api.unicode_as_utf8, "PyUnicode_AsUTF8AndSize");
-  Resolve(g_api.long_as_long, "PyLong_AsLong");
-  Resolve(g_api.dec_ref, "Py_DecRef");
-  Resolve(g_api.err_clear, "PyErr_Clear");
-  Resolve(g_api.add_audit_hook, "PySys_AddAuditHook");
-  Resolve(g_api.frame_get_globals, "PyFrame_GetGlobals");
-  Resolve(g_api.dict_get_item_string, "PyDict_GetItemString");
-  Resolve(g_api.tuple_size, "PyTuple_Size");
-  Resolve(g_api.tuple_get_item, "PyTuple_GetItem");
-  Resolve(g_api.type_get_flags, "PyType_GetFlags");
-  g_api.cfunction_type = dlsym(RTLD_DEFAULT, "PyCFunction_Type");
-  g_api.cmethod_type = dlsym(RTLD_DEFAULT, "PyCMethod_Type");
-  g_api.method_descriptor_type = dlsym(RTLD_DEFAULT, "PyMethodDescr_Type");
-  Resolve(g_api.thread_state_get, "PyThreadState_Get");
-  Resolve(g_api.eval_get_frame, "PyEval_GetFrame");
-  Resolve(g_api.eval_get_globals, "PyEval_GetGlobals");
-  Resolve(g_api.code_addr_to_line, "PyCode_Addr2Line");
-  Resolve(g_api.cfunction_new, "PyCFunction_NewEx");
-  Resolve(g_api.dict_new, "PyDict_New");
-  Resolve(g_api.dict_set_item_string, "PyDict_SetItemString");
-  Resolve(g_api.method_function, "PyMethod_Function");
-  Resolve(g_api.type_get_slot, "PyType_GetSlot");
-  Resolve(g_api.generic_get_dict, "PyObject_GenericGetDict");
-  g_api.function_type = dlsym(RTLD_DEFAULT, "PyFunction_Type");
-  g_api.method_type = dlsym(RTLD_DEFAULT, "PyMethod_Type");
-  g_api.none = static_cast<PyObject*>(dlsym(RTLD_DEFAULT, "_Py_NoneStruct"));
-  Resolve(g_api.import_module, "PyImport_ImportModule");
-  Resolve(g_api.call_object, "PyObject_CallObject");
-  g_api.interpreter = CodeRangeContaining(reinterpret_cast<const void*>(g_api.set_profile));
-  g_api.ok = g_api.set_profile != nullptr && g_api.frame_get_code != nullptr &&
-             g_api.frame_get_line_number != nullptr && g_api.frame_get_lasti != nullptr &&
-             g_api.request_extra_index != nullptr && g_api.get_extra != nullptr && g_api.set_extra != nullptr &&
-             g_api.get_attr_string != nullptr && g_api.unicode_as_utf8 != nullptr && g_api.long_as_long != nullptr &&
-             g_api.dec_ref != nullptr && g_api.err_clear != nullptr && g_api.cfunction_type != nullptr &&
-             g_api.method_descriptor_type != nullptr && g_api.interpreter.end != 0;
+  python::ResolvePythonApi(g_api);
   if (g_api.ok) {
     // Called with the GIL held (attach). One index for the whole process.
     g_api.extra_index = g_api.request_extra_index(&FreeCodeInfo);
