@@ -11,6 +11,7 @@
 #include "report/diff_text.h"
 #include "report/run_diff.h"
 #include "report/run_report.h"
+#include "report/run_sink.h"
 
 namespace rlscope::collector {
 

@@ -11,7 +11,6 @@
 #include "report/export_csv.h"
 #include "report/export_folded.h"
 #include "report/export_perfetto.h"
-#include "report/run_loader.h"
 #include "report/run_report.h"
 #include "report/run_sink.h"
 
@@ -175,23 +174,17 @@ int ExportCommandMain(const std::vector<std::string>& args) {
 
   // One decoding for every format; the calibration only matters to the
   // report's (--csv, --folded).
-  const bool wants_report = !csv.empty() || !folded.empty();
-  report::CorrectionSource correction;
-  if (wants_report) correction = report::FindCorrection(run_dir, calibration_path);
-  absl::StatusOr<report::DecodedRun> decoded =
-      report::LoadRun(run_dir, {.for_correction = correction.model.has_value()});
-  if (!decoded.ok()) {
-    std::cerr << "rlscope export: " << decoded.status().message() << "\n";
-    return 1;
-  }
-  const bool damaged = decoded->data_damaged;
   std::vector<report::RunSink*> feed;
   for (const auto& sink : sinks) feed.push_back(sink.get());
-  const std::optional<report::RunReport> analysed =
-      report::FeedSinks(*std::move(decoded), correction.Options(/*locate_lines=*/!folded.empty()), feed);
+  absl::StatusOr<report::FedRun> fed =
+      report::FeedRunDirectory(run_dir, calibration_path, feed, /*locate_lines=*/!folded.empty());
+  if (!fed.ok()) {
+    std::cerr << "rlscope export: " << fed.status().message() << "\n";
+    return 1;
+  }
   // Asked-for correction that did not happen: the rows are measured ones.
-  if (analysed && analysed->correction_skipped_for_memory) {
-    std::cerr << "rlscope export: " << analysed->correction_message << "\n";
+  if (fed->report && fed->report->correction_skipped_for_memory) {
+    std::cerr << "rlscope export: " << fed->report->correction_message << "\n";
   }
   for (const auto& sink : sinks) {
     if (!Close(sink->output())) {
@@ -199,7 +192,7 @@ int ExportCommandMain(const std::vector<std::string>& args) {
       return 1;
     }
   }
-  if (damaged) {
+  if (fed->data_damaged) {
     std::cerr << "rlscope export: some trace data was damaged; only what could be read was exported "
                  "('rlscope report DIR' lists the problems)\n";
     return 3;

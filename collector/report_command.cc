@@ -12,7 +12,6 @@
 #include "report/report_html.h"
 #include "report/report_json.h"
 #include "report/report_text.h"
-#include "report/run_loader.h"
 #include "report/run_report.h"
 #include "report/run_sink.h"
 
@@ -99,19 +98,18 @@ ReportOutcome WriteReport(const std::string& run_dir, const std::string& calibra
   // The room a killed collector left behind (report_room.h) takes space
   // these files need.
   StaleReportRoomRemoved(run_dir);
-  report::CorrectionSource correction = report::FindCorrection(run_dir, calibration_path);
-  absl::StatusOr<report::DecodedRun> run = report::LoadRun(run_dir, {.for_correction = correction.model.has_value()});
-  if (!run.ok()) {
-    outcome.status = run.status();
-    return outcome;
-  }
-  outcome.data_damaged = run->data_damaged;
   const std::filesystem::path dir(run_dir);
   ReportFile json(dir / run_layout::kReportJson, &ReportJson);
   ReportFile text(dir / run_layout::kReportText, &ReportText, &outcome.text);
   ReportFile html(dir / run_layout::kReportHtml, &ReportHtml);
   report::RunSink* const files[] = {&json, &text, &html};
-  outcome.report = report::FeedSinks(*std::move(run), correction.Options(), files);
+  absl::StatusOr<report::FedRun> fed = report::FeedRunDirectory(run_dir, calibration_path, files);
+  if (!fed.ok()) {
+    outcome.status = fed.status();
+    return outcome;
+  }
+  outcome.data_damaged = fed->data_damaged;
+  outcome.report = std::move(fed->report);
   for (const ReportFile* file : {&json, &text, &html}) {
     if (outcome.status.ok()) outcome.status = file->status();
   }

@@ -5,6 +5,7 @@
 #include <set>
 #include <string>
 #include <utility>
+#include <variant>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_format.h"
@@ -105,11 +106,33 @@ class InternTable {
 
 // SortOuterFirst: by begin, an enclosing slice before those it holds (at
 // one begin the longer first); stable, so ties keep their order.
-void SortOuterFirst(std::vector<PerfettoSlice>& slices) {
-  std::stable_sort(slices.begin(), slices.end(), [](const PerfettoSlice& a, const PerfettoSlice& b) {
+void SortOuterFirst(std::vector<TrackSlice>& slices) {
+  std::stable_sort(slices.begin(), slices.end(), [](const TrackSlice& a, const TrackSlice& b) {
     return a.begin_ns < b.begin_ns || (a.begin_ns == b.begin_ns && a.end_ns > b.end_ns);
   });
 }
+
+// EventFields: what a BEGIN or instant event says, looked up from its
+// slice's record just before the event is written. One is reused for every
+// event of a trace, so writing allocates nothing per event.
+struct EventFields {
+  struct Arg {
+    std::string_view name;
+    std::variant<int64_t, bool, std::string_view> value;
+  };
+  std::string_view name;
+  std::string_view category;
+  std::vector<Arg> args;
+  std::vector<uint64_t> flow_ids;
+  std::vector<uint64_t> terminating_flow_ids;
+
+  void Clear() {
+    name = category = {};
+    args.clear();
+    flow_ids.clear();
+    terminating_flow_ids.clear();
+  }
+};
 
 // PacketStream: writes TracePackets as they are made, on one sequence.
 class PacketStream {
@@ -154,20 +177,25 @@ class PacketStream {
 
   // WriteSlices: `slices` as NestSlices left them (instant events among
   // them, outside every slice, in SortOuterFirst order too), as events on
-  // track `uuid`. At equal timestamps trace_processor keeps file order, so
-  // an END written before a BEGIN of the same instant closes the right
-  // slice.
-  void WriteSlices(uint64_t uuid, const std::vector<PerfettoSlice>& slices) {
+  // track `uuid`; describe(slice, fields) fills each BEGIN's or instant's
+  // fields from its record. At equal timestamps trace_processor keeps file
+  // order, so an END written before a BEGIN of the same instant closes the
+  // right slice.
+  template <typename Describe>
+  void WriteSlices(uint64_t uuid, const std::vector<TrackSlice>& slices, const Describe& describe) {
     std::vector<int64_t> open_ends;
-    for (const PerfettoSlice& slice : slices) {
+    for (const TrackSlice& slice : slices) {
       while (!open_ends.empty() && open_ends.back() <= slice.begin_ns) {
         Event(uuid, track_event_type::kSliceEnd, open_ends.back(), nullptr);
         open_ends.pop_back();
       }
+      fields_.Clear();
+      describe(slice, fields_);
+      if (slice.clipped) fields_.args.push_back({"clipped", true});
       if (slice.instant) {
-        Event(uuid, track_event_type::kInstant, slice.begin_ns, &slice);
+        Event(uuid, track_event_type::kInstant, slice.begin_ns, &fields_);
       } else {
-        Event(uuid, track_event_type::kSliceBegin, slice.begin_ns, &slice);
+        Event(uuid, track_event_type::kSliceBegin, slice.begin_ns, &fields_);
         open_ends.push_back(slice.end_ns);
       }
     }
@@ -186,7 +214,7 @@ class PacketStream {
   }
 
   // Event: a TrackEvent; `slice` is null for an END.
-  void Event(uint64_t uuid, int64_t type, int64_t time_ns, const PerfettoSlice* slice) {
+  void Event(uint64_t uuid, int64_t type, int64_t time_ns, const EventFields* slice) {
     ProtobufWriter interned;
     ProtobufWriter event;
     event.Int64(track_event_field::kType, type);
@@ -194,7 +222,7 @@ class PacketStream {
     if (slice != nullptr) {
       event.Uint64(track_event_field::kCategoryIids, categories_.Id(slice->category, interned));
       event.Uint64(track_event_field::kNameIid, names_.Id(slice->name, interned));
-      for (const PerfettoSlice::Arg& arg : slice->args) {
+      for (const EventFields::Arg& arg : slice->args) {
         ProtobufWriter annotation;
         annotation.Uint64(debug_annotation_field::kNameIid, arg_names_.Id(arg.name, interned));
         if (const auto* number = std::get_if<int64_t>(&arg.value)) {
@@ -236,14 +264,14 @@ class PacketStream {
   InternTable names_{interned_data_field::kEventNames};
   InternTable categories_{interned_data_field::kEventCategories};
   InternTable arg_names_{interned_data_field::kDebugAnnotationNames};
+  EventFields fields_;
 };
 
-PerfettoSlice Slice(int64_t begin_ns, int64_t end_ns, std::string_view name, std::string_view category) {
-  PerfettoSlice slice;
+TrackSlice Slice(int64_t begin_ns, int64_t end_ns, size_t source) {
+  TrackSlice slice;
   slice.begin_ns = begin_ns;
   slice.end_ns = std::max(begin_ns, end_ns);  // A damaged end never precedes its begin.
-  slice.name = name;
-  slice.category = category;
+  slice.source = static_cast<uint32_t>(source);
   return slice;
 }
 
@@ -253,11 +281,31 @@ struct LaunchSite {
   std::vector<uint64_t> flow_ids;
 };
 
-// AttachLaunches: gives each launch's flow ids (it has some) to the
-// innermost of the nested `slices` around its time, or to a new instant
-// event.
-void AttachLaunches(std::vector<const LaunchSite*> launches, const NameTable& names,
-                    std::vector<PerfettoSlice>& slices) {
+// FlowStarts: the flow ids that slices of one CPU track start, by slice
+// (its source and whether it is an instant). Only slices around a launch
+// have an entry.
+class FlowStarts {
+ public:
+  void Add(const TrackSlice& slice, const std::vector<uint64_t>& ids) {
+    std::vector<uint64_t>& starts = by_slice_[Key(slice)];
+    starts.insert(starts.end(), ids.begin(), ids.end());
+  }
+  void AppendTo(const TrackSlice& slice, std::vector<uint64_t>& ids) const {
+    if (by_slice_.empty()) return;
+    const auto found = by_slice_.find(Key(slice));
+    if (found != by_slice_.end()) ids.insert(ids.end(), found->second.begin(), found->second.end());
+  }
+
+ private:
+  static uint64_t Key(const TrackSlice& slice) { return (uint64_t{slice.instant} << 32) | slice.source; }
+  absl::flat_hash_map<uint64_t, std::vector<uint64_t>> by_slice_;
+};
+
+// AttachLaunches: sorts `launches` (by time, then flow id) and gives each
+// launch's flow ids to the innermost of the nested `slices` around its
+// time, or to a new instant event whose source is the launch's index in
+// `launches`.
+void AttachLaunches(std::vector<const LaunchSite*>& launches, std::vector<TrackSlice>& slices, FlowStarts& flows) {
   // By time, then by flow id: the output does not depend on hash order.
   std::sort(launches.begin(), launches.end(), [](const LaunchSite* a, const LaunchSite* b) {
     return std::pair(a->launch.call->time_ns, a->flow_ids.front()) <
@@ -266,25 +314,89 @@ void AttachLaunches(std::vector<const LaunchSite*> launches, const NameTable& na
   std::vector<size_t> open;
   size_t next = 0;
   const size_t count = slices.size();  // Instants appended below are not candidates.
-  for (const LaunchSite* launch : launches) {
-    const int64_t t = launch->launch.call->time_ns;
+  for (size_t l = 0; l < launches.size(); ++l) {
+    const int64_t t = launches[l]->launch.call->time_ns;
     for (; next < count && slices[next].begin_ns <= t; ++next) {
       while (!open.empty() && slices[open.back()].end_ns <= slices[next].begin_ns) open.pop_back();
       open.push_back(next);
     }
     while (!open.empty() && slices[open.back()].end_ns < t) open.pop_back();
     if (!open.empty()) {
-      std::vector<uint64_t>& ids = slices[open.back()].flow_ids;
-      ids.insert(ids.end(), launch->flow_ids.begin(), launch->flow_ids.end());
+      flows.Add(slices[open.back()], launches[l]->flow_ids);
     } else {
-      const int32_t api = launch->launch.call->api;
-      PerfettoSlice instant = Slice(t, t, api > 0 ? std::string_view(names.Name(api)) : "launch", "launch");
-      instant.flow_ids = launch->flow_ids;
+      TrackSlice instant = Slice(t, t, l);
       instant.instant = true;
-      slices.push_back(std::move(instant));
+      flows.Add(instant, launches[l]->flow_ids);
+      slices.push_back(instant);
     }
   }
   if (slices.size() > count) SortOuterFirst(slices);  // The instants among the slices.
+}
+
+// A thread's operations (or inferred operations) as one track's slices.
+std::vector<TrackSlice> OperationSlices(const std::vector<Interval>& operations) {
+  std::vector<TrackSlice> slices;
+  slices.reserve(operations.size());
+  for (size_t i = 0; i < operations.size(); ++i) {
+    slices.push_back(Slice(operations[i].begin_ns, operations[i].end_ns, i));
+  }
+  NestSlices(slices);
+  return slices;
+}
+
+void WriteThread(const ThreadTimeline& thread, const ThreadTrackIds::Track& track, uint64_t process_uuid, int pid,
+                 std::vector<const LaunchSite*>& launches, const NameTable& names, PacketStream& stream) {
+  const uint64_t thread_uuid = stream.NewUuid();
+  stream.ThreadTrack(thread_uuid, process_uuid, pid, track.tid, track.name, thread.begin_ns);
+  // Child tracks show up beside the thread, so their names say whose they are.
+  const std::string owner = absl::StrFormat("%s %d", thread.name.empty() ? "thread" : thread.name, track.tid);
+
+  stream.WriteSlices(thread_uuid, OperationSlices(thread.operations),
+                     [&](const TrackSlice& slice, EventFields& fields) {
+                       fields.name = names.Name(thread.operations[slice.source].label);
+                       fields.category = "operation";
+                     });
+
+  if (!thread.inferred_operations.empty()) {
+    const uint64_t uuid = stream.NewUuid();
+    stream.ChildTrack(uuid, thread_uuid, owner + " inferred operations", thread.begin_ns);
+    stream.WriteSlices(uuid, OperationSlices(thread.inferred_operations),
+                       [&](const TrackSlice& slice, EventFields& fields) {
+                         fields.name = names.Name(thread.inferred_operations[slice.source].label);
+                         fields.category = "operation";
+                         fields.args.push_back({"inferred", true});
+                       });
+  }
+
+  if (thread.cpu_events.empty() && launches.empty()) return;
+  std::vector<TrackSlice> slices;
+  slices.reserve(thread.cpu_events.size());
+  for (size_t e = 0; e < thread.cpu_events.size(); ++e) {
+    slices.push_back(Slice(thread.cpu_events[e].begin_ns, thread.cpu_events[e].end_ns, e));
+  }
+  const uint64_t uuid = stream.NewUuid();
+  stream.ChildTrack(uuid, thread_uuid, owner + " CPU categories", thread.begin_ns);
+  NestSlices(slices);
+  FlowStarts flows;
+  AttachLaunches(launches, slices, flows);
+  const NativeCallIndex native(thread);
+  stream.WriteSlices(uuid, slices, [&](const TrackSlice& slice, EventFields& fields) {
+    flows.AppendTo(slice, fields.flow_ids);
+    if (slice.instant) {
+      const int32_t api = launches[slice.source]->launch.call->api;
+      fields.name = api > 0 ? std::string_view(names.Name(api)) : "launch";
+      fields.category = "launch";
+      return;
+    }
+    const Interval& event = thread.cpu_events[slice.source];
+    fields.name = fields.category = CategoryName(static_cast<Category>(event.label));
+    if (const NativeCall* call = native.Of(event)) {
+      const std::string& location = names.Name(call->location);
+      if (!location.empty()) fields.name = location;
+      fields.args.push_back({"location", std::string_view(location)});
+      fields.args.push_back({"line", int64_t{call->line}});
+    }
+  });
 }
 
 void WriteProcess(const ProcessTimeline& process, const NameTable& names, PacketStream& stream, uint64_t& next_flow) {
@@ -310,52 +422,7 @@ void WriteProcess(const ProcessTimeline& process, const NameTable& names, Packet
   ThreadTrackIds track_ids;
   for (size_t t = 0; t < process.threads.size(); ++t) {
     const ThreadTimeline& thread = process.threads[t];
-    const ThreadTrackIds::Track track = track_ids.Next(thread);
-    const int64_t tid = track.tid;
-    const std::string& name = track.name;
-    const uint64_t thread_uuid = stream.NewUuid();
-    stream.ThreadTrack(thread_uuid, process_uuid, process.pid, tid, name, thread.begin_ns);
-    // Child tracks show up beside the thread, so their names say whose they are.
-    const std::string owner = absl::StrFormat("%s %d", thread.name.empty() ? "thread" : thread.name, tid);
-
-    std::vector<PerfettoSlice> slices;
-    for (const Interval& op : thread.operations) {
-      slices.push_back(Slice(op.begin_ns, op.end_ns, names.Name(op.label), "operation"));
-    }
-    NestSlices(slices);
-    stream.WriteSlices(thread_uuid, slices);
-
-    if (!thread.inferred_operations.empty()) {
-      slices.clear();
-      for (const Interval& op : thread.inferred_operations) {
-        slices.push_back(Slice(op.begin_ns, op.end_ns, names.Name(op.label), "operation"));
-        slices.back().args = {{"inferred", true}};
-      }
-      const uint64_t uuid = stream.NewUuid();
-      stream.ChildTrack(uuid, thread_uuid, owner + " inferred operations", thread.begin_ns);
-      NestSlices(slices);
-      stream.WriteSlices(uuid, slices);
-    }
-
-    if (!thread.cpu_events.empty() || !launches_by_thread[t].empty()) {
-      slices.clear();
-      const NativeCallIndex native(thread);
-      for (const Interval& event : thread.cpu_events) {
-        const std::string_view category = CategoryName(static_cast<Category>(event.label));
-        PerfettoSlice slice = Slice(event.begin_ns, event.end_ns, category, category);
-        if (const NativeCall* call = native.Of(event)) {
-          const std::string& location = names.Name(call->location);
-          if (!location.empty()) slice.name = location;
-          slice.args = {{"location", std::string_view(location)}, {"line", int64_t{call->line}}};
-        }
-        slices.push_back(std::move(slice));
-      }
-      const uint64_t uuid = stream.NewUuid();
-      stream.ChildTrack(uuid, thread_uuid, owner + " CPU categories", thread.begin_ns);
-      NestSlices(slices);
-      AttachLaunches(launches_by_thread[t], names, slices);
-      stream.WriteSlices(uuid, slices);
-    }
+    WriteThread(thread, track_ids.Next(thread), process_uuid, process.pid, launches_by_thread[t], names, stream);
   }
 
   // One GPU track at a time: only its slices are held while it is written.
@@ -363,38 +430,39 @@ void WriteProcess(const ProcessTimeline& process, const NameTable& names, Packet
   for (size_t a = 0; a < process.gpu_activities.size(); ++a) {
     gpu_tracks[{process.gpu_activities[a].device, process.gpu_activities[a].stream}].push_back(a);
   }
-  std::vector<PerfettoSlice> slices;
+  std::vector<TrackSlice> slices;
   for (const auto& [key, activities] : gpu_tracks) {
     slices.clear();
     for (const size_t a : activities) {
-      const GpuActivity& activity = process.gpu_activities[a];
-      PerfettoSlice slice =
-          Slice(activity.begin_ns, activity.end_ns, names.Name(activity.name), GpuActivityCategoryName(activity.kind));
-      slice.args = {{"correlation_id", int64_t{activity.correlation_id}},
-                    {"bytes", static_cast<int64_t>(activity.bytes)}};
-      if (activity_flow[a] != 0) slice.terminating_flow_ids = {activity_flow[a]};
-      slices.push_back(std::move(slice));
+      slices.push_back(Slice(process.gpu_activities[a].begin_ns, process.gpu_activities[a].end_ns, a));
     }
     const uint64_t uuid = stream.NewUuid();
     stream.ChildTrack(uuid, process_uuid, absl::StrFormat("GPU %d stream %d", key.first, key.second), process.begin_ns);
     NestSlices(slices);
-    stream.WriteSlices(uuid, slices);
+    stream.WriteSlices(uuid, slices, [&](const TrackSlice& slice, EventFields& fields) {
+      const GpuActivity& activity = process.gpu_activities[slice.source];
+      fields.name = names.Name(activity.name);
+      fields.category = GpuActivityCategoryName(activity.kind);
+      fields.args.push_back({"correlation_id", int64_t{activity.correlation_id}});
+      fields.args.push_back({"bytes", static_cast<int64_t>(activity.bytes)});
+      if (activity_flow[slice.source] != 0) fields.terminating_flow_ids.push_back(activity_flow[slice.source]);
+    });
   }
 }
 
 }  // namespace
 
-size_t NestSlices(std::vector<PerfettoSlice>& slices) {
+size_t NestSlices(std::vector<TrackSlice>& slices) {
   // Clipping below only shortens a slice to the end of one sorted before
   // it, so the order holds afterwards too.
   SortOuterFirst(slices);
   size_t clipped = 0;
   std::vector<int64_t> open_ends;
-  for (PerfettoSlice& slice : slices) {
+  for (TrackSlice& slice : slices) {
     while (!open_ends.empty() && open_ends.back() <= slice.begin_ns) open_ends.pop_back();
     if (!open_ends.empty() && slice.end_ns > open_ends.back()) {
       slice.end_ns = open_ends.back();
-      slice.args.push_back({"clipped", true});
+      slice.clipped = true;
       ++clipped;
     }
     open_ends.push_back(slice.end_ns);

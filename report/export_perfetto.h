@@ -27,10 +27,11 @@
 // Separate tracks because operations and CPU intervals are each nested
 // but need not nest with one another.
 //
-// Slices are TYPE_SLICE_BEGIN/TYPE_SLICE_END pairs; on each track they
-// nest properly: where recorded intervals overlap without nesting (damaged
-// or truncated data), the inner one's end is cut to its enclosing slice's
-// end and its begin carries the annotation `clipped: true`.
+// Slices are TYPE_SLICE_BEGIN/TYPE_SLICE_END pairs, one track held at a
+// time (24 bytes a slice); on each track they nest properly: where
+// recorded intervals overlap without nesting (damaged or truncated data),
+// the inner one's end is cut to its enclosing slice's end and its begin
+// carries the annotation `clipped: true`.
 //
 // Flows: each GPU activity whose launch CUPTI saw gets its own flow id; the
 // innermost CPU-category slice around the launching call's entry carries
@@ -53,35 +54,31 @@
 
 #include <cstdint>
 #include <ostream>
-#include <string_view>
-#include <variant>
 #include <vector>
 
 #include "report/process_timeline.h"
 
 namespace rlscope::report {
 
-// PerfettoSlice: one slice (or instant event) of a track, before writing.
-struct PerfettoSlice {
-  struct Arg {
-    std::string_view name;
-    std::variant<int64_t, bool, std::string_view> value;
-  };
+// TrackSlice: one slice (or instant event) of a track while the track is
+// put in order: its times and which record it shows (`source`, an index
+// into the track's own list: a thread's operations or CPU events, a
+// process's GPU activities or launches), 24 bytes. Names and annotations
+// are looked up from the record as each event is written, so a thread of
+// millions of events is never held a second time in a fatter form.
+struct TrackSlice {
   int64_t begin_ns = 0;
   int64_t end_ns = 0;
-  std::string_view name;
-  std::string_view category;
-  std::vector<Arg> args;
-  std::vector<uint64_t> flow_ids;
-  std::vector<uint64_t> terminating_flow_ids;
+  uint32_t source = 0;
+  bool clipped = false;  // Its end was cut to its enclosing slice's (NestSlices).
   bool instant = false;
 };
 
-// NestSlices: sorts `slices` by begin (the longer first on ties) and cuts
-// each one's end to its enclosing slice's end where they overlap without
-// nesting (such a slice gets the arg `clipped: true`), so BEGIN/END events
+// NestSlices: sorts `slices` by begin (the longer first on ties; stable)
+// and cuts each one's end to its enclosing slice's end where they overlap
+// without nesting (such a slice is marked `clipped`), so BEGIN/END events
 // written in this order nest on one track. Returns how many were cut.
-size_t NestSlices(std::vector<PerfettoSlice>& slices);
+size_t NestSlices(std::vector<TrackSlice>& slices);
 
 void WritePerfettoTrace(const std::vector<ProcessTimeline>& processes, const NameTable& names, std::ostream& out);
 

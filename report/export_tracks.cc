@@ -1,5 +1,8 @@
 #include "report/export_tracks.h"
 
+#include <algorithm>
+#include <utility>
+
 #include "absl/strings/str_format.h"
 #include "report/category.h"
 
@@ -44,14 +47,27 @@ absl::flat_hash_map<uint32_t, LaunchingCall> LaunchingCalls(const ProcessTimelin
   return calls;
 }
 
+namespace {
+
+std::pair<int64_t, int64_t> SpanOf(const NativeCall* call) { return {call->begin_ns, call->end_ns}; }
+
+}  // namespace
+
 NativeCallIndex::NativeCallIndex(const ThreadTimeline& thread) {
-  for (const NativeCall& call : thread.native_calls) by_span_.emplace(std::pair{call.begin_ns, call.end_ns}, &call);
+  by_span_.reserve(thread.native_calls.size());
+  for (const NativeCall& call : thread.native_calls) by_span_.push_back(&call);
+  // Stable: of equal spans the first recorded comes first, and Of finds it.
+  std::stable_sort(by_span_.begin(), by_span_.end(),
+                   [](const NativeCall* a, const NativeCall* b) { return SpanOf(a) < SpanOf(b); });
 }
 
 const NativeCall* NativeCallIndex::Of(const Interval& event) const {
-  const auto found = by_span_.find({event.begin_ns, event.end_ns});
-  if (found == by_span_.end() || static_cast<int32_t>(found->second->category) != event.label) return nullptr;
-  return found->second;
+  const std::pair<int64_t, int64_t> span{event.begin_ns, event.end_ns};
+  const auto found = std::lower_bound(by_span_.begin(), by_span_.end(), span,
+                                      [](const NativeCall* call, const auto& key) { return SpanOf(call) < key; });
+  if (found == by_span_.end() || SpanOf(*found) != span) return nullptr;
+  if (static_cast<int32_t>((*found)->category) != event.label) return nullptr;
+  return *found;
 }
 
 std::string_view GpuActivityCategoryName(GpuActivityKind kind) {

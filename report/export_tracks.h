@@ -5,7 +5,6 @@
 #define RLSCOPE_REPORT_EXPORT_TRACKS_H_
 
 #include <cstdint>
-#include <map>
 #include <set>
 #include <string>
 #include <string_view>
@@ -33,15 +32,17 @@ struct LaunchingCall {
 absl::flat_hash_map<uint32_t, LaunchingCall> LaunchingCalls(const ProcessTimeline& process);
 
 // NativeCallIndex: a thread's Python -> native calls, which are among its
-// cpu_events too, found by their span (and category).
+// cpu_events too, found by their span (and category). A sorted array (8
+// bytes a call), not a tree: a Python thread has millions of them.
 class NativeCallIndex {
  public:
   explicit NativeCallIndex(const ThreadTimeline& thread);
-  // Of: the call that `event` (one of the thread's cpu_events) is, or null.
+  // Of: the call that `event` (one of the thread's cpu_events) is, or null;
+  // of calls with one span, the first recorded.
   const NativeCall* Of(const Interval& event) const;
 
  private:
-  std::map<std::pair<int64_t, int64_t>, const NativeCall*> by_span_;
+  std::vector<const NativeCall*> by_span_;
 };
 
 // ThreadTrackIds: one track id per thread timeline of a process. The OS

@@ -8,7 +8,6 @@
 #include "format/code_origin.h"
 #include "format/run_layout.h"
 #include "report/overlap_sweep.h"
-#include "report/run_loader.h"
 #include "report/source_lines.h"
 
 namespace rlscope::report {
@@ -439,14 +438,6 @@ RunReport AnalyseRun(DecodedRun run, const AnalysisOptions& options) {
     for (const std::string& problem : report.nvidia_smi->problems) report.problems.push_back(problem);
   }
   return report;
-}
-
-absl::StatusOr<RunReport> LoadRunReport(const std::string& run_dir, const std::string& calibration_path,
-                                        bool locate_lines) {
-  CorrectionSource source = FindCorrection(run_dir, calibration_path);
-  absl::StatusOr<DecodedRun> run = LoadRun(run_dir, {.for_correction = source.model.has_value()});
-  if (!run.ok()) return run.status();
-  return AnalyseRun(*std::move(run), source.Options(locate_lines));
 }
 
 }  // namespace rlscope::report

@@ -214,13 +214,6 @@ CorrectionSource FindCorrection(const std::string& run_dir, const std::string& c
 // report is uncorrected and its correction_message says why.
 RunReport AnalyseRun(DecodedRun run, const AnalysisOptions& options);
 
-// LoadRunReport: FindCorrection, LoadRun and AnalyseRun: the report of the
-// run in DIR, corrected with `calibration_path` (empty: the run's own
-// calibration, if any). `locate_lines`: also fill each process's
-// located_rows (folded stacks).
-absl::StatusOr<RunReport> LoadRunReport(const std::string& run_dir, const std::string& calibration_path = "",
-                                        bool locate_lines = false);
-
 }  // namespace rlscope::report
 
 #endif  // RLSCOPE_REPORT_RUN_REPORT_H_

@@ -11,7 +11,9 @@
 
 #include <optional>
 #include <span>
+#include <string>
 
+#include "absl/status/statusor.h"
 #include "report/decoded_run.h"
 #include "report/run_report.h"
 
@@ -33,6 +35,27 @@ class RunSink {
 // first, then, if any wants it, one AnalyseRun (which consumes `run`) and
 // all their Reports. Returns the report when it was made.
 std::optional<RunReport> FeedSinks(DecodedRun run, const AnalysisOptions& options, std::span<RunSink* const> sinks);
+
+// FedRun: what feeding a run directory gave: the report (when a sink
+// wanted one) and whether some of its trace data was damaged.
+struct FedRun {
+  std::optional<RunReport> report;
+  bool data_damaged = false;
+};
+
+// FeedRunDirectory: the run in `run_dir` to `sinks`, the one way every
+// command reads a run: its calibration (FindCorrection with
+// `calibration_path`, looked for only when some sink wants the report),
+// one LoadRun, then FeedSinks. `locate_lines`: the report also has each
+// process's located_rows (folded stacks).
+absl::StatusOr<FedRun> FeedRunDirectory(const std::string& run_dir, const std::string& calibration_path,
+                                        std::span<RunSink* const> sinks, bool locate_lines = false);
+
+// LoadRunReport: the report of the run in `run_dir` alone (no sink),
+// corrected with `calibration_path` (empty: the run's own calibration, if
+// any).
+absl::StatusOr<RunReport> LoadRunReport(const std::string& run_dir, const std::string& calibration_path = "",
+                                        bool locate_lines = false);
 
 }  // namespace rlscope::report
 

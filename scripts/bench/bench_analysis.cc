@@ -23,6 +23,7 @@
 #include "preload/batch_encoder.h"
 #include "report/run_metadata.h"
 #include "report/run_report.h"
+#include "report/run_sink.h"
 
 namespace {
 

@@ -81,26 +81,23 @@ struct Event {
 }  // namespace
 
 TEST_CASE("Slices that overlap without nesting are cut to their parent", "[perfetto]") {
-  std::vector<PerfettoSlice> slices;
-  for (const auto& [begin, end, name] :
-       {std::tuple{5, 15, "inner"}, {0, 10, "outer"}, {10, 12, "after"}, {0, 3, "first"}}) {
-    PerfettoSlice slice;
-    slice.begin_ns = begin;
-    slice.end_ns = end;
-    slice.name = name;
-    slices.push_back(slice);
+  // Sources 0..3: "inner", "outer", "after", "first".
+  std::vector<TrackSlice> slices;
+  uint32_t source = 0;
+  for (const auto& [begin, end] : {std::pair{5, 15}, {0, 10}, {10, 12}, {0, 3}}) {
+    slices.push_back({.begin_ns = begin, .end_ns = end, .source = source++});
   }
   CHECK(NestSlices(slices) == 1);
   REQUIRE(slices.size() == 4);
-  CHECK(slices[0].name == "outer");
-  CHECK(slices[1].name == "first");
-  CHECK(slices[2].name == "inner");
+  CHECK(slices[0].source == 1);  // "outer"
+  CHECK(!slices[0].clipped);
+  CHECK(slices[1].source == 3);  // "first"
+  CHECK(slices[2].source == 0);  // "inner", cut to "outer"'s end.
   CHECK(slices[2].end_ns == 10);
-  REQUIRE(slices[2].args.size() == 1);
-  CHECK(slices[2].args[0].name == "clipped");
-  CHECK(slices[3].name == "after");  // Begins where "outer" ends: not inside it.
+  CHECK(slices[2].clipped);
+  CHECK(slices[3].source == 2);  // "after" begins where "outer" ends: not inside it.
   CHECK(slices[3].end_ns == 12);
-  CHECK(slices[3].args.empty());
+  CHECK(!slices[3].clipped);
 }
 
 TEST_CASE("Perfetto trace of a hand-made timeline", "[perfetto]") {
