@@ -122,3 +122,15 @@ TEST_CASE("without a model the report says why it is uncorrected", "[run_sink]")
   CHECK_FALSE(report.correction_skipped_for_memory);
   CHECK(report.correction_message == "uncorrected: no calibration was found for the machine of this run");
 }
+
+TEST_CASE("a run directory that cannot be read feeds no sink and says why", "[run_sink]") {
+  std::vector<std::string> log;
+  NotingSink chrome("chrome", false, log), csv("csv", true, log);
+  RunSink* const sinks[] = {&chrome, &csv};
+  const std::string missing = "/nonexistent/rlscope-run";
+  const absl::StatusOr<FedRun> fed = FeedRunDirectory(missing, "", sinks);
+  REQUIRE_FALSE(fed.ok());
+  CHECK(std::string(fed.status().message()).find(missing) != std::string::npos);
+  CHECK(log.empty());
+  CHECK_FALSE(LoadRunReport(missing).ok());
+}
