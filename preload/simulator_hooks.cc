@@ -42,8 +42,10 @@ struct LoaderCounters {
   bool operator==(const LoaderCounters& other) const { return adds == other.adds && subs == other.subs; }
 };
 
-// An object already scanned; `candidates` == 0 means it imports nothing any
-// rule could match, so it never needs another look.
+// An object already seen; `candidates` == 0 means it imports nothing any
+// rule could match, so it never needs another look; kNotScanned, that it
+// was loaded while no library it could call was, so it was not scanned yet.
+constexpr int kNotScanned = -1;
 struct KnownObject {
   uintptr_t base;
   std::string name;
@@ -68,7 +70,7 @@ constinit bool g_have_counters = false;
 constinit LoaderCounters g_counters;
 // Heap-allocated and never freed: hooks may run during static destruction.
 constinit std::vector<KnownObject>* g_known = nullptr;
-constinit std::vector<uintptr_t>* g_simulator_bases = nullptr;
+constinit std::vector<uintptr_t>* g_hooked_bases = nullptr;
 
 int ReadCounters(dl_phdr_info* info, size_t size, void* data) {
   auto* counters = static_cast<LoaderCounters*>(data);
@@ -115,7 +117,7 @@ class SimulatorPolicy : public GotPatcher::Policy {
   // apply to its imports only).
   void set_caller_is_program(bool caller_is_program) { caller_is_program_ = caller_is_program; }
 
-  bool Wants(const char* symbol_name) override { return g_rules.SymbolMayMatch(symbol_name); }
+  bool Wants(const char* symbol_name) override { return g_rules.SymbolMayMatch(symbol_name, caller_is_program_); }
 
   void* Replacement(const ElfImage& image, const ElfImage::Import& import, void* current) override {
     if (current == nullptr || Trampolines::IsStub(current)) return nullptr;
@@ -177,39 +179,55 @@ bool IsSelf(const LoadedObject& object, size_t index) {
 }
 
 // RefreshLocked: one pass over the loaded objects. g_mutex held.
+//
+// Which objects are scanned: the main program calls into every hooked
+// library (simulator and backend rules), every other object only into
+// simulator libraries. An object with no such library loaded is not
+// scanned at all (kNotScanned) until one is: a Python process loads
+// hundreds of framework libraries, libtorch among them (a backend
+// library), and scanning their relocations for calls that cannot be
+// hooked cost tens of milliseconds of the program's start-up.
 void RefreshLocked(const LoaderCounters& counters) {
   std::vector<LoadedObject> objects;
   objects.reserve(64);
   IterateLoadedObjects(&CollectObject, &objects);
 
-  std::vector<const LoadedObject*> simulators;
-  bool new_simulator = false;
-  std::vector<uintptr_t> simulator_bases;
+  std::vector<const LoadedObject*> hooked;      // What the main program's calls may go to.
+  std::vector<const LoadedObject*> simulators;  // What every other object's calls may go to.
+  bool new_hooked = false, new_simulator = false;
+  std::vector<uintptr_t> hooked_bases;
   for (const LoadedObject& object : objects) {
     if (!g_rules.LibraryMatches(object.name)) continue;
-    simulators.push_back(&object);
-    simulator_bases.push_back(object.base);
+    const bool simulator = g_rules.SimulatorLibrary(object.name);
+    hooked.push_back(&object);
+    if (simulator) simulators.push_back(&object);
+    hooked_bases.push_back(object.base);
     bool seen = false;
-    for (uintptr_t base : *g_simulator_bases) seen = seen || base == object.base;
-    new_simulator = new_simulator || !seen;
+    for (uintptr_t base : *g_hooked_bases) seen = seen || base == object.base;
+    new_hooked = new_hooked || !seen;
+    new_simulator = new_simulator || (simulator && !seen);
   }
-  *g_simulator_bases = simulator_bases;
+  *g_hooked_bases = hooked_bases;
   // After an unload, an address may now hold another object or a re-loaded
   // copy with a fresh GOT: objects with candidates are looked at again.
   const bool unloaded = !g_have_counters || counters.subs != g_counters.subs;
 
-  SimulatorPolicy policy(objects, simulators);
+  SimulatorPolicy program_policy(objects, hooked);
+  program_policy.set_caller_is_program(true);
+  SimulatorPolicy library_policy(objects, simulators);
   std::vector<KnownObject> still_loaded;
   for (size_t i = 0; i < objects.size(); ++i) {
     const LoadedObject& object = objects[i];
     if (IsSystemObject(object.name) || IsSelf(object, i) || g_rules.LibraryMatches(object.name)) continue;
     if (i != 0 && object.name[0] == '\0') continue;  // Nameless and not the program: the vDSO.
+    const bool program = i == 0;
+    const bool targets = !(program ? hooked : simulators).empty();
+    const bool new_target = program ? new_hooked : new_simulator;
     KnownObject* known = FindKnown(object);
-    const bool rescan = known == nullptr || (known->candidates > 0 && (new_simulator || unloaded));
-    int candidates = known != nullptr ? known->candidates : 0;
-    if (rescan && (!simulators.empty() || known == nullptr)) {
-      policy.set_caller_is_program(i == 0);
-      const GotPatcher::Result result = GotPatcher::Patch(object.Image(), policy);
+    int candidates = known != nullptr ? known->candidates : kNotScanned;
+    const bool scan = targets && (candidates == kNotScanned || (candidates > 0 && (new_target || unloaded)));
+    if (scan) {
+      const GotPatcher::Result result = GotPatcher::Patch(object.Image(), program ? program_policy : library_policy);
       candidates = result.candidates;
       g_patched_slots.fetch_add(result.patched, std::memory_order_relaxed);
       if (result.failed > 0 && !g_failure_logged.exchange(true)) {
@@ -237,7 +255,7 @@ void SimulatorHooks::Install(const char* extra_rules) {
   const bool first = g_known == nullptr;
   if (first) {
     g_known = new std::vector<KnownObject>();
-    g_simulator_bases = new std::vector<uintptr_t>();
+    g_hooked_bases = new std::vector<uintptr_t>();
     g_rules.AddDefaults();
     g_rules.AddList(extra_rules);
     g_rules.AddList(getenv("RLSCOPE_BACKEND"), SimulatorRules::Kind::kBackend);

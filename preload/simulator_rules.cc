@@ -120,7 +120,12 @@ bool SimulatorRules::SymbolMatches(const Rule& rule, const char* symbol) const {
 }
 
 bool SimulatorRules::SymbolMayMatch(const char* symbol) const {
+  return SymbolMayMatch(symbol, /*caller_is_program=*/true);
+}
+
+bool SimulatorRules::SymbolMayMatch(const char* symbol, bool caller_is_program) const {
   for (int i = 0; i < count_; ++i) {
+    if (rules_[i].kind == Kind::kBackend && !caller_is_program) continue;
     if (SymbolMatches(rules_[i], symbol)) return true;
   }
   return false;
@@ -130,6 +135,14 @@ bool SimulatorRules::LibraryMatches(const char* path) const {
   if (path == nullptr || path[0] == '\0') return false;  // The main program is never "the simulator".
   for (int i = 0; i < count_; ++i) {
     if (fnmatch(rules_[i].library, path, 0) == 0) return true;
+  }
+  return false;
+}
+
+bool SimulatorRules::SimulatorLibrary(const char* path) const {
+  if (path == nullptr || path[0] == '\0') return false;
+  for (int i = 0; i < count_; ++i) {
+    if (rules_[i].kind == Kind::kSimulator && fnmatch(rules_[i].library, path, 0) == 0) return true;
   }
   return false;
 }

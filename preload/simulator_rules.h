@@ -47,9 +47,16 @@ class SimulatorRules {
 
   // SymbolMayMatch: whether some rule's symbol glob matches `symbol`, for
   // whatever library (the cheap first filter of dlsym and the GOT scan).
+  // With `caller_is_program` false, backend rules are left out: only the
+  // main program's imports are hooked by them.
   bool SymbolMayMatch(const char* symbol) const;
-  // LibraryMatches: whether `path` is a simulator library of some rule.
+  bool SymbolMayMatch(const char* symbol, bool caller_is_program) const;
+  // LibraryMatches: whether `path` is a hooked library of some rule
+  // (simulator or backend).
   bool LibraryMatches(const char* path) const;
+  // SimulatorLibrary: whether `path` is the library of a simulator rule,
+  // one whose calls are hooked from every object, not only the program.
+  bool SimulatorLibrary(const char* path) const;
   // Matches: whether `symbol` defined by the object at `path` is hooked
   // when called from other objects in general (simulator rules).
   bool Matches(const char* path, const char* symbol) const {

@@ -6,7 +6,8 @@ reaches them -- the program's PLT, a library dlopened later, dlsym on a
 handle, Python ctypes -- and the program's output stays byte-for-byte what
 it is without rlscope.
 
-  sim_hooks_e2e_test.py --rlscope BIN --client BIN --simtest LIB --caller LIB [unittest args]
+  sim_hooks_e2e_test.py --rlscope BIN --client BIN --simtest LIB --caller LIB --late-caller LIB
+                        [unittest args]
 """
 import collections
 import glob
@@ -129,7 +130,39 @@ class NativeProgram(unittest.TestCase):
         self.assertIn("--sim wants LIB:PATTERN", result.stderr)
 
 
+# Libraries loaded while no simulator library is are not scanned until one
+# is. A library calling the simulator through its own lazy PLT, loaded
+# with the simulator (its dependency) after Python's extension modules.
+LATE_CALLER_SCRIPT = """
+import ctypes, sys
+import _decimal, _json  # Extension modules loaded before any simulator library.
+caller = ctypes.CDLL(sys.argv[1])
+caller.simlazy_busy_loop.argtypes = [ctypes.c_int, ctypes.c_long]
+print(caller.simlazy_busy_loop(2, 1000))
+"""
+
+# A library loaded before the simulator whose calls it makes: its lazy PLT
+# slots bind to the simulator that a later RTLD_GLOBAL dlopen brings.
+CALLER_BEFORE_SIMULATOR_SCRIPT = """
+import ctypes, os, sys
+caller = ctypes.CDLL(sys.argv[1], mode=os.RTLD_LAZY)
+ctypes.CDLL(sys.argv[2], mode=os.RTLD_GLOBAL | os.RTLD_NOW)
+caller.simlate_busy_loop.argtypes = [ctypes.c_int, ctypes.c_long]
+print(caller.simlate_busy_loop(3, 1000))
+"""
+
+
 class PythonCtypes(unittest.TestCase):
+    def test_a_caller_loaded_after_start_up_is_hooked(self):
+        run = SimulatorRun(self, [PYTHON, "-c", LATE_CALLER_SCRIPT, ARGS.caller])
+        self.assertEqual(run.result.stdout, run.bare.stdout)
+        self.assertEqual(dict(run.counts), {"simtest_busy_wait_ns": 2}, run.calls)
+
+    def test_a_caller_loaded_before_its_simulator_is_hooked_once_the_simulator_is(self):
+        run = SimulatorRun(self, [PYTHON, "-c", CALLER_BEFORE_SIMULATOR_SCRIPT, ARGS.late_caller, ARGS.simtest])
+        self.assertEqual(run.result.stdout, run.bare.stdout)
+        self.assertEqual(dict(run.counts), {"simtest_busy_wait_ns": 3}, run.calls)
+
     def test_ctypes_calls_become_simulator_calls(self):
         run = SimulatorRun(self, [PYTHON, "-c", CTYPES_SCRIPT, ARGS.simtest])
         self.assertEqual(run.result.stdout, run.bare.stdout)
@@ -184,4 +217,4 @@ class RealSimulator(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    main(["--client", "--simtest", "--caller"])
+    main(["--client", "--simtest", "--caller", "--late-caller"])

@@ -1,13 +1,19 @@
-/* A library calling libsimtest through its GOT, built twice:
+/* A library calling libsimtest through its GOT, built three times:
    libsimcaller_now.so  (simnow_*):  -fno-plt calls (GLOB_DAT slots), -z now,
                                      -z relro: the GOT is read-only (RELRO);
    libsimcaller_lazy.so (simlazy_*): classic PLT calls, lazy binding: slots
                                      still point into its own PLT until the
-                                     first call. Tests dlopen it late. */
+                                     first call. Tests dlopen it late.
+   libsimcaller_late.so (simlate_*): the same, but not linked with
+                                     libsimtest: it can be loaded before the
+                                     simulator, whose symbols a later
+                                     RTLD_GLOBAL dlopen provides. */
 #include "test/native/simtest.h"
 
 #ifdef SIMCALLER_LAZY
 #define CALLER(name) simlazy_##name
+#elif defined(SIMCALLER_LATE)
+#define CALLER(name) simlate_##name
 #else
 #define CALLER(name) simnow_##name
 #endif
@@ -41,5 +47,8 @@ int CALLER(add)(int a, int b) { return simtest_add(a, b) + 0 * b; }
 
 int CALLER(unhooked)(int x) { return simother_unhooked(x); }
 
-/* Takes the address through the GOT (R_X86_64_GLOB_DAT). */
+#ifndef SIMCALLER_LATE
+/* Takes the address through the GOT (R_X86_64_GLOB_DAT), which is bound at
+   load: not in the library loaded before libsimtest. */
 void* CALLER(address_of_add)(void) { return (void*)&simtest_add; }
+#endif
