@@ -108,7 +108,7 @@ bool ParseRules(std::string_view text, const std::string& source, RuleSet& rules
       }
       OperationRule rule;
       rule.operation = words[1];
-      rule.qualname_glob = words[2];
+      rule.qualname_glob = GlobSet(words[2]);
       for (size_t i = 3; i < words.size(); ++i) {
         if (words[i].rfind("file=", 0) == 0) {
           rule.file_glob = words[i].substr(5);

@@ -49,11 +49,13 @@
 #include <string_view>
 #include <vector>
 
+#include "format/glob_set.h"
+
 namespace rlscope {
 
 struct OperationRule {
   std::string operation;
-  std::string qualname_glob;
+  GlobSet qualname_glob;                   // Set by ParseRules.
   std::string file_glob;                   // Empty: any file.
   std::string module_glob;                 // Empty: any module.
   std::vector<std::string> unless_inside;  // Operations that suppress this one.
@@ -142,7 +144,7 @@ int MatchOperationRule(const std::vector<OperationRule>& rules, const CodeFacts&
   for (size_t i = 0; i < rules.size(); ++i) {
     const OperationRule& rule = rules[i];
     if (rule.user_code_only && !code.user_code) continue;
-    if (!MatchesGlob(rule.qualname_glob, code.qualname)) continue;
+    if (!rule.qualname_glob.Matches(code.qualname)) continue;
     if (!MatchesLocation(rule, code.filename, code.module)) continue;
     if ((!rule.class_glob.empty() || !rule.class_has.empty()) && !MatchesClass(rule, class_facts())) continue;
     return static_cast<int>(i);

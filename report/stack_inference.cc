@@ -45,7 +45,7 @@ int32_t StackInference::OperationOf(const StackSamples& samples, const StackSamp
     for (const OperationRule& rule : rules_) {
       // class= and user-code describe Python code: such rules never match native frames.
       if (!rule.class_glob.empty() || rule.user_code_only) continue;
-      if (!MatchesGlob(rule.qualname_glob, name.c_str())) continue;
+      if (!rule.qualname_glob.Matches(name)) continue;
       if (!rule.module_glob.empty() && dotted_module.empty()) dotted_module = ModuleOfPath(module->path);
       if (!MatchesLocation(rule, module->path.c_str(), dotted_module.c_str())) continue;
       const bool suppressed = std::any_of(open.begin(), open.end(), [&](const std::string* operation) {

@@ -3,8 +3,9 @@
 #include <fnmatch.h>
 
 #include <catch2/catch.hpp>
-#include <random>
 #include <string>
+
+#include "test/format/glob_differential.h"
 
 using rlscope::GlobMatch;
 
@@ -35,22 +36,11 @@ TEST_CASE("glob: what fnmatch gives meaning to beyond that goes to fnmatch", "[g
 // Differential: every pattern and text over an alphabet of the special
 // characters decides as fnmatch(pattern, text, 0) does (C locale).
 TEST_CASE("glob: random patterns decide exactly as fnmatch", "[glob]") {
-  std::mt19937 random(12345);
-  const std::string pattern_alphabet = "ab.*?[]!^-";
-  const std::string text_alphabet = "ab.[]!^-";
-  auto draw = [&](const std::string& alphabet, size_t max_length) {
-    std::string out(random() % (max_length + 1), ' ');
-    for (char& c : out) c = alphabet[random() % alphabet.size()];
-    return out;
-  };
-  int disagreements = 0;
-  for (int i = 0; i < 200000; ++i) {
-    const std::string pattern = draw(pattern_alphabet, 7);
-    const std::string text = draw(text_alphabet, 6);
-    const bool expected = fnmatch(pattern.c_str(), text.c_str(), 0) == 0;
-    if (GlobMatch(pattern, text) != expected && ++disagreements <= 10) {
-      UNSCOPED_INFO("pattern '" << pattern << "' text '" << text << "': fnmatch says " << expected);
-    }
-  }
-  CHECK(disagreements == 0);
+  const rlscope::test::GlobAlphabets alphabets{"ab.*?[]!^-", 7, "ab.[]!^-", 6};
+  CHECK(rlscope::test::Disagreements(
+            12345, 200000, alphabets,
+            [](const std::string& pattern, const std::string& text) { return GlobMatch(pattern, text); },
+            [](const std::string& pattern, const std::string& text) {
+              return fnmatch(pattern.c_str(), text.c_str(), 0) == 0;
+            }) == 0);
 }

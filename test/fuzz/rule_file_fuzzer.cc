@@ -13,7 +13,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string error;
   rlscope::ParseRules(std::string_view(reinterpret_cast<const char*>(data), size), "fuzz.rules", rules, &error);
   for (const rlscope::OperationRule& rule : rules.operations) {
-    rlscope::MatchesGlob(rule.qualname_glob, "Env.step");
+    rule.qualname_glob.Matches("Env.step");
     rlscope::MatchesLocation(rule, "/v/site-packages/torch/optim/adam.py", "torch.optim.adam");
   }
   for (const rlscope::LibraryRule& rule : rules.libraries) {
