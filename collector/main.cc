@@ -8,6 +8,7 @@
 #include "collector/dump_command.h"
 #include "collector/export_command.h"
 #include "collector/launcher.h"
+#include "collector/python_path_command.h"
 #include "collector/report_command.h"
 #include "collector/run_command.h"
 #include "collector/validate_command.h"
@@ -29,6 +30,7 @@ commands:
   calibrate                   measure rlscope's overhead on this machine (once),
                               so reports can be corrected for it
   validate [-n N] -- CMD...   measure rlscope's overhead on CMD and the correction's bias
+  python-path                 print where `import rlscope` is found outside 'rlscope run'
 
 'rlscope COMMAND --help' explains each command.
 options: -h/--help, --version
@@ -62,6 +64,7 @@ int main(int argc, char** argv) {
   if (command == "dump") return rlscope::collector::DumpCommandMain(rest);
   if (command == "validate") return rlscope::collector::ValidateCommandMain(rest);
   if (command == "calibrate") return rlscope::collector::CalibrateCommandMain(rest);
+  if (command == "python-path") return rlscope::collector::PythonPathCommandMain(rest);
   std::cerr << "rlscope: unknown command '" << command << "'\n\n" << kUsage;
   return 2;
 }

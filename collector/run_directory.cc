@@ -189,6 +189,7 @@ absl::StatusOr<Installation> FindInstallation() {
     installation.preload = fs::absolute(override_path).string();
   }
   installation.python_dir = (prefix / "share" / "rlscope" / "python").string();
+  installation.module_dir = (prefix / "share" / "rlscope" / "module").string();
   installation.default_rules = (prefix / "share" / "rlscope" / "rules" / "default.rules").string();
   for (const std::string& path : {installation.preload, installation.python_dir, installation.default_rules}) {
     if (access(path.c_str(), R_OK) != 0) {

@@ -42,6 +42,7 @@ absl::StatusOr<std::string> PrepareRunDirectory(const std::optional<std::string>
 struct Installation {
   std::string preload;        // lib/librlscope_preload.so ($RLSCOPE_PRELOAD)
   std::string python_dir;     // share/rlscope/python: sitecustomize.py, rlscope/
+  std::string module_dir;     // share/rlscope/module: rlscope/ alone (`rlscope python-path`)
   std::string default_rules;  // share/rlscope/rules/default.rules
 };
 absl::StatusOr<Installation> FindInstallation();

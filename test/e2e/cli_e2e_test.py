@@ -214,9 +214,12 @@ class BadInput(unittest.TestCase):
         self.check(["report"], 2, "no run directory given")
         self.check(["report", "a", "b"], 2, "exactly one run directory")
         self.check(["dump"], 2, "exactly one trace file")
+        self.check(["python-path", "extra"], 2, "takes no arguments")
+        self.check(["python-path", "--bogus"], 2, "unknown option '--bogus'")
 
     def test_help_explains_every_command(self):
-        for command in (["--help"], ["run", "--help"], ["report", "--help"], ["dump", "--help"]):
+        for command in (["--help"], ["run", "--help"], ["report", "--help"], ["dump", "--help"],
+                        ["python-path", "--help"]):
             result = run_rlscope(*command)
             self.assertEqual(result.returncode, 0)
             self.assertIn("usage: rlscope", result.stdout)

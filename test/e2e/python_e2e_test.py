@@ -288,7 +288,11 @@ class ProgramIsUnchanged(unittest.TestCase):
         self.assertEqual(replaced, not uses_monitoring(), problems)
 
     def test_the_rlscope_module_is_a_no_op_outside_rlscope(self):
-        env = dict(os.environ, PYTHONPATH=os.path.join(ARGS.share, "python"))
+        found = run_rlscope("python-path")
+        self.assertEqual(found.returncode, 0, found.stderr)
+        folder = found.stdout.strip()
+        self.assertEqual(sorted(os.listdir(folder)), ["rlscope"])  # The module alone: no sitecustomize.py.
+        env = dict(os.environ, PYTHONPATH=folder)
         env.pop("RLSCOPE_SOCKET", None)
         result = subprocess.run([ARGS.python, "-c", "import rlscope\nwith rlscope.operation('x'):\n    print('ok')"],
                                 capture_output=True, text=True, env=env)
