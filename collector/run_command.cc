@@ -45,8 +45,9 @@ options:
 
 constexpr const char* kRunUsageAfterProfilingOptions =
     R"USAGE(  --quiet              print neither the report at the end (still written)
-                       nor the live status line (shown while COMMAND runs
-                       when stderr is a terminal and TERM is not dumb;
+                       nor the live status line (shown on the terminal's
+                       bottom row, kept for it, while COMMAND runs when
+                       stderr is a terminal and TERM is not dumb;
                        the printed report is coloured there unless NO_COLOR)
                        nor the preload's notices ("rlscope[PID]: ..." lines
                        the report also carries: GPU capture missing or

@@ -16,6 +16,9 @@ namespace {
 constexpr int64_t kRedrawIntervalNs = 250'000'000;
 constexpr int64_t kRateWindowNs = 1'000'000'000;
 constexpr const char* kClearLine = "\r\x1b[K";
+// DECSC and DECRC: ESC 7 and ESC 8 (written as octal: "\x1b7" would be one hex escape).
+constexpr const char kSaveCursor[] = "\0337";
+constexpr const char kRestoreCursor[] = "\0338";
 
 bool DumbTerminal(const char* term) { return term == nullptr || *term == '\0' || strcmp(term, "dumb") == 0; }
 
@@ -95,6 +98,30 @@ double EventRate::Add(int64_t now_ns, uint64_t total_events) {
   return static_cast<double>(total_events - base_events) * 1e9 / static_cast<double>(now_ns - base_ns);
 }
 
+TerminalSize TerminalSizeOf(int fd) {
+  winsize size{};
+  if (ioctl(fd, TIOCGWINSZ, &size) != 0) return {};
+  return {size.ws_row, size.ws_col};
+}
+
+std::string ReserveBottomRow(int rows, bool first) {
+  // Setting the region moves the cursor to the top left: saved and
+  // restored around it. A first reservation feeds a line, then goes back
+  // up to it, so a cursor that was on the bottom row ends inside the region.
+  std::string bytes = first ? "\n" : "";
+  bytes += kSaveCursor + absl::StrFormat("\x1b[1;%dr", rows - 1) + kRestoreCursor;
+  if (first) bytes += "\x1b[1A";
+  return bytes;
+}
+
+std::string DrawBottomRow(int rows, const std::string& line) {
+  return kSaveCursor + absl::StrFormat("\x1b[%d;1H\x1b[2K", rows) + line + kRestoreCursor;
+}
+
+std::string ReleaseBottomRow(int rows) {
+  return kSaveCursor + absl::StrFormat("\x1b[r\x1b[%d;1H\x1b[2K", rows) + kRestoreCursor;
+}
+
 void StatusLine::Update(int64_t now_ns, uint64_t processes, uint64_t events, uint64_t dropped) {
   if (drawn_ && now_ns - last_draw_ns_ < kRedrawIntervalNs) return;
   last_draw_ns_ = now_ns;
@@ -104,16 +131,31 @@ void StatusLine::Update(int64_t now_ns, uint64_t processes, uint64_t events, uin
   counts.events = events;
   counts.events_per_s = rate_.Add(now_ns, events);
   counts.dropped = dropped;
-  size_t width = 80;
-  winsize size{};
-  if (ioctl(fd_, TIOCGWINSZ, &size) == 0 && size.ws_col > 0) width = size.ws_col;
-  Write(kClearLine + FormatStatusLine(counts, width));
+  const TerminalSize size = size_of_(fd_);
+  const std::string line = FormatStatusLine(counts, size.columns > 0 ? size.columns : 80);
+  std::string bytes;
+  if (size.rows >= kMinRowsForBottomRow) {
+    if (reserved_rows_ != size.rows) {
+      // Resized: the old bottom row (now inside the region, or gone) is
+      // cleared before the new one is taken.
+      if (reserved_rows_ != 0) bytes += ReleaseBottomRow(reserved_rows_);
+      bytes += ReserveBottomRow(size.rows, /*first=*/reserved_rows_ == 0);
+      reserved_rows_ = size.rows;
+    }
+    bytes += DrawBottomRow(size.rows, line);
+  } else {
+    if (reserved_rows_ != 0) bytes += ReleaseBottomRow(reserved_rows_);
+    reserved_rows_ = 0;
+    bytes += kClearLine + line;
+  }
+  Write(bytes);
   drawn_ = true;
 }
 
 void StatusLine::Erase() {
   if (!drawn_) return;
-  Write(kClearLine);
+  Write(reserved_rows_ != 0 ? ReleaseBottomRow(reserved_rows_) : std::string(kClearLine));
+  reserved_rows_ = 0;
   drawn_ = false;
 }
 

@@ -47,12 +47,41 @@ class EventRate {
   std::deque<std::pair<int64_t, uint64_t>> samples_;
 };
 
-// StatusLine: redraws the line on `fd` (stderr) in place, at most every
-// 250 ms; Erase() removes it (before COMMAND's exit is reported, before a
-// Ctrl-Z hands the terminal back to the shell).
+// TerminalSize: a terminal's rows and columns; 0 where unknown.
+struct TerminalSize {
+  int rows = 0;
+  int columns = 0;
+};
+TerminalSize TerminalSizeOf(int fd);
+
+// The bytes that keep the status line on the terminal's bottom row, out
+// of the command's way: a scroll region of rows 1..ROWS-1 (DECSTBM)
+// confines everything else written to the terminal above it, and each
+// draw saves and restores the cursor (DECSC/DECRC) around writing the
+// bottom row, so the command's output is never spliced with the line nor
+// overwritten by it (the way apt draws its progress bar).
+//   ReserveBottomRow: sets the region; `first`: also feeds one line first,
+//     so a cursor on the bottom row is not left outside the region.
+//   DrawBottomRow: `line` on the bottom row.
+//   ReleaseBottomRow: the whole screen scrolls again; the row is cleared.
+std::string ReserveBottomRow(int rows, bool first);
+std::string DrawBottomRow(int rows, const std::string& line);
+std::string ReleaseBottomRow(int rows);
+
+// StatusLine: draws the line on `fd` (stderr) at most every 250 ms: on the
+// bottom row, kept for it (above), when the terminal has at least
+// kMinRowsForBottomRow rows; else in place at the cursor ("\r", clear to
+// the end of the line), as on a terminal whose size is unknown. Erase()
+// removes it and gives the bottom row back (before COMMAND's exit is
+// reported, before a Ctrl-Z hands the terminal back to the shell; the next
+// Update after `fg` takes the row again). A resized terminal has its new
+// bottom row taken at the next draw.
 class StatusLine {
  public:
-  StatusLine(int fd, int64_t start_ns) : fd_(fd), start_ns_(start_ns) {}
+  static constexpr int kMinRowsForBottomRow = 4;
+  using SizeOf = TerminalSize (*)(int fd);
+  StatusLine(int fd, int64_t start_ns, SizeOf size_of = &TerminalSizeOf)
+      : fd_(fd), start_ns_(start_ns), size_of_(size_of) {}
   // Update: redraws when 250 ms have passed since the last draw.
   void Update(int64_t now_ns, uint64_t processes, uint64_t events, uint64_t dropped);
   void Erase();
@@ -61,8 +90,10 @@ class StatusLine {
   void Write(const std::string& bytes);
   int fd_;
   int64_t start_ns_;
+  SizeOf size_of_;
   int64_t last_draw_ns_ = 0;
   bool drawn_ = false;
+  int reserved_rows_ = 0;  // The terminal's rows when its bottom row was taken; 0: not taken.
   EventRate rate_;
 };
 
