@@ -163,7 +163,9 @@ int RunCommandMain(const std::vector<std::string>& args) {
   if (!report.status.ok()) {
     std::cerr << "rlscope run: " << report.status.message() << "\n";
   } else if (!options->quiet) {
-    std::cerr << "\n" << Colorize(report.text, color) << "\nrlscope: results in " << *run_dir << "/\n";
+    std::cerr << "\n"
+              << Colorize(report.text, color) << "\nrlscope: results in " << *run_dir << "/; open " << *run_dir
+              << "/report.html in a browser for the charts\n";
   }
   return outcome->exit_code;
 }

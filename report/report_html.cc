@@ -11,6 +11,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "calibration/calibration_verdict.h"
+#include "report/headline.h"
 #include "report/html_page.h"
 #include "report/report_html_breakdown.h"
 #include "report/report_html_process.h"
@@ -161,6 +162,15 @@ std::string GpuBusySection(const RunReport& report) {
   return out;
 }
 
+// AnswerSection: the answer first (headline.h).
+std::string AnswerSection(const Headline& headline) {
+  std::string out = "<h2 id=\"answer\">The answer</h2><ul class=\"answer\">";
+  for (const std::string& finding : headline.findings) out += "<li>" + Escape(finding) + "</li>";
+  for (const std::string& step : headline.next_steps) out += "<li><strong>Next:</strong> " + Escape(step) + "</li>";
+  out += "</ul>" + Note(headline.correction);
+  return out;
+}
+
 std::string CorrectionSection(const RunReport& report) {
   if (!report.corrected) {
     return absl::StrCat("<p><strong>Uncorrected.</strong> ", Escape(report.correction_message), "</p>");
@@ -215,6 +225,7 @@ std::string FormatReportHtml(const RunReport& report) {
   std::string body = absl::StrFormat("<h1>rlscope report</h1><p class=\"mono\">%s</p>",
                                      Escape(FormatCommandLine(report.metadata.command)));
   body += Banners(report);
+  body += AnswerSection(MakeHeadline(report));
   body += MetadataSection(report);
   body += "<h2 id=\"breakdown\">Where the time went</h2>";
   if (report.corrected) {

@@ -2,6 +2,7 @@
 
 #include "calibration/calibration_verdict.h"
 #include "nlohmann/json.hpp"
+#include "report/headline.h"
 
 namespace rlscope::report {
 
@@ -154,6 +155,11 @@ nlohmann::ordered_json ProcessJson(const ProcessReport& process) {
           {"gpu", GpuJson(process.gpu)}};
 }
 
+// HeadlineJson: the answer the report leads with (headline.h).
+nlohmann::ordered_json HeadlineJson(const Headline& headline) {
+  return {{"findings", headline.findings}, {"next_steps", headline.next_steps}, {"correction", headline.correction}};
+}
+
 }  // namespace
 
 std::string FormatReportJson(const RunReport& report) {
@@ -167,6 +173,7 @@ std::string FormatReportJson(const RunReport& report) {
       {"exit_code", report.metadata.recorded ? nlohmann::ordered_json(report.metadata.exit_code) : nullptr},
       {"wall_ns", report.metadata.wall_ns},
       {"corrected", report.corrected},
+      {"headline", HeadlineJson(MakeHeadline(report))},
       {"rows", rows},
       {"processes", processes},
       {"problems", report.problems},

@@ -10,6 +10,7 @@
 #include "absl/strings/str_join.h"
 #include "calibration/calibration_verdict.h"
 #include "calibration/overhead_model.h"
+#include "report/headline.h"
 #include "report/report_vocabulary.h"
 
 namespace rlscope::report {
@@ -302,6 +303,37 @@ std::string NvidiaSmiComparison(const RunReport& report) {
 
 }  // namespace
 
+// HeadlineSection: the answer first (headline.h), wrapped at 78 columns.
+std::string HeadlineSection(const Headline& headline) {
+  auto wrapped = [](const std::string& bullet, const std::string& text) {
+    std::string out;
+    std::string line = bullet;
+    size_t begin = 0;
+    while (begin < text.size()) {
+      size_t end = text.find(' ', begin);
+      if (end == std::string::npos) end = text.size();
+      const std::string word = text.substr(begin, end - begin);
+      if (word.empty()) {  // Runs of spaces wrap as one.
+        begin = end + 1;
+        continue;
+      }
+      if (line.size() > bullet.size() && line.size() + 1 + word.size() > 78) {
+        out += line + "\n";
+        line = std::string(bullet.size(), ' ');
+      }
+      if (line.size() > bullet.size()) line += ' ';
+      line += word;
+      begin = end + 1;
+    }
+    return out + line + "\n";
+  };
+  std::string out = "\nthe answer:\n";
+  for (const std::string& finding : headline.findings) out += wrapped("  - ", finding);
+  for (const std::string& step : headline.next_steps) out += wrapped("  > next: ", step);
+  out += wrapped("  ", headline.correction);
+  return out;
+}
+
 // CorrectionSection: what the overhead correction did (or why it did not).
 std::string CorrectionSection(const RunReport& report) {
   if (!report.corrected) return absl::StrFormat("  %s\n", report.correction_message);
@@ -391,7 +423,7 @@ std::string FormatReportText(const RunReport& report) {
                     : "exit status and wall time unknown (meta.json unreadable)",
       report.processes.size(),
       report.corrected ? "corrected for profiling overhead" : "NOT corrected for profiling overhead");
-  out += CorrectionSection(report);
+  out += HeadlineSection(MakeHeadline(report));
   // Processes where nothing was intercepted (compilers, shells a program
   // spawns) get one summary line instead of a table each.
   const ProcessSplit split = SplitQuietProcesses(report);
@@ -417,6 +449,7 @@ std::string FormatReportText(const RunReport& report) {
                            split.quiet_count, FormatDuration(split.quiet_thread_ns), split.quiet_commands);
   }
   out += NvidiaSmiComparison(report);
+  out += "\noverhead correction, in detail:\n" + CorrectionSection(report);
   if (!report.problems.empty()) {
     out += "\nproblems with this run's data:\n";
     for (const std::string& problem : report.problems) out += "  ! " + problem + "\n";

@@ -1,0 +1,203 @@
+#include "report/headline.h"
+
+#include <algorithm>
+#include <cctype>
+#include <map>
+#include <utility>
+
+#include "absl/strings/str_format.h"
+#include "report/report_vocabulary.h"
+
+namespace rlscope::report {
+
+namespace {
+
+bool OutsideTheLoop(const std::string& operation) { return operation == "startup" || operation == "teardown"; }
+
+// LevelName: a category as a sentence names it.
+std::string LevelName(Category category) {
+  switch (category) {
+    case Category::kPython: return "Python (the interpreter)";
+    case Category::kBackend: return "the ML backend";
+    case Category::kSimulator: return "the simulator";
+    case Category::kCudaApi: return "CUDA API calls";
+    case Category::kNative: return "other native code";
+    default: return std::string(CategoryName(category));
+  }
+}
+
+double Share(int64_t part, int64_t whole) { return whole > 0 ? 100.0 * static_cast<double>(part) / whole : 0; }
+
+// Figures: the CPU thread time of the run, by operation and category.
+struct Figures {
+  int64_t total_ns = 0;
+  int64_t loop_ns = 0;
+  int64_t startup_ns = 0;
+  std::map<std::string, int64_t> operation_ns;  // The loop's operations.
+  std::map<std::string, std::map<Category, int64_t>> operation_levels;
+  std::map<Category, int64_t> loop_levels;
+};
+
+Figures FiguresOf(const RunReport& report) {
+  Figures figures;
+  for (const BreakdownRow& row : report.rows) {
+    if (row.resource == Resource::kGpu || row.category == Category::kWait) continue;
+    figures.total_ns += row.ns;
+    if (row.operation == "startup") figures.startup_ns += row.ns;
+    if (OutsideTheLoop(row.operation)) continue;
+    figures.loop_ns += row.ns;
+    figures.operation_ns[row.operation] += row.ns;
+    figures.operation_levels[row.operation][row.category] += row.ns;
+    figures.loop_levels[row.category] += row.ns;
+  }
+  return figures;
+}
+
+template <typename Key>
+std::pair<Key, int64_t> Largest(const std::map<Key, int64_t>& values) {
+  std::pair<Key, int64_t> largest{};
+  for (const auto& [key, ns] : values) {
+    if (ns > largest.second) largest = {key, ns};
+  }
+  return largest;
+}
+
+// TopUserLine: the user's own line that caused the most native time in
+// the loop, over every process.
+const LineRow* TopUserLine(const RunReport& report) {
+  const LineRow* top = nullptr;
+  for (const ProcessReport& process : report.processes) {
+    for (const LineRow& line : process.python_lines) {
+      if (!line.user_code || OutsideTheLoop(line.operation) || line.outer_ns <= 0) continue;
+      if (top == nullptr || line.outer_ns > top->outer_ns) top = &line;
+    }
+  }
+  return top;
+}
+
+struct Step {
+  double weight = 0;  // The share it is about: the larger first.
+  std::string text;
+};
+
+std::vector<Step> NextSteps(const RunReport& report, const Figures& figures) {
+  std::vector<Step> steps;
+  const double startup = Share(figures.startup_ns, figures.total_ns);
+  if (startup >= 50) {
+    steps.push_back(
+        {startup, absl::StrFormat("Start-up is %.0f%% of this run's thread time: profile more steps, so that "
+                                  "the loop's figures are those of a real training run.",
+                                  startup)});
+  }
+  auto level_of = [&](const std::string& operation, Category category) {
+    const auto found = figures.operation_levels.find(operation);
+    if (found == figures.operation_levels.end()) return int64_t{0};
+    const auto level = found->second.find(category);
+    return level == found->second.end() ? int64_t{0} : level->second;
+  };
+  auto operation_ns = [&](const std::string& operation) {
+    const auto found = figures.operation_ns.find(operation);
+    return found == figures.operation_ns.end() ? int64_t{0} : found->second;
+  };
+  const double simulation = Share(operation_ns("simulation"), figures.loop_ns);
+  const double simulation_python = Share(level_of("simulation", Category::kPython), operation_ns("simulation"));
+  if (simulation >= 40 && simulation_python >= 50) {
+    steps.push_back({simulation, absl::StrFormat("Simulation is %.0f%% of the loop, %.0f%% of it Python: step many "
+                                                 "environments per call (a vectorised environment) or move the "
+                                                 "environment's step into compiled code.",
+                                                 simulation, simulation_python)});
+  }
+  const int64_t inference_ns = operation_ns("inference");
+  const double inference = Share(inference_ns, figures.loop_ns);
+  const double inference_overhead =
+      Share(level_of("inference", Category::kPython) + level_of("inference", Category::kCudaApi), inference_ns);
+  if (inference >= 25 && inference_overhead >= 50) {
+    steps.push_back({inference, absl::StrFormat("Inference is %.0f%% of the loop, %.0f%% of it Python and CUDA API "
+                                                "calls rather than compute: act for many environments per forward "
+                                                "pass, or compile acting (torch.compile, CUDA graphs, jax.jit).",
+                                                inference, inference_overhead)});
+  }
+  const auto loop_level = [&](Category category) {
+    const auto found = figures.loop_levels.find(category);
+    return found == figures.loop_levels.end() ? int64_t{0} : found->second;
+  };
+  const double cuda_api = Share(loop_level(Category::kCudaApi), figures.loop_ns);
+  if (cuda_api >= 20) {
+    steps.push_back({cuda_api, absl::StrFormat("CUDA API calls are %.0f%% of the loop: launch fewer, larger kernels "
+                                               "(larger batches, fused operations, CUDA graphs).",
+                                               cuda_api)});
+  }
+  const double python = Share(loop_level(Category::kPython), figures.loop_ns);
+  if (python >= 60 && simulation_python < 50) {
+    steps.push_back({python, absl::StrFormat("Python itself is %.0f%% of the loop, more than the work it drives: "
+                                             "larger batches per call, or compiled steps, leave it less to do.",
+                                             python)});
+  }
+  std::stable_sort(steps.begin(), steps.end(), [](const Step& a, const Step& b) { return a.weight > b.weight; });
+  if (steps.size() > 2) steps.resize(2);
+  return steps;
+}
+
+std::string CorrectionLine(const RunReport& report) {
+  if (!report.corrected) {
+    std::string why = report.correction_message;
+    if (why.rfind("uncorrected: ", 0) == 0) why = why.substr(13);
+    return "Not corrected for rlscope's overhead: " + (why.empty() ? std::string("no calibration was given") : why);
+  }
+  std::string line = "Corrected for rlscope's overhead";
+  if (report.corrected_wall_ns.has_value() && *report.corrected_wall_ns > 0 && report.metadata.wall_ns > 0) {
+    line += absl::StrFormat(
+        ": about %s without rlscope (+- %s; profiled %s, %.2fx)", FormatDuration(*report.corrected_wall_ns),
+        FormatDuration(report.corrected_wall_spread_ns), FormatDuration(report.metadata.wall_ns),
+        static_cast<double>(report.metadata.wall_ns) / static_cast<double>(*report.corrected_wall_ns));
+  }
+  if (!report.calibration_quality.verdict.empty()) line += "; calibration " + report.calibration_quality.verdict;
+  return line + " (details at the end).";
+}
+
+}  // namespace
+
+Headline MakeHeadline(const RunReport& report) {
+  Headline headline;
+  const Figures figures = FiguresOf(report);
+  if (figures.total_ns <= 0) {
+    headline.findings.push_back("No thread time was recorded: nothing to break down.");
+  } else if (figures.loop_ns <= 0) {
+    headline.findings.push_back(
+        absl::StrFormat("All %s of thread time is start-up and teardown: no training loop ran long enough to show.",
+                        FormatDuration(figures.total_ns)));
+  } else {
+    const auto [operation, operation_ns] = Largest(figures.operation_ns);
+    const auto [level, level_ns] = Largest(figures.operation_levels.at(operation));
+    std::string name = operation;
+    if (!name.empty()) name[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(name[0])));
+    headline.findings.push_back(absl::StrFormat(
+        "%s is %.0f%% of the training loop (%s of %s; start-up and teardown aside), %.0f%% of it in %s.", name,
+        Share(operation_ns, figures.loop_ns), FormatDuration(operation_ns), FormatDuration(figures.loop_ns),
+        Share(level_ns, operation_ns), LevelName(level)));
+    std::vector<std::pair<Category, int64_t>> levels(figures.loop_levels.begin(), figures.loop_levels.end());
+    std::sort(levels.begin(), levels.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+    std::string by_level = "By level, the loop is";
+    for (size_t i = 0; i < levels.size() && i < 3; ++i) {
+      by_level += absl::StrFormat("%s %s %.0f%%", i == 0 ? "" : ",", CategoryName(levels[i].first),
+                                  Share(levels[i].second, figures.loop_ns));
+    }
+    headline.findings.push_back(by_level + ".");
+  }
+  if (report.gpu_busy_ns > 0 && report.metadata.wall_ns > 0) {
+    headline.findings.push_back(
+        absl::StrFormat("The GPU was busy %s of the run's %s wall time (%.0f%%).", FormatDuration(report.gpu_busy_ns),
+                        FormatDuration(report.metadata.wall_ns), Share(report.gpu_busy_ns, report.metadata.wall_ns)));
+  } else if (report.gpu_busy_ns <= 0) {
+    headline.findings.push_back("No GPU work was recorded.");
+  }
+  if (const LineRow* line = TopUserLine(report); line != nullptr) {
+    headline.findings.push_back(absl::StrFormat("Your most expensive line: %s (%s of native time, in %s).",
+                                                FormatLine(*line), FormatDuration(line->outer_ns), line->operation));
+  }
+  for (Step& step : NextSteps(report, figures)) headline.next_steps.push_back(std::move(step.text));
+  headline.correction = CorrectionLine(report);
+  return headline;
+}
+
+}  // namespace rlscope::report
