@@ -16,7 +16,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // A classifier with one rule, so Python's native callees are classified;
   // no symbolizer: it would open whatever paths the input names.
   static rlscope::report::LibraryClassifier classifier({{"Backend", "*torch*"}});
-  static const std::vector<rlscope::OperationRule> operation_rules = {{"step", "*.step", "", {}}};
+  static const std::vector<rlscope::OperationRule> operation_rules = {{"step", rlscope::GlobSet("*.step"), "", {}}};
   rlscope::report::TimelineBuilder builder(names, &classifier, nullptr, &operation_rules);
   builder.CollectOverhead(true);
   absl::StatusOr<rlscope::collector::TraceReadResult> read = rlscope::collector::ReadTraceBuffer(
