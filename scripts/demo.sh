@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
-# Installs what is missing, builds, profiles the bundled default workload and
-# prints the report: PPO (PyTorch, CPU) learning a MuJoCo cart-pole
+# Installs what is missing, builds the CLI and the preload, profiles the
+# bundled default workload and prints the report: PPO (PyTorch, CPU) learning a MuJoCo cart-pole
 # (scripts/workloads/ppo.py), profiled with no change to it.
 #
 #   scripts/demo.sh [WORKLOAD ARGS...]   (default: --steps 10000)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build_dir="${RLSCOPE_BUILD_DIR:-$root/build}"
-bash "$root/scripts/install_deps.sh"
-bash "$root/scripts/build.sh"
+# Only what the demo needs: the CLI, the preload and what `rlscope
+# calibrate` runs; no tests, benchmarks or native workload
+# (scripts/test.sh builds those into the same tree).
+bash "$root/scripts/install_deps.sh" --demo
+bash "$root/scripts/build.sh" -DBUILD_TESTING=OFF -DRLSCOPE_BUILD_BENCHMARKS=OFF -DRLSCOPE_WITH_NATIVE_WORKLOAD=OFF
 args=("$@")
 ((${#args[@]})) || args=(--steps 10000)
 out="$root/rlscope-out/demo-$(date +%Y%m%d-%H%M%S)"

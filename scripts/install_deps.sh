@@ -4,8 +4,17 @@
 # The CUDA toolkit is not a Debian package: when /usr/local/cuda is absent the
 # build still works and the CUDA-specific parts are skipped (CMake says so).
 # With arguments, installs those packages instead (other scripts' extra
-# needs, e.g. the inference-accuracy corpus's third-party dependencies).
+# needs, e.g. the inference-accuracy corpus's third-party dependencies);
+# `--demo` installs only what scripts/demo.sh needs (the CLI, the preload
+# and the bundled Python workloads; no test, lint or fuzz tools).
 set -euo pipefail
+
+demo_packages=(
+  build-essential cmake ninja-build pkg-config
+  libabsl-dev libflatbuffers-dev flatbuffers-compiler
+  libunwind-dev nlohmann-json3-dev
+  python3 python3-numpy python3-torch libopenblas0-pthread libmujoco-dev
+)
 
 packages=(
   build-essential cmake ninja-build pkg-config
@@ -31,7 +40,10 @@ packages=(
 )
 
 what="build dependencies"
-if (($# > 0)); then
+if [[ "${1:-}" == --demo ]]; then
+  packages=("${demo_packages[@]}")
+  what="the demo's dependencies"
+elif (($# > 0)); then
   packages=("$@")
   what="of $*"
 fi

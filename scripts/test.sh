@@ -5,7 +5,8 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build_dir="${RLSCOPE_BUILD_DIR:-$root/build}"
 bash "$root/scripts/install_deps.sh"
-bash "$root/scripts/build.sh"
+# Everything, also in a tree scripts/demo.sh configured without tests.
+bash "$root/scripts/build.sh" -DBUILD_TESTING=ON -DRLSCOPE_BUILD_BENCHMARKS=ON -DRLSCOPE_WITH_NATIVE_WORKLOAD=ON
 cd "$build_dir"
 ctest --output-on-failure --parallel "$(nproc)" --timeout 900
 # The preload built by CMake's default generator too (Unix Makefiles links
