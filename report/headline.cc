@@ -28,6 +28,15 @@ std::string LevelName(Category category) {
 
 double Share(int64_t part, int64_t whole) { return whole > 0 ? 100.0 * static_cast<double>(part) / whole : 0; }
 
+// Percent: a share as a sentence gives it: "62%", one decimal under 10 %
+// ("0.3%"), so that a small share does not read as none.
+std::string Percent(int64_t part, int64_t whole) {
+  const double share = Share(part, whole);
+  return share < 10 ? absl::StrFormat("%.1f%%", share) : absl::StrFormat("%.0f%%", share);
+}
+
+constexpr char kNoOperation[] = "(none)";
+
 // Figures: the CPU thread time of the run, by operation and category.
 struct Figures {
   int64_t total_ns = 0;
@@ -169,25 +178,35 @@ Headline MakeHeadline(const RunReport& report) {
   } else {
     const auto [operation, operation_ns] = Largest(figures.operation_ns);
     const auto [level, level_ns] = Largest(figures.operation_levels.at(operation));
-    std::string name = operation;
-    if (!name.empty()) name[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(name[0])));
-    headline.findings.push_back(absl::StrFormat(
-        "%s is %.0f%% of the training loop (%s of %s; start-up and teardown aside), %.0f%% of it in %s.", name,
-        Share(operation_ns, figures.loop_ns), FormatDuration(operation_ns), FormatDuration(figures.loop_ns),
-        Share(level_ns, operation_ns), LevelName(level)));
+    if (operation == kNoOperation) {
+      // Time no operation covers is not an answer: say so, and where the
+      // report explains it.
+      headline.findings.push_back(absl::StrFormat(
+          "%s of the training loop is in no operation, (none) (%s of %s; start-up and teardown aside), %s of it "
+          "in %s: the report lists the functions it was spent in and the rule lines that would name them.",
+          Percent(operation_ns, figures.loop_ns), FormatDuration(operation_ns), FormatDuration(figures.loop_ns),
+          Percent(level_ns, operation_ns), LevelName(level)));
+    } else {
+      std::string name = operation;
+      if (!name.empty()) name[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(name[0])));
+      headline.findings.push_back(
+          absl::StrFormat("%s is %s of the training loop (%s of %s; start-up and teardown aside), %s of it in %s.",
+                          name, Percent(operation_ns, figures.loop_ns), FormatDuration(operation_ns),
+                          FormatDuration(figures.loop_ns), Percent(level_ns, operation_ns), LevelName(level)));
+    }
     std::vector<std::pair<Category, int64_t>> levels(figures.loop_levels.begin(), figures.loop_levels.end());
     std::sort(levels.begin(), levels.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
     std::string by_level = "By level, the loop is";
     for (size_t i = 0; i < levels.size() && i < 3; ++i) {
-      by_level += absl::StrFormat("%s %s %.0f%%", i == 0 ? "" : ",", CategoryName(levels[i].first),
-                                  Share(levels[i].second, figures.loop_ns));
+      by_level += absl::StrFormat("%s %s %s", i == 0 ? "" : ",", CategoryName(levels[i].first),
+                                  Percent(levels[i].second, figures.loop_ns));
     }
     headline.findings.push_back(by_level + ".");
   }
   if (report.gpu_busy_ns > 0 && report.metadata.wall_ns > 0) {
     headline.findings.push_back(
-        absl::StrFormat("The GPU was busy %s of the run's %s wall time (%.0f%%).", FormatDuration(report.gpu_busy_ns),
-                        FormatDuration(report.metadata.wall_ns), Share(report.gpu_busy_ns, report.metadata.wall_ns)));
+        absl::StrFormat("The GPU was busy %s of the run's %s wall time (%s).", FormatDuration(report.gpu_busy_ns),
+                        FormatDuration(report.metadata.wall_ns), Percent(report.gpu_busy_ns, report.metadata.wall_ns)));
   } else if (report.gpu_busy_ns <= 0) {
     headline.findings.push_back("No GPU work was recorded.");
   }

@@ -48,6 +48,16 @@ TEST_CASE("headline: the dominant operation of the loop and its level, start-up 
         0);
 }
 
+TEST_CASE("headline: time in no operation is said to be that, with where the report explains it", "[headline]") {
+  RunReport report;
+  report.rows = {Row("(none)", Category::kCudaApi, 880), Row("backprop", Category::kBackend, 120)};
+  const Headline headline = MakeHeadline(report);
+  CHECK(headline.findings[0].rfind("88% of the training loop is in no operation, (none) (880.00 ms of 1.000 s;", 0) ==
+        0);
+  CHECK(headline.findings[0].find("the rule lines that would name them") != std::string::npos);
+  CHECK(Has(headline.findings, "By level, the loop is CUDA API 88%, Backend 12%."));
+}
+
 TEST_CASE("headline: a run that is mostly start-up says to profile more steps", "[headline]") {
   RunReport report;
   report.rows = {Row("startup", Category::kPython, 900), Row("backprop", Category::kBackend, 100)};
@@ -104,6 +114,8 @@ TEST_CASE("headline: GPU busy, the user's most expensive line, the correction in
   report.calibration_quality.verdict = "trusted";
   const Headline headline = MakeHeadline(report);
   CHECK(Has(headline.findings, "The GPU was busy 500.00 ms of the run's 2.000 s wall time (25%)."));
+  report.gpu_busy_ns = 6 * kMs;
+  CHECK(Has(MakeHeadline(report).findings, "The GPU was busy 6.00 ms of the run's 2.000 s wall time (0.3%)."));
   CHECK(Has(headline.findings, "train.py:40"));
   CHECK(Has(headline.findings, "(30.00 ms of native time, in backprop)."));
   CHECK(headline.correction ==
