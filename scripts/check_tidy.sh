@@ -19,4 +19,4 @@ if [[ -z "$tidy" ]]; then
   exit 2
 fi
 # Every .cc of ours in the build, the native workload's aside.
-"$tidy" -p "$build" -quiet -j "$(nproc)" "^$root/(calibration|collector|preload|report|test|scripts/bench|scripts/workloads/(?!native/)).*\\.cc\$"
+"$tidy" -p "$build" -quiet -j "$(nproc)" "^$root/(calibration|collector|format|preload|report|test|scripts/bench|scripts/workloads/(?!native/)).*\\.cc\$"

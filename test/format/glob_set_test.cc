@@ -4,6 +4,7 @@
 
 #include <catch2/catch.hpp>
 #include <string>
+#include <vector>
 
 #include "format/rule_file.h"
 #include "test/format/glob_differential.h"
@@ -27,9 +28,13 @@ TEST_CASE("glob set: the shapes the default rules use", "[glob]") {
   CHECK(GlobSet("a\\*|x").Matches("a*"));  // A backslash: matched in full, no literal check.
   CHECK_FALSE(GlobSet("").Matches(""));    // No alternative matches nothing, as MatchesGlob.
   CHECK_FALSE(GlobSet("|").Matches(""));
-  const GlobSet copied = updates;
-  CHECK(copied.Matches("MyAgent.update"));
-  CHECK(copied.text() == updates.text());
+  GlobSet assigned;
+  assigned = updates;  // Copy assignment prepares the literals again, from the text.
+  CHECK(assigned.Matches("MyAgent.update"));
+  CHECK(assigned.text() == updates.text());
+  const std::vector<GlobSet> copies(2, updates);  // Copy construction.
+  CHECK(copies[1].Matches("DQN.update"));
+  CHECK_FALSE(copies[1].Matches("Agent.updater"));
 }
 
 // Differential: random '|'-alternatives over the special characters decide
