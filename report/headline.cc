@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <cctype>
 #include <map>
+#include <optional>
 #include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "report/report_vocabulary.h"
 
@@ -12,7 +14,12 @@ namespace rlscope::report {
 
 namespace {
 
-bool OutsideTheLoop(const std::string& operation) { return operation == "startup" || operation == "teardown"; }
+// ValueOr0: map[key], 0 when absent.
+template <typename Map, typename Key>
+int64_t ValueOr0(const Map& map, const Key& key) {
+  const auto found = map.find(key);
+  return found == map.end() ? int64_t{0} : static_cast<int64_t>(found->second);
+}
 
 // LevelName: a category as a sentence names it.
 std::string LevelName(Category category) {
@@ -89,6 +96,52 @@ struct Step {
   std::string text;
 };
 
+// SmallKernelsStep: the loop operation whose GPU work is launched in the
+// most kernels per instance while the GPU sat mostly idle during it: at
+// least kManyKernels kernels per instance, the GPU busy under half of the
+// operation's time, and the operation at least 10 % of the loop. Such an
+// operation is bound by launching, not by the GPU: fewer, larger launches
+// (batching) or one captured launch (CUDA graphs, torch.compile, jax.jit)
+// are the remedy.
+std::optional<Step> SmallKernelsStep(const RunReport& report, const Figures& figures) {
+  constexpr double kManyKernels = 5;
+  struct Gpu {
+    uint64_t kernels = 0;
+    int64_t kernel_ns = 0, wall_ns = 0, busy_ns = 0;
+    uint64_t instances = 0;
+  };
+  std::map<std::string, Gpu> operations;
+  for (const ProcessReport& process : report.processes) {
+    for (const OperationGpuRow& row : process.gpu.operations) {
+      if (OutsideTheLoop(row.operation) || row.operation == kNoOperation) continue;
+      Gpu& gpu = operations[row.operation];
+      gpu.kernels += row.kernels;
+      gpu.kernel_ns += row.kernel_ns;
+      gpu.wall_ns += row.wall_ns;
+      gpu.busy_ns += row.gpu_busy_ns;
+    }
+  }
+  for (const ProcessReport& process : report.processes) {
+    for (auto& [name, gpu] : operations) gpu.instances += ValueOr0(process.operation_instances, name);
+  }
+  std::optional<Step> step;
+  for (const auto& [name, gpu] : operations) {
+    if (gpu.instances == 0 || gpu.wall_ns <= 0) continue;
+    const double per_instance = static_cast<double>(gpu.kernels) / static_cast<double>(gpu.instances);
+    const double share = Share(ValueOr0(figures.operation_ns, name), figures.loop_ns);
+    const double busy = Share(gpu.busy_ns, gpu.wall_ns);
+    if (per_instance < kManyKernels || busy >= 50 || share < 10) continue;
+    if (step.has_value() && step->weight >= share) continue;
+    step = Step{share, absl::StrFormat("%s launches %.0f kernels per instance for %s of GPU time, and the GPU is "
+                                       "busy %.0f%% of its time: batch it (more environments or samples per call), "
+                                       "or launch it as one (CUDA graphs, torch.compile, jax.jit).",
+                                       name, per_instance,
+                                       FormatDuration(gpu.kernel_ns / static_cast<int64_t>(gpu.instances)), busy)};
+    if (!step->text.empty()) step->text[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(step->text[0])));
+  }
+  return step;
+}
+
 std::vector<Step> NextSteps(const RunReport& report, const Figures& figures) {
   std::vector<Step> steps;
   const double startup = Share(figures.startup_ns, figures.total_ns);
@@ -100,14 +153,9 @@ std::vector<Step> NextSteps(const RunReport& report, const Figures& figures) {
   }
   auto level_of = [&](const std::string& operation, Category category) {
     const auto found = figures.operation_levels.find(operation);
-    if (found == figures.operation_levels.end()) return int64_t{0};
-    const auto level = found->second.find(category);
-    return level == found->second.end() ? int64_t{0} : level->second;
+    return found == figures.operation_levels.end() ? int64_t{0} : ValueOr0(found->second, category);
   };
-  auto operation_ns = [&](const std::string& operation) {
-    const auto found = figures.operation_ns.find(operation);
-    return found == figures.operation_ns.end() ? int64_t{0} : found->second;
-  };
+  auto operation_ns = [&](const std::string& operation) { return ValueOr0(figures.operation_ns, operation); };
   const double simulation = Share(operation_ns("simulation"), figures.loop_ns);
   const double simulation_python = Share(level_of("simulation", Category::kPython), operation_ns("simulation"));
   if (simulation >= 40 && simulation_python >= 50) {
@@ -126,10 +174,7 @@ std::vector<Step> NextSteps(const RunReport& report, const Figures& figures) {
                                                 "pass, or compile acting (torch.compile, CUDA graphs, jax.jit).",
                                                 inference, inference_overhead)});
   }
-  const auto loop_level = [&](Category category) {
-    const auto found = figures.loop_levels.find(category);
-    return found == figures.loop_levels.end() ? int64_t{0} : found->second;
-  };
+  const auto loop_level = [&](Category category) { return ValueOr0(figures.loop_levels, category); };
   const double cuda_api = Share(loop_level(Category::kCudaApi), figures.loop_ns);
   if (cuda_api >= 20) {
     steps.push_back({cuda_api, absl::StrFormat("CUDA API calls are %.0f%% of the loop: launch fewer, larger kernels "
@@ -142,6 +187,7 @@ std::vector<Step> NextSteps(const RunReport& report, const Figures& figures) {
                                              "larger batches per call, or compiled steps, leave it less to do.",
                                              python)});
   }
+  if (std::optional<Step> gpu = SmallKernelsStep(report, figures); gpu.has_value()) steps.push_back(std::move(*gpu));
   std::stable_sort(steps.begin(), steps.end(), [](const Step& a, const Step& b) { return a.weight > b.weight; });
   if (steps.size() > 2) steps.resize(2);
   return steps;
@@ -165,6 +211,10 @@ std::string CorrectionLine(const RunReport& report) {
 }
 
 }  // namespace
+
+bool OutsideTheLoop(const std::string& operation) { return operation == "startup" || operation == "teardown"; }
+
+int64_t LoopThreadNs(const RunReport& report) { return FiguresOf(report).loop_ns; }
 
 Headline MakeHeadline(const RunReport& report) {
   Headline headline;
@@ -202,6 +252,16 @@ Headline MakeHeadline(const RunReport& report) {
                                   Percent(levels[i].second, figures.loop_ns));
     }
     headline.findings.push_back(by_level + ".");
+    if (report.steps > 0) {
+      const auto steps = static_cast<int64_t>(report.steps);
+      std::string per_step = absl::StrFormat("One environment step takes %s of the loop's thread time (%s steps",
+                                             FormatDuration(figures.loop_ns / steps), FormatCount(report.steps));
+      if (const int64_t simulation_ns = ValueOr0(figures.operation_ns, std::string(kStepOperation));
+          simulation_ns > 0) {
+        absl::StrAppend(&per_step, "; the step itself ", FormatDuration(simulation_ns / steps), " of it");
+      }
+      headline.findings.push_back(per_step + ").");
+    }
   }
   if (report.gpu_busy_ns > 0 && report.metadata.wall_ns > 0) {
     headline.findings.push_back(

@@ -13,6 +13,7 @@
 #ifndef RLSCOPE_REPORT_HEADLINE_H_
 #define RLSCOPE_REPORT_HEADLINE_H_
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,11 @@ struct Headline {
 };
 
 Headline MakeHeadline(const RunReport& report);
+
+// OutsideTheLoop: start-up and teardown, the operations not in the loop.
+bool OutsideTheLoop(const std::string& operation);
+// LoopThreadNs: the loop's CPU thread time (work, no Wait), all processes.
+int64_t LoopThreadNs(const RunReport& report);
 
 }  // namespace rlscope::report
 

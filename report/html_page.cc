@@ -117,15 +117,17 @@ code, .mono { font-family: ui-monospace, "DejaVu Sans Mono", monospace; font-siz
 .banner.ok { border-color: #4ac26b; background: #dafbe1; }
 dl.meta { display: grid; grid-template-columns: max-content 1fr; gap: 2px 16px; margin: 8px 0; }
 dl.meta dt { color: var(--muted); }
-dl.meta dd { margin: 0; overflow-wrap: anywhere; }
+dl.meta dd { margin: 0; overflow-wrap: break-word; }
 /* Wide tables scroll sideways instead of overflowing the page. */
 table { border-collapse: collapse; margin: 6px 0 12px; font-size: 13px;
         display: block; max-width: 100%; overflow-x: auto; }
 th, td { padding: 3px 10px; border-bottom: 1px solid var(--line); text-align: left; vertical-align: top; }
 th { background: var(--panel); font-weight: 600; white-space: nowrap; }
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+.worse { color: var(--bad); font-weight: 600; }
+.better { color: #1a7f37; font-weight: 600; }
 td { overflow-wrap: break-word; }
-td code { overflow-wrap: anywhere; }
+td code { overflow-wrap: break-word; }  /* Wrap a command at its spaces, not mid-word. */
 td code.command { display: inline-block; min-width: 16em; }
 tr:nth-child(even) td { background: #fbfcfd; }
 .switch { display: inline-flex; border: 1px solid var(--line); border-radius: 6px; overflow: hidden; margin: 6px 0; }

@@ -216,8 +216,7 @@ struct HandWrittenAgent {
 // inferred for a program does not depend on whether parts of it are
 // annotated (they win where open, in the report). Glue a hand-written agent
 // owns is one instance of its operation.
-IntervalList FillGlue(const IntervalList& flat, const ThreadTimeline& thread, bool rule_steps, const Labels& labels,
-                      std::map<int32_t, uint64_t>& instances) {
+IntervalList FillGlue(const IntervalList& flat, ThreadTimeline& thread, bool rule_steps, const Labels& labels) {
   std::optional<std::vector<const NativeCall*>> outer_calls;  // Made when first needed.
   const HandWrittenAgent agent = HandWrittenAgent::Of(thread, flat, rule_steps, labels);
   IntervalList filled;
@@ -230,7 +229,7 @@ IntervalList FillGlue(const IntervalList& flat, const ThreadTimeline& thread, bo
       const int32_t before = flat[i - 1].label, after = flat[i].label;
       if (const int32_t owner = agent.Owner(before, after, labels); owner != kNoLabel) {
         filled.push_back({begin, end, owner});
-        ++instances[owner];
+        AddInstance(thread, owner, begin);
         filled.push_back(flat[i]);
         continue;
       }
@@ -303,9 +302,9 @@ void ResolveThread(ThreadTimeline& thread, const Labels& labels) {
   // backward, optimizer step) separated only by glue are one.
   for (size_t i = 0; i < flat.size(); ++i) {
     if (i > 0 && flat[i].label == labels.backprop && flat[i - 1].label == labels.backprop) continue;
-    ++thread.operation_instances[flat[i].label == labels.reset ? labels.simulation : flat[i].label];
+    AddInstance(thread, flat[i].label == labels.reset ? labels.simulation : flat[i].label, flat[i].begin_ns);
   }
-  inferred = FillGlue(flat, thread, rule_steps, labels, thread.operation_instances);
+  inferred = FillGlue(flat, thread, rule_steps, labels);
 }
 
 }  // namespace
@@ -328,7 +327,7 @@ void ResolveInferredOperations(ProcessTimeline& process, NameTable& names) {
       thread.inferred_operations.clear();
       if (thread.end_ns <= thread.begin_ns) continue;
       thread.inferred_operations.push_back({thread.begin_ns, thread.end_ns, labels.compile});
-      ++thread.operation_instances[labels.compile];
+      AddInstance(thread, labels.compile, thread.begin_ns);
     }
     return;
   }

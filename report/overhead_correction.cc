@@ -476,6 +476,7 @@ ProcessCorrection CorrectProcess(ProcessTimeline& process, const cal::OverheadMo
     thread.end_ns = correction.Map(thread.end_ns);
     MapIntervals(correction, thread.operations);
     MapIntervals(correction, thread.inferred_operations);
+    MapIntervals(correction, thread.instance_starts);
     // rlscope's own time is gone from the corrected view.
     std::erase_if(thread.cpu_events,
                   [](const Interval& event) { return event.label == static_cast<int32_t>(Category::kProfiler); });

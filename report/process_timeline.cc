@@ -97,6 +97,8 @@ void MergeExecChain(ProcessTimeline& earlier, ProcessTimeline&& later) {
     into.overhead_windows.insert(into.overhead_windows.end(), thread.overhead_windows.begin(),
                                  thread.overhead_windows.end());
     for (const auto& [label, count] : thread.operation_instances) into.operation_instances[label] += count;
+    into.instance_starts.insert(into.instance_starts.end(), thread.instance_starts.begin(),
+                                thread.instance_starts.end());
     into.events += thread.events;
     into.dropped += thread.dropped;
     into.cuda_api_calls += thread.cuda_api_calls;

@@ -149,8 +149,12 @@ struct ThreadTimeline {
   IntervalList cpu_events;
   std::vector<NativeCall> native_calls;
   // Times each operation was entered from outside itself (an update method
-  // and the backward step inside it, both backprop, count once).
+  // and the backward step inside it, both backprop, count once), and where
+  // each of those instances began (begin = end, label: the operation), so
+  // the analysis can split an operation's time into its instances. Both are
+  // filled by AddInstance only.
   std::map<int32_t, uint64_t> operation_instances;
+  IntervalList instance_starts;
   uint64_t events = 0;
   uint64_t dropped = 0;
   uint64_t cuda_api_calls = 0;
@@ -160,6 +164,12 @@ struct ThreadTimeline {
   std::vector<OverheadSite> overhead_sites;
   std::vector<OverheadWindow> overhead_windows;
 };
+
+// AddInstance: the thread entered `operation` at `time_ns` (counted once).
+inline void AddInstance(ThreadTimeline& thread, int32_t operation, int64_t time_ns) {
+  ++thread.operation_instances[operation];
+  thread.instance_starts.push_back({time_ns, time_ns, operation});
+}
 
 // ChildStartKind: wire::ChildStart, as the analysis reads it.
 enum class ChildStartKind { kForked, kExecuted, kSpawned, kExecFailed };

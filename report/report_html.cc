@@ -52,6 +52,33 @@ std::string UtcTime(int64_t unix_ns) {
   return text;
 }
 
+// GpuCaptureFact: how the GPU was captured, as the processes' GPU level
+// says it went: "cupti" alone would claim a capture on a machine where no
+// process used CUDA.
+std::string GpuCaptureFact(const RunReport& report) {
+  const std::string& asked = report.metadata.gpu_capture;
+  if (asked.empty()) return "not recorded";
+  std::set<std::string> statuses;
+  for (const ProcessReport& process : report.processes) {
+    if (!process.gpu.status.empty()) statuses.insert(process.gpu.status);
+  }
+  if (statuses.empty() || statuses == std::set<std::string>{"unused"}) {
+    return absl::StrCat(asked, " (no process used CUDA)");
+  }
+  statuses.erase("unused");
+  return absl::StrCat(asked, " (GPU level: ", absl::StrJoin(statuses, ", "), ")");
+}
+
+// UsedGpu: some process used CUDA or nvidia-smi was sampled, so the GPU
+// section has something to say.
+bool UsedGpu(const RunReport& report) {
+  if (report.nvidia_smi.has_value() && !report.nvidia_smi->gpus.empty()) return true;
+  for (const ProcessReport& process : report.processes) {
+    if (!process.gpu.status.empty() && process.gpu.status != "unused") return true;
+  }
+  return report.gpu_busy_ns > 0;
+}
+
 std::string MetadataSection(const RunReport& report) {
   const RunMetadata& meta = report.metadata;
   uint64_t events = 0, dropped = 0;
@@ -61,8 +88,8 @@ std::string MetadataSection(const RunReport& report) {
     dropped += process.dropped_events;
     threads += process.threads.size();
   }
+  // The command is under the page's title, not repeated here.
   std::vector<std::pair<std::string, std::string>> facts = {
-      {"command", absl::StrCat("<code>", Escape(FormatCommandLine(meta.command)), "</code>")},
       {"exit status", meta.recorded ? absl::StrCat(meta.exit_code) : "unknown (meta.json unreadable)"},
       {"started", Escape(UtcTime(meta.start_unix_ns))},
       {"wall time (profiled)", Escape(FormatDuration(meta.wall_ns))},
@@ -74,8 +101,8 @@ std::string MetadataSection(const RunReport& report) {
   }
   facts.push_back({"overhead correction", report.corrected ? "corrected" : "<strong>not corrected</strong>"});
   facts.push_back({"processes, threads", absl::StrFormat("%d, %d", report.processes.size(), threads)});
-  facts.push_back({"events", absl::StrFormat("%d (%d dropped)", events, dropped)});
-  facts.push_back({"GPU capture", Escape(meta.gpu_capture.empty() ? "not recorded" : meta.gpu_capture)});
+  facts.push_back({"events", absl::StrFormat("%s (%s dropped)", FormatCount(events), FormatCount(dropped))});
+  facts.push_back({"GPU capture", Escape(GpuCaptureFact(report))});
   facts.push_back({"rlscope version", Escape(meta.rlscope_version.empty() ? "unknown" : meta.rlscope_version)});
   std::string out = "<dl class=\"meta\">";
   for (const auto& [name, value] : facts) out += absl::StrCat("<dt>", Escape(name), "</dt><dd>", value, "</dd>");
@@ -192,7 +219,7 @@ std::string CorrectionSection(const RunReport& report) {
     // A cost its calibration did not pin down is marked, never shown as fine.
     table.push_back(
         {Raw(absl::StrCat("<code>", Escape(sites[i].first), "</code>", site.uncertain() ? " (uncertain)" : "")),
-         Number(absl::StrCat(site.events)), Number(FormatDuration(static_cast<int64_t>(site.ns))),
+         Number(FormatCount(site.events)), Number(FormatDuration(static_cast<int64_t>(site.ns))),
          Number(FormatDuration(static_cast<int64_t>(site.spread_ns)))});
   }
   if (!table.empty()) {
@@ -236,8 +263,11 @@ std::string FormatReportHtml(const RunReport& report) {
                 "report.html#uncorrected opens that view.");
   }
   body += BreakdownViews(report);
-  body += "<h2 id=\"gpu\">GPU busy: the trace against nvidia-smi</h2>" + GpuBusySection(report);
-  body += "<h2 id=\"correction\">Overhead correction and calibration</h2>" + CorrectionSection(report);
+  if (UsedGpu(report)) {
+    body += "<h2 id=\"gpu\">GPU busy: the trace against nvidia-smi</h2>" + GpuBusySection(report);
+  } else {
+    body += Note("No process used CUDA and nvidia-smi was not sampled: this run has no GPU level.");
+  }
   // Processes by thread time; quiet ones (nothing intercepted: compilers,
   // shells) are one summary line, as in report.txt, not a row each.
   const ProcessSplit split = SplitQuietProcesses(report);
@@ -260,6 +290,9 @@ std::string FormatReportHtml(const RunReport& report) {
     body += Note(absl::StrFormat("%d more processes with intercepted activity are in the table above only.",
                                  processes.size() - kMaxDetailedProcesses));
   }
+  // The correction's details after the processes, as in report.txt: the
+  // answer and the breakdown first.
+  body += "<h2 id=\"correction\">Overhead correction and calibration</h2>" + CorrectionSection(report);
   body += "<h2 id=\"problems\">Problems with this run's data</h2>" + ProblemsSection(report);
   const std::string title = html::Truncate(FormatCommandLine(report.metadata.command), 80);
   return html::Page(absl::StrCat("rlscope report: ", title), body);

@@ -59,8 +59,8 @@ std::string ThreadTable(const ProcessReport& process) {
     table.push_back({Number(absl::StrCat(thread->tid)), Text(thread->name.empty() ? "-" : thread->name),
                      Number(FormatDuration(ns - wait_ns)), Number(wait_ns > 0 ? FormatDuration(wait_ns) : "-"),
                      Raw(html::MiniBar(segments, static_cast<double>(widest))),
-                     Number(FormatDuration(thread->end_ns - thread->begin_ns)), Number(absl::StrCat(thread->events)),
-                     Number(absl::StrCat(thread->dropped_events)), Number(absl::StrCat(thread->cuda_api_calls)),
+                     Number(FormatDuration(thread->end_ns - thread->begin_ns)), Number(FormatCount(thread->events)),
+                     Number(FormatCount(thread->dropped_events)), Number(FormatCount(thread->cuda_api_calls)),
                      Text(thread->active_time_only ? "active time (helper)" : "lifetime")});
   }
   return html::Table({"tid", "name", "thread time", "Wait", "by category", "lifetime", "events", "dropped",
@@ -94,7 +94,7 @@ std::string TransitionTable(const ProcessReport& process) {
   for (size_t i = 0; i < operations.size() && i < kMaxHtmlOperations; ++i) {
     const std::string& operation = operations[i];
     std::vector<Cell> line = {Text(operation),
-                              Number(instances[operation] > 0 ? absl::StrCat(instances[operation]) : "-")};
+                              Number(instances[operation] > 0 ? FormatCount(instances[operation]) : "-")};
     for (const std::string& column : columns) {
       const auto it = per_instance[operation].find(column);
       line.push_back(Number(it == per_instance[operation].end() ? "-" : absl::StrFormat("%.1f", it->second)));
@@ -106,6 +106,33 @@ std::string TransitionTable(const ProcessReport& process) {
          Note(
              "Per operation instance (per iteration); operations without an instance count, such as (none), show "
              "the plain count.");
+}
+
+// InstanceTable: per operation with instances, how long one took in it;
+// per step: its time divided by the run's environment steps.
+std::string InstanceTable(const ProcessReport& process, uint64_t steps) {
+  if (process.instance_stats.empty()) return "";
+  std::vector<std::string> header = {"operation", "instances", "mean", "p50", "p95", "max"};
+  if (steps > 0) header.push_back("per step");
+  std::vector<std::vector<Cell>> table;
+  for (size_t i = 0; i < process.instance_stats.size() && i < kMaxHtmlOperations; ++i) {
+    const InstanceStats& stats = process.instance_stats[i];
+    table.push_back({Text(stats.operation), Number(FormatCount(stats.instances)), Number(FormatDuration(stats.mean_ns)),
+                     Number(FormatDuration(stats.p50_ns)), Number(FormatDuration(stats.p95_ns)),
+                     Number(FormatDuration(stats.max_ns))});
+    if (steps > 0) table.back().push_back(Number(FormatDuration(stats.total_ns / static_cast<int64_t>(steps))));
+  }
+  std::string note =
+      "The time one instance took in its operation (an instance owns its operation's time until the next one "
+      "starts); p50 and p95 are nearest-rank.";
+  if (steps > 0) {
+    note += absl::StrFormat(" Per step: the operation's time over the run's %s environment steps (entries into %s).",
+                            FormatCount(steps), kStepOperation);
+  }
+  return "<h3>Operation instances</h3>" + html::Table(header, table) +
+         CappedNote(std::min(process.instance_stats.size(), kMaxHtmlOperations), process.instance_stats.size(),
+                    "operations") +
+         Note(note);
 }
 
 // LineTable: per operation, the Python lines whose native calls took most.
@@ -126,7 +153,7 @@ std::string LineTable(const ProcessReport& process) {
     for (size_t k = 0; k < lines.size() && k < kMaxLinesPerOperation; ++k) {
       table.push_back({Text(k == 0 ? lines[k]->operation : ""),
                        Raw(absl::StrCat("<code>", Escape(FormatLine(*lines[k])), "</code>")),
-                       Number(FormatDuration(lines[k]->ns)), Number(absl::StrCat(lines[k]->calls))});
+                       Number(FormatDuration(lines[k]->ns)), Number(FormatCount(lines[k]->calls))});
     }
   }
   return "<h3>Top Python lines per operation, by the native time their calls took</h3>" +
@@ -153,7 +180,7 @@ std::string ProcessGpu(const ProcessReport& process) {
     const OperationGpuRow& row = operations[i];
     table.push_back({Text(row.operation), Number(row.wall_ns > 0 ? FormatDuration(row.wall_ns) : "-"),
                      Number(FormatPercent(std::llround(row.gpu_busy_fraction * 1e6), row.wall_ns > 0 ? 1000000 : 0)),
-                     Number(absl::StrCat(row.kernels)), Number(FormatDuration(row.kernel_ns))});
+                     Number(FormatCount(row.kernels)), Number(FormatDuration(row.kernel_ns))});
   }
   if (!table.empty()) {
     out += html::Table({"operation", "wall time", "GPU busy", "kernels launched", "their GPU time"}, table) +
@@ -175,8 +202,8 @@ std::string ProcessTableHtml(const std::vector<const ProcessReport*>& processes)
                      Raw(absl::StrCat("<code class=\"command\">", Escape(command), "</code>")),
                      Number(absl::StrCat(process.threads.size())), Number(FormatDuration(process.traced_thread_ns)),
                      Number(process.wait_ns > 0 ? FormatDuration(process.wait_ns) : "-"),
-                     Number(FormatDuration(process.end_ns - process.begin_ns)), Number(absl::StrCat(process.events)),
-                     Number(absl::StrCat(process.dropped_events)),
+                     Number(FormatDuration(process.end_ns - process.begin_ns)), Number(FormatCount(process.events)),
+                     Number(FormatCount(process.dropped_events)),
                      Text(process.gpu.status.empty() ? "-" : process.gpu.status),
                      Text(process.ended_cleanly ? "yes" : "no")});
   }
@@ -209,6 +236,7 @@ std::string ProcessSectionHtml(const RunReport& report, const ProcessReport& pro
                              FormatDuration(process.wait_ns)));
   }
   if (report.corrected) out += Note("Thread rows are the corrected ones.");
+  out += InstanceTable(process, report.steps);
   out += "<h3>Transitions per iteration</h3>" + TransitionTable(process);
   out += LineTable(process);
   out += ProcessGpu(process);

@@ -119,6 +119,18 @@ nlohmann::ordered_json ProcessJson(const ProcessReport& process) {
     return lines;
   };
   nlohmann::ordered_json lines = line_rows(process.python_lines);
+  // instance_stats: per operation with instances, how long one took in it
+  // (instance_durations.h); largest total first.
+  nlohmann::ordered_json instance_stats = nlohmann::ordered_json::array();
+  for (const InstanceStats& stats : process.instance_stats) {
+    instance_stats.push_back({{"operation", stats.operation},
+                              {"instances", stats.instances},
+                              {"total_ns", stats.total_ns},
+                              {"mean_ns", stats.mean_ns},
+                              {"p50_ns", stats.p50_ns},
+                              {"p95_ns", stats.p95_ns},
+                              {"max_ns", stats.max_ns}});
+  }
   // unmatched: the time in no operation and the functions it was spent
   // under, each with a rule line naming it (unmatched_functions.h).
   const UnmatchedTime& explained = process.unmatched;
@@ -148,11 +160,27 @@ nlohmann::ordered_json ProcessJson(const ProcessReport& process) {
           {"dropped_events", process.dropped_events},
           {"problems", process.problems},
           {"threads", threads},
+          {"instance_stats", instance_stats},
           {"transitions", transitions},
           {"python_lines", lines},
           {"python_library_lines", line_rows(process.library_lines)},
           {"unmatched", unmatched},
           {"gpu", GpuJson(process.gpu)}};
+}
+
+// PerStepJson: the environment steps (StepsOf) and the time per step: of
+// the training loop's thread time (every operation but start-up and
+// teardown, as the headline's loop) and of the wall time; nulls without
+// steps.
+nlohmann::ordered_json PerStepJson(const RunReport& report) {
+  const int64_t loop_ns = LoopThreadNs(report);
+  nlohmann::ordered_json json = {{"operation", kStepOperation}, {"steps", report.steps}};
+  const bool any = report.steps > 0;
+  const auto steps = static_cast<double>(report.steps);
+  const int64_t wall_ns = report.corrected_wall_ns.value_or(report.metadata.wall_ns);
+  json["loop_ns_per_step"] = any ? nlohmann::ordered_json(std::llround(static_cast<double>(loop_ns) / steps)) : nullptr;
+  json["wall_ns_per_step"] = any ? nlohmann::ordered_json(std::llround(static_cast<double>(wall_ns) / steps)) : nullptr;
+  return json;
 }
 
 // HeadlineJson: the answer the report leads with (headline.h).
@@ -179,6 +207,7 @@ std::string FormatReportJson(const RunReport& report) {
       {"problems", report.problems},
       {"rlscope_version", report.metadata.rlscope_version},
       {"gpu_busy_ns", report.gpu_busy_ns},
+      {"per_step", PerStepJson(report)},
   };
   // Overhead correction: rows above are the corrected ones
   // when "corrected" is true; uncorrected_rows are what was measured.

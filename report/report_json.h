@@ -6,11 +6,15 @@
 //    "rows": [{"process": PID, "operation": "...", "resource": "CPU",
 //              "category": "CUDA API", "ns": N}, ...],
 //    "processes": [{"pid", "ppid", "argv", "threads": [{"tid", "rows", ...}],
+//                   "instance_stats": [{"operation", "instances", "total_ns",
+//                                       "mean_ns", "p50_ns", "p95_ns", "max_ns"}],
 //                   "transitions": [{"operation", "from", "to", "count",
 //                                    "operation_instances"}],
 //                   "python_lines": [{"operation", "code", "line", "ns",
 //                                     "calls"}],
 //                   "problems", ...}],
+//    "per_step": {"operation", "steps", "loop_ns_per_step",
+//                 "wall_ns_per_step"},
 //    "problems": [...]}
 #ifndef RLSCOPE_REPORT_REPORT_JSON_H_
 #define RLSCOPE_REPORT_REPORT_JSON_H_

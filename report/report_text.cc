@@ -103,24 +103,31 @@ std::string ProcessTable(const ProcessReport& process, const std::vector<Breakdo
 std::string TransitionTable(const ProcessReport& process) {
   if (process.transitions.empty()) return "";
   std::map<std::string, std::map<std::string, double>> per_instance;
-  std::map<std::string, uint64_t> instances;
+  std::map<std::string, uint64_t> instances, counts;
   std::set<std::string> column_set;
   for (const TransitionRow& row : process.transitions) {
     const std::string column = absl::StrFormat("%s->%s", CategoryName(row.from), CategoryName(row.to));
     const uint64_t divisor = row.operation_instances > 0 ? row.operation_instances : 1;
     per_instance[row.operation][column] += static_cast<double>(row.count) / static_cast<double>(divisor);
     instances[row.operation] = row.operation_instances;
+    counts[row.operation] += row.count;
     column_set.insert(column);
   }
+  // Most transitions first, as report.html orders them.
+  std::vector<std::string> operations;
+  for (const auto& [operation, count] : counts) operations.push_back(operation);
+  std::stable_sort(operations.begin(), operations.end(),
+                   [&](const std::string& a, const std::string& b) { return counts[a] > counts[b]; });
   const std::vector<std::string> columns(column_set.begin(), column_set.end());
   std::vector<std::vector<std::string>> table;
   std::vector<std::string> header = {"operation", "instances"};
   header.insert(header.end(), columns.begin(), columns.end());
   table.push_back(header);
   size_t shown = 0;
-  for (const auto& [operation, cells] : per_instance) {
+  for (const std::string& operation : operations) {
     if (++shown > kMaxOperationsShown) break;
-    std::vector<std::string> line = {operation, instances[operation] > 0 ? absl::StrCat(instances[operation]) : "-"};
+    const std::map<std::string, double>& cells = per_instance[operation];
+    std::vector<std::string> line = {operation, instances[operation] > 0 ? FormatCount(instances[operation]) : "-"};
     for (const std::string& column : columns) {
       const auto it = cells.find(column);
       line.push_back(it == cells.end() ? "-" : absl::StrFormat("%.1f", it->second));
@@ -128,6 +135,23 @@ std::string TransitionTable(const ProcessReport& process) {
     table.push_back(line);
   }
   return "  transitions per operation instance:\n" + FormatTable(table);
+}
+
+// InstanceTable: per operation with instances, how long one took; per
+// step: the operation's time divided by the run's environment steps.
+std::string InstanceTable(const ProcessReport& process, uint64_t steps) {
+  if (process.instance_stats.empty()) return "";
+  std::vector<std::vector<std::string>> table = {{"operation", "instances", "mean", "p50", "p95", "max"}};
+  if (steps > 0) table[0].push_back("per step");
+  for (size_t i = 0; i < process.instance_stats.size() && i < kMaxOperationsShown; ++i) {
+    const InstanceStats& stats = process.instance_stats[i];
+    table.push_back({stats.operation, FormatCount(stats.instances), FormatDuration(stats.mean_ns),
+                     FormatDuration(stats.p50_ns), FormatDuration(stats.p95_ns), FormatDuration(stats.max_ns)});
+    if (steps > 0) table.back().push_back(FormatDuration(stats.total_ns / static_cast<int64_t>(steps)));
+  }
+  return absl::StrFormat("  operation instances (the time one took in its operation%s):\n",
+                         steps > 0 ? absl::StrFormat("; per step: of %s environment steps", FormatCount(steps)) : "") +
+         FormatTable(table);
 }
 
 // LineTable: the Python lines whose native calls took the most time.
@@ -438,6 +462,7 @@ std::string FormatReportText(const RunReport& report) {
                            FormatDuration(process.end_ns - process.begin_ns), process.events);
     out += ProcessTable(process, rows);
     out += WaitSection(process);
+    out += InstanceTable(process, report.steps);
     out += TransitionTable(process);
     out += LineTable(process);
     out += UnmatchedSection(process);

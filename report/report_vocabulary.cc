@@ -90,4 +90,15 @@ std::string FormatDuration(int64_t ns) {
   return absl::StrFormat("%d ns", ns);
 }
 
+std::string FormatCount(uint64_t n) {
+  std::string digits = absl::StrCat(n);
+  std::string out;
+  out.reserve(digits.size() + digits.size() / 3);
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out;
+}
+
 }  // namespace rlscope::report

@@ -21,6 +21,8 @@ std::string BaseName(const std::string& path);
 
 // FormatDuration: "12.3 s", "45.6 ms", "789 us", "12 ns".
 std::string FormatDuration(int64_t ns);
+// FormatCount: a count with thousands separators, "1,639,248".
+std::string FormatCount(uint64_t n);
 
 // FormatCommandLine: argv joined by spaces, "(unknown command)" if empty.
 std::string FormatCommandLine(const std::vector<std::string>& argv);

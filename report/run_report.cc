@@ -142,6 +142,11 @@ ProcessReport AnalyseProcess(ProcessTimeline& process, const IntervalList& gpu_b
   AddInto(total, report.gpu.rows);
   report.transitions = ToTransitionRows(process_analysis, names);
   for (const auto& [operation, n] : process_analysis.instances) report.operation_instances[names.Name(operation)] += n;
+  for (auto& [operation, durations] : process_analysis.instance_ns) {
+    report.instance_stats.push_back(SummariseInstances(names.Name(operation), std::move(durations)));
+  }
+  std::sort(report.instance_stats.begin(), report.instance_stats.end(),
+            [](const InstanceStats& a, const InstanceStats& b) { return a.total_ns > b.total_ns; });
   report.python_lines = ToLineRows(process_analysis.lines, names);
   report.library_lines = ToLineRows(process_analysis.library_lines, names);
   for (const auto& [key, ns] : process_analysis.located) {
@@ -219,6 +224,7 @@ class RunReportAssembly {
     for (const Interval& interval : UnionIntervals(std::move(run_gpu_busy_))) {
       report_.gpu_busy_ns += interval.duration_ns();
     }
+    report_.steps = StepsOf(report_, kStepOperation);
     return std::move(report_);
   }
 
@@ -230,6 +236,15 @@ class RunReportAssembly {
 };
 
 }  // namespace
+
+uint64_t StepsOf(const RunReport& report, const std::string& operation) {
+  uint64_t steps = 0;
+  for (const ProcessReport& process : report.processes) {
+    const auto found = process.operation_instances.find(operation);
+    if (found != process.operation_instances.end()) steps = std::max(steps, found->second);
+  }
+  return steps;
+}
 
 RunReport BuildRunReport(RunMetadata metadata, std::vector<ProcessTimeline> processes, NameTable& names,
                          std::vector<std::string> problems, bool locate_lines) {

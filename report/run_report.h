@@ -37,6 +37,7 @@
 #include "report/decoded_run.h"
 #include "report/gpu_analysis.h"
 #include "report/gpu_utilization.h"
+#include "report/instance_durations.h"
 #include "report/overhead_correction.h"
 #include "report/process_timeline.h"
 #include "report/run_metadata.h"
@@ -128,6 +129,9 @@ struct ProcessReport {
   // How many times each operation was entered (summed over the threads),
   // with or without transitions: the divisor of per-instance figures.
   std::map<std::string, uint64_t> operation_instances;
+  // Per operation with instances, how long they took (instance_durations.h),
+  // summed over the threads; largest total first.
+  std::vector<InstanceStats> instance_stats;
   // Top lines per operation, by time: the user's own lines behind the
   // native calls (the line in train.py that called into torch), falling
   // back to the calling line where no user code was on the stack; and the
@@ -179,7 +183,21 @@ struct RunReport {
   // nvidia-smi claimed meanwhile (absent when it was not sampled).
   int64_t gpu_busy_ns = 0;
   std::optional<GpuUtilization> nvidia_smi;
+  // Environment steps (StepsOf with kStepOperation), the divisor of every
+  // "per step" figure; 0 when no step was seen.
+  uint64_t steps = 0;
 };
+
+// The operation whose instances count environment steps: one call of an
+// environment's step (inferred or explicit).
+inline constexpr char kStepOperation[] = "simulation";
+
+// StepsOf: the instances of `operation` in the process that entered it
+// most. A vector environment's step counts once in the process that calls
+// it and once in each worker process that steps a copy, so the largest
+// count is that of the loop; independent actor processes give the steps of
+// one actor.
+uint64_t StepsOf(const RunReport& report, const std::string& operation);
 
 // BuildRunReport: analyses decoded processes (ordered by start time).
 // `locate_lines`: also fill each process's located_rows.

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "report/instance_durations.h"
 #include "report/operation_timeline.h"
 
 namespace rlscope::report {
@@ -154,6 +155,9 @@ ThreadAnalysis AnalyseThread(ThreadTimeline thread, int32_t none_operation, cons
   } else {
     analysis.instances = std::move(thread.operation_instances);
     operations = OperationTimeline(std::move(thread.operations), std::move(thread.inferred_operations));
+    if (views != ThreadViews::kBreakdown) {
+      analysis.instance_ns = InstanceDurations(operations, std::move(thread.instance_starts));
+    }
   }
   // The correction's copy, when it made one, keeps the measured overlap.
   IntervalList own_busy;
@@ -183,6 +187,10 @@ void AddInto(ThreadAnalysis& total, const ThreadAnalysis& part) {
   AddInto(total.breakdown, part.breakdown);
   for (const auto& [key, count] : part.transitions) total.transitions[key] += count;
   for (const auto& [key, count] : part.instances) total.instances[key] += count;
+  for (const auto& [key, durations] : part.instance_ns) {
+    std::vector<int64_t>& into = total.instance_ns[key];
+    into.insert(into.end(), durations.begin(), durations.end());
+  }
   total.launches.insert(total.launches.end(), part.launches.begin(), part.launches.end());
   AddInto(total.located, part.located);
   for (const auto& [key, cost] : part.lines) {

@@ -6,7 +6,7 @@
 //                where the inner level's interval begins; entering Wait
 //                (blocking) is not a transition
 //   instances    how many times each operation was entered (the divisor of
-//                "transitions per iteration")
+//                "transitions per iteration"), and each instance's time
 //   lines        Python source lines by the native time they caused
 //                (inclusive: nested native calls count in their caller too):
 //                the user's own lines, and the library lines beneath
@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <map>
 #include <tuple>
+#include <vector>
 
 #include "report/breakdown.h"
 #include "report/category.h"
@@ -71,6 +72,9 @@ struct ThreadAnalysis {
   Breakdown breakdown;
   std::map<TransitionKey, uint64_t> transitions;
   std::map<int32_t, uint64_t> instances;  // Operation label -> times entered.
+  // Operation label -> each instance's time (instance_durations.h); not in
+  // the kBreakdown view.
+  std::map<int32_t, std::vector<int64_t>> instance_ns;
   // By the user's own line behind each native call (the innermost frame
   // outside installed packages and the standard library), else the
   // calling line; and by the calling (innermost, often library) line.

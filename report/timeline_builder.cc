@@ -256,7 +256,7 @@ void TimelineBuilder::OnOperationPush(ThreadTimeline& thread, ThreadState& state
   if (source != wire::OperationSource::kInferred &&
       std::none_of(state.open.begin(), state.open.end(),
                    [&](const OpenOperation& open) { return open.name_id == name; })) {
-    ++state.instances[name];
+    state.instance_starts.push_back({begin, name});
   }
   state.open.push_back({begin, name, source == wire::OperationSource::kInferred,
                         source == wire::OperationSource::kPythonApi ? event.payload() : 0, source});
@@ -288,7 +288,7 @@ void TimelineBuilder::OnRange(size_t index, ThreadState& state, const wire::Even
   AddSite(thread, {begin, begin, OverheadSiteKind::kNvtxRange});
   if (static_cast<wire::EventKind>(event.kind()) == wire::EventKind::kRangeStart) {
     open_ranges_[event.payload()] = {index, begin, event.name_id()};
-    ++state.instances[event.name_id()];
+    state.instance_starts.push_back({begin, event.name_id()});
     return;
   }
   auto it = open_ranges_.find(event.payload());
@@ -489,8 +489,8 @@ ProcessTimeline TimelineBuilder::Finish() {
     }
     for (Interval& op : thread.operations) op.label = OperationLabel(static_cast<uint32_t>(op.label));
     for (Interval& op : thread.inferred_operations) op.label = OperationLabel(static_cast<uint32_t>(op.label));
-    for (const auto& [name, count] : thread_states_[index].instances) {
-      thread.operation_instances[OperationLabel(name)] += count;
+    for (const RawInstanceStart& start : thread_states_[index].instance_starts) {
+      AddInstance(thread, OperationLabel(start.name_id), start.time_ns);
     }
     // After relabelling: stack-inferred operations carry NameTable labels.
     InferFromStacks(thread, thread_states_[index]);

@@ -61,6 +61,10 @@ class TimelineBuilder {
     uint32_t code_id;
     uint16_t line;
   };
+  struct RawInstanceStart {
+    int64_t time_ns;
+    uint32_t name_id;
+  };
   struct OpenRange {
     size_t thread;  // Index of the starting thread.
     int64_t begin_ns;
@@ -69,9 +73,9 @@ class TimelineBuilder {
   struct ThreadState {
     StackSamples stacks;  // For stack_inference.h, at Finish.
     std::vector<OpenOperation> open;
-    absl::flat_hash_map<uint32_t, uint64_t> instances;  // By raw name id.
-    std::vector<RawNativeCall> native_calls;            // Classified at Finish.
-    std::vector<UserLineMark> user_lines;               // In record (time) order.
+    std::vector<RawInstanceStart> instance_starts;  // Explicit operations entered, by raw name id.
+    std::vector<RawNativeCall> native_calls;        // Classified at Finish.
+    std::vector<UserLineMark> user_lines;           // In record (time) order.
     bool saw_begin = false;
     bool saw_end = false;
     int64_t first_ns = INT64_MAX;

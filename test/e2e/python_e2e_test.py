@@ -58,6 +58,22 @@ class InferredOperations(unittest.TestCase):
                       and t["from"] == "Python" and t["to"] == "Native"]
         self.assertTrue(simulation)
         self.assertEqual(simulation[0]["operation_instances"], 401)  # 400 steps + reset.
+        # Each instance's time: as many as the instances, and adding up to
+        # the operation's time on the (one) thread, Wait included.
+        stats = {s["operation"]: s for s in process["instance_stats"]}
+        self.assertEqual(stats["simulation"]["instances"], 401)
+        (thread,) = process["threads"]
+        for name in ("simulation", "inference", "replay", "backprop"):
+            entry = stats[name]
+            thread_ns = sum(r["ns"] for r in thread["rows"] if r["operation"] == name and r["resource"] != "GPU")
+            self.assertAlmostEqual(entry["total_ns"], thread_ns, delta=entry["instances"], msg=name)
+            self.assertLessEqual(entry["p50_ns"], entry["p95_ns"])
+            self.assertLessEqual(entry["p95_ns"], entry["max_ns"])
+            self.assertAlmostEqual(entry["mean_ns"] * entry["instances"], entry["total_ns"], delta=entry["instances"])
+        self.assertNotIn("startup", stats)  # Not an operation with instances.
+        self.assertEqual(run.report["per_step"]["steps"], 401)
+        self.assertIn("operation instances (the time one took in its operation; per step: of 401 environment steps)",
+                      open(os.path.join(run.out, "report.txt")).read())
         # The Python lines responsible are named: the innermost Python frame
         # (numpy's own wrappers for np.dot; the script's for np.asarray).
         lines = process["python_lines"]

@@ -127,3 +127,50 @@ TEST_CASE("headline: GPU busy, the user's most expensive line, the correction in
   CHECK(MakeHeadline(uncorrected).correction ==
         "Not corrected for rlscope's overhead: no calibration was found for the machine of this run");
 }
+
+TEST_CASE("headline: time per environment step, of the loop and of the step itself", "[headline]") {
+  RunReport report;
+  report.rows = {Row("startup", Category::kPython, 500), Row("simulation", Category::kPython, 200),
+                 Row("inference", Category::kBackend, 300)};
+  report.steps = 1000;
+  const Headline headline = MakeHeadline(report);
+  // The loop: 500 ms over 1000 steps; start-up is not per step.
+  CHECK(Has(headline.findings,
+            "One environment step takes 500.0 us of the loop's thread time (1,000 steps; the step itself 200.0 us "
+            "of it)."));
+  report.steps = 0;
+  CHECK_FALSE(Has(MakeHeadline(report).findings, "environment step takes"));
+}
+
+TEST_CASE("headline: an operation launching many small kernels on an idle GPU is told to batch or capture",
+          "[headline]") {
+  RunReport report;
+  report.metadata.wall_ns = 1000 * kMs;
+  report.gpu_busy_ns = 30 * kMs;
+  report.rows = {Row("inference", Category::kCudaApi, 300), Row("inference", Category::kPython, 200),
+                 Row("simulation", Category::kPython, 400), Row("backprop", Category::kBackend, 100)};
+  ProcessReport process;
+  process.pid = 1;
+  process.operation_instances = {{"inference", 100}, {"backprop", 10}};
+  OperationGpuRow inference;
+  inference.operation = "inference";
+  inference.wall_ns = 500 * kMs;
+  inference.gpu_busy_ns = 15 * kMs;  // The GPU busy 3 % of acting.
+  inference.kernels = 1400;          // 14 per instance.
+  inference.kernel_ns = 30 * kMs;
+  OperationGpuRow backprop;  // Few kernels per instance: no advice.
+  backprop.operation = "backprop";
+  backprop.wall_ns = 100 * kMs;
+  backprop.gpu_busy_ns = 10 * kMs;
+  backprop.kernels = 20;
+  process.gpu.operations = {inference, backprop};
+  report.processes.push_back(process);
+  const Headline headline = MakeHeadline(report);
+  CHECK(Has(headline.next_steps,
+            "Inference launches 14 kernels per instance for 300.0 us of GPU time, and the GPU is "
+            "busy 3% of its time: batch it"));
+  CHECK_FALSE(Has(headline.next_steps, "Backprop launches"));
+  // A busy GPU is not launch-bound: no such advice.
+  report.processes[0].gpu.operations[0].gpu_busy_ns = 400 * kMs;
+  CHECK_FALSE(Has(MakeHeadline(report).next_steps, "Inference launches"));
+}

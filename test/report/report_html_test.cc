@@ -182,7 +182,8 @@ TEST_CASE("report.html of an empty run", "[html]") {
   CHECK(page.rfind("<!DOCTYPE html>", 0) == 0);
   CHECK(page.find("No time was recorded") != std::string::npos);
   CHECK(page.find("No process was traced") != std::string::npos);
-  CHECK(page.find("No GPU activity was captured") != std::string::npos);
+  CHECK(page.find("this run has no GPU level") != std::string::npos);
+  CHECK(page.find("id=\"gpu\"") == std::string::npos);  // No empty GPU section.
   CHECK(page.find("data-rendered") != std::string::npos);
   CHECK(page.find("</html>") != std::string::npos);
 }
@@ -249,4 +250,26 @@ TEST_CASE("Chart axes label round values without trailing zeros", "[html]") {
   CHECK(std::regex_search(page, std::regex("class=\"tick\"[^>]*>0</text>")));
   CHECK_FALSE(std::regex_search(page, std::regex("class=\"tick\"[^>]*>[^<]*(0 ns|\\.000 s)</text>")));
   CHECK(std::regex_search(page, std::regex("class=\"tick\"[^>]*>[1-5] s</text>")));
+}
+
+TEST_CASE("report.html: the command once, GPU capture as it went, instances, correction after processes", "[html]") {
+  RunReport report = Report({Row("simulation", Resource::kCpu, Category::kPython, 3'000'000)});
+  report.metadata.gpu_capture = "cupti";
+  report.processes[0].events = 1'639'248;
+  report.processes[0].instance_stats = {{"simulation", 12'000, 3'000'000, 250, 200, 400, 9'000}};
+  report.steps = 12'000;
+  const std::string page = FormatReportHtml(report);
+  const std::string body = page.substr(page.find("<body"));
+  // Under the title only, not again in the facts.
+  const std::string command = "python3 train.py";
+  const size_t first = body.find(command);
+  REQUIRE(first != std::string::npos);
+  CHECK(body.find("<dt>command</dt>") == std::string::npos);
+  CHECK(page.find("cupti (no process used CUDA)") != std::string::npos);
+  CHECK(page.find("1,639,248 (0 dropped)") != std::string::npos);
+  CHECK(page.find("<h3>Operation instances</h3>") != std::string::npos);
+  CHECK(page.find("<td class=\"num\">12,000</td>") != std::string::npos);
+  CHECK(page.find("<td class=\"num\">250 ns</td>") != std::string::npos);
+  CHECK(page.find("12,000 environment steps") != std::string::npos);
+  CHECK(page.find("id=\"correction\"") > page.find("id=\"processes\""));
 }
