@@ -19,7 +19,7 @@ namespace {
 
 constexpr const char* kDiffUsage =
     R"USAGE(usage: rlscope diff [--format text|json|html] [-o FILE] [--top N] [--calibration FILE]
-                    [--per-step] [--step-operation NAME] DIR_A DIR_B [DIR_C ...]
+                    [--per-step | --totals] [--step-operation NAME] DIR_A DIR_B [DIR_C ...]
 
 Compare two or more runs (directories made by 'rlscope run --out DIR'),
 side by side: torch vs jax, eager vs compiled, PPO vs DQN. The first run is
@@ -42,13 +42,19 @@ What is compared:
   - transitions between levels per operation instance, and instances;
   - steps: how many times each run entered the step operation
     (--step-operation, default simulation: one call of an environment's
-    step; a vector environment's step of N environments counts once), and
-    the wall time per step. With --per-step every time is divided by the
-    run's steps, so runs of different lengths compare directly.
+    step, counted in the process that stepped most, so a vector
+    environment's step of N environments counts once), and the wall time
+    per step. When every run has steps and their counts differ by more
+    than 1 %, every time is divided by the run's steps, so runs of
+    different lengths compare directly; the output says so (--per-step
+    always divides, --totals never does).
 For each run after the baseline: ratio = run / baseline and delta = run -
 baseline. An operation, category or transition a run does not have is
 shown as an em dash (null in JSON), never as 0; its ratio is "new" when the
-baseline lacks it, "gone" when the run lacks it.
+baseline lacks it, "gone" when the run lacks it. A time that grew by 5 % or
+more is marked "worse" (a regression), one that shrank as much "better",
+where it is at least 1 % of its run's total (text: after the ratio; HTML:
+coloured red and green; JSON: "verdict").
 
 Times are each report's rows: corrected ones (estimated without rlscope's
 overhead) when the run has a calibration, else measured ones. Comparing a
@@ -68,7 +74,7 @@ options:
        "totals": {"total_wall_ns", "thread_ns", "gpu_ns", "gpu_busy_ns",
                   "gpu_busy_fraction", "steps", "wall_ns_per_step": VALUES,
                   "step_operation": NAME},
-       "per_step": bool,
+       "per_step": bool, "per_step_why": "" | why times are per step,
        "operations": [{"operation", "cpu_ns": VALUES, "gpu_ns": VALUES,
                        "categories": [{"category", "resource": "CPU"|"GPU",
                                        VALUES...}],
@@ -78,15 +84,17 @@ options:
                 "shares": [per run, fraction 0..1, null: absent] (times only),
                 "changes": [null for the baseline, then per run
                             {"status": "both"|"new"|"gone"|"absent",
-                             "ratio": number|null, "delta": number|null}]}
+                             "ratio": number|null, "delta": number|null,
+                             "verdict": "same"|"worse"|"better"}]}
       Operations are ordered by the baseline's thread time (largest first),
       then those the baseline lacks.
   --top N             text and html: show the N largest operations
                       (default 20; 0: all)
   -o, --output FILE   write to FILE instead of stdout
   --calibration FILE  correct every run with this calibration instead of its own
-  --per-step          divide every time by the run's steps (a run without
-                      steps gets no times, and a warning)
+  --per-step          always divide every time by the run's steps (a run
+                      without steps gets no times, and a warning)
+  --totals            never divide by steps: compare the runs' totals
   --step-operation NAME
                       the operation whose entries count as steps (default
                       simulation)
@@ -118,7 +126,14 @@ int DiffCommandMain(const std::vector<std::string>& args) {
     }
     if (option.name == "--per-step") {
       if (option.inline_value.has_value()) return Usage("--per-step takes no value");
-      diff_options.per_step = true;
+      if (diff_options.per_step == report::PerStep::kOff) return Usage("--per-step and --totals exclude each other");
+      diff_options.per_step = report::PerStep::kOn;
+      continue;
+    }
+    if (option.name == "--totals") {
+      if (option.inline_value.has_value()) return Usage("--totals takes no value");
+      if (diff_options.per_step == report::PerStep::kOn) return Usage("--per-step and --totals exclude each other");
+      diff_options.per_step = report::PerStep::kOff;
       continue;
     }
     if (option.name != "--format" && option.name != "--top" && option.name != "--calibration" && option.name != "-o" &&

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "report/report_vocabulary.h"
 
@@ -23,24 +24,26 @@ std::string CategoryLabel(const DiffCategory& category) {
   return category.gpu ? "GPU " + name : name;
 }
 
-std::vector<std::string> Cells(const DiffValues& values, const Formatter& format, bool shares) {
-  std::vector<std::string> cells;
+std::vector<DiffCell> Cells(const DiffValues& values, const Formatter& format, bool shares) {
+  std::vector<DiffCell> cells;
   for (size_t i = 0; i < values.values.size(); ++i) {
-    cells.push_back(values.values[i].has_value() ? format(*values.values[i]) : kAbsent);
+    cells.push_back({values.values[i].has_value() ? format(*values.values[i]) : kAbsent});
     if (shares) {
       const std::optional<double> share = i < values.shares.size() ? values.shares[i] : std::nullopt;
-      cells.push_back(share.has_value() ? Fraction(*share) : kAbsent);
+      cells.push_back({share.has_value() ? Fraction(*share) : kAbsent});
     }
     if (i == 0) continue;
     const Change& change = values.changes[i];
     switch (change.status) {
-      case ChangeStatus::kNew: cells.insert(cells.end(), {"new", kAbsent}); break;
-      case ChangeStatus::kGone: cells.insert(cells.end(), {"gone", kAbsent}); break;
-      case ChangeStatus::kAbsent: cells.insert(cells.end(), {kAbsent, kAbsent}); break;
+      case ChangeStatus::kNew: cells.insert(cells.end(), {{"new"}, {kAbsent}}); break;
+      case ChangeStatus::kGone: cells.insert(cells.end(), {{"gone"}, {kAbsent}}); break;
+      case ChangeStatus::kAbsent: cells.insert(cells.end(), {{kAbsent}, {kAbsent}}); break;
       case ChangeStatus::kBoth: {
         const double delta = change.delta.value_or(0);
-        cells.push_back(change.ratio.has_value() ? absl::StrFormat("%.2fx", *change.ratio) : kAbsent);
-        cells.push_back((delta < 0 ? "-" : "+") + format(std::fabs(delta)));
+        std::string ratio = change.ratio.has_value() ? absl::StrFormat("%.2fx", *change.ratio) : kAbsent;
+        if (change.verdict != Verdict::kSame) absl::StrAppend(&ratio, " ", std::string(VerdictName(change.verdict)));
+        cells.push_back({std::move(ratio), change.verdict});
+        cells.push_back({(delta < 0 ? "-" : "+") + format(std::fabs(delta))});
         break;
       }
     }

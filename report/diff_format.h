@@ -26,8 +26,16 @@ bool AnyValue(const DiffValues& values);
 // CategoryLabel: "Python", "GPU Kernel".
 std::string CategoryLabel(const DiffCategory& category);
 
-// Cells: `values` as the table cells after a line's own first columns.
-std::vector<std::string> Cells(const DiffValues& values, const Formatter& format, bool shares);
+// A cell of a quantity's line: its text, and the verdict of the change
+// it shows (a ratio cell of a judged time; else kSame).
+struct DiffCell {
+  std::string text;
+  Verdict verdict = Verdict::kSame;
+};
+
+// Cells: `values` as the table cells after a line's own first columns. A
+// ratio judged worse or better reads "1.25x worse" / "0.80x better".
+std::vector<DiffCell> Cells(const DiffValues& values, const Formatter& format, bool shares);
 
 }  // namespace rlscope::report::diff_format
 

@@ -43,7 +43,15 @@ std::vector<std::string> Header(const RunDiff& diff, std::vector<std::string> fi
 }
 
 std::vector<Cell> Line(std::vector<Cell> line, const DiffValues& values, const Formatter& format, bool shares) {
-  for (const std::string& cell : Cells(values, format, shares)) line.push_back(Number(cell));
+  for (const DiffCell& cell : Cells(values, format, shares)) {
+    if (cell.verdict == Verdict::kSame) {
+      line.push_back(Number(cell.text));
+    } else {
+      line.push_back(Raw(
+          absl::StrCat("<span class=\"", std::string(VerdictName(cell.verdict)), "\">", Escape(cell.text), "</span>"),
+          true));
+    }
+  }
   return line;
 }
 
@@ -211,7 +219,7 @@ std::string FormatDiffHtml(const RunDiff& diff, size_t max_operations) {
   body += "<h2>Runs</h2>" + RunsTable(diff);
   if (diff.per_step) {
     body += absl::StrCat("<p class=\"note\">Times are per step: divided by each run's entries into <code>",
-                         Escape(diff.step_operation), "</code>.</p>");
+                         Escape(diff.step_operation), "</code>, as ", Escape(diff.per_step_why), ".</p>");
   }
   body += "<h2>Totals</h2>" + TotalsTable(diff);
   const std::string gpu_chart = GpuBusyChart(diff);

@@ -17,7 +17,7 @@ Json Number(std::optional<double> value, bool integral) {
 }
 
 // {"values": [...], "shares": [...] (when applicable), "changes": [null,
-// {"status", "ratio", "delta"}, ...]}: one entry per run, baseline first.
+// {"status", "ratio", "delta", "verdict"}, ...]}: one entry per run, baseline first.
 Json ValuesJson(const DiffValues& values) {
   Json json = Json::object();
   Json list = Json::array();
@@ -38,6 +38,7 @@ Json ValuesJson(const DiffValues& values) {
     Json entry = Json::object();
     entry["status"] = std::string(ChangeStatusName(change.status));
     entry["ratio"] = Number(change.ratio, false);
+    entry["verdict"] = std::string(VerdictName(change.verdict));
     entry["delta"] = Number(change.delta, values.integral);
     changes.push_back(std::move(entry));
   }
@@ -88,6 +89,7 @@ std::string FormatDiffJson(const RunDiff& diff) {
   totals["wall_ns_per_step"] = ValuesJson(diff.wall_per_step);
   json["totals"] = std::move(totals);
   json["per_step"] = diff.per_step;
+  json["per_step_why"] = diff.per_step_why;
   Json operations = Json::array();
   for (const DiffOperation& op : diff.operations) {
     Json entry = Json::object();

@@ -69,7 +69,7 @@ void AddHeader(Table& table, const RunDiff& diff, const std::string& first, cons
 void AddLine(Table& table, const std::string& first, const std::string& second, const DiffValues& values,
              const Formatter& format, bool shares) {
   std::vector<std::string> line = {first, second};
-  for (std::string& cell : Cells(values, format, shares)) line.push_back(std::move(cell));
+  for (DiffCell& cell : Cells(values, format, shares)) line.push_back(std::move(cell.text));
   table.push_back(line);
 }
 
@@ -91,7 +91,8 @@ std::string FormatDiffText(const RunDiff& diff, size_t max_operations) {
   }
   for (const std::string& warning : diff.warnings) out += "  ! " + warning + "\n";
   if (diff.per_step) {
-    out += absl::StrFormat("  times are per step: divided by the run's entries into '%s'\n", diff.step_operation);
+    out += absl::StrFormat("  times are per step: divided by the run's entries into '%s', as %s\n", diff.step_operation,
+                           diff.per_step_why);
   }
 
   Table totals;

@@ -1,6 +1,7 @@
 #include "report/run_diff.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <set>
 #include <utility>
@@ -81,8 +82,8 @@ std::string Basename(std::string path) {
   return path.empty() ? "." : path;
 }
 
-// PerStep: `values` divided by each run's steps, the changes recomputed.
-void PerStep(DiffValues& values, const DiffValues& steps) {
+// DivideBySteps: `values` divided by each run's steps, the changes recomputed.
+void DivideBySteps(DiffValues& values, const DiffValues& steps) {
   for (size_t i = 0; i < values.values.size(); ++i) {
     if (!values.values[i].has_value()) continue;
     values.values[i] =
@@ -94,18 +95,85 @@ void PerStep(DiffValues& values, const DiffValues& steps) {
     values.changes[i] = CompareValues(values.values[0], values.values[i]);
 }
 
-void DivideTimesBySteps(RunDiff& diff) {
-  for (DiffValues* values : {&diff.total_wall, &diff.thread_time, &diff.gpu_time, &diff.gpu_busy}) {
-    PerStep(*values, diff.steps);
+// Verdicts: every time's changes judged (Verdict), once the values are final.
+void JudgeChanges(DiffValues& values) {
+  if (!values.is_time) return;
+  for (size_t i = 1; i < values.changes.size(); ++i) {
+    Change& change = values.changes[i];
+    change.verdict = Verdict::kSame;
+    if (change.status != ChangeStatus::kBoth || !change.ratio.has_value()) continue;
+    if (!values.shares.empty()) {
+      const double share = std::max(values.shares[0].value_or(0), values.shares[i].value_or(0));
+      if (share < kVerdictShare) continue;
+    }
+    if (*change.ratio >= kVerdictRatio) change.verdict = Verdict::kWorse;
+    if (*change.ratio <= 1 / kVerdictRatio) change.verdict = Verdict::kBetter;
+  }
+}
+
+void JudgeChanges(RunDiff& diff) {
+  for (DiffValues* values : {&diff.total_wall, &diff.thread_time, &diff.gpu_time, &diff.wall_per_step}) {
+    JudgeChanges(*values);
   }
   for (DiffOperation& op : diff.operations) {
-    PerStep(op.cpu_time, diff.steps);
-    PerStep(op.gpu_time, diff.steps);
-    for (DiffCategory& category : op.categories) PerStep(category.time, diff.steps);
+    JudgeChanges(op.cpu_time);
+    JudgeChanges(op.gpu_time);
+    for (DiffCategory& category : op.categories) JudgeChanges(category.time);
+  }
+}
+
+void MarkTimes(RunDiff& diff) {
+  for (DiffValues* values : {&diff.total_wall, &diff.thread_time, &diff.gpu_time, &diff.wall_per_step}) {
+    values->is_time = true;
+  }
+  for (DiffOperation& op : diff.operations) {
+    op.cpu_time.is_time = true;
+    op.gpu_time.is_time = true;
+    for (DiffCategory& category : op.categories) category.time.is_time = true;
+  }
+}
+
+// PerStepWhy: why times are per step ("" when they are not).
+std::string PerStepWhy(const RunDiff& diff, PerStep per_step) {
+  if (per_step == PerStep::kOff) return "";
+  if (per_step == PerStep::kOn) return "asked for (--per-step)";
+  const std::vector<std::optional<double>>& steps = diff.steps.values;
+  if (steps.size() < 2) return "";
+  for (const std::optional<double>& count : steps) {
+    if (!count.has_value()) return "";
+  }
+  std::vector<std::string> counts;
+  bool differ = false;
+  for (const std::optional<double>& count : steps) {
+    counts.push_back(absl::StrFormat("%.0f", *count));
+    if (std::fabs(*count - *steps[0]) > kStepsDiffer * *steps[0]) differ = true;
+  }
+  if (!differ) return "";
+  return absl::StrFormat("the runs took different numbers of steps (%s; --totals compares totals)",
+                         absl::StrJoin(counts, " vs "));
+}
+
+void DivideTimesBySteps(RunDiff& diff) {
+  for (DiffValues* values : {&diff.total_wall, &diff.thread_time, &diff.gpu_time, &diff.gpu_busy}) {
+    DivideBySteps(*values, diff.steps);
+  }
+  for (DiffOperation& op : diff.operations) {
+    DivideBySteps(op.cpu_time, diff.steps);
+    DivideBySteps(op.gpu_time, diff.steps);
+    for (DiffCategory& category : op.categories) DivideBySteps(category.time, diff.steps);
   }
 }
 
 }  // namespace
+
+std::string_view VerdictName(Verdict verdict) {
+  switch (verdict) {
+    case Verdict::kSame: return "same";
+    case Verdict::kWorse: return "worse";
+    case Verdict::kBetter: return "better";
+  }
+  return "same";
+}
 
 std::string_view ChangeStatusName(ChangeStatus status) {
   switch (status) {
@@ -147,7 +215,6 @@ std::vector<std::string> RunLabels(const std::vector<std::string>& dirs) {
 RunDiff DiffRuns(const std::vector<DiffInput>& inputs, const DiffOptions& options) {
   RunDiff diff;
   diff.step_operation = options.step_operation;
-  diff.per_step = options.per_step;
   const size_t n = inputs.size();
   std::vector<RunTotals> totals;
   std::vector<int64_t> thread_wholes, gpu_wholes;
@@ -279,15 +346,19 @@ RunDiff DiffRuns(const std::vector<DiffInput>& inputs, const DiffOptions& option
   }
 
   diff.steps = MakeValues(n, true, [&](size_t i) -> std::optional<double> {
-    const std::optional<double> steps = Lookup(totals[i].instances, options.step_operation);
-    if (!steps.has_value() || *steps <= 0) return std::nullopt;
-    return steps;
+    const uint64_t steps = StepsOf(*inputs[i].report, options.step_operation);
+    if (steps == 0) return std::nullopt;
+    return static_cast<double>(steps);
   });
   diff.wall_per_step = MakeValues(n, false, [&](size_t i) -> std::optional<double> {
     if (!diff.steps.values[i].has_value()) return std::nullopt;
     return static_cast<double>(runs[i].total_wall_ns) / *diff.steps.values[i];
   });
-  if (options.per_step) DivideTimesBySteps(diff);
+  diff.per_step_why = PerStepWhy(diff, options.per_step);
+  diff.per_step = !diff.per_step_why.empty();
+  MarkTimes(diff);
+  if (diff.per_step) DivideTimesBySteps(diff);
+  JudgeChanges(diff);
 
   std::vector<std::string> corrected, uncorrected;
   for (const DiffRunSummary& run : runs) (run.corrected ? corrected : uncorrected).push_back(run.label);
@@ -299,7 +370,7 @@ RunDiff DiffRuns(const std::vector<DiffInput>& inputs, const DiffOptions& option
         absl::StrJoin(corrected, ", "), absl::StrJoin(uncorrected, ", ")));
   }
   for (size_t i = 0; i < n; ++i) {
-    if (options.per_step && !diff.steps.values[i].has_value()) {
+    if (options.per_step == PerStep::kOn && !diff.steps.values[i].has_value()) {
       diff.warnings.push_back(absl::StrFormat(
           "%s never entered '%s': it has no steps, so its times per step are absent (--step-operation names "
           "another operation)",

@@ -32,10 +32,21 @@ namespace rlscope::report {
 enum class ChangeStatus { kBoth, kNew, kGone, kAbsent };
 std::string_view ChangeStatusName(ChangeStatus status);  // "both", "new", "gone", "absent"
 
+// Verdict: whether a change of a time is one to act on. A time is worse
+// (a regression) when it grew by at least kVerdictRatio and is a visible
+// part of its run (at least kVerdictShare of the run's total, where the
+// quantity has shares); better when it shrank as much. Smaller changes are
+// kSame: a quiet machine's run-to-run spread is a few percent.
+enum class Verdict { kSame, kWorse, kBetter };
+std::string_view VerdictName(Verdict verdict);  // "same", "worse", "better"
+inline constexpr double kVerdictRatio = 1.05;
+inline constexpr double kVerdictShare = 0.01;
+
 struct Change {
   ChangeStatus status = ChangeStatus::kAbsent;
-  std::optional<double> ratio;  // Only for kBoth with a non-zero baseline.
-  std::optional<double> delta;  // Only for kBoth.
+  std::optional<double> ratio;       // Only for kBoth with a non-zero baseline.
+  std::optional<double> delta;       // Only for kBoth.
+  Verdict verdict = Verdict::kSame;  // Only times (DiffValues::is_time) get another.
 };
 
 // CompareValues: a run's value against the baseline's (see file comment).
@@ -44,6 +55,7 @@ Change CompareValues(std::optional<double> baseline, std::optional<double> value
 // One quantity across runs.
 struct DiffValues {
   bool integral = true;                       // ns or counts (else a per-instance rate or a fraction).
+  bool is_time = false;                       // A time, where more is worse: its changes get verdicts.
   std::vector<std::optional<double>> values;  // Per run; nullopt: absent from that run.
   std::vector<std::optional<double>> shares;  // Per run, of the run's total; empty: not applicable.
   std::vector<Change> changes;                // Per run against run 0 (changes[0] compares it with itself).
@@ -102,8 +114,10 @@ struct RunDiff {
   DiffValues steps, wall_per_step;
   // Every time (totals, operations, categories) is per step: divided by
   // the run's steps (absent in a run without steps). Shares, fractions,
-  // instances and transitions per instance are unchanged.
+  // instances and transitions per instance are unchanged. per_step_why
+  // says why it is (asked for, or the runs' steps differ), "" when not.
   bool per_step = false;
+  std::string per_step_why;
   // Ordered by the baseline's thread time (largest first), then operations
   // the baseline lacks by their largest time in another run.
   std::vector<DiffOperation> operations;
@@ -121,11 +135,17 @@ struct DiffInput {
 // basenames repeat, every run gets "#N" appended, N its 1-based position.
 std::vector<std::string> RunLabels(const std::vector<std::string>& dirs);
 
+// PerStep: whether times are divided by each run's steps. kAuto divides
+// when every run has steps and some run's count differs from the
+// baseline's by more than kStepsDiffer (comparing totals of runs of
+// different lengths says nothing about the code); kOn always, kOff never.
+enum class PerStep { kAuto, kOn, kOff };
+inline constexpr double kStepsDiffer = 0.01;
+
 struct DiffOptions {
-  // The operation whose instances count steps: `simulation` is one call
-  // of an environment's step (inferred or explicit).
-  std::string step_operation = "simulation";
-  bool per_step = false;  // Divide every time by the run's steps.
+  // The operation whose instances count steps (StepsOf, run_report.h).
+  std::string step_operation = kStepOperation;
+  PerStep per_step = PerStep::kAuto;
 };
 
 // DiffRuns: compares runs[1..] with runs[0]. Needs at least one run.

@@ -67,7 +67,7 @@ class Diff(unittest.TestCase):
         return json.loads(result.stdout)
 
     def test_json_arithmetic_matches_the_two_reports(self):
-        diff = self.diff_json(self.small.out, self.large.out)
+        diff = self.diff_json("--totals", self.small.out, self.large.out)
         self.assertEqual(diff["schema"], "rlscope.diff/1")
         self.assertEqual([run["label"] for run in diff["runs"]], ["run#1", "run#2"])  # Same basename.
         self.assertEqual(diff["runs"][1]["command"][1:3], ["--steps", "20"])
@@ -144,7 +144,7 @@ class Diff(unittest.TestCase):
                 self.assertEqual(last["status"], "absent")
 
     def test_text_output(self):
-        result = run_rlscope("diff", self.small.out, self.large.out)
+        result = run_rlscope("diff", "--totals", self.small.out, self.large.out)
         self.assertEqual(result.returncode, 0, result.stderr)
         text = result.stdout
         for needle in ["rlscope diff: 2 runs, baseline run#1", "run#1 (baseline)", "run#2",
@@ -163,12 +163,20 @@ class Diff(unittest.TestCase):
 
     def test_per_step(self):
         # The client makes one simulation call per step: 10 and 20 steps.
-        totals = self.diff_json(self.small.out, self.large.out)
+        totals = self.diff_json("--totals", self.small.out, self.large.out)
         self.assertEqual(totals["totals"]["step_operation"], "simulation")
         self.assertEqual(totals["totals"]["steps"]["values"], [10, 20])
         self.assertFalse(totals["per_step"])
-        per_step = self.diff_json("--per-step", self.small.out, self.large.out)
+        self.assertEqual(totals["per_step_why"], "")
+        # By default, runs of different lengths are compared per step.
+        per_step = self.diff_json(self.small.out, self.large.out)
         self.assertTrue(per_step["per_step"])
+        self.assertIn("different numbers of steps (10 vs 20", per_step["per_step_why"])
+        self.assertEqual(per_step, self.diff_json("--per-step", self.small.out, self.large.out) | {
+            "per_step_why": per_step["per_step_why"]})
+        # A run against itself: the same steps, so totals.
+        self.assertFalse(self.diff_json(self.small.out, self.small.out)["per_step"])
+        self.assertEqual(run_rlscope("diff", "--per-step", "--totals", self.small.out, self.large.out).returncode, 2)
         for key in ("total_wall_ns", "thread_ns"):
             for i, steps in enumerate((10, 20)):
                 self.assertAlmostEqual(per_step["totals"][key]["values"][i],

@@ -25,7 +25,9 @@ TEST_CASE("diff html: absent sides are an em dash, with new and gone", "[diff][h
   const RunReport a = Run({Row("inference", Category::kPython, 400), Row("only_a", Category::kNative, 50)});
   const RunReport b = Run({Row("inference", Category::kPython, 600), Row("only_b", Category::kBackend, 70)});
   const std::string page = FormatDiffHtml(Diff(a, b));
-  CHECK(page.find("<td class=\"num\">1.50x</td>") != std::string::npos);
+  // A regression is marked, in words and colour.
+  CHECK(page.find("<td class=\"num\"><span class=\"worse\">1.50x worse</span></td>") != std::string::npos);
+  CHECK(page.find(".worse {") != std::string::npos);
   CHECK(page.find("<td class=\"num\">new</td>") != std::string::npos);
   CHECK(page.find("<td class=\"num\">gone</td>") != std::string::npos);
   CHECK(page.find("<td class=\"num\">\u2014</td>") != std::string::npos);

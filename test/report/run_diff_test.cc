@@ -238,7 +238,7 @@ TEST_CASE("per step: every time divided by the run's steps; a run without steps 
 
   std::vector<DiffInput> inputs = {{"torch", "/t", &torch}, {"jax", "/j", &jax}, {"none", "/n", &none}};
   DiffOptions options;
-  options.per_step = true;
+  options.per_step = PerStep::kOn;
   const RunDiff diff = DiffRuns(inputs, options);
   CHECK(diff.per_step);
   CHECK(*diff.total_wall.values[0] == Approx(20));
@@ -260,4 +260,70 @@ TEST_CASE("per step: every time divided by the run's steps; a run without steps 
   const RunDiff by_inference = DiffRuns(inputs, options);
   CHECK(by_inference.step_operation == "inference");
   CHECK_FALSE(by_inference.steps.values[0].has_value());  // Entered, but counted nowhere.
+}
+
+TEST_CASE("steps: the process that stepped most, not the sum over a vector env's workers", "[diff]") {
+  RunReport vector_env = Run({Row("simulation", Category::kPython, 400)});
+  vector_env.processes[0].operation_instances = {{"simulation", 300}};  // The parent's vector steps.
+  for (int worker = 2; worker <= 3; ++worker) {
+    ProcessReport process;
+    process.pid = worker;
+    process.operation_instances = {{"simulation", 300}};  // Each worker's steps of its copy.
+    vector_env.processes.push_back(process);
+  }
+  CHECK(StepsOf(vector_env, "simulation") == 300);
+  CHECK(StepsOf(vector_env, "inference") == 0);
+}
+
+TEST_CASE("per step by default when every run has steps and their counts differ", "[diff]") {
+  RunReport short_run = Run({Row("simulation", Category::kPython, 400)}, 2000);
+  short_run.processes[0].operation_instances = {{"simulation", 100}};
+  RunReport long_run = Run({Row("simulation", Category::kPython, 1000)}, 5000);
+  long_run.processes[0].operation_instances = {{"simulation", 250}};
+  RunReport same_length = Run({Row("simulation", Category::kPython, 500)}, 2500);
+  same_length.processes[0].operation_instances = {{"simulation", 100}};
+
+  const RunDiff differing = Diff({&short_run, &long_run});
+  CHECK(differing.per_step);
+  CHECK(differing.per_step_why.find("different numbers of steps (100 vs 250") != std::string::npos);
+  CHECK(*Op(differing, "simulation").cpu_time.values[1] == Approx(4));
+  CHECK(FormatDiffText(differing, 0).find("times are per step") != std::string::npos);
+
+  const RunDiff equal = Diff({&short_run, &same_length});
+  CHECK_FALSE(equal.per_step);
+  CHECK(equal.per_step_why.empty());
+
+  std::vector<DiffInput> inputs = {{"short", "/s", &short_run}, {"long", "/l", &long_run}};
+  DiffOptions totals;
+  totals.per_step = PerStep::kOff;
+  const RunDiff compared_totals = DiffRuns(inputs, totals);
+  CHECK_FALSE(compared_totals.per_step);
+  CHECK(*Op(compared_totals, "simulation").cpu_time.values[1] == 1000);
+}
+
+TEST_CASE("a time that grew 5 % or more is worse, one that shrank as much better, if visible", "[diff]") {
+  RunReport base = Run({Row("inference", Category::kPython, 1000), Row("simulation", Category::kPython, 1000),
+                        Row("replay", Category::kPython, 1000), Row("logging", Category::kPython, 5)},
+                       4000);
+  RunReport later = Run({Row("inference", Category::kPython, 1200), Row("simulation", Category::kPython, 900),
+                         Row("replay", Category::kPython, 1020), Row("logging", Category::kPython, 10)},
+                        4000);
+  const RunDiff diff = Diff({&base, &later});
+  CHECK(Op(diff, "inference").cpu_time.changes[1].verdict == Verdict::kWorse);
+  CHECK(Op(diff, "simulation").cpu_time.changes[1].verdict == Verdict::kBetter);
+  CHECK(Op(diff, "replay").cpu_time.changes[1].verdict == Verdict::kSame);      // +2 %: noise.
+  CHECK(Op(diff, "logging").cpu_time.changes[1].verdict == Verdict::kSame);     // 2x, but 0.3 % of the run.
+  CHECK(Op(diff, "inference").instances.changes[1].verdict == Verdict::kSame);  // Not a time.
+  CHECK(diff.total_wall.changes[1].verdict == Verdict::kSame);
+
+  const std::string text = FormatDiffText(diff, 0);
+  CHECK(text.find("1.20x worse") != std::string::npos);
+  CHECK(text.find("0.90x better") != std::string::npos);
+  CHECK(text.find("1.02x worse") == std::string::npos);
+  nlohmann::json json = nlohmann::json::parse(FormatDiffJson(diff));
+  bool found = false;
+  for (const auto& op : json["operations"]) {
+    if (op["operation"] == "inference") found = op["cpu_ns"]["changes"][1]["verdict"] == "worse";
+  }
+  CHECK(found);
 }
