@@ -6,10 +6,6 @@
 
 namespace rlscope {
 
-namespace {
-
-// BracketEnd: the index just past the ']' closing the bracket expression
-// that starts at pattern[open] ('['), or npos when it is not closed.
 size_t BracketEnd(std::string_view pattern, size_t open) {
   size_t i = open + 1;
   if (i < pattern.size() && (pattern[i] == '!' || pattern[i] == '^')) ++i;
@@ -36,6 +32,8 @@ bool NeedsFnmatch(std::string_view pattern, std::string_view text) {
   }
   return false;
 }
+
+namespace {
 
 // InBracket: whether `c` is in the bracket expression pattern[open, end).
 bool InBracket(std::string_view pattern, size_t open, size_t end, unsigned char c) {

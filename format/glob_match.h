@@ -16,11 +16,21 @@
 #ifndef RLSCOPE_PRELOAD_GLOB_MATCH_H_
 #define RLSCOPE_PRELOAD_GLOB_MATCH_H_
 
+#include <cstddef>
 #include <string_view>
 
 namespace rlscope {
 
 bool GlobMatch(std::string_view pattern, std::string_view text);
+
+// NeedsFnmatch: whether GlobMatch hands (pattern, text) to fnmatch, i.e.
+// whether either holds something it does not read byte by byte. With an
+// empty text: whether the pattern alone does.
+bool NeedsFnmatch(std::string_view pattern, std::string_view text);
+
+// BracketEnd: the index just past the ']' closing the bracket expression
+// that starts at pattern[open] ('['), or npos when it is not closed.
+size_t BracketEnd(std::string_view pattern, size_t open);
 
 }  // namespace rlscope
 

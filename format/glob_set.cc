@@ -9,10 +9,10 @@ namespace rlscope {
 namespace {
 
 // LiteralRuns: the [begin, end) runs of literal bytes of one glob, in
-// order, and whether the glob starts and ends with one. False when the
-// glob is one whose bytes GlobMatch may not read one by one (a backslash,
-// a byte outside ASCII, a NUL, an unclosed or special bracket): then no
-// literal is used.
+// order, and whether the glob starts and ends with one. False when
+// GlobMatch would hand the glob to fnmatch (NeedsFnmatch: a backslash, a
+// byte outside ASCII, a special or unclosed bracket): then no literal is
+// used.
 struct Runs {
   std::vector<std::pair<size_t, size_t>> runs;
   bool starts_literal = false;
@@ -20,37 +20,19 @@ struct Runs {
 };
 
 bool LiteralRuns(std::string_view glob, Runs& out) {
-  size_t i = 0;
+  if (NeedsFnmatch(glob, "")) return false;
   size_t run_begin = 0;
   bool in_run = false;
   auto close_run = [&](size_t end) {
     if (in_run && end > run_begin) out.runs.emplace_back(run_begin, end);
     in_run = false;
   };
-  while (i < glob.size()) {
-    const unsigned char c = glob[i];
-    if (c >= 0x80 || c == '\\' || c == '\0') return false;
-    if (c == '*' || c == '?') {
+  for (size_t i = 0; i < glob.size();) {
+    const char c = glob[i];
+    if (c == '*' || c == '?' || c == '[') {
       close_run(i);
-      ++i;
-      continue;
-    }
-    if (c == '[') {
-      close_run(i);
-      size_t j = i + 1;
-      if (j < glob.size() && (glob[j] == ':' || glob[j] == '=' || glob[j] == '.')) return false;
-      if (j < glob.size() && (glob[j] == '!' || glob[j] == '^')) ++j;
-      if (j < glob.size() && glob[j] == ']') ++j;  // A ']' first is literal.
-      while (j < glob.size() && glob[j] != ']') {
-        const unsigned char b = glob[j];
-        if (b >= 0x80 || b == '\\' || b == '\0') return false;
-        if (b == '[' && j + 1 < glob.size() && (glob[j + 1] == ':' || glob[j + 1] == '=' || glob[j + 1] == '.')) {
-          return false;
-        }
-        ++j;
-      }
-      if (j >= glob.size()) return false;  // Unclosed.
-      i = j + 1;
+      // Closed: NeedsFnmatch took the unclosed ones.
+      i = c == '[' ? BracketEnd(glob, i) : i + 1;
       continue;
     }
     if (!in_run) {

@@ -25,13 +25,8 @@ class GlobSet {
  public:
   GlobSet() = default;
   explicit GlobSet(std::string globs);
-  GlobSet(const GlobSet& other) : GlobSet(other.text_) {}
-  GlobSet& operator=(const GlobSet& other) {
-    if (this != &other) *this = GlobSet(other.text_);
-    return *this;
-  }
-  GlobSet(GlobSet&&) = default;
-  GlobSet& operator=(GlobSet&&) = default;
+  // Copies and moves are member-wise: the alternatives hold offsets into
+  // text_, which stay valid in the copy.
 
   // Matches: whether `name` matches one of the alternatives (an empty
   // alternative matches nothing, as in MatchesGlob).
