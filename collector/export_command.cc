@@ -11,6 +11,7 @@
 #include "report/export_csv.h"
 #include "report/export_folded.h"
 #include "report/export_perfetto.h"
+#include "report/export_sqlite.h"
 #include "report/run_report.h"
 #include "report/run_sink.h"
 
@@ -19,7 +20,7 @@ namespace rlscope::collector {
 namespace {
 
 constexpr const char* kExportUsage = R"USAGE(usage: rlscope export DIR [--chrome FILE] [--perfetto FILE] [--csv FILE]
-                      [--folded FILE] [--calibration FILE]
+                      [--folded FILE] [--sqlite FILE] [--calibration FILE]
 
 Write the run in DIR (made by 'rlscope run --out DIR') in formats other
 tools read. At least one of:
@@ -53,13 +54,24 @@ tools read. At least one of:
                   the time was in (left out where no line is known); the
                   count is nanoseconds of thread time (CPU and CPU+GPU rows,
                   corrected when the report is); GPU device time is left out.
+  --sqlite FILE   an SQLite database of the timelines and the report: tables
+                  processes, threads, operation_intervals,
+                  operation_instances, category_intervals, python_calls
+                  (with the user's own line behind each), cuda_api_calls,
+                  gpu_activities (with the launching call and its
+                  operation), strings (names by id), report_rows (the
+                  breakdown, both views as in --csv) and meta (command,
+                  wall time, corrected wall time, calibration quality).
+                  Trace times as measured, in trace-clock nanoseconds.
+                  Written to FILE.tmp, then renamed over FILE; not to "-".
 
 FILE "-" writes to stdout (for one format only). Existing files are
-overwritten. --csv and --folded use the same analysis as 'rlscope report'
-(corrected with the run's calibration, or with --calibration FILE).
+overwritten. --csv, --folded and --sqlite's report tables use the same
+analysis as 'rlscope report' (corrected with the run's calibration, or with
+--calibration FILE).
 
 options:
-  --calibration FILE  correct --csv/--folded with this calibration instead
+  --calibration FILE  correct --csv/--folded/--sqlite with this calibration instead
   -h, --help          show this help
 
 exit status: 0 written; 3 written but some trace data was damaged (only
@@ -121,7 +133,7 @@ class FormatSink : public report::RunSink {
 
 int ExportCommandMain(const std::vector<std::string>& args) {
   ArgCursor cursor(args);
-  std::string chrome, perfetto, csv, folded, calibration_path;
+  std::string chrome, perfetto, csv, folded, sqlite, calibration_path;
   std::vector<std::string> positional;
   while (cursor.NextOption(positional)) {
     const ParsedOption option = cursor.TakeOption();
@@ -140,6 +152,8 @@ int ExportCommandMain(const std::vector<std::string>& args) {
       target = &calibration_path;
     } else if (option.name == "--perfetto") {
       target = &perfetto;
+    } else if (option.name == "--sqlite") {
+      target = &sqlite;
     } else {
       return Usage(absl::StrFormat("unknown option '%s'", option.name));
     }
@@ -151,9 +165,12 @@ int ExportCommandMain(const std::vector<std::string>& args) {
   if (positional.size() != 1) {
     return Usage(positional.empty() ? "no run directory given" : "give exactly one run directory");
   }
-  if (chrome.empty() && perfetto.empty() && csv.empty() && folded.empty()) {
-    return Usage("nothing to export: give --chrome FILE, --perfetto FILE, --csv FILE and/or --folded FILE");
+  if (chrome.empty() && perfetto.empty() && csv.empty() && folded.empty() && sqlite.empty()) {
+    return Usage(
+        "nothing to export: give --chrome FILE, --perfetto FILE, --csv FILE, --folded FILE and/or --sqlite FILE");
   }
+  // A database is a file SQLite seeks in, never a stream.
+  if (sqlite == "-") return Usage("--sqlite needs a file, not \"-\"");
   if ((chrome == "-") + (perfetto == "-") + (csv == "-") + (folded == "-") > 1) {
     return Usage("only one format can go to stdout (\"-\")");
   }
@@ -171,11 +188,21 @@ int ExportCommandMain(const std::vector<std::string>& args) {
     }
     sinks.push_back(std::make_unique<FormatSink>(format, std::move(output)));
   }
+  std::unique_ptr<report::SqliteExport> database;
+  if (!sqlite.empty()) {
+    absl::StatusOr<std::unique_ptr<report::SqliteExport>> opened = report::SqliteExport::Open(sqlite);
+    if (!opened.ok()) {
+      std::cerr << "rlscope export: " << opened.status().message() << "\n";
+      return 1;
+    }
+    database = *std::move(opened);
+  }
 
   // One decoding for every format; the calibration only matters to the
   // report's (--csv, --folded).
   std::vector<report::RunSink*> feed;
   for (const auto& sink : sinks) feed.push_back(sink.get());
+  if (database) feed.push_back(database.get());
   absl::StatusOr<report::FedRun> fed =
       report::FeedRunDirectory(run_dir, calibration_path, feed, /*locate_lines=*/!folded.empty());
   if (!fed.ok()) {
@@ -189,6 +216,12 @@ int ExportCommandMain(const std::vector<std::string>& args) {
   for (const auto& sink : sinks) {
     if (!Close(sink->output())) {
       std::cerr << "rlscope export: cannot write " << sink->output().path << "\n";
+      return 1;
+    }
+  }
+  if (database) {
+    if (absl::Status finished = database->Finish(); !finished.ok()) {
+      std::cerr << "rlscope export: " << finished.message() << "\n";
       return 1;
     }
   }

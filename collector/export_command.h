@@ -1,4 +1,4 @@
-// `rlscope export DIR --chrome FILE | --csv FILE | --folded FILE`: a run
+// `rlscope export DIR --chrome FILE | --perfetto FILE | --csv FILE | --folded FILE | --sqlite FILE`: a run
 // directory's data in formats other tools read (report/export_*.h).
 #ifndef RLSCOPE_COLLECTOR_EXPORT_COMMAND_H_
 #define RLSCOPE_COLLECTOR_EXPORT_COMMAND_H_
