@@ -29,6 +29,8 @@ packages=(
   # Python hook tests: greenlet switches stacks under the profile hook
   # (gevent, eventlet and others are built on it).
   python3-greenlet
+  # rlscope.load's tests: its DataFrame path (the lists path hides pandas).
+  python3-pandas
   # Report formats' tests: report.html is rendered in headless Chromium, and
   # the Perfetto export is decoded by protoc against Perfetto's trace schema.
   chromium protobuf-compiler

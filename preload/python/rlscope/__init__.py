@@ -15,11 +15,16 @@ names or sharper boundaries:
 Explicit operations take precedence over inferred ones. Outside
 `rlscope run` (the launcher makes this module importable) every call is a
 no-op, so the annotation can stay in the code.
+
+After a run, `rlscope.load(DIR)` reads DIR/report.json as tables (pandas
+DataFrames when pandas is installed): see its docstring.
 """
 import contextlib
 import ctypes
 
-__all__ = ["operation"]
+from .run_tables import RunTables, load
+
+__all__ = ["operation", "load", "RunTables"]
 
 
 def _entry_points():
