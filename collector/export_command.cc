@@ -60,8 +60,9 @@ tools read. At least one of:
                   (with the user's own line behind each), cuda_api_calls,
                   gpu_activities (with the launching call and its
                   operation), strings (names by id), report_rows (the
-                  breakdown, both views as in --csv) and meta (command,
-                  wall time, corrected wall time, calibration quality).
+                  breakdown, both views as in --csv), report_lines (the
+                  report's top Python lines) and meta (command, wall
+                  time, corrected wall time, calibration quality).
                   Trace times as measured, in trace-clock nanoseconds.
                   Written to FILE.tmp, then renamed over FILE; not to "-".
 

@@ -45,6 +45,8 @@ CREATE TABLE cuda_api_calls(id INTEGER PRIMARY KEY, thread_id INTEGER, time_ns I
 CREATE TABLE gpu_activities(process_id INTEGER, kind TEXT, device INTEGER, stream INTEGER, begin_ns INTEGER,
   end_ns INTEGER, correlation_id INTEGER, name_id INTEGER, bytes INTEGER, launch_id INTEGER, operation_id INTEGER);
 CREATE TABLE report_rows(view TEXT, pid INTEGER, operation TEXT, resource TEXT, category TEXT, ns INTEGER);
+CREATE TABLE report_lines(pid INTEGER, lines TEXT, operation TEXT, code TEXT, line INTEGER, function TEXT,
+  file TEXT, source TEXT, user_code INTEGER, ns INTEGER, calls INTEGER, outer_ns INTEGER);
 )SQL";
 
 using Value = std::variant<std::monostate, int64_t, double, std::string_view>;
@@ -346,6 +348,21 @@ absl::Status WriteReportRows(sqlite3* db, const std::string& file, const RunRepo
   return rows.Commit();
 }
 
+absl::Status WriteReportLines(sqlite3* db, const std::string& file, const RunReport& report) {
+  Inserter rows(db, file, "report_lines", 12);
+  for (const ProcessReport& process : report.processes) {
+    for (const auto& [lines, table] : {std::pair{"user", &process.python_lines}, {"library", &process.library_lines}}) {
+      for (const LineRow& row : *table) {
+        rows.Row({int64_t{process.pid}, std::string_view(lines), std::string_view(row.operation),
+                  std::string_view(row.location), int64_t{row.line}, std::string_view(row.function),
+                  std::string_view(row.file), std::string_view(row.source), int64_t{row.user_code}, row.ns,
+                  static_cast<int64_t>(row.calls), row.outer_ns});
+      }
+    }
+  }
+  return rows.Commit();
+}
+
 absl::Status WriteMeta(sqlite3* db, const std::string& file, const RunReport& report) {
   Inserter rows(db, file, "meta", 2);
   const std::string command = FormatCommandLine(report.metadata.command);
@@ -418,6 +435,7 @@ void SqliteExport::Timelines(const DecodedRun& run) {
 void SqliteExport::Report(const RunReport& report) {
   if (!status_.ok()) return;
   Fail(WriteReportRows(db_, path_, report));
+  if (status_.ok()) Fail(WriteReportLines(db_, path_, report));
   if (status_.ok()) Fail(WriteMeta(db_, path_, report));
 }
 

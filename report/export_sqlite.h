@@ -6,8 +6,8 @@
 // Times: every *_ns column of the trace tables (processes .. gpu_activities)
 // is as measured (not corrected for rlscope's overhead), in trace-clock
 // nanoseconds (CLOCK_MONOTONIC), like the Chrome and Perfetto exports.
-// report_rows holds both views of the breakdown (column view); meta says
-// whether the report was corrected.
+// report_rows holds both views of the breakdown (column view), report_lines
+// the report's own; meta says whether the report was corrected.
 //
 // Schema (schema version in meta "schema": "rlscope.sqlite/1"):
 //   meta(key TEXT PRIMARY KEY, value): schema, command (the command line),
@@ -60,6 +60,12 @@
 //     breakdown rows (report.json "rows"): view "corrected" or
 //     "uncorrected" as in the CSV export (export_csv.h); sum one view only.
 //     Process-level rows leave Wait out, as the report does.
+//   report_lines(pid, lines, operation, code, line, function, file, source,
+//     user_code, ns, calls, outer_ns): the report's top Python lines per
+//     operation (report.json "python_lines": lines "user", the user's own
+//     line behind each native call; "python_library_lines": lines
+//     "library", the calling line), in the report's view (corrected when
+//     it is); ns counts nested calls again, outer_ns does not.
 //
 // FILE is written as FILE.tmp and renamed over FILE once complete: an
 // existing FILE is replaced only by a complete export, never left half

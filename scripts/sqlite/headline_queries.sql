@@ -69,6 +69,14 @@ WHERE c.nested = 0 AND op.text NOT IN ('startup', 'teardown')
 GROUP BY t.pid, op.text, loc.text, c.user_line
 ORDER BY native_ns DESC LIMIT 1;
 
+-- name: top_user_line_as_reported
+-- The same from the report's own lines (report_lines: corrected when the
+-- report is), as the headline gives it.
+SELECT pid, operation, code, line, outer_ns AS native_ns, calls
+FROM report_lines
+WHERE lines = 'user' AND user_code = 1 AND outer_ns > 0 AND operation NOT IN ('startup', 'teardown')
+ORDER BY outer_ns DESC LIMIT 1;
+
 -- name: operation_instances
 -- How many times each operation was entered, per process.
 SELECT t.pid, s.text AS operation, SUM(i.instances) AS instances

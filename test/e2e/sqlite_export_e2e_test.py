@@ -7,6 +7,7 @@ the file is replaced whole or not at all.
 
   sqlite_export_e2e_test.py --rlscope BIN --client BIN --cupti LIB --python PYTHON --queries FILE
 """
+import json
 import os
 import re
 import sqlite3
@@ -14,7 +15,7 @@ import sys
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from e2e_support import ARGS, ProfiledRun, main, run_rlscope  # noqa: E402
+from e2e_support import ARGS, ProfiledRun, main, run_rlscope, scratch_dir  # noqa: E402
 
 LOOP = os.path.join(os.path.dirname(os.path.abspath(__file__)), "python_programs", "rl_loop.py")
 OUTSIDE_LOOP = ("startup", "teardown")
@@ -165,6 +166,34 @@ class NvtxClientWithGpu(HeadlineQueries, unittest.TestCase):
                                 for r in self.report["rows"]))
 
 
+class NvtxClientCorrected(HeadlineQueries, unittest.TestCase):
+    """The same client corrected with a hand-made calibration: the
+    breakdown queries read the corrected view, and both views are there."""
+
+    @staticmethod
+    def profile(test):
+        directory = scratch_dir(test)
+        calibration = os.path.join(directory, "calibration.json")
+        with open(calibration, "w") as f:
+            json.dump({"schema": "rlscope.calibration/1", "rlscope_version": "test", "created_unix_s": 0,
+                       "machine": {"cpu": "sqlite test", "kernel": "", "gpu": "", "driver": "", "cuda_runtime": ""},
+                       "costs": {"cuda_hook": {"ns": 1000}, "nvtx_range": {"ns": 3000},
+                                 "cupti:cudaLaunchKernel": {"ns": 8000}}}, f)
+        return ProfiledRun(test, [ARGS.client, "--steps", "40", "--library-launches", "2"],
+                           options=("--cupti", ARGS.cupti, "--calibration", calibration))
+
+    def test_the_report_is_corrected_and_both_views_are_exported(self):
+        self.assertTrue(self.report["corrected"])
+        meta = {r["key"]: r["value"] for r in query(self.database, "SELECT key, value FROM meta")}
+        self.assertEqual(meta["corrected"], 1)
+        self.assertEqual(meta["corrected_wall_ns"], self.report["corrected_wall_ns"])
+        views = {r["view"]: r["ns"] for r in query(self.database,
+                                                    "SELECT view, SUM(ns) AS ns FROM report_rows GROUP BY view")}
+        self.assertEqual(views, {"corrected": sum(r["ns"] for r in self.report["rows"]),
+                                 "uncorrected": sum(r["ns"] for r in self.report["uncorrected_rows"])})
+        self.assertLess(views["corrected"], views["uncorrected"])
+
+
 class PythonLoop(HeadlineQueries, unittest.TestCase):
     """A numpy RL loop under the Python hook: calls into native code."""
 
@@ -173,7 +202,16 @@ class PythonLoop(HeadlineQueries, unittest.TestCase):
         return ProfiledRun(test, [ARGS.python, LOOP, "200"])
 
     def test_top_user_line_is_the_headlines(self):
-        [row] = self.run_query("top_user_line")
+        pid, line = self.top_user_line()
+        for name in ("top_user_line", "top_user_line_as_reported"):
+            [row] = self.run_query(name)
+            self.assertEqual((row["pid"], row["operation"], row["code"], row["line"], row["native_ns"]),
+                             (pid, line["operation"], line["code"], line["line"], line["outer_ns"]), name)
+            self.assertIn("rl_loop.py", row["code"])
+        finding = next(f for f in self.report["headline"]["findings"] if f.startswith("Your most expensive line"))
+        self.assertIn(":%d " % line["line"], finding)
+
+    def top_user_line(self):
         top = None
         for process in self.report["processes"]:
             for line in process["python_lines"]:
@@ -181,10 +219,7 @@ class PythonLoop(HeadlineQueries, unittest.TestCase):
                     if top is None or line["outer_ns"] > top[1]["outer_ns"]:
                         top = (process["pid"], line)
         self.assertIsNotNone(top)
-        pid, line = top
-        self.assertEqual((row["pid"], row["operation"], row["code"], row["line"], row["native_ns"]),
-                         (pid, line["operation"], line["code"], line["line"], line["outer_ns"]))
-        self.assertIn("rl_loop.py", row["code"])
+        return top
 
     def test_python_calls_are_in_the_database(self):
         [row] = query(self.database, "SELECT COUNT(*) AS n, COUNT(user_location_id) AS user FROM python_calls")

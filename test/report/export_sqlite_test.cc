@@ -135,11 +135,23 @@ TEST_CASE("SQLite export: the report's rows in both views, and meta", "[export_s
   report.uncorrected_rows = {{7, "inference", Resource::kCpu, Category::kPython, 700},
                              {7, "inference", Resource::kCpu, Category::kProfiler, 100}};
   report.gpu_busy_ns = 110;
+  ProcessReport process;
+  process.pid = 7;
+  LineRow line{"inference", "<module> (train.py:1)", 9, 300, 2, 200};
+  line.user_code = true;
+  process.python_lines = {line};
+  line.user_code = false;
+  line.location = "Agent.act (agent.py:3)";
+  process.library_lines = {line};
+  report.processes = {process};
   const std::string path = TempDir() + "/run.db";
   REQUIRE(Export(path, report) == "");
   CHECK(Rows(path, "SELECT * FROM report_rows") ==
         std::vector<std::string>{"corrected|7|inference|CPU|Python|600", "uncorrected|7|inference|CPU|Python|700",
                                  "uncorrected|7|inference|CPU|Profiler|100"});
+  CHECK(Rows(path, "SELECT pid, lines, operation, code, line, user_code, ns, calls, outer_ns FROM report_lines") ==
+        std::vector<std::string>{"7|user|inference|<module> (train.py:1)|9|1|300|2|200",
+                                 "7|library|inference|Agent.act (agent.py:3)|9|0|300|2|200"});
   CHECK(Rows(path,
              "SELECT key, value FROM meta WHERE key IN ('schema', 'command', 'wall_ns', 'corrected', "
              "'corrected_wall_ns', 'calibration_verdict', 'gpu_busy_ns', 'trace_times') ORDER BY key") ==
