@@ -63,7 +63,9 @@ tools read. At least one of:
                   breakdown, both views as in --csv), report_lines (the
                   report's top Python lines) and meta (command, wall
                   time, corrected wall time, calibration quality).
-                  Trace times as measured, in trace-clock nanoseconds.
+                  Trace times as measured, in trace-clock nanoseconds;
+                  example queries: share/rlscope/sqlite/ where rlscope is
+                  installed (scripts/sqlite/ in its source).
                   Written to FILE.tmp, then renamed over FILE; not to "-".
 
 FILE "-" writes to stdout (for one format only). Existing files are
@@ -72,7 +74,8 @@ analysis as 'rlscope report' (corrected with the run's calibration, or with
 --calibration FILE).
 
 options:
-  --calibration FILE  correct --csv/--folded/--sqlite with this calibration instead
+  --calibration FILE  correct --csv, --folded and --sqlite's report tables
+                      with this calibration instead
   -h, --help          show this help
 
 exit status: 0 written; 3 written but some trace data was damaged (only
