@@ -119,6 +119,24 @@ class Load(unittest.TestCase):
         self.assertIn("ValueError", result.stderr)
         self.assertIn(bad, result.stderr)
 
+    def test_every_list_of_objects_is_a_table(self):
+        # Fields a later report.json may have: each list of objects becomes
+        # a table, nested ones with their process's pid.
+        report = dict(self.run_.report)
+        pid = report["processes"][0]["pid"]
+        report["processes"] = [dict(report["processes"][0], instance_stats=[
+            {"operation": "simulation", "instances": 3, "total_ns": 30}])]
+        report["per_step"] = {"steps": 2, "operations": [{"operation": "simulation", "ns_per_step": 15}]}
+        path = os.path.join(scratch_dir(self), "report.json")
+        with open(path, "w") as f:
+            json.dump(report, f)
+        for mode in ("pandas", "hide"):
+            tables = probe(self, self.folder, path, mode)["tables"]
+            self.assertEqual(tables["instance_stats"]["rows"],
+                             [{"pid": pid, "operation": "simulation", "instances": 3, "total_ns": 30}], mode)
+            self.assertEqual(tables["per_step"]["rows"], [{"steps": 2}], mode)
+            self.assertEqual(tables["per_step.operations"]["rows"], [{"operation": "simulation", "ns_per_step": 15}])
+
     def test_importing_rlscope_imports_no_pandas(self):
         env = dict(os.environ, PYTHONPATH=self.folder)
         env.pop("RLSCOPE_SOCKET", None)
