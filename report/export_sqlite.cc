@@ -153,27 +153,31 @@ Value OptionalLabel(Strings& strings, int32_t label) {
 
 // ThreadOperations: per thread of a process, the operation timeline its
 // time is attributed by (thread_analysis.h): its own, or for a helper
-// thread its process's main one.
-std::vector<IntervalList> ThreadOperations(const ProcessTimeline& process) {
-  const IntervalList inherited = InheritedOperations(process.threads);
-  std::vector<IntervalList> timelines;
-  timelines.reserve(process.threads.size());
-  for (const ThreadTimeline& thread : process.threads) {
-    if (InheritsOperations(thread) && !inherited.empty()) {
-      timelines.push_back(inherited);
-    } else {
-      timelines.push_back(OperationTimeline(thread.operations, thread.inferred_operations));
+// thread its process's main one, held once for all of them.
+class ThreadOperations {
+ public:
+  explicit ThreadOperations(const ProcessTimeline& process) : inherited_(InheritedOperations(process.threads)) {
+    own_.reserve(process.threads.size());
+    for (const ThreadTimeline& thread : process.threads) {
+      const bool inherits = InheritsOperations(thread) && !inherited_.empty();
+      own_.push_back(inherits ? std::nullopt
+                              : std::optional(OperationTimeline(thread.operations, thread.inferred_operations)));
     }
   }
-  return timelines;
-}
+  const IntervalList& Of(size_t thread) const { return own_[thread] ? *own_[thread] : inherited_; }
+
+ private:
+  IntervalList inherited_;
+  std::vector<std::optional<IntervalList>> own_;
+};
 
 // TimelineWriter: the trace tables of one decoded run, table by table.
 class TimelineWriter {
  public:
   TimelineWriter(sqlite3* db, const std::string& file, const DecodedRun& run)
       : db_(db), file_(file), run_(run), strings_(run.names) {
-    for (const ProcessTimeline& process : run.processes) operations_.push_back(ThreadOperations(process));
+    operations_.reserve(run.processes.size());
+    for (const ProcessTimeline& process : run.processes) operations_.emplace_back(process);
   }
 
   absl::Status Write() {
@@ -197,7 +201,7 @@ class TimelineWriter {
   }
 
   int32_t OperationAt(size_t p, size_t t, int64_t time_ns) const {
-    return report::OperationAt(operations_[p][t], time_ns, kNoLabel);
+    return report::OperationAt(operations_[p].Of(t), time_ns, kNoLabel);
   }
 
   absl::Status Processes() {
@@ -228,7 +232,7 @@ class TimelineWriter {
   absl::Status OperationIntervals() {
     Inserter rows(db_, file_, "operation_intervals", 4);
     ForEachThread([&](size_t p, size_t t, int64_t id) {
-      for (const Interval& interval : operations_[p][t]) {
+      for (const Interval& interval : operations_[p].Of(t)) {
         rows.Row({id, strings_.OfLabel(interval.label), interval.begin_ns, interval.end_ns});
       }
     });
@@ -327,7 +331,7 @@ class TimelineWriter {
   const std::string& file_;
   const DecodedRun& run_;
   Strings strings_;
-  std::vector<std::vector<IntervalList>> operations_;  // Per process, per thread.
+  std::vector<ThreadOperations> operations_;  // Per process.
   absl::flat_hash_map<const GpuLaunchPoint*, std::pair<int64_t, int64_t>> launch_rows_;
 };
 

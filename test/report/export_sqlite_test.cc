@@ -124,6 +124,29 @@ TEST_CASE("SQLite export: the trace tables of a hand-made run", "[export_sqlite]
   CHECK(Rows(path, "SELECT COUNT(*) - COUNT(DISTINCT text) FROM strings") == std::vector<std::string>{"0"});
 }
 
+TEST_CASE("SQLite export: a helper thread takes its process's operations", "[export_sqlite]") {
+  DecodedRun run = SmallRun();
+  ThreadTimeline helper = Thread(0, 1000);
+  helper.tid = 8;
+  helper.cpu_events = {{300, 350, static_cast<int32_t>(Category::kCudaApi)}};
+  run.processes[0].threads.push_back(helper);
+  const std::string path = TempDir() + "/run.db";
+  absl::StatusOr<std::unique_ptr<SqliteExport>> sink = SqliteExport::Open(path);
+  REQUIRE(sink.ok());
+  (*sink)->Timelines(run);
+  (*sink)->Report(RunReport{});
+  REQUIRE((*sink)->Finish().ok());
+  CHECK(Rows(path, "SELECT tid, inherits_operations FROM threads ORDER BY id") ==
+        std::vector<std::string>{"7|0", "8|1"});
+  CHECK(Rows(path,
+             "SELECT t.tid, s.text, o.begin_ns, o.end_ns FROM operation_intervals o JOIN threads t ON t.id = thread_id "
+             "JOIN strings s ON s.id = operation_id ORDER BY t.tid") ==
+        std::vector<std::string>{"7|inference|100|900", "8|inference|100|900"});
+  CHECK(Rows(path,
+             "SELECT s.text FROM category_intervals JOIN threads t ON t.id = thread_id JOIN strings s "
+             "ON s.id = operation_id WHERE t.tid = 8") == std::vector<std::string>{"inference"});
+}
+
 TEST_CASE("SQLite export: the report's rows in both views, and meta", "[export_sqlite]") {
   RunReport report;
   report.metadata.command = {"python3", "train.py"};
