@@ -61,8 +61,10 @@ tools read. At least one of:
                   gpu_activities (with the launching call and its
                   operation), strings (names by id), report_rows (the
                   breakdown, both views as in --csv), report_lines (the
-                  report's top Python lines) and meta (command, wall
-                  time, corrected wall time, calibration quality).
+                  report's top Python lines), report_instances (how long
+                  one instance of each operation took) and meta (command,
+                  wall time, corrected wall time, calibration quality,
+                  environment steps).
                   Trace times as measured, in trace-clock nanoseconds;
                   example queries: share/rlscope/sqlite/ where rlscope is
                   installed (scripts/sqlite/ in its source).

@@ -47,6 +47,8 @@ CREATE TABLE gpu_activities(process_id INTEGER, kind TEXT, device INTEGER, strea
 CREATE TABLE report_rows(view TEXT, pid INTEGER, operation TEXT, resource TEXT, category TEXT, ns INTEGER);
 CREATE TABLE report_lines(pid INTEGER, lines TEXT, operation TEXT, code TEXT, line INTEGER, function TEXT,
   file TEXT, source TEXT, user_code INTEGER, ns INTEGER, calls INTEGER, outer_ns INTEGER);
+CREATE TABLE report_instances(pid INTEGER, operation TEXT, instances INTEGER, total_ns INTEGER, mean_ns INTEGER,
+  p50_ns INTEGER, p95_ns INTEGER, max_ns INTEGER);
 )SQL";
 
 using Value = std::variant<std::monostate, int64_t, double, std::string_view>;
@@ -367,6 +369,17 @@ absl::Status WriteReportLines(sqlite3* db, const std::string& file, const RunRep
   return rows.Commit();
 }
 
+absl::Status WriteReportInstances(sqlite3* db, const std::string& file, const RunReport& report) {
+  Inserter rows(db, file, "report_instances", 8);
+  for (const ProcessReport& process : report.processes) {
+    for (const InstanceStats& stats : process.instance_stats) {
+      rows.Row({int64_t{process.pid}, std::string_view(stats.operation), static_cast<int64_t>(stats.instances),
+                stats.total_ns, stats.mean_ns, stats.p50_ns, stats.p95_ns, stats.max_ns});
+    }
+  }
+  return rows.Commit();
+}
+
 absl::Status WriteMeta(sqlite3* db, const std::string& file, const RunReport& report) {
   Inserter rows(db, file, "meta", 2);
   const std::string command = FormatCommandLine(report.metadata.command);
@@ -390,6 +403,7 @@ absl::Status WriteMeta(sqlite3* db, const std::string& file, const RunReport& re
     rows.Row({std::string_view("calibration_summary"), std::string_view(summary)});
   }
   rows.Row({std::string_view("gpu_busy_ns"), report.gpu_busy_ns});
+  rows.Row({std::string_view("steps"), static_cast<int64_t>(report.steps)});
   rows.Row({std::string_view("rlscope_version"), std::string_view(report.metadata.rlscope_version)});
   rows.Row({std::string_view("trace_times"), std::string_view("measured")});
   return rows.Commit();
@@ -440,6 +454,7 @@ void SqliteExport::Report(const RunReport& report) {
   if (!status_.ok()) return;
   Fail(WriteReportRows(db_, path_, report));
   if (status_.ok()) Fail(WriteReportLines(db_, path_, report));
+  if (status_.ok()) Fail(WriteReportInstances(db_, path_, report));
   if (status_.ok()) Fail(WriteMeta(db_, path_, report));
 }
 

@@ -14,7 +14,7 @@
 //     exit_code, wall_ns, corrected (0/1), corrected_wall_ns and
 //     corrected_wall_spread_ns (when corrected), correction_message,
 //     calibration_file, calibration_verdict, calibration_summary,
-//     gpu_busy_ns, rlscope_version, trace_times ("measured").
+//     gpu_busy_ns, steps, rlscope_version, trace_times ("measured").
 //   strings(id INTEGER PRIMARY KEY, text): every name the other tables
 //     refer to by *_id (operations, code locations, CUDA functions, GPU
 //     activity names such as demangled kernel names).
@@ -66,6 +66,10 @@
 //     line behind each native call; "python_library_lines": lines
 //     "library", the calling line), in the report's view (corrected when
 //     it is); ns counts nested calls again, outer_ns does not.
+//   report_instances(pid, operation, instances, total_ns, mean_ns, p50_ns,
+//     p95_ns, max_ns): the report's per-instance statistics (report.json
+//     "instance_stats", instance_durations.h), in the report's view; meta
+//     "steps" is the run's environment steps (report.json "per_step").
 //
 // FILE is written as FILE.tmp and renamed over FILE once complete: an
 // existing FILE is replaced only by a complete export, never left half

@@ -82,3 +82,20 @@ ORDER BY outer_ns DESC LIMIT 1;
 SELECT t.pid, s.text AS operation, SUM(i.instances) AS instances
 FROM operation_instances i JOIN threads t ON t.id = i.thread_id JOIN strings s ON s.id = i.operation_id
 GROUP BY t.pid, s.text ORDER BY t.pid, s.text;
+
+-- name: instance_times
+-- How long one instance of each operation took (the report's statistics).
+SELECT pid, operation, instances, mean_ns, p50_ns, p95_ns, max_ns
+FROM report_instances ORDER BY pid, total_ns DESC;
+
+-- name: time_per_step
+-- The loop's thread time per environment step, as the headline gives it
+-- (NULL without steps).
+WITH shown AS (
+  SELECT CASE WHEN value = 1 THEN 'corrected' ELSE 'uncorrected' END AS view FROM meta WHERE key = 'corrected'),
+loop AS (
+  SELECT SUM(ns) AS ns FROM report_rows JOIN shown USING (view)
+  WHERE resource != 'GPU' AND category != 'Wait' AND operation NOT IN ('startup', 'teardown'))
+SELECT (SELECT value FROM meta WHERE key = 'steps') AS steps,
+       CASE WHEN (SELECT value FROM meta WHERE key = 'steps') > 0
+            THEN ROUND(1.0 * (SELECT ns FROM loop) / (SELECT value FROM meta WHERE key = 'steps')) END AS loop_ns_per_step;

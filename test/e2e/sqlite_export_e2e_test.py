@@ -129,6 +129,23 @@ class HeadlineQueries:
                 self.assertEqual(rows.get((process["pid"], r["operation"]), 0), r["instances"], r)
         self.assertGreater(checked, 0)
 
+    def test_instance_times_are_the_reports(self):
+        rows = {(r["pid"], r["operation"]): r for r in self.run_query("instance_times")}
+        expected = {(p["pid"], s["operation"]): s for p in self.report["processes"] for s in p["instance_stats"]}
+        self.assertEqual(set(rows), set(expected))
+        for key, stats in expected.items():
+            for field in ("instances", "mean_ns", "p50_ns", "p95_ns", "max_ns"):
+                self.assertEqual(rows[key][field], stats[field], (key, field))
+
+    def test_time_per_step_is_the_reports(self):
+        [row] = self.run_query("time_per_step")
+        per_step = self.report["per_step"]
+        self.assertEqual(row["steps"], per_step["steps"])
+        if per_step["steps"]:
+            self.assertEqual(row["loop_ns_per_step"], per_step["loop_ns_per_step"])
+        else:
+            self.assertIsNone(row["loop_ns_per_step"])
+
 
 class NvtxClientWithGpu(HeadlineQueries, unittest.TestCase):
     """Two threads launching kernels (some through a library) under NVTX ranges."""
