@@ -16,8 +16,12 @@ interned strings, thread names, each event (kind, begin/end ns, name id,
 payload) and the Goodbye. Stops at the first damaged frame and says where.
 )USAGE";
 
+// KindName: every kind the wire format defines (no default: the compiler
+// names a kind added without a name here); "unknown" only for a number the
+// format does not define.
 const char* KindName(uint16_t kind) {
   switch (static_cast<wire::EventKind>(kind)) {
+    case wire::EventKind::kInvalid: return "invalid";
     case wire::EventKind::kCudaApi: return "cuda_api";
     case wire::EventKind::kOperationPush: return "op_push";
     case wire::EventKind::kOperationPop: return "op_pop";
@@ -35,8 +39,11 @@ const char* KindName(uint16_t kind) {
     case wire::EventKind::kPythonHookReplaced: return "python_hook_replaced";
     case wire::EventKind::kChildProcess: return "child_process";
     case wire::EventKind::kPythonWait: return "python_wait";
-    default: return "unknown";
+    case wire::EventKind::kCuptiApi: return "cupti_api";
+    case wire::EventKind::kProfilerOverhead: return "profiler_overhead";
+    case wire::EventKind::kPythonUserLine: return "python_user_line";
   }
+  return "unknown";
 }
 
 void PrintFrame(const wire::Frame& frame, uint64_t offset) {

@@ -44,8 +44,9 @@ print(lib.simother_unhooked(20))
 """
 
 
-def simulator_calls(run_dir):
-    """[(name, duration_ns)] of every kSimulatorCall event of the run, from `rlscope dump`."""
+def simulator_calls(run_dir, kinds=None):
+    """[(name, duration_ns)] of every kSimulatorCall event of the run, from `rlscope dump`;
+    `kinds` (a Counter), when given, counts the (kind, name) of every event."""
     calls = []
     for trace in sorted(glob.glob(os.path.join(run_dir, "trace", "*.rlt"))):
         dump = run_rlscope("dump", trace)
@@ -56,8 +57,10 @@ def simulator_calls(run_dir):
             fields = line.split()
             if fields[:1] == ["string"] and len(fields) >= 4:
                 strings[int(fields[1])] = " ".join(fields[3:])
-            elif fields[:1] == ["simulator"]:
-                values = dict(field.split("=", 1) for field in fields[3:] if "=" in field)
+            values = dict(field.split("=", 1) for field in fields[1:] if "=" in field)
+            if kinds is not None and "name" in values and "dur" in values:
+                kinds[(fields[0], strings.get(int(values["name"]), "?"))] += 1
+            if fields[:1] == ["simulator"]:
                 calls.append((strings.get(int(values["name"]), "?"), int(values["dur"])))
     return calls
 
@@ -72,7 +75,8 @@ class SimulatorRun:
         options = [arg for rule in sim for arg in ("--sim", rule)]
         self.result = run_rlscope("run", "--quiet", "--out", self.dir, *options, "--", *command, env=env)
         test.assertEqual(self.result.returncode, 0, self.result.stderr)
-        self.calls = simulator_calls(self.dir)
+        self.kinds = collections.Counter()
+        self.calls = simulator_calls(self.dir, self.kinds)
         self.counts = collections.Counter(name for name, _ in self.calls)
         with open(os.path.join(self.dir, "report.json")) as f:
             self.report = json.load(f)
@@ -100,6 +104,9 @@ class NativeProgram(unittest.TestCase):
         # The report counts them as Simulator time: at least the six waits.
         self.assertGreaterEqual(run.simulator_ns, 6_000_000)
         self.assertLessEqual(run.simulator_ns, sum(duration for _, duration in run.calls))
+        # Installing the hooks is rlscope's own time, and `rlscope dump` names every kind.
+        self.assertGreater(run.kinds[("profiler_overhead", "simulator hook installation")], 0, run.kinds)
+        self.assertFalse([kind for kind in run.kinds if kind[0] == "unknown"], run.kinds)
 
     def test_rlscope_sim_from_the_environment_works_too(self):
         run = self.client(sim=(), env=dict(os.environ, RLSCOPE_SIM="*libsimtest*:simtest_busy*"))
