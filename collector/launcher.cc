@@ -143,6 +143,17 @@ std::vector<std::string> BuildChildEnvironment(const std::vector<std::string>& b
   } else {
     RemoveVariable(environment, "RLSCOPE_QUIET");
   }
+  const auto set_or_remove = [&](const char* name, bool set, const std::string& value) {
+    if (set) {
+      SetVariable(environment, name, value);
+    } else {
+      RemoveVariable(environment, name);
+    }
+  };
+  set_or_remove("RLSCOPE_CAPTURE_OPEN_NS", injection.capture_open_ns >= 0, absl::StrCat(injection.capture_open_ns));
+  set_or_remove("RLSCOPE_CAPTURE_CLOSE_NS", injection.capture_close_ns >= 0, absl::StrCat(injection.capture_close_ns));
+  set_or_remove("RLSCOPE_CAPTURE_API", injection.capture_api, "1");
+  set_or_remove("RLSCOPE_CAPTURE_SIGNAL", injection.capture_signal > 0, absl::StrCat(injection.capture_signal));
   InjectUnlessTaken(environment, "NVTX_INJECTION64_PATH", injection.preload_path, "rlscope will not see NVTX ranges",
                     warnings);
   if (injection.cupti) {

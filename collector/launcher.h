@@ -30,6 +30,14 @@ struct InjectionEnvironment {
   // RLSCOPE_QUIET=1: the preload leaves out its notices (what the report
   // says too); its problem lines still print (preload/raw_log.h).
   bool quiet = false;
+  // The capture window (preload/capture_gate.h), RLSCOPE_CAPTURE_*: open
+  // and close times in CLOCK_MONOTONIC ns (-1: none), whether
+  // rlscope.start()/stop() decide, the signal that toggles it (0: none).
+  // Unset ones are removed, so an outer run's cannot leak in.
+  int64_t capture_open_ns = -1;
+  int64_t capture_close_ns = -1;
+  bool capture_api = false;
+  int capture_signal = 0;
 };
 
 // BuildChildEnvironment: `base` (NAME=VALUE entries) with LD_PRELOAD and

@@ -303,6 +303,21 @@ std::vector<std::string> WithExtraEnvironment(std::vector<std::string> base, con
   return base;
 }
 
+// SetCaptureWindow: the window's times made absolute, from now (the
+// run's start): every process of the run opens and closes together.
+void SetCaptureWindow(const CaptureWindow& window, InjectionEnvironment& injection) {
+  if (!window.any()) return;
+  timespec now{};
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  const int64_t start_ns = int64_t{now.tv_sec} * 1'000'000'000 + now.tv_nsec;
+  if (window.delay_ns.has_value()) injection.capture_open_ns = start_ns + *window.delay_ns;
+  if (window.duration_ns.has_value()) {
+    injection.capture_close_ns = start_ns + window.delay_ns.value_or(0) + *window.duration_ns;
+  }
+  injection.capture_api = window.api;
+  injection.capture_signal = window.signal;
+}
+
 }  // namespace
 
 uint64_t DefaultKeepFree(const std::string& dir) {
@@ -321,6 +336,7 @@ void SetProfilingOptions(const ProfilingOptions& options, ProfileRequest& reques
   request.cupti_path = options.cupti_path;
   request.calibration_path = options.calibration_path;
   request.keep_free_bytes = options.keep_free_bytes;
+  request.capture = options.capture;
 }
 
 absl::StatusOr<ProfileOutcome> ProfileCommand(const ProfileRequest& request) {
@@ -370,12 +386,19 @@ absl::StatusOr<ProfileOutcome> ProfileCommand(const ProfileRequest& request) {
 
   SignalGuard signals(request.give_terminal);
   std::vector<std::string> warnings;
+  InjectionEnvironment injection{installation->preload,
+                                 *socket_path,
+                                 installation->python_dir,
+                                 rule_files,
+                                 absl::StrJoin(request.simulator_patterns, ","),
+                                 absl::StrJoin(request.backend_patterns, ","),
+                                 absl::StrJoin(request.nvtx_domains, ","),
+                                 request.cupti,
+                                 request.cupti_path,
+                                 request.quiet_preload};
+  SetCaptureWindow(request.capture, injection);
   const std::vector<std::string> environment = BuildChildEnvironment(
-      WithExtraEnvironment(CurrentEnvironment(), request.extra_environment),
-      {installation->preload, *socket_path, installation->python_dir, rule_files,
-       absl::StrJoin(request.simulator_patterns, ","), absl::StrJoin(request.backend_patterns, ","),
-       absl::StrJoin(request.nvtx_domains, ","), request.cupti, request.cupti_path, request.quiet_preload},
-      &warnings);
+      WithExtraEnvironment(CurrentEnvironment(), request.extra_environment), injection, &warnings);
   for (const std::string& warning : warnings) std::cerr << prefix << ": warning: " << warning << "\n";
 
   report::RunMetadata metadata;

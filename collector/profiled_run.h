@@ -58,6 +58,7 @@ struct ProfileRequest {
   // Stop writing the trace when its filesystem would have less free
   // (--keep-free; 0: never); default: DefaultKeepFree(run_dir).
   std::optional<uint64_t> keep_free_bytes;
+  CaptureWindow capture;
   std::vector<std::string> extra_environment;  // "NAME=VALUE", set (replacing) in the child's environment.
   // The command's standard descriptors: a file path (stdout/stderr files are
   // created or truncated), or empty to inherit rlscope's.

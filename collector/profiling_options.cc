@@ -1,7 +1,10 @@
 #include "collector/profiling_options.h"
 
+#include <csignal>
 #include <filesystem>
 
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
 #include "calibration/overhead_model.h"
 #include "format/rule_file.h"
@@ -45,11 +48,101 @@ const char kProfilingOptionsHelp[] = R"HELP(  --rules FILE         more operatio
                        filesystem
 )HELP";
 
+const char kCaptureOptionsHelp[] = R"HELP(  --delay SECONDS      capture only from SECONDS after the start (decimals
+                       allowed); before, only operation boundaries are
+                       recorded, so the report still counts every
+                       instance. Every process of the run counts from the
+                       run's start
+  --duration SECONDS   stop capturing SECONDS after capture opened (after
+                       --delay, else at the start), for good: a long run
+                       is traced for a window only
+  --capture-range api  capture only between rlscope.start() and
+                       rlscope.stop() (or inside `with rlscope.capture():`)
+                       in the program's Python code; closed until the
+                       first start()
+  --capture-signal[=SIG]
+                       each SIG sent to a process of the run (kill -USR2
+                       PID) toggles its capture; closed until the first
+                       (default SIGUSR2; pick one the program does not
+                       handle itself). Edges land within 20 ms
+)HELP";
+
+namespace {
+
+// ParseSeconds: a non-negative decimal number of seconds, in ns (at most a
+// year, so that adding it to a clock cannot overflow).
+std::optional<int64_t> ParseSeconds(const std::string& text) {
+  double seconds = 0;
+  if (text.empty() || !absl::SimpleAtod(text, &seconds) || !(seconds >= 0) || seconds > 365.0 * 24 * 3600) {
+    return std::nullopt;
+  }
+  return static_cast<int64_t>(seconds * 1e9);
+}
+
+// SignalNumber: "USR2", "SIGUSR2", "HUP", "SIGRTMIN+3" or "12" as a signal
+// number; 0 for anything else, and for signals a program cannot give to a
+// handler or whose default is needed (KILL, STOP, the crash signals rlscope
+// flushes on).
+int SignalNumber(std::string text) {
+  if (absl::StartsWith(text, "SIG")) text = text.substr(3);
+  int number = 0;
+  if (absl::SimpleAtoi(text, &number)) {
+  } else if (text == "USR1") {
+    number = SIGUSR1;
+  } else if (text == "USR2") {
+    number = SIGUSR2;
+  } else if (text == "HUP") {
+    number = SIGHUP;
+  } else if (text == "WINCH") {
+    number = SIGWINCH;
+  } else if (absl::StartsWith(text, "RTMIN+") && absl::SimpleAtoi(text.substr(6), &number)) {
+    number += SIGRTMIN;
+  } else {
+    return 0;
+  }
+  for (int refused : {SIGKILL, SIGSTOP, SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTRAP, SIGSYS, SIGINT, SIGTERM,
+                      SIGCHLD, SIGPIPE}) {
+    if (number == refused) return 0;
+  }
+  return number > 0 && number < NSIG ? number : 0;
+}
+
+}  // namespace
+
 absl::StatusOr<bool> TakeProfilingOption(const std::string& command, const ParsedOption& option, ArgCursor& cursor,
                                          ProfilingOptions& options) {
   const std::string& name = option.name;
   if (name == "--no-cupti") {
     options.cupti = false;
+    return true;
+  }
+  if (name == "--capture-signal") {
+    const std::string signal = option.inline_value.value_or("USR2");
+    options.capture.signal = SignalNumber(signal);
+    if (options.capture.signal == 0) {
+      return UsageError(command, absl::StrFormat("--capture-signal wants a signal (USR1, USR2, HUP, SIGRTMIN+N or a "
+                                                 "number), not '%s'",
+                                                 signal));
+    }
+    return true;
+  }
+  if (name == "--delay" || name == "--duration" || name == "--capture-range") {
+    absl::StatusOr<std::string> value = cursor.TakeValue(option);
+    if (!value.ok()) return UsageError(command, std::string(value.status().message()));
+    if (name == "--capture-range") {
+      if (*value != "api") {
+        return UsageError(command,
+                          absl::StrFormat("--capture-range wants 'api' (rlscope.start()/stop()), not '%s'", *value));
+      }
+      options.capture.api = true;
+      return true;
+    }
+    const std::optional<int64_t> ns = ParseSeconds(*value);
+    if (!ns.has_value() || (name == "--duration" && *ns == 0)) {
+      return UsageError(command, absl::StrFormat("%s wants %sseconds (e.g. 30 or 2.5), not '%s'", name,
+                                                 name == "--duration" ? "a positive number of " : "", *value));
+    }
+    (name == "--delay" ? options.capture.delay_ns : options.capture.duration_ns) = *ns;
     return true;
   }
   if (name != "--rules" && name != "--sim" && name != "--backend" && name != "--nvtx-domain" && name != "--cupti" &&

@@ -1,5 +1,6 @@
 // ProfilingOptions: the options that say what a profiled run captures
-// (--rules, --sim, --backend, --nvtx-domain, --cupti, --no-cupti), shared by
+// (--rules, --sim, --backend, --nvtx-domain, --cupti, --no-cupti, the
+// capture window's --delay, --duration, --capture-range, --capture-signal), shared by
 // every command that profiles (`rlscope run`, `rlscope validate`).
 #ifndef RLSCOPE_COLLECTOR_PROFILING_OPTIONS_H_
 #define RLSCOPE_COLLECTOR_PROFILING_OPTIONS_H_
@@ -14,6 +15,16 @@
 
 namespace rlscope::collector {
 
+// CaptureWindow: which part of the run is captured (rlscope run's capture
+// options; preload/capture_gate.h). Without any, all of it.
+struct CaptureWindow {
+  std::optional<int64_t> delay_ns;     // --delay SECONDS: open this long after the start.
+  std::optional<int64_t> duration_ns;  // --duration SECONDS: close for good this long after opening.
+  bool api = false;                    // --capture-range api: rlscope.start()/stop() decide.
+  int signal = 0;                      // --capture-signal[=SIG]: each one toggles capture.
+  bool any() const { return delay_ns || duration_ns || api || signal != 0; }
+};
+
 struct ProfilingOptions {
   std::vector<std::string> rule_files;          // --rules, absolute paths (the default rules come on top).
   std::vector<std::string> simulator_patterns;  // --sim LIB:PATTERN
@@ -27,6 +38,7 @@ struct ProfilingOptions {
   // --keep-free SIZE: stop writing the trace when its filesystem has less
   // free (0: never stop); default: DefaultKeepFree of the filesystem.
   std::optional<uint64_t> keep_free_bytes;
+  CaptureWindow capture;
 };
 
 // TakeProfilingOption: when `option` is one of the profiling options, takes
@@ -39,6 +51,8 @@ absl::StatusOr<bool> TakeProfilingOption(const std::string& command, const Parse
 // kProfilingOptionsHelp: the help lines of those options, as `--help`
 // texts list them (two leading spaces, descriptions from column 24).
 extern const char kProfilingOptionsHelp[];
+// kCaptureOptionsHelp: the capture window's options (`rlscope run` only).
+extern const char kCaptureOptionsHelp[];
 
 }  // namespace rlscope::collector
 

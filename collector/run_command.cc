@@ -82,7 +82,8 @@ Ctrl-C stops the report.
 )USAGE";
 
 std::string RunUsage() {
-  return absl::StrCat(kRunUsageBeforeProfilingOptions, kProfilingOptionsHelp, kRunUsageAfterProfilingOptions);
+  return absl::StrCat(kRunUsageBeforeProfilingOptions, kProfilingOptionsHelp, kCaptureOptionsHelp,
+                      kRunUsageAfterProfilingOptions);
 }
 
 struct RunOptions {

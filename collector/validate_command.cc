@@ -168,6 +168,13 @@ absl::StatusOr<ValidateOptions> ParseValidateOptions(const std::vector<std::stri
       absl::StatusOr<bool> taken = TakeProfilingOption("validate", option, cursor, options.profiling);
       if (!taken.ok()) return taken.status();
       if (!*taken) return UsageError("validate", absl::StrFormat("unknown option '%s'", option.name));
+      // Validation compares whole runs' wall times: a window would leave
+      // most of the profiled run's cost unestimated.
+      if (options.profiling.capture.any()) {
+        return UsageError("validate", absl::StrFormat("%s: validate compares whole runs; capture windows are for "
+                                                      "'rlscope run'",
+                                                      option.name));
+      }
     }
   }
   if (!cursor.AtEnd() && !cursor.AtSeparator()) {

@@ -121,6 +121,48 @@ enum class EventKind : uint16_t {
   kPythonUserLine = 20,
 };
 
+// RecordedWhileCaptureClosed: the kinds a closed capture window still
+// records (preload/capture_gate.h). Operation and range boundaries keep
+// the operations, and so their instance counts, known for the whole run;
+// thread lifetimes, Python threads, hook replacements and children keep
+// the events inside a window readable. Everything timed (calls, Python
+// callbacks, CUDA API, waits, stack samples, lines, rlscope's own cost)
+// exists only inside a window.
+constexpr bool RecordedWhileCaptureClosed(EventKind kind) {
+  switch (kind) {
+    case EventKind::kOperationPush:
+    case EventKind::kOperationPop:
+    case EventKind::kRangeStart:
+    case EventKind::kRangeEnd:
+    case EventKind::kThreadBegin:
+    case EventKind::kThreadEnd:
+    case EventKind::kPythonThread:
+    case EventKind::kPythonHookReplaced:
+    case EventKind::kChildProcess: return true;
+    case EventKind::kInvalid:
+    case EventKind::kCudaApi:
+    case EventKind::kSimulatorCall:
+    case EventKind::kPythonCall:
+    case EventKind::kPythonFrame:
+    case EventKind::kNativeStack:
+    case EventKind::kNativeStackFrames:
+    case EventKind::kBackendCall:
+    case EventKind::kCuptiApi:
+    case EventKind::kProfilerOverhead:
+    case EventKind::kPythonWait:
+    case EventKind::kPythonUserLine: return false;
+  }
+  return false;
+}
+
+// CaptureEdge.reason: what opened or closed a capture window. Values are
+// frozen.
+enum class CaptureReason : uint8_t {
+  kTimer = 0,   // rlscope run --delay / --duration.
+  kApi = 1,     // rlscope.start() / rlscope.stop() / rlscope.capture().
+  kSignal = 2,  // The capture signal (rlscope run --capture-signal).
+};
+
 // Event.flags of kChildProcess: how the child started. Values are frozen.
 enum class ChildStart : uint16_t {
   kForked = 0,      // fork() returned the child's pid in the parent.
@@ -189,6 +231,7 @@ inline constexpr uint8_t EncodeOverheadKind(uint32_t kind) {
 static_assert(sizeof(Event) == 32, "wire::Event is a frozen 32-byte struct");
 static_assert(sizeof(GpuActivity) == 40, "wire::GpuActivity is a frozen 40-byte struct");
 static_assert(alignof(Event) == 8, "wire::Event must stay 8-byte aligned");
+static_assert(sizeof(CaptureEdge) == 16, "wire::CaptureEdge is a frozen 16-byte struct");
 
 }  // namespace rlscope::wire
 

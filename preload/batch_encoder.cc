@@ -69,11 +69,11 @@ BatchEncoder::Frame BatchEncoder::EncodeHello(const ProcessIdentity& identity, c
   std::vector<flatbuffers::Offset<flatbuffers::String>> argv;
   argv.reserve(identity.argv.size());
   for (const std::string& arg : identity.argv) argv.push_back(builder_.CreateString(arg));
-  auto hello = wire::CreateHello(builder_, wire::kProtocolVersion, identity.pid, identity.ppid, identity.start_ns,
-                                 identity.start_unix_ns, builder_.CreateString(identity.executable),
-                                 builder_.CreateVector(argv), /*hostname=*/builder_.CreateString(""),
-                                 builder_.CreateString(clock_source), identity.forked_from, identity.proc_start_ticks,
-                                 identity.continues_stream, identity.lost_before_events);
+  auto hello = wire::CreateHello(
+      builder_, wire::kProtocolVersion, identity.pid, identity.ppid, identity.start_ns, identity.start_unix_ns,
+      builder_.CreateString(identity.executable), builder_.CreateVector(argv), /*hostname=*/builder_.CreateString(""),
+      builder_.CreateString(clock_source), identity.forked_from, identity.proc_start_ticks, identity.continues_stream,
+      identity.lost_before_events, identity.capture_closed_at_start);
   return Finish(wire::Message::Hello, hello.Union());
 }
 
@@ -98,6 +98,7 @@ void BatchEncoder::BeginBatch(uint64_t sequence, int64_t flushed_ns) {
   gpu_activities_ = {};
   gpu_dropped_ = 0;
   notices_.clear();
+  capture_edges_ = {};
 }
 
 void BatchEncoder::AddGpuActivities(std::span<const wire::GpuActivity> activities, uint64_t dropped) {
@@ -111,6 +112,10 @@ void BatchEncoder::AddNotice(std::string_view topic, std::string_view status, st
   notices_.push_back(wire::CreateNotice(builder_, builder_.CreateString(topic.data(), topic.size()),
                                         builder_.CreateString(status.data(), status.size()),
                                         builder_.CreateString(message.data(), message.size())));
+}
+
+void BatchEncoder::AddCaptureEdges(std::span<const wire::CaptureEdge> edges) {
+  if (!edges.empty()) capture_edges_ = builder_.CreateVectorOfStructs(edges.data(), edges.size());
 }
 
 void BatchEncoder::AddModule(std::string_view path, uint64_t begin, uint64_t end, uint64_t load_bias) {
@@ -134,7 +139,8 @@ BatchEncoder::Frame BatchEncoder::FinishBatch() {
                                          : builder_.CreateVector(modules_),
                         gpu_activities_, gpu_dropped_,
                         notices_.empty() ? flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<wire::Notice>>>()
-                                         : builder_.CreateVector(notices_));
+                                         : builder_.CreateVector(notices_),
+                        capture_edges_);
   return Finish(wire::Message::Batch, batch.Union());
 }
 

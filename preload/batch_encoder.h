@@ -27,6 +27,8 @@ struct ProcessIdentity {
   // A reconnection's stream (see Hello.continues_stream).
   bool continues_stream = false;
   uint64_t lost_before_events = 0;
+  // Capture was closed when this stream began (capture_gate.h).
+  bool capture_closed_at_start = false;
 
   // ReadCurrent fills the identity of the calling process from /proc.
   static ProcessIdentity ReadCurrent(int64_t start_ns, int forked_from);
@@ -64,11 +66,14 @@ class BatchEncoder {
   // batch; the records count towards batch_events()).
   void AddGpuActivities(std::span<const wire::GpuActivity> activities, uint64_t dropped);
   void AddNotice(std::string_view topic, std::string_view status, std::string_view message);
+  // AddCaptureEdges: capture windows' edges since the last batch (once per
+  // batch, at most).
+  void AddCaptureEdges(std::span<const wire::CaptureEdge> edges);
   size_t batch_events() const { return batch_events_; }
   size_t batch_gpu_activities() const { return batch_gpu_activities_; }
   bool batch_empty() const {
     return strings_.empty() && infos_.empty() && threads_.empty() && modules_.empty() && gpu_activities_.IsNull() &&
-           gpu_dropped_ == 0 && notices_.empty();
+           gpu_dropped_ == 0 && notices_.empty() && capture_edges_.IsNull();
   }
   Frame FinishBatch();
 
@@ -87,6 +92,7 @@ class BatchEncoder {
   flatbuffers::Offset<flatbuffers::Vector<const wire::GpuActivity*>> gpu_activities_;
   uint64_t gpu_dropped_ = 0;
   std::vector<flatbuffers::Offset<wire::Notice>> notices_;
+  flatbuffers::Offset<flatbuffers::Vector<const wire::CaptureEdge*>> capture_edges_;
 };
 
 }  // namespace rlscope::preload

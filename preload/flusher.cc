@@ -11,6 +11,7 @@
 #include <cstring>
 #include <ctime>
 
+#include "preload/capture_gate.h"
 #include "preload/flush_signal.h"
 #include "preload/gpu_activity_queue.h"
 #include "preload/native_stack_sampler.h"
@@ -54,6 +55,7 @@ void* Flusher::ThreadMain(void* self) {
 void Flusher::Run() {
   while (!stop_requested_.load(std::memory_order_acquire)) {
     FlushSignal::WaitFor(kFlushIntervalMs);
+    CaptureGate::Tick(MonotonicNs());
     if (lost_connection_) Reconnect();
     PostLossNotices();
     FlushOnce();
@@ -163,6 +165,10 @@ bool Flusher::ConnectAndSayHello(ProcessIdentity identity) {
     return false;
   }
   NoteLowFd();
+  // The process's first stream began as capture started; a fork child's
+  // or a reconnection's begins now, in the capture's present state.
+  identity.capture_closed_at_start =
+      identity.continues_stream || forked_from_ != 0 ? !CaptureOpen() : CaptureGate::ClosedAtStart();
   BatchEncoder hello;
   BatchEncoder::Frame frame = hello.EncodeHello(identity, TickClock::SourceName());
   if (!connection_.SendAll(frame.data(), frame.size(), INT64_MAX, &exit_deadline_ns_)) {
@@ -387,9 +393,11 @@ void Flusher::AddGpuActivityAndNotices(SendFn& send_batch, BeginFn& begin_batch)
   if (!stop_requested_.load(std::memory_order_acquire)) MaybeFlushGpuActivity();
 #endif
   CaptureNotices::TakeAll(notices_scratch_);
+  CaptureGate::TakeEdges(edges_scratch_);
   if (!gave_up_) {
     for (const CaptureNotice& notice : notices_scratch_)
       encoder_.AddNotice(notice.topic, notice.status, notice.message);
+    encoder_.AddCaptureEdges(edges_scratch_);
   }
   uint64_t lost = GpuActivityQueue::TakeAll(gpu_scratch_);
   if (gave_up_) {

@@ -127,6 +127,7 @@ class Flusher {
   uint64_t gpu_dropped_ = 0;  // GPU records lost (CUPTI's or ours).
   std::vector<wire::GpuActivity> gpu_scratch_;
   std::vector<CaptureNotice> notices_scratch_;
+  std::vector<wire::CaptureEdge> edges_scratch_;
 };
 
 }  // namespace rlscope::preload

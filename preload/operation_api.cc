@@ -1,9 +1,11 @@
-// The explicit operation API behind `with rlscope.operation("name"):` (the
-// Python module rlscope, made importable by the launcher, calls these via
+// The explicit operation API behind `with rlscope.operation("name"):` and
+// the capture API behind rlscope.start()/stop()/capture() (the Python
+// module rlscope, made importable by the launcher, calls these via
 // ctypes). An explicit operation takes precedence over inferred ones.
 #include <atomic>
 #include <cstdint>
 
+#include "preload/capture_gate.h"
 #include "preload/recorder.h"
 #include "preload/string_table.h"
 
@@ -30,4 +32,13 @@ extern "C" __attribute__((visibility("default"))) uint64_t rlscope_operation_pus
 extern "C" __attribute__((visibility("default"))) void rlscope_operation_pop(uint64_t token) {
   if (!Recording() || token == 0) return;
   rlscope::preload::RecordInstant(rlscope::wire::EventKind::kOperationPop, 0, token);
+}
+
+// Capture windows from code (capture_gate.h). Returns 1 when capture is
+// open after the call, 0 when closed, -1 when the API does not control
+// capture (not under `rlscope run`, or run without --capture-range api:
+// then everything is captured and the call changes nothing).
+extern "C" __attribute__((visibility("default"))) int rlscope_capture_set(int open) {
+  if (!rlscope::preload::g_recording || !rlscope::preload::CaptureGate::ApiControlled()) return -1;
+  return rlscope::preload::CaptureGate::Set(open != 0, rlscope::wire::CaptureReason::kApi) ? 1 : 0;
 }

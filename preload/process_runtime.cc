@@ -17,6 +17,7 @@
 #include <cstring>
 #include <string>
 
+#include "preload/capture_gate.h"
 #include "preload/child_environment.h"
 #include "preload/fatal_signal_flush.h"
 #include "preload/flush_signal.h"
@@ -123,6 +124,7 @@ void OnForkChild() {
   StringTable::RepairAfterFork();
   GpuActivityQueue::ResetAfterFork();
   CaptureNotices::ResetAfterFork();
+  CaptureGate::ResetAfterFork();
   ThreadBuffer* survivor = t_state.buffer;
   ThreadRegistry::ResetAfterFork(survivor, CurrentTid());
   if (survivor != nullptr) {
@@ -181,6 +183,7 @@ __attribute__((constructor)) void StartPreload() {
     ReportProblem("child-env", "out of memory at start-up: children started with a scrubbed environment will lack %s",
                   dropped.c_str());
   }
+  CaptureGate::Init();  // Before the first event and the flusher's Hello.
   const ClockSyncPoint origin = TickClock::SamplePoint();
   t_state.born_ticks = origin.ticks;  // The main thread is born with the process.
   g_recording = true;

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <string_view>
 
+#include "preload/capture_gate.h"
 #include "preload/event_record.h"
 #include "preload/thread_buffer.h"
 #include "preload/tick_clock.h"
@@ -41,6 +42,8 @@ ThreadBuffer* RegisterCurrentThread();
 
 inline void Record(wire::EventKind kind, uint32_t name_id, uint64_t begin_ticks, uint64_t end_ticks,
                    uint64_t payload = 0, uint16_t flags = 0) {
+  // Outside a capture window only boundaries are kept (capture_gate.h).
+  if (__builtin_expect(!CaptureOpen(), 0) && !wire::RecordedWhileCaptureClosed(kind)) return;
   ThreadBuffer* buffer = t_state.buffer;
   if (__builtin_expect(buffer == nullptr, 0)) {
     buffer = RegisterCurrentThread();

@@ -11,9 +11,15 @@ namespace rlscope::report {
 
 Breakdown ComputeThreadBreakdown(int64_t begin_ns, int64_t end_ns, IntervalList operations, IntervalList cpu_events,
                                  int32_t none_operation, Category base_category, bool active_only,
-                                 const IntervalList& gpu_busy) {
+                                 const IntervalList& gpu_busy, const IntervalList* counted) {
   Breakdown totals;
-  if (end_ns <= begin_ns) return totals;
+  IntervalList lifetime = counted != nullptr ? *counted : IntervalList{{begin_ns, end_ns, 0}};
+  if (counted != nullptr && !lifetime.empty()) {
+    begin_ns = lifetime.front().begin_ns;
+    end_ns = lifetime.back().end_ns;
+  }
+  if (end_ns <= begin_ns || lifetime.empty()) return totals;
+  for (Interval& piece : lifetime) piece.label = 0;
   // The GPU stream only where it overlaps the thread (a copy: the sweep
   // takes streams by value).
   IntervalList busy;
@@ -21,7 +27,7 @@ Breakdown ComputeThreadBreakdown(int64_t begin_ns, int64_t end_ns, IntervalList 
     if (interval.end_ns > begin_ns && interval.begin_ns < end_ns) busy.push_back(interval);
   }
   const std::array<IntervalList, 4> streams = {
-      IntervalList{{begin_ns, end_ns, 0}},
+      std::move(lifetime),
       std::move(operations),
       FlattenInnermost(std::move(cpu_events)),
       std::move(busy),

@@ -41,9 +41,11 @@ using Breakdown = std::map<BreakdownKey, int64_t>;
 // (a helper thread's waiting time is left out). `gpu_busy`: sorted,
 // disjoint (UnionIntervals) times any GPU of the process was busy; empty
 // without GPU capture.
+// `counted` (sorted, disjoint), when given, replaces [begin_ns, end_ns):
+// the only time that counts (a capture window's part of the lifetime).
 Breakdown ComputeThreadBreakdown(int64_t begin_ns, int64_t end_ns, IntervalList operations, IntervalList cpu_events,
                                  int32_t none_operation, Category base_category, bool active_only = false,
-                                 const IntervalList& gpu_busy = {});
+                                 const IntervalList& gpu_busy = {}, const IntervalList* counted = nullptr);
 
 // AddInto: sums `part` into `total` (threads into their process).
 void AddInto(Breakdown& total, const Breakdown& part);

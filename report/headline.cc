@@ -206,8 +206,29 @@ std::string CorrectionLine(const RunReport& report) {
         FormatDuration(report.corrected_wall_spread_ns), FormatDuration(report.metadata.wall_ns),
         static_cast<double>(report.metadata.wall_ns) / static_cast<double>(*report.corrected_wall_ns));
   }
+  if (report.windowed) line += " inside the capture windows (no whole-run estimate: the rest was not measured)";
   if (!report.calibration_quality.verdict.empty()) line += "; calibration " + report.calibration_quality.verdict;
   return line + " (details at the end).";
+}
+
+// CaptureFinding: what part of the run a windowed report describes.
+std::string CaptureFinding(const RunReport& report) {
+  const std::string steps = report.whole_run_steps > 0
+                                ? absl::StrFormat(" (%s of the run's %s environment steps)", FormatCount(report.steps),
+                                                  FormatCount(report.whole_run_steps))
+                                : "";
+  if (report.capture_windows.empty()) {
+    return absl::StrFormat(
+        "Capture never opened: no window was captured (--delay beyond the run's end, rlscope.start() never called, "
+        "or no capture signal sent), so nothing but operation boundaries was recorded%s.",
+        report.whole_run_steps > 0
+            ? absl::StrFormat("; the run took %s environment steps", FormatCount(report.whole_run_steps))
+            : "");
+  }
+  const size_t windows = report.capture_windows.size();
+  return absl::StrFormat("Only %s of the run was captured, in %d window%s%s: every figure below is %s.",
+                         FormatDuration(report.captured_ns), windows, windows == 1 ? "" : "s", steps,
+                         windows == 1 ? "the window's" : "the windows'");
 }
 
 }  // namespace
@@ -218,6 +239,7 @@ int64_t LoopThreadNs(const RunReport& report) { return FiguresOf(report).loop_ns
 
 Headline MakeHeadline(const RunReport& report) {
   Headline headline;
+  if (report.windowed) headline.findings.push_back(CaptureFinding(report));
   const Figures figures = FiguresOf(report);
   if (figures.total_ns <= 0) {
     headline.findings.push_back("No thread time was recorded: nothing to break down.");

@@ -40,7 +40,7 @@ using LocatedBreakdown = std::map<LocatedKey, int64_t>;
 LocatedBreakdown ComputeLocatedBreakdown(int64_t begin_ns, int64_t end_ns, const IntervalList& operations,
                                          IntervalList cpu_events, const std::vector<NativeCall>& native_calls,
                                          int32_t none_operation, Category base_category, bool active_only,
-                                         const IntervalList& gpu_busy);
+                                         const IntervalList& gpu_busy, const IntervalList* counted = nullptr);
 
 void AddInto(LocatedBreakdown& total, const LocatedBreakdown& part);
 

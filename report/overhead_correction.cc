@@ -477,6 +477,7 @@ ProcessCorrection CorrectProcess(ProcessTimeline& process, const cal::OverheadMo
     MapIntervals(correction, thread.operations);
     MapIntervals(correction, thread.inferred_operations);
     MapIntervals(correction, thread.instance_starts);
+    if (thread.captured) MapIntervals(correction, *thread.captured);
     // rlscope's own time is gone from the corrected view.
     std::erase_if(thread.cpu_events,
                   [](const Interval& event) { return event.label == static_cast<int32_t>(Category::kProfiler); });

@@ -74,6 +74,7 @@ void MergeExecChain(ProcessTimeline& earlier, ProcessTimeline&& later) {
   earlier.gpu_dropped += later.gpu_dropped;
   earlier.cupti_overhead_ns += later.cupti_overhead_ns;
   earlier.notices.insert(earlier.notices.end(), later.notices.begin(), later.notices.end());
+  earlier.capture_edges.insert(earlier.capture_edges.end(), later.capture_edges.begin(), later.capture_edges.end());
   for (ThreadTimeline& thread : later.threads) {
     // exec runs on in the calling thread, which becomes the pid's thread.
     auto continued = std::find_if(earlier.threads.begin(), earlier.threads.end(), [&](const ThreadTimeline& t) {

@@ -145,6 +145,9 @@ struct ThreadTimeline {
   // intervals in this thread's corrected clock, within its counted time,
   // so its time keeps the resource (CPU or CPU+GPU) it had when measured.
   std::optional<IntervalList> gpu_busy;
+  // Set by ApplyCaptureWindows: the parts of the thread's lifetime inside
+  // a capture window, the only time its breakdown counts.
+  std::optional<IntervalList> captured;
   // CPU category intervals as recorded (may nest); label: Category.
   IntervalList cpu_events;
   std::vector<NativeCall> native_calls;
@@ -214,6 +217,18 @@ struct ProcessTimeline {
   uint64_t gpu_dropped = 0;
   int64_t cupti_overhead_ns = 0;
   std::vector<CaptureNotice> notices;
+  // Capture windows (rlscope run --delay, --duration, --capture-range,
+  // --capture-signal; preload/capture_gate.h): where capture opened
+  // (label 1) or closed (label 0), begin = end = the time, in record
+  // order; a stream that began closed starts with a closing edge at its
+  // start. Empty: the whole process was captured.
+  IntervalList capture_edges;
+  // Set by ApplyCaptureWindows (capture_windows.h) for a process with
+  // edges: the captured intervals, and the operations entered in the
+  // whole process, captured or not (the instance counts above are then
+  // the windows').
+  std::optional<IntervalList> captured;
+  std::map<int32_t, uint64_t> whole_run_instances;
 };
 
 // SameProcess: whether two streams come from one process (the same pid and

@@ -183,6 +183,25 @@ nlohmann::ordered_json PerStepJson(const RunReport& report) {
   return json;
 }
 
+// CaptureJson: the capture windows (capture_windows.h): "windowed" false
+// when the whole run was captured; else the windows as [begin, end] in ns
+// from the earliest process start, their total, and the environment steps
+// of the whole run.
+nlohmann::ordered_json CaptureJson(const RunReport& report) {
+  nlohmann::ordered_json json = {{"windowed", report.windowed}};
+  if (!report.windowed) return json;
+  int64_t origin = INT64_MAX;
+  for (const ProcessReport& process : report.processes) origin = std::min(origin, process.begin_ns);
+  nlohmann::ordered_json windows = nlohmann::ordered_json::array();
+  for (const Interval& window : report.capture_windows) {
+    windows.push_back({window.begin_ns - origin, window.end_ns - origin});
+  }
+  json["windows_ns"] = std::move(windows);
+  json["captured_ns"] = report.captured_ns;
+  json["whole_run_steps"] = report.whole_run_steps;
+  return json;
+}
+
 // HeadlineJson: the answer the report leads with (headline.h).
 nlohmann::ordered_json HeadlineJson(const Headline& headline) {
   return {{"findings", headline.findings}, {"next_steps", headline.next_steps}, {"correction", headline.correction}};
@@ -208,6 +227,7 @@ std::string FormatReportJson(const RunReport& report) {
       {"rlscope_version", report.metadata.rlscope_version},
       {"gpu_busy_ns", report.gpu_busy_ns},
       {"per_step", PerStepJson(report)},
+      {"capture", CaptureJson(report)},
   };
   // Overhead correction: rows above are the corrected ones
   // when "corrected" is true; uncorrected_rows are what was measured.

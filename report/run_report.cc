@@ -142,6 +142,8 @@ ProcessReport AnalyseProcess(ProcessTimeline& process, const IntervalList& gpu_b
   AddInto(total, report.gpu.rows);
   report.transitions = ToTransitionRows(process_analysis, names);
   for (const auto& [operation, n] : process_analysis.instances) report.operation_instances[names.Name(operation)] += n;
+  report.captured = process.captured;
+  for (const auto& [operation, n] : process.whole_run_instances) report.whole_run_instances[names.Name(operation)] += n;
   for (auto& [operation, durations] : process_analysis.instance_ns) {
     report.instance_stats.push_back(SummariseInstances(names.Name(operation), std::move(durations)));
   }
@@ -195,6 +197,26 @@ void SortByStart(std::vector<ProcessTimeline>& processes) {
   });
 }
 
+// SummariseCapture: the run's capture windows, from its processes'.
+void SummariseCapture(RunReport& report) {
+  IntervalList windows;
+  for (const ProcessReport& process : report.processes) {
+    if (!process.captured.has_value()) continue;
+    report.windowed = true;
+    windows.insert(windows.end(), process.captured->begin(), process.captured->end());
+  }
+  if (!report.windowed) return;
+  report.capture_windows = UnionIntervals(std::move(windows));
+  for (const Interval& window : report.capture_windows) report.captured_ns += window.duration_ns();
+  for (const ProcessReport& process : report.processes) {
+    // A process captured whole counts all its steps.
+    const std::map<std::string, uint64_t>& whole =
+        process.captured.has_value() ? process.whole_run_instances : process.operation_instances;
+    const auto found = whole.find(kStepOperation);
+    if (found != whole.end()) report.whole_run_steps = std::max(report.whole_run_steps, found->second);
+  }
+}
+
 // RunReportAssembly: a RunReport built one process at a time (in start
 // order), so that a process's timeline can be freed, or corrected, as
 // soon as it has been analysed.
@@ -225,6 +247,7 @@ class RunReportAssembly {
       report_.gpu_busy_ns += interval.duration_ns();
     }
     report_.steps = StepsOf(report_, kStepOperation);
+    SummariseCapture(report_);
     return std::move(report_);
   }
 
@@ -432,7 +455,9 @@ RunReport AnalyseRun(DecodedRun run, const AnalysisOptions& options) {
     report.corrected = true;
     report.calibration_file = options.calibration_file;
     report.calibration_quality = model->quality;
-    if (wall_ns > 0) {
+    // A windowed run's cost outside its windows was never measured: no
+    // estimate of its whole wall time without rlscope is made.
+    if (wall_ns > 0 && !report.windowed) {
       report.corrected_wall_ns = std::max<int64_t>(0, wall_ns - root_removed_ns - root_fixed_ns);
       report.corrected_wall_spread_ns = static_cast<int64_t>(root_spread_ns);
     }

@@ -132,6 +132,12 @@ struct ProcessReport {
   // Per operation with instances, how long they took (instance_durations.h),
   // summed over the threads; largest total first.
   std::vector<InstanceStats> instance_stats;
+  // Capture windows (capture_windows.h): the process's captured intervals
+  // (absent: all of it was captured; empty: none), and the operations it
+  // entered in its whole life, captured or not (operation_instances above
+  // are then the windows').
+  std::optional<IntervalList> captured;
+  std::map<std::string, uint64_t> whole_run_instances;
   // Top lines per operation, by time: the user's own lines behind the
   // native calls (the line in train.py that called into torch), falling
   // back to the calling line where no user code was on the stack; and the
@@ -186,6 +192,13 @@ struct RunReport {
   // Environment steps (StepsOf with kStepOperation), the divisor of every
   // "per step" figure; 0 when no step was seen.
   uint64_t steps = 0;
+  // Capture windows: whether some process was captured in windows only;
+  // then the union of every process's windows, its length, and the steps
+  // of the whole run (captured or not; StepsOf over whole_run_instances).
+  bool windowed = false;
+  IntervalList capture_windows;
+  int64_t captured_ns = 0;
+  uint64_t whole_run_steps = 0;
 };
 
 // The operation whose instances count environment steps: one call of an

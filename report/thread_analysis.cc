@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "report/capture_windows.h"
 #include "report/instance_durations.h"
 #include "report/operation_timeline.h"
 
@@ -156,7 +157,10 @@ ThreadAnalysis AnalyseThread(ThreadTimeline thread, int32_t none_operation, cons
     analysis.instances = std::move(thread.operation_instances);
     operations = OperationTimeline(std::move(thread.operations), std::move(thread.inferred_operations));
     if (views != ThreadViews::kBreakdown) {
-      analysis.instance_ns = InstanceDurations(operations, std::move(thread.instance_starts));
+      // Inside capture windows only: outside them the operations are known
+      // but nothing else is (capture_windows.h).
+      analysis.instance_ns = InstanceDurations(thread.captured ? Intersect(operations, *thread.captured) : operations,
+                                               std::move(thread.instance_starts));
     }
   }
   // The correction's copy, when it made one, keeps the measured overlap.
@@ -170,16 +174,17 @@ ThreadAnalysis AnalyseThread(ThreadTimeline thread, int32_t none_operation, cons
     CountLines(thread.native_calls, operations, none_operation, analysis);
   }
   if (views == ThreadViews::kLocated) {
-    analysis.located =
-        ComputeLocatedBreakdown(thread.begin_ns, thread.end_ns, operations, thread.cpu_events, thread.native_calls,
-                                none_operation, base, inherited, gpu_busy != nullptr ? *gpu_busy : IntervalList{});
+    analysis.located = ComputeLocatedBreakdown(
+        thread.begin_ns, thread.end_ns, operations, thread.cpu_events, thread.native_calls, none_operation, base,
+        inherited, gpu_busy != nullptr ? *gpu_busy : IntervalList{}, thread.captured ? &*thread.captured : nullptr);
   }
   analysis.launches =
       ResolveLaunches(std::move(thread.gpu_launches), operations, std::move(thread.native_calls), none_operation);
   analysis.active_time_only = inherited;
   analysis.breakdown = ComputeThreadBreakdown(
       thread.begin_ns, thread.end_ns, std::move(operations), std::move(thread.cpu_events), none_operation, base,
-      analysis.active_time_only, gpu_busy != nullptr ? *gpu_busy : IntervalList{});
+      analysis.active_time_only, gpu_busy != nullptr ? *gpu_busy : IntervalList{},
+      thread.captured ? &*thread.captured : nullptr);
   return analysis;
 }
 

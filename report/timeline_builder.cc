@@ -28,6 +28,19 @@ void TimelineBuilder::AddFrame(const wire::Frame& frame) {
   }
 }
 
+namespace {
+
+// Plausible: whether an interval can be real. Timestamps of damaged data
+// can be anything; beyond these bounds (146 years since the clock's epoch,
+// a 13-day record) the sums and differences of the analysis would overflow.
+bool Plausible(int64_t begin_ns, int64_t end_ns) {
+  constexpr int64_t kMaxTimestampNs = int64_t{1} << 62, kMaxDurationNs = int64_t{1} << 50;
+  return begin_ns >= 0 && begin_ns < kMaxTimestampNs && end_ns >= 0 && end_ns < kMaxTimestampNs &&
+         end_ns - begin_ns <= kMaxDurationNs;
+}
+
+}  // namespace
+
 void TimelineBuilder::AddHello(const wire::Hello& hello) {
   saw_hello_ = true;
   process_.pid = hello.pid();
@@ -40,6 +53,7 @@ void TimelineBuilder::AddHello(const wire::Hello& hello) {
     process_.reconnections = 1;
     process_.reconnection_lost_events = hello.lost_before_events();
   }
+  if (hello.capture_closed_at_start()) process_.capture_edges.push_back({hello.start_ns(), hello.start_ns(), 0});
   if (hello.executable() != nullptr) process_.executable = hello.executable()->str();
   if (hello.argv() != nullptr) {
     for (const auto* arg : *hello.argv()) process_.argv.push_back(arg->str());
@@ -78,6 +92,12 @@ void TimelineBuilder::AddBatch(const wire::Batch& batch) {
     for (const wire::GpuActivity* activity : *batch.gpu_activities()) AddGpuActivity(*activity);
   }
   process_.gpu_dropped += batch.gpu_dropped();
+  if (batch.capture_edges() != nullptr) {
+    for (const wire::CaptureEdge* edge : *batch.capture_edges()) {
+      if (!Plausible(edge->time_ns(), edge->time_ns())) continue;
+      process_.capture_edges.push_back({edge->time_ns(), edge->time_ns(), edge->open() != 0 ? 1 : 0});
+    }
+  }
   if (batch.notices() != nullptr) {
     for (const wire::Notice* notice : *batch.notices()) {
       auto text = [](const flatbuffers::String* s) { return s != nullptr ? s->str() : std::string(); };
@@ -85,19 +105,6 @@ void TimelineBuilder::AddBatch(const wire::Batch& batch) {
     }
   }
 }
-
-namespace {
-
-// Plausible: whether an interval can be real. Timestamps of damaged data
-// can be anything; beyond these bounds (146 years since the clock's epoch,
-// a 13-day record) the sums and differences of the analysis would overflow.
-bool Plausible(int64_t begin_ns, int64_t end_ns) {
-  constexpr int64_t kMaxTimestampNs = int64_t{1} << 62, kMaxDurationNs = int64_t{1} << 50;
-  return begin_ns >= 0 && begin_ns < kMaxTimestampNs && end_ns >= 0 && end_ns < kMaxTimestampNs &&
-         end_ns - begin_ns <= kMaxDurationNs;
-}
-
-}  // namespace
 
 void TimelineBuilder::AddGpuActivity(const wire::GpuActivity& activity) {
   const int64_t begin = activity.begin_ns();

@@ -19,7 +19,7 @@ import sys
 UNVERSIONED = {"pthread_create", "_exit", "_Exit", "execve", "execv", "execvp", "execvpe", "execl", "execlp",
                "execle", "InitializeInjectionNvtx2", "InitializeInjection", "rlscope_python_attach", "rlscope_python_attach_thread",
                "rlscope_python_monitoring_prepare",
-               "rlscope_operation_push", "rlscope_operation_pop", "dlopen", "dlsym", "dlvsym",
+               "rlscope_operation_push", "rlscope_operation_pop", "rlscope_capture_set", "dlopen", "dlsym", "dlvsym",
                "sigaction", "signal", "sigset", "fork", "posix_spawn", "posix_spawnp"}
 
 

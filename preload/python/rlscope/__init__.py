@@ -16,6 +16,15 @@ Explicit operations take precedence over inferred ones. Outside
 `rlscope run` (the launcher makes this module importable) every call is a
 no-op, so the annotation can stay in the code.
 
+To profile only part of a long run, run it with `rlscope run
+--capture-range api` and mark the part:
+
+    rlscope.start()   # or: with rlscope.capture(): ...
+    ...
+    rlscope.stop()
+
+Without --capture-range api everything is captured and these do nothing.
+
 After a run, `rlscope.load(DIR)` reads DIR/report.json as tables (pandas
 DataFrames when pandas is installed): see its docstring.
 """
@@ -24,7 +33,7 @@ import ctypes
 
 from .run_tables import RunTables, load
 
-__all__ = ["operation", "load", "RunTables"]
+__all__ = ["operation", "start", "stop", "capture", "load", "RunTables"]
 
 
 def _entry_points():
@@ -39,6 +48,44 @@ def _entry_points():
 
 
 _push, _pop = _entry_points()
+
+
+def _capture_entry_point():
+    try:
+        capture_set = ctypes.PyDLL(None).rlscope_capture_set
+    except (OSError, AttributeError):
+        return None
+    capture_set.argtypes, capture_set.restype = [ctypes.c_int], ctypes.c_int
+    return capture_set
+
+
+_capture_set = _capture_entry_point()
+
+
+def start():
+    """Opens capture: from here on rlscope records everything (under `rlscope
+    run --capture-range api`, which starts with capture closed). Returns
+    True when this call controls capture, False when it does not (outside
+    `rlscope run`, or run without --capture-range api, where everything is
+    captured anyway)."""
+    return _capture_set is not None and _capture_set(1) >= 0
+
+
+def stop():
+    """Closes capture (see start()): until the next start(), rlscope records
+    only operation boundaries, so instances are still counted. Returns as
+    start() does."""
+    return _capture_set is not None and _capture_set(0) >= 0
+
+
+@contextlib.contextmanager
+def capture():
+    """Captures the enclosed block: start() on entry, stop() on exit."""
+    start()
+    try:
+        yield
+    finally:
+        stop()
 
 
 class operation(contextlib.ContextDecorator):

@@ -1,0 +1,128 @@
+#include "preload/capture_gate.h"
+
+#include <pthread.h>
+#include <signal.h>
+
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+
+#include "preload/tick_clock.h"
+
+// glibc's own sigaction: the preload wraps sigaction() (fatal_signal_flush.h).
+extern "C" int __sigaction(int signal_number, const struct sigaction* action, struct sigaction* old_action);
+
+namespace rlscope::preload {
+
+constinit std::atomic<bool> g_capture_open{true};
+
+namespace {
+
+// All constant-initialized (process_runtime.cc: no dynamic initializers).
+constinit bool g_closed_at_start = false;
+constinit bool g_api = false;
+constinit int64_t g_open_ns = 0;
+constinit int64_t g_close_ns = INT64_MAX;
+constinit bool g_timer_opened = false;
+constinit bool g_ended = false;  // The timer closed it for good.
+constinit std::atomic<unsigned> g_signals{0};
+constinit pthread_mutex_t g_mutex = PTHREAD_MUTEX_INITIALIZER;
+// Heap-allocated once at Init and never freed: hooks may run during
+// static destruction. Guarded by g_mutex.
+constinit std::vector<wire::CaptureEdge>* g_pending = nullptr;
+
+int64_t EnvNs(const char* name, int64_t fallback) {
+  const char* text = getenv(name);
+  if (text == nullptr || text[0] == '\0') return fallback;
+  char* end = nullptr;
+  const long long value = strtoll(text, &end, 10);
+  return end != nullptr && *end == '\0' ? static_cast<int64_t>(value) : fallback;
+}
+
+void OnCaptureSignal(int) { g_signals.fetch_add(1, std::memory_order_relaxed); }
+
+}  // namespace
+
+void CaptureGate::Init() {
+  g_pending = new std::vector<wire::CaptureEdge>();
+  g_open_ns = EnvNs("RLSCOPE_CAPTURE_OPEN_NS", 0);
+  g_close_ns = EnvNs("RLSCOPE_CAPTURE_CLOSE_NS", INT64_MAX);
+  const char* api = getenv("RLSCOPE_CAPTURE_API");
+  g_api = api != nullptr && api[0] == '1';
+  const int signal_number = static_cast<int>(EnvNs("RLSCOPE_CAPTURE_SIGNAL", 0));
+  if (signal_number > 0 && signal_number < NSIG) {
+    struct sigaction action {};
+    action.sa_handler = &OnCaptureSignal;
+    action.sa_flags = SA_RESTART;
+    sigemptyset(&action.sa_mask);
+    __sigaction(signal_number, &action, nullptr);
+  }
+  const int64_t now = MonotonicNs();
+  // Closed at start when something else is to open it: a delay still to
+  // come, the API, or the signal.
+  const bool delayed = g_open_ns > now;
+  g_timer_opened = !delayed;
+  g_closed_at_start = delayed || g_api || signal_number > 0 || now >= g_close_ns;
+  if (now >= g_close_ns) g_ended = true;
+  g_capture_open.store(!g_closed_at_start, std::memory_order_relaxed);
+}
+
+bool CaptureGate::ClosedAtStart() { return g_closed_at_start; }
+
+bool CaptureGate::ApiControlled() { return g_api; }
+
+namespace {
+
+// SetLocked: Set with g_mutex held.
+bool SetLocked(bool open, wire::CaptureReason reason) {
+  if (open && g_ended) open = false;
+  if (open != CaptureOpen()) {
+    g_capture_open.store(open, std::memory_order_relaxed);
+    if (g_pending != nullptr) {
+      const wire::CaptureEdge edge(MonotonicNs(), open ? 1 : 0, static_cast<uint8_t>(reason), 0, 0);
+      g_pending->push_back(edge);
+    }
+  }
+  return open;
+}
+
+}  // namespace
+
+bool CaptureGate::Set(bool open, wire::CaptureReason reason) {
+  pthread_mutex_lock(&g_mutex);
+  open = SetLocked(open, reason);
+  pthread_mutex_unlock(&g_mutex);
+  return open;
+}
+
+void CaptureGate::Tick(int64_t now_ns) {
+  if (!g_ended && now_ns >= g_close_ns) {
+    pthread_mutex_lock(&g_mutex);
+    SetLocked(false, wire::CaptureReason::kTimer);
+    g_ended = true;  // With the close, so no start() reopens in between.
+    pthread_mutex_unlock(&g_mutex);
+  } else if (!g_timer_opened && now_ns >= g_open_ns) {
+    g_timer_opened = true;
+    Set(true, wire::CaptureReason::kTimer);
+  }
+  // An even number of signals since the last tick leaves capture as it was.
+  if (g_signals.exchange(0, std::memory_order_relaxed) % 2 == 1) {
+    Set(!CaptureOpen(), wire::CaptureReason::kSignal);
+  }
+}
+
+void CaptureGate::TakeEdges(std::vector<wire::CaptureEdge>& into) {
+  into.clear();
+  pthread_mutex_lock(&g_mutex);
+  if (g_pending != nullptr) into.swap(*g_pending);
+  pthread_mutex_unlock(&g_mutex);
+}
+
+void CaptureGate::ResetAfterFork() {
+  // Another thread may have held the mutex at the fork: the child's copy
+  // would stay locked. Only the forking thread runs here.
+  g_mutex = PTHREAD_MUTEX_INITIALIZER;
+  if (g_pending != nullptr) g_pending->clear();
+}
+
+}  // namespace rlscope::preload

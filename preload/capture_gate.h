@@ -1,0 +1,65 @@
+// CaptureGate: rlscope run's capture windows. While capture is closed,
+// Record() drops every event of a kind wire::RecordedWhileCaptureClosed
+// says only a window holds (calls, CUDA API, waits, samples, ...): one
+// predictable branch on a global flag, which stays open for a run without
+// windows. Operation and range boundaries are still recorded, so the
+// analysis knows every operation instance of the run, inside the windows
+// and out.
+//
+// What opens and closes it (RLSCOPE_CAPTURE_* from the launcher):
+//   - a timer: open from RLSCOPE_CAPTURE_OPEN_NS, closed for good from
+//     RLSCOPE_CAPTURE_CLOSE_NS (absolute CLOCK_MONOTONIC ns, the same for
+//     every process of the run: `--delay` and `--duration` count from the
+//     run's start). The flusher checks it every flush interval, so an edge
+//     lands up to that late (the edge records when it really happened);
+//   - the Python API (rlscope.start()/stop()/capture()), when
+//     RLSCOPE_CAPTURE_API is set (`--capture-range api`): closed until
+//     the first start();
+//   - a signal (RLSCOPE_CAPTURE_SIGNAL=N, `--capture-signal`): each one
+//     toggles capture. Its handler only sets a flag (async-signal-safe);
+//     the flusher toggles within one flush interval. A program that
+//     installs its own handler for that signal replaces ours.
+// After the timer's close, nothing opens capture again: the window ended.
+//
+// Every change of state is an edge (time, open or closed, reason) the
+// flusher sends in its next batch (wire::CaptureEdge).
+#ifndef RLSCOPE_PRELOAD_CAPTURE_GATE_H_
+#define RLSCOPE_PRELOAD_CAPTURE_GATE_H_
+
+#include <atomic>
+#include <cstdint>
+#include <vector>
+
+#include "format/wire_format.h"
+
+namespace rlscope::preload {
+
+// Open unless a window was asked for and has not opened yet.
+extern std::atomic<bool> g_capture_open;
+
+inline bool CaptureOpen() { return g_capture_open.load(std::memory_order_relaxed); }
+
+class CaptureGate {
+ public:
+  // Init: reads RLSCOPE_CAPTURE_*, at start-up (before the flusher
+  // starts), and installs the signal handler if asked to.
+  static void Init();
+  // ClosedAtStart: whether capture began closed (sent in the Hello).
+  static bool ClosedAtStart();
+  // Set: opens or closes capture for `reason` (an edge if it changes).
+  // Not from a signal handler. Returns whether capture is open after it.
+  static bool Set(bool open, wire::CaptureReason reason);
+  // Tick: the flusher's check of the timer and of pending signals.
+  static void Tick(int64_t now_ns);
+  // TakeEdges: the edges since the last call, oldest first (flusher).
+  static void TakeEdges(std::vector<wire::CaptureEdge>& into);
+  // ApiControlled: whether rlscope.start()/stop() control capture.
+  static bool ApiControlled();
+  // ResetAfterFork: a fork() child keeps the parent's state but not its
+  // pending edges (they are the parent's to send).
+  static void ResetAfterFork();
+};
+
+}  // namespace rlscope::preload
+
+#endif  // RLSCOPE_PRELOAD_CAPTURE_GATE_H_

@@ -1,0 +1,109 @@
+#!/usr/bin/env python3
+"""End-to-end tests of capture windows (rlscope run --delay, --duration,
+--capture-range api, --capture-signal): only the window is captured and
+described, every operation instance of the run is still counted, a window
+that never opens is said to be so, and the program's output is unchanged.
+
+  capture_window_e2e_test.py --rlscope BIN --python PYTHON [unittest args]
+"""
+import os
+import subprocess
+import sys
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from e2e_support import ARGS, ProfiledRun, main, run_rlscope  # noqa: E402
+
+PROGRAM = os.path.join(os.path.dirname(os.path.abspath(__file__)), "python_programs", "capture_loop.py")
+STEPS, FIRST, LAST = 300, 100, 160
+RESETS = 3  # capture_loop.py resets before each of its three stretches: a reset is a simulation instance too.
+
+
+def command(*mode):
+    return [ARGS.python, PROGRAM, str(STEPS), str(FIRST), str(LAST), *mode]
+
+
+def simulation_instances(report):
+    """The per-instance statistics' count of simulation instances (0 without any)."""
+    counts = [s["instances"] for p in report["processes"] for s in p["instance_stats"] if s["operation"] == "simulation"]
+    return max(counts or [0])
+
+
+class CaptureWindows(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        bare = subprocess.run(command(), capture_output=True, text=True, timeout=120)
+        assert bare.returncode == 0, bare.stderr
+        cls.bare_stdout = bare.stdout
+
+    def test_the_api_window_holds_only_its_steps_and_the_run_counts_all(self):
+        run = ProfiledRun(self, command("--api"), options=("--capture-range", "api"))
+        self.assertEqual(run.result.stdout.split("rlscope")[0].strip(), self.bare_stdout.strip())
+        capture = run.report["capture"]
+        self.assertTrue(capture["windowed"])
+        self.assertEqual(len(capture["windows_ns"]), 1)
+        self.assertEqual(capture["whole_run_steps"], STEPS + RESETS)
+        # The window's steps, and its reset: what ran inside `with rlscope.capture():`.
+        self.assertEqual(run.report["per_step"]["steps"], LAST - FIRST + 1)
+        self.assertEqual(simulation_instances(run.report), LAST - FIRST + 1)
+        begin, end = capture["windows_ns"][0]
+        self.assertEqual(capture["captured_ns"], end - begin)
+        self.assertLess(capture["captured_ns"], run.report["wall_ns"])
+        # The breakdown counts the window only: no more thread time than it lasted.
+        (process,) = run.report["processes"]
+        self.assertLessEqual(process["traced_thread_ns"], capture["captured_ns"])
+        self.assertGreater(process["traced_thread_ns"], 0)
+        finding = run.report["headline"]["findings"][0]
+        self.assertIn("of the run was captured, in 1 window (%d of the run's %d environment steps)"
+                      % (LAST - FIRST + 1, STEPS + RESETS), finding)
+        with open(os.path.join(run.out, "report.txt")) as text:
+            self.assertIn("of the run was captured", text.read())
+
+    def test_without_a_capture_option_the_api_changes_nothing(self):
+        run = ProfiledRun(self, command("--api"))
+        self.assertFalse(run.report["capture"]["windowed"])
+        self.assertEqual(run.report["per_step"]["steps"], STEPS + RESETS)
+
+    def test_a_window_that_never_opens_says_so(self):
+        run = ProfiledRun(self, command(), options=("--delay", "3600"))
+        capture = run.report["capture"]
+        self.assertTrue(capture["windowed"])
+        self.assertEqual(capture["windows_ns"], [])
+        self.assertEqual(capture["captured_ns"], 0)
+        self.assertEqual(capture["whole_run_steps"], STEPS + RESETS)
+        self.assertIn("Capture never opened", run.report["headline"]["findings"][0])
+        self.assertIn("the run took %d environment steps" % (STEPS + RESETS), run.report["headline"]["findings"][0])
+        self.assertEqual(run.report["processes"][0]["traced_thread_ns"], 0)
+
+    def test_a_duration_longer_than_the_run_captures_all_of_it(self):
+        run = ProfiledRun(self, command(), options=("--duration", "3600"))
+        # Capture never closed: the whole run, reported as one.
+        self.assertFalse(run.report["capture"]["windowed"])
+        self.assertEqual(run.report["per_step"]["steps"], STEPS + RESETS)
+        self.assertNotIn("was captured", run.report["headline"]["findings"][0])
+
+    def test_the_capture_signal_opens_capture(self):
+        run = ProfiledRun(self, command("--signal"), options=("--capture-signal",))
+        self.assertEqual(run.result.stdout.split("rlscope")[0].strip(), self.bare_stdout.strip())
+        capture = run.report["capture"]
+        self.assertEqual(capture["whole_run_steps"], STEPS + RESETS)
+        # Open from the signal (sent at step FIRST) to the end; how soon the
+        # flusher toggles decides how many of those steps are inside.
+        self.assertGreater(run.report["per_step"]["steps"], 0)
+        self.assertLessEqual(run.report["per_step"]["steps"], STEPS - FIRST + 2)
+
+    def test_bad_capture_options_are_usage_errors(self):
+        for options, message in ((["--delay", "soon"], "--delay wants seconds"),
+                                 (["--duration", "0"], "--duration wants a positive number of seconds"),
+                                 (["--capture-range", "nvtx"], "--capture-range wants 'api'"),
+                                 (["--capture-signal=KILL"], "--capture-signal wants a signal")):
+            result = run_rlscope("run", *options, "--", ARGS.python, "-c", "pass")
+            self.assertEqual(result.returncode, 2, (options, result.stderr))
+            self.assertIn(message, result.stderr)
+        result = run_rlscope("validate", "--delay", "1", "--", ARGS.python, "-c", "pass")
+        self.assertEqual(result.returncode, 2, result.stderr)
+        self.assertIn("capture windows are for 'rlscope run'", result.stderr)
+
+
+if __name__ == "__main__":
+    main(extra_arguments=("--python",))
