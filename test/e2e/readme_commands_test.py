@@ -137,13 +137,28 @@ def readme_commands(readme_text):
 
 
 def relative_links(markdown_text):
-    """The targets of [text](target) links that name a file of the tree."""
+    """The [text](target) links that lead into the tree, as (file, anchor):
+    file "" for an anchor in the same file, anchor "" for none."""
     links = []
     for target in re.findall(r"\]\(([^)\s]+)\)", markdown_text):
-        if re.match(r"^[a-z]+:", target) or target.startswith("#"):
-            continue  # a URL, or an anchor in the same file
-        links.append(target.split("#", 1)[0])
+        if re.match(r"^[a-z]+:", target):
+            continue  # a URL
+        path, _, anchor = target.partition("#")
+        links.append((path, anchor))
     return links
+
+
+def heading_anchors(markdown_text):
+    """The anchors GitHub gives a file's headings: lower case, punctuation
+    dropped, spaces made dashes."""
+    anchors, in_code = set(), False
+    for line in markdown_text.splitlines():
+        if line.startswith("```"):
+            in_code = not in_code
+        elif not in_code and re.match(r"^#{1,6} ", line):
+            title = line.lstrip("#").strip().lower()
+            anchors.add(re.sub(r"[^\w\- ]", "", title).replace(" ", "-"))
+    return anchors
 
 
 class Scratch:
@@ -276,10 +291,14 @@ class ReadmeCommands(unittest.TestCase):
         for path in files:
             with open(path) as f:
                 text = f.read()
-            for link in relative_links(text):
-                target = os.path.normpath(os.path.join(os.path.dirname(path), link))
-                self.assertTrue(os.path.exists(target),
-                                f"{os.path.relpath(path, ARGS.source)}: link {link!r} leads to no file")
+            name = os.path.relpath(path, ARGS.source)
+            for link, anchor in relative_links(text):
+                target = os.path.normpath(os.path.join(os.path.dirname(path), link)) if link else path
+                self.assertTrue(os.path.exists(target), f"{name}: link {link!r} leads to no file")
+                if anchor and target.endswith(".md"):
+                    with open(target) as f:
+                        self.assertIn(anchor, heading_anchors(f.read()),
+                                      f"{name}: link {link}#{anchor}: no such heading in {link or name}")
 
 
 class Extraction(unittest.TestCase):
@@ -296,7 +315,11 @@ class Extraction(unittest.TestCase):
 
     def test_links(self):
         self.assertEqual(relative_links("[a](docs/x.md#y) [b](https://x.org) [c](#z) ![d](img/p.png)"),
-                         ["docs/x.md", "img/p.png"])
+                         [("docs/x.md", "y"), ("", "z"), ("img/p.png", "")])
+
+    def test_anchors(self):
+        self.assertEqual(heading_anchors("# A b\n## report.json\n```\n# not\n```\n### Perfetto: --perfetto FILE\n"),
+                         {"a-b", "reportjson", "perfetto---perfetto-file"})
 
 
 if __name__ == "__main__":
