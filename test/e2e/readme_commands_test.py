@@ -222,6 +222,10 @@ class ReadmeCommands(unittest.TestCase):
             cls.readme = f.read()
         cls.commands = readme_commands(cls.readme)
 
+    def test_readme_stays_a_first_page(self):
+        # Reference goes into docs/; the README is what a newcomer reads.
+        self.assertLessEqual(len(self.readme.splitlines()), 200, "README.md: move detail into docs/")
+
     def test_every_command_is_run_or_listed(self):
         self.assertTrue(self.commands, "README.md has no ```sh block")
         for command in self.commands:
