@@ -120,7 +120,8 @@ EXCERPT_MARKERS = [
     "\n  - Your most expensive line: ",
     "\n  Corrected for rlscope's overhead: about ",
     "\n  (all) ",
-    "\n  Wait: threads blocked ",
+    # Not the Wait line: it shows only where some thread blocked, which a
+    # short run need not do.
 ]
 
 
