@@ -257,7 +257,7 @@ class ReadmeCommands(unittest.TestCase):
                 self.assertIsNotNone(check, f"no expectation for {command!r}")
                 with self.subTest(command=command):
                     began = time.monotonic()
-                    result = scratch.shell(runnable(command), timeout=600)
+                    result = scratch.shell(runnable(command), timeout=900)  # the demo's first build: minutes
                     print(f"readme: {runnable(command)}: exit {result.returncode}, "
                           f"{time.monotonic() - began:.1f} s", file=sys.stderr)
                     self.assertEqual(result.returncode, 0,
