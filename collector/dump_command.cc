@@ -13,7 +13,10 @@ constexpr const char* kDumpUsage = R"USAGE(usage: rlscope dump FILE.rlt
 
 Print every frame of a trace file (DIR/trace/<pid>.rlt) as text: the Hello,
 interned strings, thread names, each event (kind, begin/end ns, name id,
-payload) and the Goodbye. Stops at the first damaged frame and says where.
+payload) and the Goodbye. Reads both trace formats: compressed blocks (the
+default) and the plain stream (--uncompressed-trace, and rlscope before
+compression); @N is a frame's byte offset in the stream. Stops at the first
+damaged frame or block and says where.
 )USAGE";
 
 // KindName: every kind the wire format defines (no default: the compiler

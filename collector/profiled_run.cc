@@ -126,6 +126,7 @@ class Session {
       if (receiver_ != nullptr) receiver_->AppendPollFds(fds);
       const int ready = poll(fds.data(), fds.size(), 100);
       if (ready < 0 && errno != EINTR) break;
+      if (receiver_ != nullptr) receiver_->FlushAgedBlocks();
       if (ready <= 0) {
         UpdateStatusLine();
         continue;
@@ -337,6 +338,7 @@ void SetProfilingOptions(const ProfilingOptions& options, ProfileRequest& reques
   request.calibration_path = options.calibration_path;
   request.keep_free_bytes = options.keep_free_bytes;
   request.capture = options.capture;
+  request.uncompressed_trace = options.uncompressed_trace;
 }
 
 absl::StatusOr<ProfileOutcome> ProfileCommand(const ProfileRequest& request) {
@@ -383,6 +385,7 @@ absl::StatusOr<ProfileOutcome> ProfileCommand(const ProfileRequest& request) {
     return absl::InternalError(receiver.status().message());
   }
   (*receiver)->KeepFree(keep_free, prefix);
+  if (request.uncompressed_trace) (*receiver)->WriteUncompressed();
 
   SignalGuard signals(request.give_terminal);
   std::vector<std::string> warnings;

@@ -59,6 +59,7 @@ struct ProfileRequest {
   // (--keep-free; 0: never); default: DefaultKeepFree(run_dir).
   std::optional<uint64_t> keep_free_bytes;
   CaptureWindow capture;
+  bool uncompressed_trace = false;             // Receiver::WriteUncompressed
   std::vector<std::string> extra_environment;  // "NAME=VALUE", set (replacing) in the child's environment.
   // The command's standard descriptors: a file path (stdout/stderr files are
   // created or truncated), or empty to inherit rlscope's.

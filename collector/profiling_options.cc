@@ -46,6 +46,9 @@ const char kProfilingOptionsHelp[] = R"HELP(  --rules FILE         more operatio
                        run cannot fill the disk the command itself writes
                        to. default: the smaller of 1G and 5% of that
                        filesystem
+  --uncompressed-trace write trace/<pid>.rlt as the plain stream of frames
+                       (about 4x larger) instead of zstd blocks; both
+                       are read by every command
 )HELP";
 
 const char kCaptureOptionsHelp[] = R"HELP(  --delay SECONDS      capture only from SECONDS after the start (decimals
@@ -114,6 +117,10 @@ absl::StatusOr<bool> TakeProfilingOption(const std::string& command, const Parse
   const std::string& name = option.name;
   if (name == "--no-cupti") {
     options.cupti = false;
+    return true;
+  }
+  if (name == "--uncompressed-trace") {
+    options.uncompressed_trace = true;
     return true;
   }
   if (name == "--capture-signal") {

@@ -39,6 +39,9 @@ struct ProfilingOptions {
   // free (0: never stop); default: DefaultKeepFree of the filesystem.
   std::optional<uint64_t> keep_free_bytes;
   CaptureWindow capture;
+  // --uncompressed-trace: trace files as plain frames, the format before
+  // compressed blocks (for tools that read the stream directly).
+  bool uncompressed_trace = false;
 };
 
 // TakeProfilingOption: when `option` is one of the profiling options, takes

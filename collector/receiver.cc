@@ -18,6 +18,7 @@
 #include "collector/file_output.h"
 #include "flatbuffers/flatbuffers.h"
 #include "format/run_layout.h"
+#include "format/trace_blocks.h"
 #include "format/trace_reader.h"
 #include "format/wire_format.h"
 #include "report/memory_budget.h"
@@ -35,7 +36,12 @@ struct Receiver::Connection {
   // SIGKILL of the collector (a stdio buffer would not).
   int trace_fd = -1;
   std::string trace_path;
-  uint64_t written_bytes = 0;  // Whole frames on disk.
+  uint64_t written_bytes = 0;  // Whole frames (or blocks) on disk.
+  bool hello_written = false;
+  // Compressed traces (trace_blocks.h): the frames received since the last
+  // block was written, and when the first of them came.
+  std::vector<uint8_t> block;
+  std::chrono::steady_clock::time_point block_started;
   // After a failed write (disk full, file size limit, I/O error) the file
   // is cut back to its last whole frame and later frames are only counted.
   std::string write_error;
@@ -223,26 +229,63 @@ bool Receiver::RoomFor(size_t size) {
 }
 
 void Receiver::WriteFrame(Connection& connection, const uint8_t* frame, size_t size) {
+  if (!compress_) {
+    WriteToFile(connection, frame, size, size);
+    return;
+  }
+  if (!connection.write_error.empty()) {
+    connection.lost_bytes += size;
+    return;
+  }
+  if (connection.block.empty()) connection.block_started = std::chrono::steady_clock::now();
+  connection.block.insert(connection.block.end(), frame, frame + size);
+  // The Hello goes out in a block of its own at once: the file is a
+  // readable trace from its first moment.
+  if (!connection.hello_written || connection.block.size() >= kBlockTargetStreamBytes) FlushBlock(connection);
+}
+
+void Receiver::FlushBlock(Connection& connection) {
+  if (connection.block.empty()) return;
+  compressed_.clear();
+  if (absl::Status compressed = compressor_.AppendBlock(connection.block.data(), connection.block.size(), compressed_);
+      !compressed.ok()) {
+    if (connection.write_error.empty()) connection.write_error = std::string(compressed.message());
+    connection.lost_bytes += connection.block.size();
+  } else {
+    WriteToFile(connection, compressed_.data(), compressed_.size(), connection.block.size());
+  }
+  connection.block.clear();
+}
+
+void Receiver::FlushAgedBlocks() {
+  const auto now = std::chrono::steady_clock::now();
+  for (auto& connection : connections_) {
+    if (!connection->block.empty() && now - connection->block_started >= kBlockMaxAge) FlushBlock(*connection);
+  }
+}
+
+void Receiver::WriteToFile(Connection& connection, const uint8_t* data, size_t size, size_t stream_bytes) {
   // The first frame (the Hello, small) is always written: a trace file
   // without it would not be readable at all.
-  if (connection.write_error.empty() && connection.written_bytes > 0 && !RoomFor(size)) {
+  if (connection.write_error.empty() && connection.hello_written && !RoomFor(size)) {
     connection.write_error = stopped_;
   }
   if (connection.write_error.empty()) {
-    if (WriteAll(connection.trace_fd, frame, size)) {
+    if (WriteAll(connection.trace_fd, data, size)) {
       connection.written_bytes += size;
       written_total_ += size;
+      connection.hello_written = true;
       return;
     }
-    // Cut the partial frame off, so the file stays a clean stream of whole
-    // frames. A file size limit gives EFBIG here only because SIGXFSZ is
-    // ignored (IgnoreFileSizeSignal, launcher.h).
+    // Cut the partial frame (or block) off, so the file stays a clean
+    // sequence of whole ones. A file size limit gives EFBIG here only
+    // because SIGXFSZ is ignored (IgnoreFileSizeSignal, launcher.h).
     connection.write_error = strerror(errno);
     if (ftruncate(connection.trace_fd, static_cast<off_t>(connection.written_bytes)) != 0) {
       connection.write_error += absl::StrFormat(" (and cutting it back failed: %s)", strerror(errno));
     }
   }
-  connection.lost_bytes += size;
+  connection.lost_bytes += stream_bytes;
 }
 
 void Receiver::CountBatch(const wire::Frame& frame) {
@@ -277,6 +320,20 @@ bool Receiver::OpenTraceFile(Connection& connection, int pid) {
     }
     connection.trace_fd = fd;
     connection.trace_path = path;
+    if (compress_) {
+      std::vector<uint8_t> header;
+      AppendTraceFileHeader(header);
+      if (!WriteAll(fd, header.data(), header.size())) {
+        problems_.push_back(
+            absl::StrFormat("cannot write %s: %s; process %d is not recorded", path, strerror(errno), pid));
+        close(fd);
+        unlink(path.c_str());
+        connection.trace_fd = -1;
+        return false;
+      }
+      connection.written_bytes = header.size();
+      written_total_ += header.size();
+    }
     return true;
   }
   problems_.push_back(absl::StrFormat("too many streams from pid %d", pid));
@@ -284,6 +341,7 @@ bool Receiver::OpenTraceFile(Connection& connection, int pid) {
 }
 
 void Receiver::Finish(Connection& connection) {
+  FlushBlock(connection);  // The stream ended (or is given up): its last frames go to disk now.
   if (connection.pending.size() > connection.pending_offset && connection.pid != 0) {
     // A process killed mid-frame: its complete frames are on disk already.
     problems_.push_back(absl::StrFormat("process %d ended in the middle of a frame (%d bytes discarded)",

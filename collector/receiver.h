@@ -1,9 +1,14 @@
 // Receiver: the collector's end of the event streams. Listens on a Unix
 // socket; each traced process connects once and streams frames
-// (wire_format.h). Every complete frame is verified and appended verbatim to
-// trace/<pid>.rlt, so the file is itself a valid stream; it is written
-// unbuffered, so a collector killed mid-run leaves every frame it received
-// on disk, and a write error (disk full) leaves the frames before it.
+// (wire_format.h). Every complete frame is verified and appended to
+// trace/<pid>.rlt, in zstd blocks of whole frames (format/trace_blocks.h),
+// or verbatim (WriteUncompressed: the format before blocks), so the file
+// holds exactly the stream received. A block is written when it holds
+// kBlockTargetStreamBytes, when the stream ends, and at the latest
+// kBlockMaxAge after its first frame came (FlushAgedBlocks): a collector
+// killed mid-run loses at most that much; the file is written unbuffered
+// (plain write()), so everything written survives a SIGKILL, and a write
+// error (disk full) leaves the blocks before it.
 //
 // Single-threaded: the owner polls the descriptors from PollFds() together
 // with its own (child exit, signals) and calls OnPollResult.
@@ -20,6 +25,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "format/trace_blocks.h"
 
 namespace rlscope::wire {
 struct Frame;
@@ -68,6 +74,16 @@ class Receiver {
     log_prefix_ = std::move(log_prefix);
   }
 
+  // WriteUncompressed: write the streams verbatim, as rlscope did before
+  // compressed blocks (`rlscope run --uncompressed-trace`). Before any
+  // connection.
+  void WriteUncompressed() { compress_ = false; }
+
+  // FlushAgedBlocks: writes every block whose first frame came at least
+  // kBlockMaxAge ago. The owner calls it at least every 100 ms.
+  void FlushAgedBlocks();
+  static constexpr std::chrono::milliseconds kBlockMaxAge{200};
+
   size_t open_connections() const { return connections_.size(); }
   const ReceiverStats& stats() const { return stats_; }
   // Problems worth telling the user (protocol errors, write failures).
@@ -84,6 +100,12 @@ class Receiver {
   // WriteFrame: appends one verified frame to the connection's trace file;
   // after a write error, counts it as lost instead.
   void WriteFrame(Connection& connection, const uint8_t* frame, size_t size);
+  // FlushBlock: compresses and writes the connection's block, if any.
+  void FlushBlock(Connection& connection);
+  // WriteToFile: appends `size` bytes (a frame or a block, holding
+  // `stream_bytes` of the stream) to the trace file; after a write error,
+  // or once KeepFree stopped writing, counts them as lost instead.
+  void WriteToFile(Connection& connection, const uint8_t* data, size_t size, size_t stream_bytes);
   void CountBatch(const wire::Frame& frame);
   // RoomFor: whether `size` more bytes of trace leave the free space
   // KeepFree asks for (statvfs once half the last reading's margin is used
@@ -96,7 +118,10 @@ class Receiver {
   std::string trace_dir_;
   uint64_t keep_free_ = 0;
   std::string log_prefix_;
-  uint64_t written_total_ = 0;                                  // Trace bytes written, all connections.
+  bool compress_ = true;
+  BlockCompressor compressor_;
+  std::vector<uint8_t> compressed_;                             // The block being written (reused).
+  uint64_t written_total_ = 0;                                  // Trace bytes written (compressed), all connections.
   uint64_t next_free_check_ = 0;                                // written_total_ at which to read the free space again,
   std::chrono::steady_clock::time_point next_free_check_time_;  // or at this time, whichever comes first.
   std::string stopped_;                                         // Why trace writing stopped (KeepFree), once it did.

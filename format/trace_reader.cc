@@ -12,6 +12,7 @@
 #include "absl/strings/str_format.h"
 #include "flatbuffers/flatbuffers.h"
 #include "format/input_file.h"
+#include "format/trace_blocks.h"
 
 namespace rlscope::collector {
 
@@ -120,7 +121,10 @@ class AlignedBytes {
     words_.resize((static_cast<size_t>(end - begin) + sizeof(uint64_t) - 1) / sizeof(uint64_t));
     if (end != begin) memcpy(words_.data(), begin, static_cast<size_t>(end - begin));
   }
+  // resize: `size` bytes, contents unspecified.
+  void resize(size_t size) { words_.resize((size + sizeof(uint64_t) - 1) / sizeof(uint64_t)); }
   const void* data() const { return words_.data(); }
+  uint8_t* mutable_data() { return reinterpret_cast<uint8_t*>(words_.data()); }
 
  private:
   std::vector<uint64_t> words_;
@@ -179,80 +183,217 @@ absl::StatusOr<const wire::Frame*> VerifyFrame(const uint8_t* data, size_t size)
 
 namespace {
 
+// FrameScanner: the frame loop over one stream of length-prefixed frames,
+// fed a piece at a time (the whole file of an uncompressed trace, or each
+// decompressed block of a compressed one). Offsets are the frames' offsets
+// in the stream (for an uncompressed trace, in the file).
+class FrameScanner {
+ public:
+  FrameScanner(const std::string& path, const FrameVisitor& visit, TraceReadResult& result)
+      : path_(path), visit_(visit), result_(result) {}
+
+  // Scan: the frames of the `size` bytes at `data` (`Source::Bytes`), which
+  // start at stream offset `stream_offset`; `where` (non-empty for a
+  // compressed trace) names the block in damage messages. Returns false
+  // when reading stops: damage (recorded in result_) or an error
+  // (status()). A block must end at a frame boundary.
+  template <typename Source>
+  bool Scan(Source& source, uint64_t size, uint64_t stream_offset, const std::string& where) {
+    uint64_t offset = 0;
+    while (offset < size) {
+      reached_ = stream_offset + offset;
+      auto damaged = [&](const std::string& what) {
+        first_damage_ = what;
+        result_.damage = absl::StrFormat("%s: %s at byte offset %d%s; the %d frame(s) before it were analysed", path_,
+                                         what, stream_offset + offset, where, result_.frames);
+      };
+      if (size - offset < sizeof(uint32_t)) {
+        damaged(absl::StrFormat("truncated frame header (%d of 4 bytes)", size - offset));
+        return false;
+      }
+      const uint8_t* header = source.Bytes(offset, sizeof(uint32_t));
+      if (header == nullptr) {
+        damaged(source.error());
+        return false;
+      }
+      uint32_t length;  // memcpy: after damage the prefix may be misaligned.
+      memcpy(&length, header, sizeof(length));
+      length = flatbuffers::EndianScalar(length);
+      if (length > wire::kMaxFrameBytes) {
+        damaged(absl::StrFormat("corrupt frame length %d", length));
+        return false;
+      }
+      if (size - offset - sizeof(uint32_t) < length) {
+        damaged(absl::StrFormat("truncated frame (%d bytes announced, %d present)", length,
+                                size - offset - sizeof(uint32_t)));
+        return false;
+      }
+      const uint8_t* frame_data = source.Bytes(offset, sizeof(uint32_t) + length);
+      if (frame_data == nullptr) {
+        damaged(source.error());
+        return false;
+      }
+      // Fields are read in place, so a frame must start aligned for its
+      // widest scalar, as the writer's frames (multiples of 8 bytes) always
+      // do; one that does not (a damaged or foreign file) is read from an
+      // aligned copy.
+      if (reinterpret_cast<uintptr_t>(frame_data) % kFrameAlignment != 0) {
+        aligned_copy_.assign(frame_data, frame_data + sizeof(uint32_t) + length);
+        frame_data = reinterpret_cast<const uint8_t*>(aligned_copy_.data());
+      }
+      absl::StatusOr<const wire::Frame*> frame = VerifyFrame(frame_data, sizeof(uint32_t) + length);
+      if (frame.ok() && result_.frames == 0 && (*frame)->message_type() != wire::Message::Hello) {
+        frame = absl::DataLossError("first frame is not a Hello");
+      }
+      if (!frame.ok()) {
+        if (result_.frames == 0) {
+          status_ = absl::Status(
+              frame.status().code(),
+              absl::StrFormat("%s: not a readable rlscope trace: %s (byte offset 0)", path_, frame.status().message()));
+          return false;
+        }
+        damaged(std::string(frame.status().message()));
+        return false;
+      }
+      visit_(**frame, stream_offset + offset);
+      ++result_.frames;
+      offset += sizeof(uint32_t) + length;
+    }
+    reached_ = stream_offset + offset;
+    return true;
+  }
+
+  // reached: the stream offset up to which frames were read whole.
+  uint64_t reached() const { return reached_; }
+
+  // Damaged: damage outside any frame (a compressed block's), at file
+  // offset `file_offset`.
+  void Damaged(const std::string& what, uint64_t file_offset) {
+    first_damage_ = what;
+    result_.damage = absl::StrFormat("%s: %s at byte offset %d (of the file); the %d frame(s) before it were analysed",
+                                     path_, what, file_offset, result_.frames);
+  }
+
+  // Finish: the result once reading stopped, `size` being the file's.
+  absl::StatusOr<TraceReadResult> Finish(uint64_t size, uint64_t bytes_read) {
+    if (!status_.ok()) return status_;
+    if (size == 0) return absl::DataLossError(absl::StrFormat("%s: empty trace file", path_));
+    // Damage before any frame: nothing of the file is usable, and it may
+    // not be a trace at all (another file renamed .rlt).
+    if (result_.frames == 0 && result_.damage) {
+      return absl::DataLossError(
+          absl::StrFormat("%s: not a readable rlscope trace: %s (byte offset 0)", path_, first_damage_));
+    }
+    if (result_.frames == 0) {
+      return absl::DataLossError(absl::StrFormat("%s: not a readable rlscope trace: it holds no frame", path_));
+    }
+    result_.bytes = bytes_read;
+    return result_;
+  }
+
+ private:
+  const std::string& path_;
+  const FrameVisitor& visit_;
+  TraceReadResult& result_;
+  AlignedBytes aligned_copy_;
+  std::string first_damage_;
+  absl::Status status_;
+  uint64_t reached_ = 0;
+};
+
+// BlockBytes: a decompressed block, as a source for FrameScanner.
+class BlockBytes {
+ public:
+  explicit BlockBytes(const AlignedBytes& bytes) : bytes_(bytes) {}
+  const uint8_t* Bytes(uint64_t offset, size_t) const {
+    return reinterpret_cast<const uint8_t*>(bytes_.data()) + offset;
+  }
+  std::string error() const { return ""; }
+
+ private:
+  const AlignedBytes& bytes_;
+};
+
+// ScanBlocks: a compressed trace (trace_blocks.h): each block is read,
+// checked and decompressed, then its frames are scanned. Damage to a block
+// (its header, its zstd frame, a checksum) stops reading at that block,
+// like damage to a frame.
+template <typename Source>
+absl::StatusOr<TraceReadResult> ScanBlocks(Source& source, const std::string& path, const FrameVisitor& visit) {
+  const uint64_t size = source.size();
+  TraceReadResult result;
+  FrameScanner scanner(path, visit, result);
+  const uint8_t* file_header = source.Bytes(0, std::min<uint64_t>(size, kTraceFileHeaderBytes));
+  if (file_header == nullptr) return absl::DataLossError(absl::StrFormat("%s: %s", path, source.error()));
+  if (absl::Status header = ReadTraceFileHeader(file_header, std::min<uint64_t>(size, kTraceFileHeaderBytes));
+      !header.ok()) {
+    return absl::Status(
+        header.code(), absl::StrFormat("%s: not a readable rlscope trace: %s (byte offset 0)", path, header.message()));
+  }
+  BlockDecompressor decompressor;
+  AlignedBytes stream;
+  uint64_t offset = kTraceFileHeaderBytes;
+  uint64_t stream_offset = 0;
+  while (offset < size) {
+    if (size - offset < kBlockHeaderBytes) {
+      scanner.Damaged(absl::StrFormat("truncated block header (%d of %d bytes)", size - offset, kBlockHeaderBytes),
+                      offset);
+      break;
+    }
+    const uint8_t* header_bytes = source.Bytes(offset, kBlockHeaderBytes);
+    if (header_bytes == nullptr) {
+      scanner.Damaged(source.error(), offset);
+      break;
+    }
+    absl::StatusOr<BlockHeader> header = ParseBlockHeader(header_bytes);
+    if (!header.ok()) {
+      scanner.Damaged(std::string(header.status().message()), offset);
+      break;
+    }
+    if (size - offset - kBlockHeaderBytes < header->compressed_bytes) {
+      scanner.Damaged(absl::StrFormat("truncated block (%d bytes announced, %d present)", header->compressed_bytes,
+                                      size - offset - kBlockHeaderBytes),
+                      offset);
+      break;
+    }
+    const uint8_t* compressed = source.Bytes(offset, kBlockHeaderBytes + header->compressed_bytes);
+    if (compressed == nullptr) {
+      scanner.Damaged(source.error(), offset);
+      break;
+    }
+    stream.resize(header->stream_bytes);
+    if (absl::Status decompressed =
+            decompressor.Decompress(*header, compressed + kBlockHeaderBytes, stream.mutable_data());
+        !decompressed.ok()) {
+      scanner.Damaged(std::string(decompressed.message()), offset);
+      break;
+    }
+    BlockBytes block(stream);
+    if (!scanner.Scan(block, header->stream_bytes, stream_offset,
+                      absl::StrFormat(" of the stream (in the block at byte %d of the file)", offset))) {
+      break;
+    }
+    offset += kBlockHeaderBytes + header->compressed_bytes;
+    stream_offset += header->stream_bytes;
+  }
+  return scanner.Finish(size, offset);
+}
+
 // ScanFrames: the reading loop of ReadTraceFile and ReadTraceBuffer, over a
-// TraceFile or a MemorySource.
+// TraceFile or a MemorySource, for either format.
 template <typename Source>
 absl::StatusOr<TraceReadResult> ScanFrames(Source& source, const std::string& path, const FrameVisitor& visit) {
   const uint64_t size = source.size();
+  if (size >= sizeof(kTraceBlocksMagic)) {
+    const uint8_t* magic = source.Bytes(0, sizeof(kTraceBlocksMagic));
+    if (magic != nullptr && HasTraceBlocksMagic(magic, sizeof(kTraceBlocksMagic))) {
+      return ScanBlocks(source, path, visit);
+    }
+  }
   TraceReadResult result;
-  AlignedBytes aligned_copy;
-  std::string first_damage;
-  uint64_t offset = 0;
-  while (offset < size) {
-    auto damaged = [&](const std::string& what) {
-      first_damage = what;
-      result.damage = absl::StrFormat("%s: %s at byte offset %d; the %d frame(s) before it were analysed", path, what,
-                                      offset, result.frames);
-    };
-    if (size - offset < sizeof(uint32_t)) {
-      damaged(absl::StrFormat("truncated frame header (%d of 4 bytes)", size - offset));
-      break;
-    }
-    const uint8_t* header = source.Bytes(offset, sizeof(uint32_t));
-    if (header == nullptr) {
-      damaged(source.error());
-      break;
-    }
-    uint32_t length;  // memcpy: after damage the prefix may be misaligned.
-    memcpy(&length, header, sizeof(length));
-    length = flatbuffers::EndianScalar(length);
-    if (length > wire::kMaxFrameBytes) {
-      damaged(absl::StrFormat("corrupt frame length %d", length));
-      break;
-    }
-    if (size - offset - sizeof(uint32_t) < length) {
-      damaged(absl::StrFormat("truncated frame (%d bytes announced, %d present)", length,
-                              size - offset - sizeof(uint32_t)));
-      break;
-    }
-    const uint8_t* frame_data = source.Bytes(offset, sizeof(uint32_t) + length);
-    if (frame_data == nullptr) {
-      damaged(source.error());
-      break;
-    }
-    // Fields are read in place, so a frame must start aligned for its widest
-    // scalar, as the writer's frames (multiples of 8 bytes) always do; one
-    // that does not (a damaged or foreign file) is read from an aligned copy.
-    if (reinterpret_cast<uintptr_t>(frame_data) % kFrameAlignment != 0) {
-      aligned_copy.assign(frame_data, frame_data + sizeof(uint32_t) + length);
-      frame_data = reinterpret_cast<const uint8_t*>(aligned_copy.data());
-    }
-    absl::StatusOr<const wire::Frame*> frame = VerifyFrame(frame_data, sizeof(uint32_t) + length);
-    if (frame.ok() && result.frames == 0 && (*frame)->message_type() != wire::Message::Hello) {
-      frame = absl::DataLossError("first frame is not a Hello");
-    }
-    if (!frame.ok()) {
-      if (result.frames == 0) {
-        return absl::Status(
-            frame.status().code(),
-            absl::StrFormat("%s: not a readable rlscope trace: %s (byte offset 0)", path, frame.status().message()));
-      }
-      damaged(std::string(frame.status().message()));
-      break;
-    }
-    visit(**frame, offset);
-    ++result.frames;
-    offset += sizeof(uint32_t) + length;
-  }
-  if (size == 0) return absl::DataLossError(absl::StrFormat("%s: empty trace file", path));
-  // Damage before any frame: nothing of the file is usable, and it may not
-  // be a trace at all (another file renamed .rlt).
-  if (result.frames == 0 && result.damage) {
-    return absl::DataLossError(
-        absl::StrFormat("%s: not a readable rlscope trace: %s (byte offset 0)", path, first_damage));
-  }
-  result.bytes = offset;
-  return result;
+  FrameScanner scanner(path, visit, result);
+  scanner.Scan(source, size, 0, "");
+  return scanner.Finish(size, scanner.reached());
 }
 
 }  // namespace

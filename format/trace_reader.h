@@ -1,7 +1,10 @@
-// TraceReader: reads one trace file (trace/<pid>.rlt: the verbatim stream
-// of wire_format.h) frame by frame, checking each frame with the FlatBuffers
-// verifier. Reading stops at the first bad frame; every frame before it is
-// delivered, and the problem is reported with the file and byte offset.
+// TraceReader: reads one trace file (trace/<pid>.rlt: the stream of
+// wire_format.h, in zstd blocks (trace_blocks.h) or, as rlscope wrote it
+// before blocks and does with --uncompressed-trace, verbatim) frame by
+// frame, checking each frame with the FlatBuffers verifier. Reading stops at
+// the first bad frame or block; every frame before it is delivered, and the
+// problem is reported with the file and byte offset (for a frame inside a
+// block: its offset in the stream and the block's in the file).
 #ifndef RLSCOPE_COLLECTOR_TRACE_READER_H_
 #define RLSCOPE_COLLECTOR_TRACE_READER_H_
 
@@ -23,7 +26,8 @@ namespace rlscope::collector {
 // structure, and that the Hello's protocol version is one we read.
 absl::StatusOr<const wire::Frame*> VerifyFrame(const uint8_t* data, size_t size);
 
-// Called for each valid frame with its byte offset in the file.
+// Called for each valid frame with its byte offset in the stream (in the
+// file, for a plain trace).
 using FrameVisitor = std::function<void(const wire::Frame& frame, uint64_t offset)>;
 
 struct TraceReadResult {

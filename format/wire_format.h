@@ -2,7 +2,7 @@
 // kind means. Compiled by both preload/ (writer) and collector/ (reader).
 //
 // Stream (one per traced process, over a Unix stream socket; the collector
-// stores it verbatim as trace/<pid>.rlt):
+// stores it as trace/<pid>.rlt, in compressed blocks: trace_blocks.h):
 //
 //   frame := uint32 little-endian byte length N, then N bytes of a FlatBuffers
 //            `rlscope.wire.Frame` (schema: rlscope_trace.fbs, identifier RLST)

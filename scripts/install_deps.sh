@@ -12,14 +12,14 @@ set -euo pipefail
 demo_packages=(
   build-essential cmake ninja-build pkg-config
   libabsl-dev libflatbuffers-dev flatbuffers-compiler
-  libunwind-dev nlohmann-json3-dev libsqlite3-dev
+  libunwind-dev nlohmann-json3-dev libsqlite3-dev libzstd-dev
   python3 python3-numpy python3-torch libopenblas0-pthread libmujoco-dev
 )
 
 packages=(
   build-essential cmake ninja-build pkg-config
   libabsl-dev libflatbuffers-dev flatbuffers-compiler
-  catch2 libunwind-dev nlohmann-json3-dev libsqlite3-dev
+  catch2 libunwind-dev nlohmann-json3-dev libsqlite3-dev libzstd-dev
   python3
   # Bundled RL workloads (scripts/workloads/): PyTorch (CPU) under
   # /usr/bin/python3, MuJoCo's C library driven through ctypes, and a

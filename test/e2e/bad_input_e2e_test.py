@@ -33,6 +33,21 @@ def frames(data):
     return result
 
 
+def blocks(data):
+    """(offset, size) of each block of a compressed trace (format/trace_blocks.h):
+    an 8-byte file header, then per block two uint32 (compressed, stream
+    sizes) and the compressed bytes."""
+    assert data[:4] == b"RLTZ", data[:8]
+    result, offset = [], 8
+    while offset + 8 <= len(data):
+        (compressed, _) = struct.unpack_from("<II", data, offset)
+        if offset + 8 + compressed > len(data):
+            break
+        result.append((offset, 8 + compressed))
+        offset += 8 + compressed
+    return result
+
+
 def problem_lines(report_text):
     """The '! ...' lines of the report's run-wide problems section."""
     section = report_text.split("problems with this run's data:\n", 1)
@@ -43,10 +58,12 @@ class CopiedRunCase(unittest.TestCase):
     """One small real run, made once per class, whose files each test
     damages or replaces in a copy of its own."""
 
+    options = ()  # Of `rlscope run`.
+
     @classmethod
     def setUpClass(cls):
         cls.holder = unittest.TestCase()
-        cls.base = ProfiledRun(cls.holder, ["sh", "-c", "sleep 0.02"])
+        cls.base = ProfiledRun(cls.holder, ["sh", "-c", "sleep 0.02"], options=cls.options)
 
     @classmethod
     def tearDownClass(cls):
@@ -59,6 +76,10 @@ class CopiedRunCase(unittest.TestCase):
 
 
 class BadRunData(CopiedRunCase):
+    """Damage to the frames themselves: the plain stream (the format before
+    compressed blocks, still written with --uncompressed-trace)."""
+
+    options = ("--uncompressed-trace",)
 
     def first_trace(self, out):
         trace_dir = os.path.join(out, "trace")
@@ -160,6 +181,10 @@ class BadRunData(CopiedRunCase):
         result = run_rlscope("dump", path, timeout=REPORT_TIMEOUT_S)
         self.assertEqual(result.returncode, 1)
         self.assertIn(f"{path}: empty trace file", result.stderr)
+
+    def test_the_plain_format_is_what_was_written(self):
+        with open(self.first_trace(self.base.out), "rb") as f:
+            self.assertNotEqual(f.read(4), b"RLTZ")
 
     # meta.json.
 
@@ -265,6 +290,81 @@ class BadRunData(CopiedRunCase):
         result = run_rlscope("run", "--rules", directory, "--out", os.path.join(scratch_dir(self), "r"), "--", "true")
         self.assertEqual(result.returncode, 2, result.stderr)
         self.assertIn(f"{directory}: cannot read the rules file", result.stderr)
+
+
+class BadCompressedTrace(CopiedRunCase):
+    """Damage to a compressed trace (the default format): its blocks cut,
+    flipped or missing."""
+
+    first_trace = BadRunData.first_trace
+    report = BadRunData.report
+    assert_one_problem = BadRunData.assert_one_problem
+    rewrite = BadRunData.rewrite
+
+    def original(self):
+        with open(self.first_trace(self.base.out), "rb") as f:
+            return f.read()
+
+    def test_trace_cut_at_every_kind_of_block_boundary(self):
+        original = self.original()
+        spans = blocks(original)
+        self.assertGreater(len(spans), 1)
+        self.assertEqual(sum(size for _, size in spans) + 8, len(original))
+        cuts = set()
+        for offset, size in spans[1:]:
+            cuts.update({offset, offset + 2, offset + 8, offset + size // 2, offset + size - 1})
+        for cut in sorted(cuts):
+            with self.subTest(cut=cut):
+                out = self.copy_run()
+                path = self.first_trace(out)
+                self.rewrite(path, original[:cut])
+                at_boundary = any(cut == offset for offset, _ in spans)
+                result = self.report(out, codes=(0,) if at_boundary else (3,))
+                if not at_boundary:
+                    self.assert_one_problem(result, path, f"at byte offset {max(o for o, _ in spans if o <= cut)} "
+                                            "(of the file)")
+                    self.assertIn("some trace data was damaged", result.stderr)
+
+    def test_trace_cut_inside_its_header_or_hello_is_not_a_trace(self):
+        original = self.original()
+        out = self.copy_run()
+        path = self.first_trace(out)
+        hello_end = sum(blocks(original)[0])
+        for cut in (2, 4, 7, 8, 12, hello_end - 1):
+            with self.subTest(cut=cut):
+                self.rewrite(path, original[:cut])
+                result = self.report(out, codes=(3,))
+                self.assertIn("not a readable rlscope trace", self.assert_one_problem(result, path))
+
+    def test_flipped_bytes_in_a_block_are_damage_never_a_crash(self):
+        original = self.original()
+        spans = blocks(original)
+        rng = random.Random(20261202)
+        for trial in range(16):
+            data = bytearray(original)
+            offset, size = spans[1 + trial % (len(spans) - 1)]
+            data[offset + 8 + rng.randrange(size - 8)] ^= 1 << rng.randrange(8)
+            with self.subTest(trial=trial):
+                out = self.copy_run()
+                path = self.first_trace(out)
+                self.rewrite(path, bytes(data))
+                # zstd's checksum: altered bytes in a block are always found.
+                result = self.report(out, codes=(3,))
+                self.assertIn(f"at byte offset {offset} (of the file)", self.assert_one_problem(result, path))
+
+    def test_dump_reads_both_formats_alike(self):
+        plain = ProfiledRun(self, ["sh", "-c", "sleep 0.02"], options=("--uncompressed-trace",))
+        outputs = []
+        for out in (self.base.out, plain.out):
+            result = run_rlscope("dump", self.first_trace(out), timeout=REPORT_TIMEOUT_S)
+            self.assertEqual(result.returncode, 0, result.stderr)
+            outputs.append(result.stdout)
+        # Two runs: the same kinds of frames, in the same order.
+        kinds = [[line.split()[1] for line in output.splitlines() if line.startswith("@")] for output in outputs]
+        self.assertEqual(kinds[0][0], "hello")
+        self.assertEqual(kinds[0][-1], "goodbye")
+        self.assertEqual(kinds[1][0], "hello")
+        self.assertEqual(kinds[1][-1], "goodbye")
 
 
 class UnreadableInputs(CopiedRunCase):

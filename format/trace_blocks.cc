@@ -1,0 +1,113 @@
+#include "format/trace_blocks.h"
+
+#include <zstd.h>
+
+#include <cstring>
+
+#include "absl/strings/str_format.h"
+
+namespace rlscope::collector {
+
+namespace {
+
+void AppendLittleEndian(uint64_t value, size_t bytes, std::vector<uint8_t>& out) {
+  for (size_t i = 0; i < bytes; ++i) out.push_back(static_cast<uint8_t>(value >> (8 * i)));
+}
+
+void StoreLittleEndian32(uint32_t value, uint8_t* out) {
+  for (size_t i = 0; i < 4; ++i) out[i] = static_cast<uint8_t>(value >> (8 * i));
+}
+
+uint32_t LittleEndian32(const uint8_t* data) {
+  return static_cast<uint32_t>(data[0]) | static_cast<uint32_t>(data[1]) << 8 | static_cast<uint32_t>(data[2]) << 16 |
+         static_cast<uint32_t>(data[3]) << 24;
+}
+
+}  // namespace
+
+void AppendTraceFileHeader(std::vector<uint8_t>& out) {
+  out.insert(out.end(), std::begin(kTraceBlocksMagic), std::end(kTraceBlocksMagic));
+  AppendLittleEndian(kTraceBlocksVersion, 2, out);
+  AppendLittleEndian(0, 2, out);
+}
+
+bool HasTraceBlocksMagic(const uint8_t* data, size_t size) {
+  return size >= sizeof(kTraceBlocksMagic) && memcmp(data, kTraceBlocksMagic, sizeof(kTraceBlocksMagic)) == 0;
+}
+
+absl::Status ReadTraceFileHeader(const uint8_t* data, size_t size) {
+  if (size < kTraceFileHeaderBytes || !HasTraceBlocksMagic(data, size)) {
+    return absl::DataLossError(
+        absl::StrFormat("truncated compressed trace header (%d of %d bytes)", size, kTraceFileHeaderBytes));
+  }
+  const uint16_t version = static_cast<uint16_t>(data[4] | data[5] << 8);
+  if (version > kTraceBlocksVersion) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "written by a newer rlscope (trace blocks version %d; this one reads up to %d): upgrade rlscope", version,
+        kTraceBlocksVersion));
+  }
+  if (version == 0) return absl::DataLossError("compressed trace header without a version");
+  return absl::OkStatus();
+}
+
+absl::StatusOr<BlockHeader> ParseBlockHeader(const uint8_t* data) {
+  BlockHeader header{LittleEndian32(data), LittleEndian32(data + 4)};
+  if (header.stream_bytes == 0 || header.stream_bytes > kMaxBlockStreamBytes) {
+    return absl::DataLossError(absl::StrFormat("corrupt block stream size %d", header.stream_bytes));
+  }
+  if (header.compressed_bytes == 0 || header.compressed_bytes > ZSTD_compressBound(header.stream_bytes)) {
+    return absl::DataLossError(absl::StrFormat("corrupt block size %d", header.compressed_bytes));
+  }
+  return header;
+}
+
+BlockCompressor::BlockCompressor(int level) : context_(ZSTD_createCCtx()), level_(level) {
+  ZSTD_CCtx_setParameter(context_, ZSTD_c_compressionLevel, level_);
+  ZSTD_CCtx_setParameter(context_, ZSTD_c_checksumFlag, 1);
+  ZSTD_CCtx_setParameter(context_, ZSTD_c_contentSizeFlag, 1);
+}
+
+BlockCompressor::~BlockCompressor() { ZSTD_freeCCtx(context_); }
+
+absl::Status BlockCompressor::AppendBlock(const uint8_t* stream, size_t size, std::vector<uint8_t>& out) {
+  if (size == 0 || size > kMaxBlockStreamBytes) {
+    return absl::InvalidArgumentError(absl::StrFormat("a block of %d stream bytes", size));
+  }
+  const size_t start = out.size();
+  out.resize(start + kBlockHeaderBytes + ZSTD_compressBound(size));
+  const size_t compressed = ZSTD_compress2(context_, out.data() + start + kBlockHeaderBytes,
+                                           out.size() - start - kBlockHeaderBytes, stream, size);
+  if (ZSTD_isError(compressed)) {
+    out.resize(start);
+    return absl::InternalError(absl::StrFormat("zstd compression failed: %s", ZSTD_getErrorName(compressed)));
+  }
+  out.resize(start + kBlockHeaderBytes + compressed);
+  StoreLittleEndian32(static_cast<uint32_t>(compressed), out.data() + start);
+  StoreLittleEndian32(static_cast<uint32_t>(size), out.data() + start + 4);
+  return absl::OkStatus();
+}
+
+BlockDecompressor::BlockDecompressor() : context_(ZSTD_createDCtx()) {}
+
+BlockDecompressor::~BlockDecompressor() { ZSTD_freeDCtx(context_); }
+
+absl::Status BlockDecompressor::Decompress(const BlockHeader& header, const uint8_t* compressed, uint8_t* out) {
+  // The frame must say the size the header says: a zstd frame that ends
+  // early, or holds more, is damage (the checksum catches altered bytes).
+  const unsigned long long content = ZSTD_getFrameContentSize(compressed, header.compressed_bytes);
+  if (content != header.stream_bytes) {
+    return absl::DataLossError(
+        absl::StrFormat("damaged compressed block (its zstd frame does not hold %d bytes)", header.stream_bytes));
+  }
+  const size_t n = ZSTD_decompressDCtx(context_, out, header.stream_bytes, compressed, header.compressed_bytes);
+  if (ZSTD_isError(n)) {
+    return absl::DataLossError(absl::StrFormat("damaged compressed block (zstd: %s)", ZSTD_getErrorName(n)));
+  }
+  if (n != header.stream_bytes) {
+    return absl::DataLossError(
+        absl::StrFormat("damaged compressed block (%d of %d bytes decompressed)", n, header.stream_bytes));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace rlscope::collector

@@ -1,0 +1,209 @@
+// Compressed traces (format/trace_blocks.h): blocks of frames written as
+// the collector writes them read back as the same frames as the plain
+// stream, the plain stream (the format before blocks) is still read, and a
+// damaged block stops reading there, saying where.
+#include "format/trace_blocks.h"
+
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "format/trace_reader.h"
+#include "preload/batch_encoder.h"
+
+using rlscope::collector::AppendTraceFileHeader;
+using rlscope::collector::BlockCompressor;
+using rlscope::collector::kBlockHeaderBytes;
+using rlscope::collector::kTraceFileHeaderBytes;
+using rlscope::collector::ReadTraceBuffer;
+using rlscope::collector::ReadTraceFile;
+using rlscope::collector::TraceReadResult;
+using rlscope::preload::BatchEncoder;
+using rlscope::preload::ProcessIdentity;
+namespace wire = rlscope::wire;
+
+namespace {
+
+std::string TempPath(const std::string& name) {
+  return "/tmp/rlscope_blocks_test_" + std::to_string(getpid()) + "_" + name;
+}
+
+void Append(std::vector<uint8_t>& stream, BatchEncoder::Frame frame) {
+  stream.insert(stream.end(), frame.begin(), frame.end());
+}
+
+// The frames of a stream: Hello, `batches` batches of 100 events each,
+// Goodbye; each frame's bytes on their own.
+std::vector<std::vector<uint8_t>> SampleFrames(int batches) {
+  std::vector<std::vector<uint8_t>> frames;
+  BatchEncoder encoder;
+  ProcessIdentity identity;
+  identity.pid = 4242;
+  identity.ppid = 1;
+  identity.start_ns = 1000;
+  identity.argv = {"python3", "train.py"};
+  identity.executable = "/usr/bin/python3";
+  frames.emplace_back();
+  Append(frames.back(), encoder.EncodeHello(identity, "tsc"));
+  for (int b = 0; b < batches; ++b) {
+    encoder.BeginBatch(static_cast<uint64_t>(b + 1), 0);
+    if (b == 0) encoder.AddString(0, "cudaLaunchKernel");
+    encoder.AddThreadEvents(11, 1, 100, 0, {}, [b](wire::Event* out) {
+      for (int i = 0; i < 100; ++i) {
+        const int64_t begin = 10000 + int64_t{b} * 100000 + i * 1000;
+        out[i] = wire::Event(begin, begin + 300 + i, 0, static_cast<uint16_t>(wire::EventKind::kCudaApi), 0, 0);
+      }
+    });
+    frames.emplace_back();
+    Append(frames.back(), encoder.FinishBatch());
+  }
+  frames.emplace_back();
+  Append(frames.back(), encoder.EncodeGoodbye(2000, 100 * batches, 0, "exit"));
+  return frames;
+}
+
+std::vector<uint8_t> Concatenated(const std::vector<std::vector<uint8_t>>& frames, size_t begin, size_t end) {
+  std::vector<uint8_t> bytes;
+  for (size_t i = begin; i < end; ++i) bytes.insert(bytes.end(), frames[i].begin(), frames[i].end());
+  return bytes;
+}
+
+// As the collector writes it: the header, the Hello in a block of its
+// own, then the rest in blocks of `per_block` frames.
+std::vector<uint8_t> Compressed(const std::vector<std::vector<uint8_t>>& frames, size_t per_block,
+                                std::vector<size_t>* block_offsets = nullptr) {
+  std::vector<uint8_t> file;
+  AppendTraceFileHeader(file);
+  BlockCompressor compressor;
+  for (size_t begin = 0; begin < frames.size();) {
+    const size_t end = begin == 0 ? 1 : std::min(frames.size(), begin + per_block);
+    const std::vector<uint8_t> stream = Concatenated(frames, begin, end);
+    if (block_offsets != nullptr) block_offsets->push_back(file.size());
+    REQUIRE(compressor.AppendBlock(stream.data(), stream.size(), file).ok());
+    begin = end;
+  }
+  return file;
+}
+
+void WriteFile(const std::string& path, const std::vector<uint8_t>& bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+}
+
+struct Collected {
+  std::vector<wire::Message> kinds;
+  std::vector<uint64_t> offsets;
+  std::vector<int64_t> begins;
+};
+
+absl::StatusOr<TraceReadResult> Read(const std::vector<uint8_t>& bytes, Collected& collected) {
+  const std::string path = TempPath("trace.rlt");
+  WriteFile(path, bytes);
+  absl::StatusOr<TraceReadResult> result = ReadTraceFile(path, [&](const wire::Frame& frame, uint64_t offset) {
+    collected.kinds.push_back(frame.message_type());
+    collected.offsets.push_back(offset);
+    if (const wire::Batch* batch = frame.message_as_Batch()) {
+      for (const wire::Event* event : *batch->threads()->Get(0)->events())
+        collected.begins.push_back(event->begin_ns());
+    }
+  });
+  unlink(path.c_str());
+  return result;
+}
+
+}  // namespace
+
+TEST_CASE("A compressed trace reads back as the same frames as the plain stream", "[blocks]") {
+  const std::vector<std::vector<uint8_t>> frames = SampleFrames(50);
+  const std::vector<uint8_t> plain = Concatenated(frames, 0, frames.size());
+  const std::vector<uint8_t> compressed = Compressed(frames, 16);
+  CHECK(compressed.size() * 3 < plain.size());
+  Collected from_plain, from_compressed;
+  absl::StatusOr<TraceReadResult> plain_result = Read(plain, from_plain);
+  absl::StatusOr<TraceReadResult> compressed_result = Read(compressed, from_compressed);
+  REQUIRE(plain_result.ok());
+  INFO(compressed_result.status().ToString());
+  REQUIRE(compressed_result.ok());
+  CHECK_FALSE(compressed_result->damage);
+  CHECK(compressed_result->frames == frames.size());
+  CHECK(from_compressed.kinds == from_plain.kinds);
+  // Offsets are the frames' offsets in the stream, whichever the format.
+  CHECK(from_compressed.offsets == from_plain.offsets);
+  CHECK(from_compressed.begins == from_plain.begins);
+  CHECK(from_compressed.begins.size() == 5000);
+}
+
+TEST_CASE("A plain stream, the format before compressed blocks, is still read", "[blocks]") {
+  const std::vector<std::vector<uint8_t>> frames = SampleFrames(3);
+  Collected collected;
+  absl::StatusOr<TraceReadResult> result = Read(Concatenated(frames, 0, frames.size()), collected);
+  REQUIRE(result.ok());
+  CHECK_FALSE(result->damage);
+  CHECK(collected.kinds.size() == frames.size());
+  CHECK(collected.begins.size() == 300);
+}
+
+TEST_CASE("A damaged compressed block stops reading there and names its offset", "[blocks]") {
+  const std::vector<std::vector<uint8_t>> frames = SampleFrames(40);
+  std::vector<size_t> blocks;
+  const std::vector<uint8_t> good = Compressed(frames, 10, &blocks);
+  REQUIRE(blocks.size() == 6);  // Hello, then 40 batches and the Goodbye in 10s.
+  const size_t third = blocks[2];
+  SECTION("a flipped byte inside the block's data") {
+    std::vector<uint8_t> bad = good;
+    bad[third + kBlockHeaderBytes + (blocks[3] - third - kBlockHeaderBytes) / 2] ^= 0x10;
+    Collected collected;
+    absl::StatusOr<TraceReadResult> result = Read(bad, collected);
+    REQUIRE(result.ok());
+    REQUIRE(result->damage);
+    CHECK_THAT(*result->damage, Catch::Contains("damaged compressed block"));
+    CHECK_THAT(*result->damage, Catch::Contains("at byte offset " + std::to_string(third) + " (of the file)"));
+    CHECK(collected.kinds.size() == 11);  // The Hello and the second block's 10 batches.
+  }
+  SECTION("a block cut short") {
+    const std::vector<uint8_t> cut(good.begin(), good.begin() + static_cast<std::ptrdiff_t>(third + 20));
+    Collected collected;
+    absl::StatusOr<TraceReadResult> result = Read(cut, collected);
+    REQUIRE(result.ok());
+    REQUIRE(result->damage);
+    CHECK_THAT(*result->damage, Catch::Contains("truncated block"));
+    CHECK(collected.kinds.size() == 11);
+  }
+  SECTION("a block header that says too much") {
+    std::vector<uint8_t> bad = good;
+    bad[third + 3] = 0x7f;  // The compressed size, beyond any block.
+    Collected collected;
+    absl::StatusOr<TraceReadResult> result = Read(bad, collected);
+    REQUIRE(result.ok());
+    REQUIRE(result->damage);
+    CHECK_THAT(*result->damage, Catch::Contains("at byte offset " + std::to_string(third)));
+  }
+  SECTION("a file cut at a block boundary is whole") {
+    const std::vector<uint8_t> cut(good.begin(), good.begin() + static_cast<std::ptrdiff_t>(third));
+    Collected collected;
+    absl::StatusOr<TraceReadResult> result = Read(cut, collected);
+    REQUIRE(result.ok());
+    CHECK_FALSE(result->damage);
+    CHECK(collected.kinds.size() == 11);
+  }
+}
+
+TEST_CASE("A compressed trace of a newer version, or without its Hello block, is not read", "[blocks]") {
+  const std::vector<std::vector<uint8_t>> frames = SampleFrames(2);
+  std::vector<uint8_t> newer = Compressed(frames, 4);
+  newer[4] = 99;
+  Collected collected;
+  absl::StatusOr<TraceReadResult> result = Read(newer, collected);
+  REQUIRE_FALSE(result.ok());
+  CHECK_THAT(std::string(result.status().message()), Catch::Contains("upgrade rlscope"));
+  std::vector<uint8_t> header_only;
+  AppendTraceFileHeader(header_only);
+  REQUIRE(header_only.size() == kTraceFileHeaderBytes);
+  header_only.resize(6);
+  result = ReadTraceBuffer(header_only.data(), header_only.size(), "x.rlt", [](const wire::Frame&, uint64_t) {});
+  REQUIRE_FALSE(result.ok());
+  CHECK_THAT(std::string(result.status().message()), Catch::Contains("x.rlt: not a readable rlscope trace"));
+}
