@@ -189,7 +189,7 @@ bool Receiver::ConsumeFrames(Connection& connection) {
       if (!OpenTraceFile(connection, hello->pid())) return false;
     }
     const size_t frame_bytes = sizeof(uint32_t) + length;
-    WriteFrame(connection, begin, frame_bytes);
+    WriteFrame(connection, **frame, begin, frame_bytes);
     ++stats_.frames;
     CountBatch(**frame);
     connection.pending_offset += frame_bytes;
@@ -228,7 +228,7 @@ bool Receiver::RoomFor(size_t size) {
   return false;
 }
 
-void Receiver::WriteFrame(Connection& connection, const uint8_t* frame, size_t size) {
+void Receiver::WriteFrame(Connection& connection, const wire::Frame& verified, const uint8_t* frame, size_t size) {
   if (!compress_) {
     WriteToFile(connection, frame, size, size);
     return;
@@ -238,7 +238,7 @@ void Receiver::WriteFrame(Connection& connection, const uint8_t* frame, size_t s
     return;
   }
   if (connection.block.empty()) connection.block_started = std::chrono::steady_clock::now();
-  connection.block.insert(connection.block.end(), frame, frame + size);
+  AppendFrameToBlock(verified, frame, size, connection.block);
   // The Hello goes out in a block of its own at once: the file is a
   // readable trace from its first moment.
   if (!connection.hello_written || connection.block.size() >= kBlockTargetStreamBytes) FlushBlock(connection);

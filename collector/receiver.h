@@ -97,9 +97,10 @@ class Receiver {
   bool Read(Connection& connection);
   bool ConsumeFrames(Connection& connection);
   bool OpenTraceFile(Connection& connection, int pid);
-  // WriteFrame: appends one verified frame to the connection's trace file;
-  // after a write error, counts it as lost instead.
-  void WriteFrame(Connection& connection, const uint8_t* frame, size_t size);
+  // WriteFrame: appends one frame (`verified` is the frame at `frame`) to
+  // the connection's trace file, or to its block; after a write error,
+  // counts it as lost instead.
+  void WriteFrame(Connection& connection, const wire::Frame& verified, const uint8_t* frame, size_t size);
   // FlushBlock: compresses and writes the connection's block, if any.
   void FlushBlock(Connection& connection);
   // WriteToFile: appends `size` bytes (a frame or a block, holding

@@ -23,7 +23,56 @@ uint32_t LittleEndian32(const uint8_t* data) {
          static_cast<uint32_t>(data[3]) << 24;
 }
 
+// Events: each event vector of a Batch frame, in order.
+template <typename Visit>
+void ForEachEventVector(const wire::Frame& frame, const Visit& visit) {
+  const wire::Batch* batch = frame.message_as_Batch();
+  if (batch == nullptr || batch->threads() == nullptr) return;
+  for (const wire::ThreadEvents* thread : *batch->threads()) {
+    if (thread != nullptr && thread->events() != nullptr && thread->events()->size() > 0) visit(*thread->events());
+  }
+}
+
+// The 16 timestamp bytes of an event: begin_ns then end_ns, the first
+// fields of the frozen 32-byte struct (rlscope_trace.fbs, wire_format.h),
+// little-endian like every FlatBuffers scalar.
+
+void StoreTimes(uint8_t* event, uint64_t begin, uint64_t end) {
+  memcpy(event, &begin, sizeof(begin));
+  memcpy(event + 8, &end, sizeof(end));
+}
+
 }  // namespace
+
+void EncodeTimestampDeltas(const wire::Frame& frame, const uint8_t* frame_begin, uint8_t* copy) {
+  ForEachEventVector(frame, [&](const flatbuffers::Vector<const wire::Event*>& events) {
+    uint64_t previous = 0;
+    for (const wire::Event* event : events) {
+      const auto begin = static_cast<uint64_t>(event->begin_ns());
+      const auto end = static_cast<uint64_t>(event->end_ns());
+      StoreTimes(copy + (reinterpret_cast<const uint8_t*>(event) - frame_begin), begin - previous, end - begin);
+      previous = begin;
+    }
+  });
+}
+
+void AppendFrameToBlock(const wire::Frame& verified, const uint8_t* frame, size_t size, std::vector<uint8_t>& block) {
+  const size_t at = block.size();
+  block.insert(block.end(), frame, frame + size);
+  EncodeTimestampDeltas(verified, frame, block.data() + at);
+}
+
+void DecodeTimestampDeltas(const wire::Frame& frame) {
+  ForEachEventVector(frame, [&](const flatbuffers::Vector<const wire::Event*>& events) {
+    uint64_t previous = 0;
+    for (const wire::Event* event : events) {
+      const uint64_t begin = previous + static_cast<uint64_t>(event->begin_ns());
+      const uint64_t end = begin + static_cast<uint64_t>(event->end_ns());
+      StoreTimes(const_cast<uint8_t*>(reinterpret_cast<const uint8_t*>(event)), begin, end);
+      previous = begin;
+    }
+  });
+}
 
 void AppendTraceFileHeader(std::vector<uint8_t>& out) {
   out.insert(out.end(), std::begin(kTraceBlocksMagic), std::end(kTraceBlocksMagic));

@@ -10,15 +10,23 @@
 //             of the stream (whole frames), with zstd's content size and
 //             checksum, so a damaged block is detected, never misread.
 //
-// Why this shape: the frames are verified FlatBuffers with 32-byte event
-// structs; zstd level 1 on blocks of many frames takes most of their
-// redundancy (repeated ids, kinds, close timestamps) at more than 1 GB/s on
-// one core (scripts/bench/RESULTS.md), with no change to the frames, the
-// preload or the socket protocol, and a reader gets back exactly the bytes
-// the collector received. Blocks, not one zstd stream: a killed collector
-// or a full disk leaves a file of whole blocks, each readable on its own.
-// A delta transform of the timestamps measured little on top of zstd
-// (RESULTS.md) and is not done.
+// Within a block each Batch frame's events carry timestamp deltas
+// (EncodeTimestampDeltas): per ThreadEvents, begin_ns is the step from the
+// previous event's begin_ns (the first's from 0) and end_ns is end - begin,
+// in wrap-around 64-bit arithmetic, so every value comes back exactly
+// (kNativeStackFrames keeps addresses there). The frame stays a valid
+// FlatBuffer of the same size: only those 16 bytes of each event change,
+// the collector does it on the frame it has just verified, and the reader
+// undoes it on the frame it has verified, before anyone sees it.
+//
+// Why this shape (numbers: scripts/bench/RESULTS.md): the frames hold
+// 32-byte event structs whose ids, kinds and flags repeat, but whose
+// absolute nanosecond timestamps do not; zstd level 1 alone takes a PPO
+// trace from 32 to 7 bytes an event, with the deltas to about 3, and the
+// deltas make zstd faster too (less to match). Levels 2-3 gain nothing
+// more. Nothing changes in the preload, the frames' schema or the socket
+// protocol. Blocks, not one zstd stream: a killed collector or a full disk
+// leaves a file of whole blocks, each readable on its own.
 //
 // The old format (the stream itself, from the first frame's length prefix)
 // is told apart by the first four bytes: "RLTZ" read as a length is beyond
@@ -53,8 +61,8 @@ inline constexpr size_t kBlockTargetStreamBytes = size_t{1} << 20;
 // The largest stream size a reader accepts in one block: the target plus
 // the one frame that crossed it. Larger means damage, not a block.
 inline constexpr size_t kMaxBlockStreamBytes = kBlockTargetStreamBytes + sizeof(uint32_t) + wire::kMaxFrameBytes;
-// zstd level: 1 keeps the collector above 1 GB/s on one core; 2-3 saved
-// under 10% more (RESULTS.md).
+// zstd level: 1 is the fastest of the levels that compress best here; 2
+// is no smaller, 3 is larger with the deltas (RESULTS.md).
 inline constexpr int kBlockCompressionLevel = 1;
 
 // TraceFileHeader: the 8 bytes a compressed trace file starts with.
@@ -75,6 +83,18 @@ struct BlockHeader {
 // ParseBlockHeader: the header at `data` (kBlockHeaderBytes), or an error
 // when its sizes cannot be a block's.
 absl::StatusOr<BlockHeader> ParseBlockHeader(const uint8_t* data);
+
+// AppendFrameToBlock: appends the `size` bytes of the frame at `frame`
+// (`verified` is that frame, verified) to the stream bytes of a block, with
+// its timestamp deltas: what a writer of blocks does with each frame.
+void AppendFrameToBlock(const wire::Frame& verified, const uint8_t* frame, size_t size, std::vector<uint8_t>& block);
+
+// EncodeTimestampDeltas: writes into `copy` (a copy of the frame's bytes,
+// which start at `frame_begin`) the deltas of the verified `frame`'s events.
+void EncodeTimestampDeltas(const wire::Frame& frame, const uint8_t* frame_begin, uint8_t* copy);
+// DecodeTimestampDeltas: undoes them in place; `frame` must be verified and
+// lie in memory the caller owns (a decompressed block).
+void DecodeTimestampDeltas(const wire::Frame& frame);
 
 // BlockCompressor: compresses blocks with one reused zstd context.
 class BlockCompressor {

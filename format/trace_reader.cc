@@ -198,7 +198,7 @@ class FrameScanner {
   // when reading stops: damage (recorded in result_) or an error
   // (status()). A block must end at a frame boundary.
   template <typename Source>
-  bool Scan(Source& source, uint64_t size, uint64_t stream_offset, const std::string& where) {
+  bool Scan(Source& source, uint64_t size, uint64_t stream_offset, const std::string& where, bool deltas) {
     uint64_t offset = 0;
     while (offset < size) {
       reached_ = stream_offset + offset;
@@ -255,6 +255,8 @@ class FrameScanner {
         damaged(std::string(frame.status().message()));
         return false;
       }
+      // A block's frames are ours (decompressed, or copied aligned).
+      if (deltas) DecodeTimestampDeltas(**frame);
       visit_(**frame, stream_offset + offset);
       ++result_.frames;
       offset += sizeof(uint32_t) + length;
@@ -370,7 +372,8 @@ absl::StatusOr<TraceReadResult> ScanBlocks(Source& source, const std::string& pa
     }
     BlockBytes block(stream);
     if (!scanner.Scan(block, header->stream_bytes, stream_offset,
-                      absl::StrFormat(" of the stream (in the block at byte %d of the file)", offset))) {
+                      absl::StrFormat(" of the stream (in the block at byte %d of the file)", offset),
+                      /*deltas=*/true)) {
       break;
     }
     offset += kBlockHeaderBytes + header->compressed_bytes;
@@ -392,7 +395,7 @@ absl::StatusOr<TraceReadResult> ScanFrames(Source& source, const std::string& pa
   }
   TraceReadResult result;
   FrameScanner scanner(path, visit, result);
-  scanner.Scan(source, size, 0, "");
+  scanner.Scan(source, size, 0, "", /*deltas=*/false);
   return scanner.Finish(size, scanner.reached());
 }
 

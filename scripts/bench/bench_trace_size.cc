@@ -2,9 +2,8 @@
 // and how fast the collector's compression runs on one core. Reads one
 // trace file (either format), cuts its stream into blocks as the collector
 // does (kBlockTargetStreamBytes, whole frames), and compresses them at zstd
-// levels 1-3, each also after delta-encoding the events' timestamps within
-// each frame (begin as the step from the previous event's, end as the
-// duration: measured only, to decide whether the format should carry it).
+// levels 1-3, each without and with the timestamp deltas the collector
+// writes (trace_blocks.h; "+delta" is what rlscope stores).
 //   bench_trace_size TRACE.rlt
 // Speeds are thread CPU time, best of 3 passes: what one collector core
 // spends, not what a busy machine's wall clock shows.
@@ -28,28 +27,6 @@ double ThreadSeconds() {
   timespec now{};
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
   return static_cast<double>(now.tv_sec) + static_cast<double>(now.tv_nsec) * 1e-9;
-}
-
-// DeltaEncode: rewrites the events of a verified frame in place (the
-// frame is ours: its Event structs are written through their addresses;
-// begin_ns at byte 0, end_ns at byte 8 of the frozen 32-byte struct).
-void DeltaEncode(uint8_t* frame_bytes, size_t size) {
-  auto frame = collector::VerifyFrame(frame_bytes, size);
-  if (!frame.ok()) return;
-  const wire::Batch* batch = (*frame)->message_as_Batch();
-  if (batch == nullptr || batch->threads() == nullptr) return;
-  for (const wire::ThreadEvents* thread : *batch->threads()) {
-    if (thread->events() == nullptr) continue;
-    int64_t previous = 0;
-    for (const wire::Event* event : *thread->events()) {
-      const int64_t begin = event->begin_ns();
-      const int64_t step = begin - previous, duration = event->end_ns() - begin;
-      auto* bytes = const_cast<uint8_t*>(reinterpret_cast<const uint8_t*>(event));
-      std::memcpy(bytes, &step, sizeof(step));
-      std::memcpy(bytes + 8, &duration, sizeof(duration));
-      previous = begin;
-    }
-  }
 }
 
 // Frames: the plain stream's frames (offset, size with prefix), in order.
@@ -118,30 +95,40 @@ int main(int argc, char** argv) {
     return 1;
   }
   const auto blocks = Blocks(stream);
-  Stream delta = stream;
-  for (const auto& [offset, size] : delta.frames) DeltaEncode(delta.bytes.data() + offset, size);
   const double events = static_cast<double>(std::max<uint64_t>(stream.events, 1));
   std::printf("%s: %llu events, %zu frames, %zu blocks\n", argv[1], static_cast<unsigned long long>(stream.events),
               stream.frames.size(), blocks.size());
   std::printf("  plain             %10zu bytes  %6.2f bytes/event\n", stream.bytes.size(),
               static_cast<double>(stream.bytes.size()) / events);
   for (int level = 1; level <= 3; ++level) {
-    for (const Stream* input : {&stream, &delta}) {
+    for (const bool deltas : {false, true}) {
       collector::BlockCompressor compressor(level);
       std::vector<uint8_t> out;
       double best = 1e30;
       for (int pass = 0; pass < 3; ++pass) {
+        // The frames as the receiver holds them: verified (untimed: it
+        // verifies every frame, compressed or not).
+        std::vector<uint8_t> copy = stream.bytes;
+        std::vector<const wire::Frame*> verified;
+        for (const auto& [offset, size] : stream.frames)
+          verified.push_back(*collector::VerifyFrame(copy.data() + offset, size));
         out.clear();
         const double start = ThreadSeconds();
+        if (deltas) {
+          for (size_t i = 0; i < verified.size(); ++i) {
+            uint8_t* frame = copy.data() + stream.frames[i].first;
+            collector::EncodeTimestampDeltas(*verified[i], frame, frame);
+          }
+        }
         for (const auto& [first, last] : blocks) {
-          const size_t begin = input->frames[first].first;
-          const size_t end = input->frames[last - 1].first + input->frames[last - 1].second;
-          if (!compressor.AppendBlock(input->bytes.data() + begin, end - begin, out).ok()) return 1;
+          const size_t begin = stream.frames[first].first;
+          const size_t end = stream.frames[last - 1].first + stream.frames[last - 1].second;
+          if (!compressor.AppendBlock(copy.data() + begin, end - begin, out).ok()) return 1;
         }
         best = std::min(best, ThreadSeconds() - start);
       }
-      std::printf("  zstd %d%-12s %10zu bytes  %6.2f bytes/event  %7.0f MB/s\n", level,
-                  input == &delta ? " +delta" : "", out.size() + collector::kTraceFileHeaderBytes,
+      std::printf("  zstd %d%-12s %10zu bytes  %6.2f bytes/event  %7.0f MB/s\n", level, deltas ? " +delta" : "",
+                  out.size() + collector::kTraceFileHeaderBytes,
                   static_cast<double>(out.size() + collector::kTraceFileHeaderBytes) / events,
                   static_cast<double>(stream.bytes.size()) / 1e6 / std::max(best, 1e-9));
     }

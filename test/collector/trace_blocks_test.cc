@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <cstdint>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -14,6 +15,7 @@
 #include "format/trace_reader.h"
 #include "preload/batch_encoder.h"
 
+using rlscope::collector::AppendFrameToBlock;
 using rlscope::collector::AppendTraceFileHeader;
 using rlscope::collector::BlockCompressor;
 using rlscope::collector::kBlockHeaderBytes;
@@ -21,6 +23,7 @@ using rlscope::collector::kTraceFileHeaderBytes;
 using rlscope::collector::ReadTraceBuffer;
 using rlscope::collector::ReadTraceFile;
 using rlscope::collector::TraceReadResult;
+using rlscope::collector::VerifyFrame;
 using rlscope::preload::BatchEncoder;
 using rlscope::preload::ProcessIdentity;
 namespace wire = rlscope::wire;
@@ -56,6 +59,13 @@ std::vector<std::vector<uint8_t>> SampleFrames(int batches) {
         const int64_t begin = 10000 + int64_t{b} * 100000 + i * 1000;
         out[i] = wire::Event(begin, begin + 300 + i, 0, static_cast<uint16_t>(wire::EventKind::kCudaApi), 0, 0);
       }
+      // Any 64-bit values come back (kNativeStackFrames keeps addresses
+      // in the timestamps): the deltas wrap around.
+      if (b == 1) {
+        out[97] = wire::Event(INT64_MIN, INT64_MAX, 0, 13, 0, 0);
+        out[98] = wire::Event(INT64_MAX, INT64_MIN, 0, 13, 0, 0);
+        out[99] = wire::Event(-1, 0x7fff12345678, 0, 13, 0, 0);
+      }
     });
     frames.emplace_back();
     Append(frames.back(), encoder.FinishBatch());
@@ -80,7 +90,12 @@ std::vector<uint8_t> Compressed(const std::vector<std::vector<uint8_t>>& frames,
   BlockCompressor compressor;
   for (size_t begin = 0; begin < frames.size();) {
     const size_t end = begin == 0 ? 1 : std::min(frames.size(), begin + per_block);
-    const std::vector<uint8_t> stream = Concatenated(frames, begin, end);
+    std::vector<uint8_t> stream;
+    for (size_t i = begin; i < end; ++i) {
+      absl::StatusOr<const wire::Frame*> verified = VerifyFrame(frames[i].data(), frames[i].size());
+      REQUIRE(verified.ok());
+      AppendFrameToBlock(**verified, frames[i].data(), frames[i].size(), stream);
+    }
     if (block_offsets != nullptr) block_offsets->push_back(file.size());
     REQUIRE(compressor.AppendBlock(stream.data(), stream.size(), file).ok());
     begin = end;
@@ -97,6 +112,7 @@ struct Collected {
   std::vector<wire::Message> kinds;
   std::vector<uint64_t> offsets;
   std::vector<int64_t> begins;
+  std::vector<int64_t> ends;
 };
 
 absl::StatusOr<TraceReadResult> Read(const std::vector<uint8_t>& bytes, Collected& collected) {
@@ -106,8 +122,10 @@ absl::StatusOr<TraceReadResult> Read(const std::vector<uint8_t>& bytes, Collecte
     collected.kinds.push_back(frame.message_type());
     collected.offsets.push_back(offset);
     if (const wire::Batch* batch = frame.message_as_Batch()) {
-      for (const wire::Event* event : *batch->threads()->Get(0)->events())
+      for (const wire::Event* event : *batch->threads()->Get(0)->events()) {
         collected.begins.push_back(event->begin_ns());
+        collected.ends.push_back(event->end_ns());
+      }
     }
   });
   unlink(path.c_str());
@@ -133,6 +151,9 @@ TEST_CASE("A compressed trace reads back as the same frames as the plain stream"
   // Offsets are the frames' offsets in the stream, whichever the format.
   CHECK(from_compressed.offsets == from_plain.offsets);
   CHECK(from_compressed.begins == from_plain.begins);
+  CHECK(from_compressed.ends == from_plain.ends);
+  CHECK(from_plain.begins[197] == INT64_MIN);
+  CHECK(from_plain.ends[199] == 0x7fff12345678);
   CHECK(from_compressed.begins.size() == 5000);
 }
 
