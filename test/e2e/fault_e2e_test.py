@@ -248,6 +248,34 @@ class CollectorKilled(FaultCase):
         self.assertTrue(any("rlscope stopped before the command ended" in p for p in result["problems"]),
                         result["problems"])
 
+    def test_a_slow_stream_reaches_the_disk_before_it_ends(self):
+        """A trace file is written in blocks (format/trace_blocks.h), yet a
+        process that sends little and then waits has its frames on disk
+        while its stream is still open (Receiver::kBlockMaxAge), so a
+        killed collector loses only its last moments."""
+        directory = scratch_dir(self)
+        out = os.path.join(directory, "run")
+        env = dict(os.environ, TMPDIR=directory)
+        command = [sys.executable, "-c", "import json, time; [json.dumps(i) for i in range(200)]; time.sleep(60)"]
+        rlscope = subprocess.Popen(profile_command(out, command), stdout=subprocess.DEVNULL,
+                                   stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, preexec_fn=no_core_dumps,
+                                   env=env)
+        batches = 0
+        try:
+            deadline = time.monotonic() + 20  # A bound, not a margin: blocks go out within 0.3 s.
+            while time.monotonic() < deadline and batches == 0:
+                time.sleep(0.05)
+                traces = glob.glob(os.path.join(out, "trace", "*.rlt"))
+                if not traces:
+                    continue
+                dump = run_rlscope("dump", traces[0], timeout=CASE_TIMEOUT_S)
+                batches = sum(1 for line in dump.stdout.splitlines() if line.startswith("@") and " batch " in line)
+        finally:
+            rlscope.kill()
+            rlscope.wait()
+            kill_everything()
+        self.assertGreater(batches, 0, "no batch of the still-running process reached its trace file within 20 s")
+
     def test_collector_sigkill_while_forking(self):
         """Children started after the collector died find no collector: one
         line each on stderr, and they run on."""
@@ -566,21 +594,25 @@ class DiskFaults(FaultCase):
         self.assertFalse(os.path.exists(marker), "the command ran although the run could not be recorded")
 
     def test_disk_full_mid_run(self):
-        limit = 4 * 1024 * 1024  # Frames are up to 1 MiB: room for a few.
-        command = [ARGS.program, "calls", "40000", "5"]
-        out, run, report = self.profiled(command, preexec_fn=file_size_limit(limit))
-        traces = glob.glob(os.path.join(out, "trace", "*.rlt"))
-        self.assertEqual(len(traces), 1)
-        self.assertLessEqual(os.path.getsize(traces[0]), limit)
-        self.assertGreater(os.path.getsize(traces[0]), 0)
-        problems = [p for p in report["problems"] if "cannot write" in p]
-        self.assertEqual(len(problems), 1, report["problems"])
-        self.assertIn(os.path.basename(traces[0]), problems[0])
-        self.assertIn("bytes received were lost", problems[0])
-        # Cut back to whole frames: the file reads without damage.
-        again = run_rlscope("report", "--quiet", out, timeout=CASE_TIMEOUT_S)
-        self.assertEqual(again.returncode, 0, again.stderr)
-        self.assertGreater(report["processes"][0]["events"], 0)
+        command = [ARGS.program, "calls", "40000", "5"]  # ~130 MB of plain trace, ~2 MB compressed.
+        # Plain frames are up to 1 MiB: room for a few; compressed blocks
+        # are tens of KiB.
+        for options, limit in ((("--uncompressed-trace",), 4 << 20), ((), 512 << 10)):
+            with self.subTest(options=options):
+                out, run, report = self.profiled(command, options=options, preexec_fn=file_size_limit(limit))
+                traces = glob.glob(os.path.join(out, "trace", "*.rlt"))
+                self.assertEqual(len(traces), 1)
+                self.assertLessEqual(os.path.getsize(traces[0]), limit)
+                self.assertGreater(os.path.getsize(traces[0]), 0)
+                problems = [p for p in report["problems"] if "cannot write" in p]
+                self.assertEqual(len(problems), 1, report["problems"])
+                self.assertIn(os.path.basename(traces[0]), problems[0])
+                self.assertIn("bytes received were lost", problems[0])
+                # Cut back to whole frames (blocks): the file reads without damage.
+                again = run_rlscope("report", "--quiet", out, timeout=CASE_TIMEOUT_S)
+                self.assertEqual(again.returncode, 0, again.stderr)
+                self.assertGreater(report["processes"][0]["events"], 0)
+                shutil.rmtree(out)
 
 
     def private_tmpfs(self, size):
@@ -601,10 +633,10 @@ class DiskFaults(FaultCase):
         mount_point = self.private_tmpfs("64m")
         # Counted rounds, not a duration: a loaded machine makes fewer calls
         # in a second, and the trace must outgrow the room on any machine.
-        command = [ARGS.program, "calls", "40000", "5"]  # ~130 MB of trace unchecked.
+        command = [ARGS.program, "calls", "40000", "5"]  # ~130 MB of plain trace unchecked.
         plain = self.plain(command)
         out = os.path.join(mount_point, "run")
-        run = bounded(self, profile_command(out, command, options=("--keep-free", "48M")))  # Room for 16 MiB.
+        run = bounded(self, profile_command(out, command, options=("--uncompressed-trace", "--keep-free", "48M")))  # Room for 16 MiB.
         self.assertEqual(run.stdout, plain.stdout, run.stderr)
         self.assertEqual(run.returncode, plain.returncode, run.stderr)
         self.assertIn("trace recording stopped at", run.stderr)
@@ -625,12 +657,26 @@ class DiskFaults(FaultCase):
         # file for it, and the report says so.
         out = os.path.join(mount_point, "sequence")
         script = f"{ARGS.program} calls 12000 0 && {ARGS.program} calls 4000 0"
-        run = bounded(self, profile_command(out, ["sh", "-c", script], options=("--keep-free", "60M")))
+        run = bounded(self, profile_command(out, ["sh", "-c", script],
+                                            options=("--uncompressed-trace", "--keep-free", "60M")))
         self.assertEqual(run.returncode, 0, run.stderr)
         report = load_report(out)
         self.assertTrue(any("not recorded" in p for p in report["problems"]), report["problems"])
         for trace in glob.glob(os.path.join(out, "trace", "*.rlt")):
             self.assertGreater(os.path.getsize(trace), 0)
+        shutil.rmtree(out)
+        # Compressed (the default): the room counts the bytes on disk,
+        # 1 MiB of the ~2 MB this trace compresses to.
+        out = os.path.join(mount_point, "compressed")
+        run = bounded(self, profile_command(out, command, options=("--keep-free", "63M")))
+        self.assertEqual(run.returncode, plain.returncode, run.stderr)
+        self.assertIn("trace recording stopped at", run.stderr)
+        traces = glob.glob(os.path.join(out, "trace", "*.rlt"))
+        self.assertEqual(len(traces), 1)
+        self.assertLess(os.path.getsize(traces[0]), 5 << 18)  # 1.25 MiB: room, and a block past a reading.
+        self.assertGreater(os.path.getsize(traces[0]), 128 << 10)
+        again = run_rlscope("report", "--quiet", out, timeout=CASE_TIMEOUT_S)
+        self.assertEqual(again.returncode, 0, again.stderr)
 
     def test_a_bad_keep_free_is_a_usage_error(self):
         result = run_rlscope("run", "--keep-free", "lots", "--out", os.path.join(scratch_dir(self), "r"), "--", "true")
@@ -645,7 +691,7 @@ class DiskFaults(FaultCase):
         plain = self.plain(command)
         # --keep-free 0: written until the disk is full.
         out = os.path.join(mount_point, "run")
-        run = bounded(self, profile_command(out, command, options=("--keep-free", "0")))
+        run = bounded(self, profile_command(out, command, options=("--uncompressed-trace", "--keep-free", "0")))
         self.assertEqual(run.stdout, plain.stdout, run.stderr)
         self.assertEqual(run.returncode, plain.returncode, run.stderr)
         report = load_report(out)
@@ -659,7 +705,7 @@ class DiskFaults(FaultCase):
         # short of full, so the command's own writes (and the report's)
         # still fit.
         out = os.path.join(mount_point, "default")
-        run = bounded(self, profile_command(out, command))
+        run = bounded(self, profile_command(out, command, options=("--uncompressed-trace",)))
         self.assertEqual(run.returncode, plain.returncode, run.stderr)
         self.assertIn("trace recording stopped at", run.stderr)
         report = load_report(out)
