@@ -401,6 +401,30 @@ absl::StatusOr<TraceReadResult> ScanFrames(Source& source, const std::string& pa
 
 }  // namespace
 
+uint64_t TraceStreamBytes(const std::string& path) {
+  off_t size = 0;
+  std::string error;
+  const int fd = OpenInputFile(path, Symlinks::kFollow, &size, &error);
+  if (fd < 0) return 0;
+  const auto file_size = static_cast<uint64_t>(size);
+  uint8_t header[kTraceFileHeaderBytes];
+  uint64_t stream = file_size;
+  if (pread(fd, header, sizeof(header), 0) == static_cast<ssize_t>(sizeof(header)) &&
+      ReadTraceFileHeader(header, sizeof(header)).ok()) {
+    stream = 0;
+    uint8_t block[kBlockHeaderBytes];
+    for (uint64_t offset = kTraceFileHeaderBytes; offset + kBlockHeaderBytes <= file_size;) {
+      if (pread(fd, block, sizeof(block), static_cast<off_t>(offset)) != static_cast<ssize_t>(sizeof(block))) break;
+      absl::StatusOr<BlockHeader> parsed = ParseBlockHeader(block);
+      if (!parsed.ok()) break;
+      stream += parsed->stream_bytes;
+      offset += kBlockHeaderBytes + parsed->compressed_bytes;
+    }
+  }
+  close(fd);
+  return stream;
+}
+
 absl::StatusOr<TraceReadResult> ReadTraceFile(const std::string& path, const FrameVisitor& visit) {
   absl::StatusOr<TraceFile> file = TraceFile::Open(path);
   if (!file.ok()) return file.status();

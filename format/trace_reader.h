@@ -50,6 +50,12 @@ absl::StatusOr<TraceReadResult> ReadTraceFile(const std::string& path, const Fra
 absl::StatusOr<TraceReadResult> ReadTraceBuffer(const uint8_t* data, size_t size, const std::string& source,
                                                 const FrameVisitor& visit);
 
+// TraceStreamBytes: how many bytes of stream the trace file at `path`
+// holds: its size for a plain trace, the sum of its blocks' stream sizes
+// (headers only, nothing decompressed) for a compressed one, up to any
+// damage. What the analysis's memory grows with; 0 when unreadable.
+uint64_t TraceStreamBytes(const std::string& path);
+
 }  // namespace rlscope::collector
 
 #endif  // RLSCOPE_COLLECTOR_TRACE_READER_H_

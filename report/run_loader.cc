@@ -47,8 +47,9 @@ absl::StatusOr<RunTraces> ListRunTraces(const std::string& run_dir) {
   for (const fs::directory_entry& entry : fs::directory_iterator(trace_dir, error)) {
     if (entry.path().extension() != run_layout::kTraceExtension) continue;
     traces.files.push_back(entry.path());
-    const uintmax_t size = entry.file_size(error);
-    if (!error) traces.bytes += size;
+    // The stream's size, not the file's: a compressed trace is ~10x smaller
+    // than the memory its analysis needs.
+    traces.bytes += collector::TraceStreamBytes(entry.path().string());
   }
   std::sort(traces.files.begin(), traces.files.end());
   traces.need = EstimateReportMemory(traces.bytes);

@@ -23,6 +23,7 @@ using rlscope::collector::kTraceFileHeaderBytes;
 using rlscope::collector::ReadTraceBuffer;
 using rlscope::collector::ReadTraceFile;
 using rlscope::collector::TraceReadResult;
+using rlscope::collector::TraceStreamBytes;
 using rlscope::collector::VerifyFrame;
 using rlscope::preload::BatchEncoder;
 using rlscope::preload::ProcessIdentity;
@@ -155,6 +156,18 @@ TEST_CASE("A compressed trace reads back as the same frames as the plain stream"
   CHECK(from_plain.begins[197] == INT64_MIN);
   CHECK(from_plain.ends[199] == 0x7fff12345678);
   CHECK(from_compressed.begins.size() == 5000);
+}
+
+TEST_CASE("A trace's stream size is read from its block headers", "[blocks]") {
+  const std::vector<std::vector<uint8_t>> frames = SampleFrames(30);
+  const std::vector<uint8_t> plain = Concatenated(frames, 0, frames.size());
+  const std::vector<uint8_t> compressed = Compressed(frames, 8);
+  const std::string path = TempPath("size.rlt");
+  WriteFile(path, compressed);
+  CHECK(TraceStreamBytes(path) == plain.size());
+  WriteFile(path, plain);
+  CHECK(TraceStreamBytes(path) == plain.size());
+  unlink(path.c_str());
 }
 
 TEST_CASE("A plain stream, the format before compressed blocks, is still read", "[blocks]") {

@@ -5,6 +5,7 @@ import atexit
 import json
 import os
 import shutil
+import struct
 import subprocess
 import sys
 import tempfile
@@ -44,6 +45,22 @@ class ProfiledRun:
 
     def process_by_command(self, needle):
         return [p for p in self.report["processes"] if any(needle in arg for arg in p["argv"])]
+
+
+def trace_stream_bytes(path):
+    """Bytes of stream a trace file holds (format/trace_reader.h,
+    TraceStreamBytes): its size when plain, its blocks' stream sizes
+    (format/trace_blocks.h) when compressed."""
+    with open(path, "rb") as f:
+        data = f.read()
+    if data[:4] != b"RLTZ":
+        return len(data)
+    total, offset = 0, 8
+    while offset + 8 <= len(data):
+        compressed, stream = struct.unpack_from("<II", data, offset)
+        total += stream
+        offset += 8 + compressed
+    return total
 
 
 def ledger_allowances(ledger):
