@@ -36,7 +36,8 @@ struct Receiver::Connection {
   // SIGKILL of the collector (a stdio buffer would not).
   int trace_fd = -1;
   std::string trace_path;
-  uint64_t written_bytes = 0;  // Whole frames (or blocks) on disk.
+  uint64_t written_bytes = 0;         // Whole frames (or blocks) on disk, with the file header.
+  uint64_t written_stream_bytes = 0;  // Of the stream, in those.
   bool hello_written = false;
   // Compressed traces (trace_blocks.h): the frames received since the last
   // block was written, and when the first of them came.
@@ -273,6 +274,7 @@ void Receiver::WriteToFile(Connection& connection, const uint8_t* data, size_t s
   if (connection.write_error.empty()) {
     if (WriteAll(connection.trace_fd, data, size)) {
       connection.written_bytes += size;
+      connection.written_stream_bytes += stream_bytes;
       written_total_ += size;
       connection.hello_written = true;
       return;
@@ -351,7 +353,7 @@ void Receiver::Finish(Connection& connection) {
     problems_.push_back(absl::StrFormat(
         "cannot write %s: %s; it holds the first %d bytes of process %d's stream (readable), the last %d bytes "
         "received were lost",
-        connection.trace_path, connection.write_error, connection.written_bytes, connection.pid,
+        connection.trace_path, connection.write_error, connection.written_stream_bytes, connection.pid,
         connection.lost_bytes));
   }
   if (connection.trace_fd >= 0) close(connection.trace_fd);

@@ -12,7 +12,7 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 build="${RLSCOPE_BUILD_DIR:-$root/build}"
 rlscope="$build/bin/rlscope"
-bench="$build/scripts/bench/bench_trace_size"
+bench="$build/bin/bench_trace_size"
 flood="$build/test/bin/flood"
 seconds="${1:-2}"
 python=/usr/bin/python3
