@@ -283,9 +283,36 @@ IntervalList AddWhereUncovered(const IntervalList& flat, IntervalList extra) {
   return result;
 }
 
+// TopLevel: the intervals of `nested` inside no other, in time order
+// (disjoint): each is one call of a rule's function with what it called.
+IntervalList TopLevel(IntervalList nested) {
+  std::sort(nested.begin(), nested.end(), [](const Interval& a, const Interval& b) {
+    return a.begin_ns != b.begin_ns ? a.begin_ns < b.begin_ns : a.end_ns > b.end_ns;
+  });
+  IntervalList top;
+  for (const Interval& interval : nested) {
+    if (top.empty() || interval.begin_ns >= top.back().end_ns) {
+      top.push_back(interval);
+    } else {
+      top.back().end_ns = std::max(top.back().end_ns, interval.end_ns);  // Overlapping, not nested: one call.
+    }
+  }
+  return top;
+}
+
+// AncestorOf: the index in `top` (TopLevel) of the interval holding
+// `time_ns`, or -1 (time no rule's call covers: simulator code).
+int AncestorOf(const IntervalList& top, int64_t time_ns) {
+  const auto after = std::upper_bound(top.begin(), top.end(), time_ns,
+                                      [](int64_t t, const Interval& interval) { return t < interval.begin_ns; });
+  if (after == top.begin() || time_ns >= std::prev(after)->end_ns) return -1;
+  return static_cast<int>(std::prev(after) - top.begin());
+}
+
 void ResolveThread(ThreadTimeline& thread, const Labels& labels) {
   IntervalList& inferred = thread.inferred_operations;
   ResolveByNesting(inferred, labels);
+  const IntervalList top = TopLevel(inferred);
   IntervalList flat = FlattenInnermost(std::move(inferred));
   ResolveBySegment(flat, labels);
   const bool rule_steps = std::any_of(flat.begin(), flat.end(), [&](const Interval& interval) {
@@ -298,11 +325,25 @@ void ResolveThread(ThreadTimeline& thread, const Labels& labels) {
     inferred.clear();
     return;
   }
-  // One instance per entry; a training step's pieces (its forward passes,
-  // backward, optimizer step) separated only by glue are one.
+  // One instance per entry. A piece continues the instance of the last
+  // piece of its operation when both are inside one call of that
+  // operation's function (an update() that samples a buffer, then trains,
+  // is one training step, not two; env steps inside a train() that runs
+  // the whole loop stay one each); and a training step's pieces (its
+  // forward passes, backward, optimizer step) separated only by glue are
+  // one.
+  const auto as_instance = [&](int32_t label) { return label == labels.reset ? labels.simulation : label; };
+  std::map<int32_t, int> last_ancestor;  // Operation -> the ancestor of its last piece.
   for (size_t i = 0; i < flat.size(); ++i) {
+    const int32_t operation = as_instance(flat[i].label);
+    int ancestor = AncestorOf(top, flat[i].begin_ns);
+    if (ancestor >= 0 && as_instance(top[static_cast<size_t>(ancestor)].label) != operation) ancestor = -1;
+    const auto last = last_ancestor.find(operation);
+    const bool same_call = ancestor >= 0 && last != last_ancestor.end() && last->second == ancestor;
+    last_ancestor[operation] = ancestor;
+    if (same_call) continue;
     if (i > 0 && flat[i].label == labels.backprop && flat[i - 1].label == labels.backprop) continue;
-    AddInstance(thread, flat[i].label == labels.reset ? labels.simulation : flat[i].label, flat[i].begin_ns);
+    AddInstance(thread, operation, flat[i].begin_ns);
   }
   inferred = FillGlue(flat, thread, rule_steps, labels);
 }

@@ -294,3 +294,27 @@ TEST_CASE("An env worker waiting for its commands acts for no one", "[operation_
 
 }  // namespace
 }  // namespace rlscope::report
+
+namespace rlscope::report {
+namespace {
+
+TEST_CASE("An operation's call that calls another operation is one instance of it", "[operation_inference]") {
+  // Agent.update (backprop) samples the buffer (replay) and then trains;
+  // then the next update, after acting and an env step. Env steps inside a
+  // train() that runs the whole loop stay one instance each.
+  const Resolved updates = Resolve({{10, 40, "backprop"},
+                                    {12, 18, "replay"},
+                                    {45, 50, "inference"},
+                                    {52, 60, "simulation"},
+                                    {62, 90, "backprop"},
+                                    {64, 70, "replay"}},
+                                   100);
+  CHECK(updates.instances ==
+        std::map<std::string, uint64_t>{{"backprop", 2}, {"replay", 2}, {"inference", 1}, {"simulation", 1}});
+  const Resolved whole_loop =
+      Resolve({{5, 95, "backprop"}, {10, 20, "simulation"}, {30, 40, "simulation"}, {50, 60, "simulation"}}, 100);
+  CHECK(whole_loop.instances.at("simulation") == 3);
+}
+
+}  // namespace
+}  // namespace rlscope::report
