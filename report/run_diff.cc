@@ -111,11 +111,16 @@ void JudgeChanges(DiffValues& values) {
   }
 }
 
+// Per step, start-up and teardown (and the totals holding them) shrink
+// with the run's length whatever the code does: not judged then.
 void JudgeChanges(RunDiff& diff) {
-  for (DiffValues* values : {&diff.total_wall, &diff.thread_time, &diff.gpu_time, &diff.wall_per_step}) {
-    JudgeChanges(*values);
+  if (!diff.per_step) {
+    for (DiffValues* values : {&diff.total_wall, &diff.thread_time, &diff.gpu_time, &diff.wall_per_step}) {
+      JudgeChanges(*values);
+    }
   }
   for (DiffOperation& op : diff.operations) {
+    if (diff.per_step && (op.name == "startup" || op.name == "teardown")) continue;
     JudgeChanges(op.cpu_time);
     JudgeChanges(op.gpu_time);
     for (DiffCategory& category : op.categories) JudgeChanges(category.time);

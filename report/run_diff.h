@@ -36,7 +36,9 @@ std::string_view ChangeStatusName(ChangeStatus status);  // "both", "new", "gone
 // (a regression) when it grew by at least kVerdictRatio and is a visible
 // part of its run (at least kVerdictShare of the run's total, where the
 // quantity has shares); better when it shrank as much. Smaller changes are
-// kSame: a quiet machine's run-to-run spread is a few percent.
+// kSame: a quiet machine's run-to-run spread is a few percent. Per step,
+// start-up, teardown and the totals are not judged: divided by steps they
+// shrink as a run gets longer, whatever its code does.
 enum class Verdict { kSame, kWorse, kBetter };
 std::string_view VerdictName(Verdict verdict);  // "same", "worse", "better"
 inline constexpr double kVerdictRatio = 1.05;

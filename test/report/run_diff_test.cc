@@ -327,3 +327,15 @@ TEST_CASE("a time that grew 5 % or more is worse, one that shrank as much better
   }
   CHECK(found);
 }
+
+TEST_CASE("per step, start-up and the totals are not judged: they shrink as runs get longer", "[diff]") {
+  RunReport short_run = Run({Row("startup", Category::kPython, 1000), Row("simulation", Category::kPython, 400)}, 2000);
+  short_run.processes[0].operation_instances = {{"simulation", 100}};
+  RunReport long_run = Run({Row("startup", Category::kPython, 1000), Row("simulation", Category::kPython, 1000)}, 3000);
+  long_run.processes[0].operation_instances = {{"simulation", 200}};
+  const RunDiff diff = Diff({&short_run, &long_run});
+  REQUIRE(diff.per_step);
+  CHECK(Op(diff, "startup").cpu_time.changes[1].verdict == Verdict::kSame);  // 10 -> 5 per step.
+  CHECK(diff.total_wall.changes[1].verdict == Verdict::kSame);
+  CHECK(Op(diff, "simulation").cpu_time.changes[1].verdict == Verdict::kWorse);  // 4 -> 5 per step.
+}
