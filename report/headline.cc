@@ -206,7 +206,10 @@ std::string CorrectionLine(const RunReport& report) {
         FormatDuration(report.corrected_wall_spread_ns), FormatDuration(report.metadata.wall_ns),
         static_cast<double>(report.metadata.wall_ns) / static_cast<double>(*report.corrected_wall_ns));
   }
-  if (report.windowed) line += " inside the capture windows (no whole-run estimate: the rest was not measured)";
+  if (report.windowed)
+    line +=
+        " inside the capture windows (no estimate of the whole run's wall time: rlscope's cost outside them was not "
+        "measured)";
   if (!report.calibration_quality.verdict.empty()) line += "; calibration " + report.calibration_quality.verdict;
   return line + " (details at the end).";
 }
@@ -226,9 +229,18 @@ std::string CaptureFinding(const RunReport& report) {
             : "");
   }
   const size_t windows = report.capture_windows.size();
-  return absl::StrFormat("Only %s of the run was captured, in %d window%s%s: every figure below is %s.",
-                         FormatDuration(report.captured_ns), windows, windows == 1 ? "" : "s", steps,
-                         windows == 1 ? "the window's" : "the windows'");
+  std::string finding = absl::StrFormat("Only %s of the run was captured, in %d window%s%s: every figure below is %s.",
+                                        FormatDuration(report.captured_ns), windows, windows == 1 ? "" : "s", steps,
+                                        windows == 1 ? "the window's" : "the windows'");
+  int64_t estimated_ns = 0;
+  for (const RunReport::Estimate& estimate : report.whole_run_estimate) {
+    if (!OutsideTheLoop(estimate.operation)) estimated_ns += estimate.estimated_ns;
+  }
+  if (estimated_ns > 0) {
+    absl::StrAppend(&finding, " Estimated for the whole run, its loop takes about ", FormatDuration(estimated_ns),
+                    " of thread time (the window's time per operation instance times the run's instances).");
+  }
+  return finding;
 }
 
 }  // namespace

@@ -199,6 +199,15 @@ nlohmann::ordered_json CaptureJson(const RunReport& report) {
   json["windows_ns"] = std::move(windows);
   json["captured_ns"] = report.captured_ns;
   json["whole_run_steps"] = report.whole_run_steps;
+  nlohmann::ordered_json estimates = nlohmann::ordered_json::array();
+  for (const RunReport::Estimate& estimate : report.whole_run_estimate) {
+    estimates.push_back({{"operation", estimate.operation},
+                         {"window_instances", estimate.window_instances},
+                         {"run_instances", estimate.run_instances},
+                         {"window_ns", estimate.window_ns},
+                         {"estimated_ns", estimate.estimated_ns}});
+  }
+  json["whole_run_estimate"] = std::move(estimates);
   return json;
 }
 

@@ -137,6 +137,23 @@ std::string TransitionTable(const ProcessReport& process) {
   return "  transitions per operation instance:\n" + FormatTable(table);
 }
 
+// WholeRunEstimate: for a windowed run, each operation's whole-run time
+// estimated from the windows (RunReport::whole_run_estimate).
+std::string WholeRunEstimate(const RunReport& report) {
+  if (report.whole_run_estimate.empty()) return "";
+  std::vector<std::vector<std::string>> table = {
+      {"operation", "in the windows", "instances", "per instance", "run instances", "whole run (est.)"}};
+  for (const RunReport::Estimate& estimate : report.whole_run_estimate) {
+    const auto instances = static_cast<int64_t>(estimate.window_instances);
+    table.push_back({estimate.operation, FormatDuration(estimate.window_ns), FormatCount(estimate.window_instances),
+                     FormatDuration(estimate.window_ns / instances), FormatCount(estimate.run_instances),
+                     FormatDuration(estimate.estimated_ns)});
+  }
+  return "\nthe whole run, estimated from the capture windows (CPU thread time per instance x the run's "
+         "instances):\n" +
+         FormatTable(table);
+}
+
 // InstanceTable: per operation with instances, how long one took; per
 // step: the operation's time divided by the run's environment steps.
 std::string InstanceTable(const ProcessReport& process, uint64_t steps) {
@@ -448,6 +465,7 @@ std::string FormatReportText(const RunReport& report) {
       report.processes.size(),
       report.corrected ? "corrected for profiling overhead" : "NOT corrected for profiling overhead");
   out += HeadlineSection(MakeHeadline(report));
+  out += WholeRunEstimate(report);
   // Processes where nothing was intercepted (compilers, shells a program
   // spawns) get one summary line instead of a table each.
   const ProcessSplit split = SplitQuietProcesses(report);

@@ -215,6 +215,28 @@ void SummariseCapture(RunReport& report) {
     const auto found = whole.find(kStepOperation);
     if (found != whole.end()) report.whole_run_steps = std::max(report.whole_run_steps, found->second);
   }
+  // Per operation: the windows' time and instances, and the run's instances.
+  std::map<std::string, RunReport::Estimate> estimates;
+  for (const BreakdownRow& row : report.rows) {
+    if (row.resource == Resource::kGpu || row.category == Category::kWait) continue;
+    estimates[row.operation].window_ns += row.ns;
+  }
+  for (const ProcessReport& process : report.processes) {
+    for (const auto& [operation, n] : process.operation_instances) estimates[operation].window_instances += n;
+    const std::map<std::string, uint64_t>& whole =
+        process.captured.has_value() ? process.whole_run_instances : process.operation_instances;
+    for (const auto& [operation, n] : whole) estimates[operation].run_instances += n;
+  }
+  for (auto& [operation, estimate] : estimates) {
+    if (estimate.window_instances == 0 || estimate.window_ns <= 0) continue;
+    estimate.operation = operation;
+    estimate.estimated_ns =
+        static_cast<int64_t>(static_cast<double>(estimate.window_ns) / static_cast<double>(estimate.window_instances) *
+                             static_cast<double>(estimate.run_instances));
+    report.whole_run_estimate.push_back(estimate);
+  }
+  std::sort(report.whole_run_estimate.begin(), report.whole_run_estimate.end(),
+            [](const RunReport::Estimate& a, const RunReport::Estimate& b) { return a.estimated_ns > b.estimated_ns; });
 }
 
 // RunReportAssembly: a RunReport built one process at a time (in start

@@ -199,6 +199,19 @@ struct RunReport {
   IntervalList capture_windows;
   int64_t captured_ns = 0;
   uint64_t whole_run_steps = 0;
+  // The whole run estimated from a windowed one: per operation with
+  // instances in the windows, its CPU thread time there divided by those
+  // instances, times the instances of the whole run (every process
+  // summed). Start-up, teardown and time in no operation have no
+  // instances and are not estimated. Largest estimate first.
+  struct Estimate {
+    std::string operation;
+    uint64_t window_instances = 0;
+    uint64_t run_instances = 0;
+    int64_t window_ns = 0;
+    int64_t estimated_ns = 0;
+  };
+  std::vector<Estimate> whole_run_estimate;
 };
 
 // The operation whose instances count environment steps: one call of an

@@ -57,7 +57,21 @@ class CaptureWindows(unittest.TestCase):
         self.assertIn("of the run was captured, in 1 window (%d of the run's %d environment steps)"
                       % (LAST - FIRST + 1, STEPS + RESETS), finding)
         with open(os.path.join(run.out, "report.txt")) as text:
-            self.assertIn("of the run was captured", text.read())
+            report_text = text.read()
+        self.assertIn("of the run was captured", report_text)
+        # The whole run estimated: the window's time per instance times the
+        # run's instances.
+        self.assertIn("the whole run, estimated from the capture windows", report_text)
+        estimates = {e["operation"]: e for e in capture["whole_run_estimate"]}
+        simulation = estimates["simulation"]
+        self.assertEqual(simulation["window_instances"], LAST - FIRST + 1)
+        self.assertEqual(simulation["run_instances"], STEPS + RESETS)
+        window_ns = sum(r["ns"] for r in run.report["rows"] if r["operation"] == "simulation"
+                        and r["resource"] != "GPU" and r["category"] != "Wait")
+        self.assertEqual(simulation["window_ns"], window_ns)
+        self.assertAlmostEqual(simulation["estimated_ns"],
+                               window_ns / (LAST - FIRST + 1) * (STEPS + RESETS), delta=1)
+        self.assertIn("Estimated for the whole run, its loop takes about", finding)
 
     def test_without_a_capture_option_the_api_changes_nothing(self):
         run = ProfiledRun(self, command("--api"))
