@@ -579,6 +579,17 @@ bool OnNativeCall(PythonThread* thread, FrameKey frame, uintptr_t function, PyFr
     CountUnrecorded(wire::OverheadKind::kPythonBuiltin);
     return false;
   }
+  // Outside a capture window (capture_gate.h) only what opens an
+  // operation is kept: the call is not stored, so neither its line nor its
+  // times are read, and its return finds nothing open. Still "recorded"
+  // (true): sys.monitoring must not disable the site for later windows.
+  CodeInfo* wrapped = nullptr;
+  uint32_t operation_id = 0;
+  const bool closed = __builtin_expect(!CaptureOpen(), 0);
+  if (closed) {
+    operation_id = opens(&wrapped);
+    if (operation_id == 0) return true;
+  }
   if (thread->call_depth >= kMaxDepth) {
     if (thread->call_overflow > 0 || OnCurrentStack(legacy_frame, thread->calls[kMaxDepth - 1].frame)) {
       ++thread->call_overflow;  // Nested past the top: counted, not stored.
@@ -593,8 +604,7 @@ bool OnNativeCall(PythonThread* thread, FrameKey frame, uintptr_t function, PyFr
   where(&code, &line);
   const uint32_t code_id = code != nullptr ? code->code_id : 0;
   if (code == nullptr || !code->user_code) MarkUserLine(thread);
-  CodeInfo* wrapped = nullptr;
-  const uint32_t operation_id = opens(&wrapped);
+  if (!closed) operation_id = opens(&wrapped);
   const uint64_t now = NowTicks();
   if (operation_id != 0) Record(wire::EventKind::kOperationPush, operation_id, now, now, 0, kInferredSource);
   thread->calls[thread->call_depth] = {frame, function, now, code_id, line, wait, operation_id, wrapped};
