@@ -154,6 +154,11 @@ std::vector<std::string> BuildChildEnvironment(const std::vector<std::string>& b
   set_or_remove("RLSCOPE_CAPTURE_CLOSE_NS", injection.capture_close_ns >= 0, absl::StrCat(injection.capture_close_ns));
   set_or_remove("RLSCOPE_CAPTURE_API", injection.capture_api, "1");
   set_or_remove("RLSCOPE_CAPTURE_SIGNAL", injection.capture_signal > 0, absl::StrCat(injection.capture_signal));
+  const bool by_instances = !injection.capture_operation.empty();
+  set_or_remove("RLSCOPE_CAPTURE_OP", by_instances, injection.capture_operation);
+  set_or_remove("RLSCOPE_CAPTURE_SKIP", by_instances, absl::StrCat(injection.capture_skip));
+  set_or_remove("RLSCOPE_CAPTURE_COUNT", by_instances && injection.capture_count > 0,
+                absl::StrCat(injection.capture_count));
   InjectUnlessTaken(environment, "NVTX_INJECTION64_PATH", injection.preload_path, "rlscope will not see NVTX ranges",
                     warnings);
   if (injection.cupti) {

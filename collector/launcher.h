@@ -38,6 +38,11 @@ struct InjectionEnvironment {
   int64_t capture_close_ns = -1;
   bool capture_api = false;
   int capture_signal = 0;
+  // Instances that place the window: the operation ("" none), how many
+  // to skip, how many to capture (-1: unbounded).
+  std::string capture_operation;
+  int64_t capture_skip = 0;
+  int64_t capture_count = -1;
 };
 
 // BuildChildEnvironment: `base` (NAME=VALUE entries) with LD_PRELOAD and

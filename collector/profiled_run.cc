@@ -317,6 +317,11 @@ void SetCaptureWindow(const CaptureWindow& window, InjectionEnvironment& injecti
   }
   injection.capture_api = window.api;
   injection.capture_signal = window.signal;
+  if (window.skip || window.count) {
+    injection.capture_operation = window.operation.empty() ? "simulation" : window.operation;
+    injection.capture_skip = window.skip.value_or(0);
+    injection.capture_count = window.count.value_or(-1);
+  }
 }
 
 }  // namespace

@@ -63,6 +63,14 @@ const char kCaptureOptionsHelp[] = R"HELP(  --delay SECONDS      capture only fr
                        rlscope.stop() (or inside `with rlscope.capture():`)
                        in the program's Python code; closed until the
                        first start()
+  --skip N             capture from the (N+1)th instance of --capture-op's
+                       operation on (default simulation: an env step), in
+                       each process, counted as the preload sees them
+                       (an env reset is not a step)
+  --capture M          capture M instances of it, then stop for good
+                       (from the start, or after --skip)
+  --capture-op NAME    the operation --skip and --capture count (default
+                       simulation)
   --capture-signal[=SIG]
                        each SIG sent to a process of the run (kill -USR2
                        PID) toggles its capture; closed until the first
@@ -131,6 +139,22 @@ absl::StatusOr<bool> TakeProfilingOption(const std::string& command, const Parse
                                                  "number), not '%s'",
                                                  signal));
     }
+    return true;
+  }
+  if (name == "--skip" || name == "--capture" || name == "--capture-op") {
+    absl::StatusOr<std::string> value = cursor.TakeValue(option);
+    if (!value.ok()) return UsageError(command, std::string(value.status().message()));
+    if (name == "--capture-op") {
+      if (value->empty()) return UsageError(command, "--capture-op wants an operation's name");
+      options.capture.operation = *value;
+      return true;
+    }
+    const std::optional<int64_t> n = ParseWholeNumber(*value, name == "--capture" ? 1 : 0, int64_t{1} << 50);
+    if (!n.has_value()) {
+      return UsageError(command, absl::StrFormat("%s wants a whole number of instances%s, not '%s'", name,
+                                                 name == "--capture" ? " (at least 1)" : "", *value));
+    }
+    (name == "--skip" ? options.capture.skip : options.capture.count) = *n;
     return true;
   }
   if (name == "--delay" || name == "--duration" || name == "--capture-range") {

@@ -22,7 +22,11 @@ struct CaptureWindow {
   std::optional<int64_t> duration_ns;  // --duration SECONDS: close for good this long after opening.
   bool api = false;                    // --capture-range api: rlscope.start()/stop() decide.
   int signal = 0;                      // --capture-signal[=SIG]: each one toggles capture.
-  bool any() const { return delay_ns || duration_ns || api || signal != 0; }
+  // --skip N / --capture M of --capture-op NAME's instances (the operation
+  // defaults to simulation once either is given).
+  std::string operation;
+  std::optional<int64_t> skip, count;
+  bool any() const { return delay_ns || duration_ns || api || signal != 0 || skip || count; }
 };
 
 struct ProfilingOptions {

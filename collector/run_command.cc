@@ -116,6 +116,10 @@ absl::StatusOr<RunOptions> ParseRunOptions(const std::vector<std::string>& args,
   if (cursor.AtSeparator()) cursor.Take();
   options.command = cursor.TakeRest();
   if (options.command.empty()) return UsageError("run", "no command to profile was given");
+  const CaptureWindow& capture = options.profiling.capture;
+  if (!capture.operation.empty() && !capture.skip && !capture.count) {
+    return UsageError("run", "--capture-op names what --skip and --capture count: give one of them too");
+  }
   return options;
 }
 

@@ -158,9 +158,10 @@ constexpr bool RecordedWhileCaptureClosed(EventKind kind) {
 // CaptureEdge.reason: what opened or closed a capture window. Values are
 // frozen.
 enum class CaptureReason : uint8_t {
-  kTimer = 0,   // rlscope run --delay / --duration.
-  kApi = 1,     // rlscope.start() / rlscope.stop() / rlscope.capture().
-  kSignal = 2,  // The capture signal (rlscope run --capture-signal).
+  kTimer = 0,      // rlscope run --delay / --duration.
+  kApi = 1,        // rlscope.start() / rlscope.stop() / rlscope.capture().
+  kSignal = 2,     // The capture signal (rlscope run --capture-signal).
+  kInstances = 3,  // Operation instances (rlscope run --capture-op, --skip, --capture).
 };
 
 // Event.flags of kChildProcess: how the child started. Values are frozen.

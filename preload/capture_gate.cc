@@ -3,10 +3,12 @@
 #include <pthread.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <climits>
 #include <cstdlib>
 #include <cstring>
 
+#include "preload/string_table.h"
 #include "preload/tick_clock.h"
 
 // glibc's own sigaction: the preload wraps sigaction() (fatal_signal_flush.h).
@@ -15,6 +17,7 @@ extern "C" int __sigaction(int signal_number, const struct sigaction* action, st
 namespace rlscope::preload {
 
 constinit std::atomic<bool> g_capture_open{true};
+constinit uint32_t g_capture_operation = 0;
 
 namespace {
 
@@ -26,6 +29,8 @@ constinit int64_t g_close_ns = INT64_MAX;
 constinit bool g_timer_opened = false;
 constinit bool g_ended = false;  // The timer closed it for good.
 constinit std::atomic<unsigned> g_signals{0};
+constinit uint64_t g_skip = 0, g_count = 0;  // --skip N, --capture M (0: unbounded).
+constinit std::atomic<uint64_t> g_instances{0};
 constinit pthread_mutex_t g_mutex = PTHREAD_MUTEX_INITIALIZER;
 // Heap-allocated once at Init and never freed: hooks may run during
 // static destruction. Guarded by g_mutex.
@@ -49,6 +54,11 @@ void CaptureGate::Init() {
   g_close_ns = EnvNs("RLSCOPE_CAPTURE_CLOSE_NS", INT64_MAX);
   const char* api = getenv("RLSCOPE_CAPTURE_API");
   g_api = api != nullptr && api[0] == '1';
+  if (const char* operation = getenv("RLSCOPE_CAPTURE_OP"); operation != nullptr && operation[0] != '\0') {
+    g_skip = static_cast<uint64_t>(std::max<int64_t>(0, EnvNs("RLSCOPE_CAPTURE_SKIP", 0)));
+    g_count = static_cast<uint64_t>(std::max<int64_t>(0, EnvNs("RLSCOPE_CAPTURE_COUNT", 0)));
+    g_capture_operation = StringTable::Intern(operation);
+  }
   const int signal_number = static_cast<int>(EnvNs("RLSCOPE_CAPTURE_SIGNAL", 0));
   if (signal_number > 0 && signal_number < NSIG) {
     struct sigaction action {};
@@ -62,7 +72,8 @@ void CaptureGate::Init() {
   // come, the API, or the signal.
   const bool delayed = g_open_ns > now;
   g_timer_opened = !delayed;
-  g_closed_at_start = delayed || g_api || signal_number > 0 || now >= g_close_ns;
+  g_closed_at_start =
+      delayed || g_api || signal_number > 0 || now >= g_close_ns || (g_capture_operation != 0 && g_skip > 0);
   if (now >= g_close_ns) g_ended = true;
   g_capture_open.store(!g_closed_at_start, std::memory_order_relaxed);
 }
@@ -73,13 +84,15 @@ bool CaptureGate::ApiControlled() { return g_api; }
 
 namespace {
 
-// SetLocked: Set with g_mutex held.
-bool SetLocked(bool open, wire::CaptureReason reason) {
+// SetLocked: Set with g_mutex held, the edge at `ticks` (the hot path's
+// clock, which the flusher converts as it converts events: an edge and the
+// events around it are ordered alike).
+bool SetLocked(bool open, wire::CaptureReason reason, uint64_t ticks) {
   if (open && g_ended) open = false;
   if (open != CaptureOpen()) {
     g_capture_open.store(open, std::memory_order_relaxed);
     if (g_pending != nullptr) {
-      const wire::CaptureEdge edge(MonotonicNs(), open ? 1 : 0, static_cast<uint8_t>(reason), 0, 0);
+      const wire::CaptureEdge edge(static_cast<int64_t>(ticks), open ? 1 : 0, static_cast<uint8_t>(reason), 0, 0);
       g_pending->push_back(edge);
     }
   }
@@ -90,15 +103,30 @@ bool SetLocked(bool open, wire::CaptureReason reason) {
 
 bool CaptureGate::Set(bool open, wire::CaptureReason reason) {
   pthread_mutex_lock(&g_mutex);
-  open = SetLocked(open, reason);
+  open = SetLocked(open, reason, NowTicks());
   pthread_mutex_unlock(&g_mutex);
   return open;
+}
+
+void CountCaptureInstance(uint64_t push_ticks) {
+  // The edge at the push itself: the instance that opens the window begins
+  // inside it (a window is [open, close)), the one that ends it does not.
+  const uint64_t seen = g_instances.fetch_add(1, std::memory_order_relaxed) + 1;
+  const bool opens = seen == g_skip + 1, closes = g_count > 0 && seen == g_skip + g_count + 1;
+  if (!opens && !closes) return;
+  pthread_mutex_lock(&g_mutex);
+  if (opens) SetLocked(true, wire::CaptureReason::kInstances, push_ticks);
+  if (closes) {
+    SetLocked(false, wire::CaptureReason::kInstances, push_ticks);
+    g_ended = true;
+  }
+  pthread_mutex_unlock(&g_mutex);
 }
 
 void CaptureGate::Tick(int64_t now_ns) {
   if (!g_ended && now_ns >= g_close_ns) {
     pthread_mutex_lock(&g_mutex);
-    SetLocked(false, wire::CaptureReason::kTimer);
+    SetLocked(false, wire::CaptureReason::kTimer, NowTicks());
     g_ended = true;  // With the close, so no start() reopens in between.
     pthread_mutex_unlock(&g_mutex);
   } else if (!g_timer_opened && now_ns >= g_open_ns) {

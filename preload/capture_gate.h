@@ -15,6 +15,12 @@
 //   - the Python API (rlscope.start()/stop()/capture()), when
 //     RLSCOPE_CAPTURE_API is set (`--capture-range api`): closed until
 //     the first start();
+//   - operation instances (RLSCOPE_CAPTURE_OP, RLSCOPE_CAPTURE_SKIP,
+//     RLSCOPE_CAPTURE_COUNT; `--capture-op NAME --skip N --capture M`):
+//     open at the push of the operation's instance N+1 in this process,
+//     closed for good at the push of instance N+M+1, so exactly M
+//     instances begin inside. Counted where pushes are recorded (each
+//     process its own; an env reset is not a step);
 //   - a signal (RLSCOPE_CAPTURE_SIGNAL=N, `--capture-signal`): each one
 //     toggles capture. Its handler only sets a flag (async-signal-safe);
 //     the flusher toggles within one flush interval. A program that
@@ -36,8 +42,19 @@ namespace rlscope::preload {
 
 // Open unless a window was asked for and has not opened yet.
 extern std::atomic<bool> g_capture_open;
+// The string id of the operation whose instances place the window (0:
+// none), and the slow path that counts one.
+extern uint32_t g_capture_operation;
+void CountCaptureInstance(uint64_t push_ticks);
 
 inline bool CaptureOpen() { return g_capture_open.load(std::memory_order_relaxed); }
+
+// NoteOperationPush: Record()'s look at every push (one compare).
+inline void NoteOperationPush(uint32_t name_id, uint64_t push_ticks) {
+  if (__builtin_expect(g_capture_operation != 0 && name_id == g_capture_operation, 0)) {
+    CountCaptureInstance(push_ticks);
+  }
+}
 
 class CaptureGate {
  public:
@@ -51,7 +68,8 @@ class CaptureGate {
   static bool Set(bool open, wire::CaptureReason reason);
   // Tick: the flusher's check of the timer and of pending signals.
   static void Tick(int64_t now_ns);
-  // TakeEdges: the edges since the last call, oldest first (flusher).
+  // TakeEdges: the edges since the last call, oldest first (flusher);
+  // their time_ns holds ticks, for the flusher to convert.
   static void TakeEdges(std::vector<wire::CaptureEdge>& into);
   // ApiControlled: whether rlscope.start()/stop() control capture.
   static bool ApiControlled();

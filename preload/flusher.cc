@@ -397,6 +397,9 @@ void Flusher::AddGpuActivityAndNotices(SendFn& send_batch, BeginFn& begin_batch)
   if (!gave_up_) {
     for (const CaptureNotice& notice : notices_scratch_)
       encoder_.AddNotice(notice.topic, notice.status, notice.message);
+    for (wire::CaptureEdge& edge : edges_scratch_) {
+      edge = wire::CaptureEdge(clock_.ToNs(static_cast<uint64_t>(edge.time_ns())), edge.open(), edge.reason(), 0, 0);
+    }
     encoder_.AddCaptureEdges(edges_scratch_);
   }
   uint64_t lost = GpuActivityQueue::TakeAll(gpu_scratch_);

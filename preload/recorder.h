@@ -42,7 +42,9 @@ ThreadBuffer* RegisterCurrentThread();
 
 inline void Record(wire::EventKind kind, uint32_t name_id, uint64_t begin_ticks, uint64_t end_ticks,
                    uint64_t payload = 0, uint16_t flags = 0) {
-  // Outside a capture window only boundaries are kept (capture_gate.h).
+  // Outside a capture window only boundaries are kept (capture_gate.h);
+  // pushes may place the window.
+  if (kind == wire::EventKind::kOperationPush) NoteOperationPush(name_id, begin_ticks);
   if (__builtin_expect(!CaptureOpen(), 0) && !wire::RecordedWhileCaptureClosed(kind)) return;
   ThreadBuffer* buffer = t_state.buffer;
   if (__builtin_expect(buffer == nullptr, 0)) {

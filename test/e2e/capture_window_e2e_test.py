@@ -96,6 +96,21 @@ class CaptureWindows(unittest.TestCase):
         self.assertEqual(run.report["per_step"]["steps"], STEPS + RESETS)
         self.assertNotIn("was captured", run.report["headline"]["findings"][0])
 
+    def test_a_window_of_instances_holds_exactly_those(self):
+        # Env steps as the preload counts them (resets are not steps): the
+        # window opens at step 11's push and ends at step 61's, inside the
+        # program's first stretch (no reset in it).
+        run = ProfiledRun(self, command(), options=("--skip", "10", "--capture", "50"))
+        self.assertEqual(run.result.stdout.split("rlscope")[0].strip(), self.bare_stdout.strip())
+        self.assertEqual(run.report["per_step"]["steps"], 50)
+        self.assertEqual(simulation_instances(run.report), 50)
+        self.assertEqual(run.report["capture"]["whole_run_steps"], STEPS + RESETS)
+        # --capture alone: from the start; another operation counted.
+        first = ProfiledRun(self, command(), options=("--capture", "30", "--capture-op", "inference"))
+        inference = [s["instances"] for p in first.report["processes"] for s in p["instance_stats"]
+                     if s["operation"] == "inference"]
+        self.assertEqual(inference, [30])
+
     def test_the_capture_signal_opens_capture(self):
         run = ProfiledRun(self, command("--signal"), options=("--capture-signal",))
         self.assertEqual(run.result.stdout.split("rlscope")[0].strip(), self.bare_stdout.strip())
@@ -110,7 +125,10 @@ class CaptureWindows(unittest.TestCase):
         for options, message in ((["--delay", "soon"], "--delay wants seconds"),
                                  (["--duration", "0"], "--duration wants a positive number of seconds"),
                                  (["--capture-range", "nvtx"], "--capture-range wants 'api'"),
-                                 (["--capture-signal=KILL"], "--capture-signal wants a signal")):
+                                 (["--capture-signal=KILL"], "--capture-signal wants a signal"),
+                                 (["--skip", "-1"], "--skip wants a whole number of instances"),
+                                 (["--capture", "0"], "--capture wants a whole number of instances (at least 1)"),
+                                 (["--capture-op", "inference"], "--capture-op names what --skip and --capture")):
             result = run_rlscope("run", *options, "--", ARGS.python, "-c", "pass")
             self.assertEqual(result.returncode, 2, (options, result.stderr))
             self.assertIn(message, result.stderr)
