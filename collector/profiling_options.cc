@@ -71,7 +71,7 @@ const char kCaptureOptionsHelp[] = R"HELP(  --delay SECONDS      capture only fr
                        (from the start, or after --skip)
   --capture-op NAME    the operation --skip and --capture count (default
                        simulation)
-  --capture-signal[=SIG]
+  --capture-signal [SIG]
                        each SIG sent to a process of the run (kill -USR2
                        PID) toggles its capture; closed until the first
                        (default SIGUSR2; pick one the program does not
@@ -106,11 +106,14 @@ int SignalNumber(std::string text) {
     number = SIGHUP;
   } else if (text == "WINCH") {
     number = SIGWINCH;
-  } else if (absl::StartsWith(text, "RTMIN+") && absl::SimpleAtoi(text.substr(6), &number)) {
-    number += SIGRTMIN;
+  } else if (int offset = 0; absl::StartsWith(text, "RTMIN+") && absl::SimpleAtoi(text.substr(6), &offset)) {
+    if (offset < 0 || offset > SIGRTMAX - SIGRTMIN) return 0;
+    number = SIGRTMIN + offset;
   } else {
     return 0;
   }
+  // Between the last standard signal and SIGRTMIN: glibc's own.
+  if (number > SIGSYS && number < SIGRTMIN) return 0;
   for (int refused : {SIGKILL, SIGSTOP, SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTRAP, SIGSYS, SIGINT, SIGTERM,
                       SIGCHLD, SIGPIPE}) {
     if (number == refused) return 0;
@@ -132,7 +135,14 @@ absl::StatusOr<bool> TakeProfilingOption(const std::string& command, const Parse
     return true;
   }
   if (name == "--capture-signal") {
-    const std::string signal = option.inline_value.value_or("USR2");
+    // Its value is optional: `--capture-signal=USR1`, or a signal's name as
+    // the next argument (`--capture-signal USR1`), which no command is.
+    std::string signal = option.inline_value.value_or("USR2");
+    int number = 0;  // A bare number stays an argument: it may be the command's.
+    if (!option.inline_value.has_value() && !cursor.AtEnd() && !cursor.AtSeparator() &&
+        SignalNumber(cursor.Peek()) != 0 && !absl::SimpleAtoi(cursor.Peek(), &number)) {
+      signal = cursor.Take();
+    }
     options.capture.signal = SignalNumber(signal);
     if (options.capture.signal == 0) {
       return UsageError(command, absl::StrFormat("--capture-signal wants a signal (USR1, USR2, HUP, SIGRTMIN+N or a "

@@ -111,6 +111,7 @@ absl::StatusOr<BlockHeader> ParseBlockHeader(const uint8_t* data) {
 }
 
 BlockCompressor::BlockCompressor(int level) : context_(ZSTD_createCCtx()), level_(level) {
+  if (context_ == nullptr) return;  // Out of memory: AppendBlock says so.
   ZSTD_CCtx_setParameter(context_, ZSTD_c_compressionLevel, level_);
   ZSTD_CCtx_setParameter(context_, ZSTD_c_checksumFlag, 1);
   ZSTD_CCtx_setParameter(context_, ZSTD_c_contentSizeFlag, 1);
@@ -122,6 +123,7 @@ absl::Status BlockCompressor::AppendBlock(const uint8_t* stream, size_t size, st
   if (size == 0 || size > kMaxBlockStreamBytes) {
     return absl::InvalidArgumentError(absl::StrFormat("a block of %d stream bytes", size));
   }
+  if (context_ == nullptr) return absl::ResourceExhaustedError("no memory for zstd's compression context");
   const size_t start = out.size();
   out.resize(start + kBlockHeaderBytes + ZSTD_compressBound(size));
   const size_t compressed = ZSTD_compress2(context_, out.data() + start + kBlockHeaderBytes,
@@ -141,6 +143,7 @@ BlockDecompressor::BlockDecompressor() : context_(ZSTD_createDCtx()) {}
 BlockDecompressor::~BlockDecompressor() { ZSTD_freeDCtx(context_); }
 
 absl::Status BlockDecompressor::Decompress(const BlockHeader& header, const uint8_t* compressed, uint8_t* out) {
+  if (context_ == nullptr) return absl::ResourceExhaustedError("no memory for zstd's decompression context");
   // The frame must say the size the header says: a zstd frame that ends
   // early, or holds more, is damage (the checksum catches altered bytes).
   const unsigned long long content = ZSTD_getFrameContentSize(compressed, header.compressed_bytes);

@@ -4,10 +4,12 @@
 #include <signal.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <climits>
 #include <cstdlib>
 #include <cstring>
 
+#include "preload/raw_log.h"
 #include "preload/string_table.h"
 #include "preload/tick_clock.h"
 
@@ -27,7 +29,7 @@ constinit bool g_api = false;
 constinit int64_t g_open_ns = 0;
 constinit int64_t g_close_ns = INT64_MAX;
 constinit bool g_timer_opened = false;
-constinit bool g_ended = false;  // The timer closed it for good.
+constinit std::atomic<bool> g_ended{false};  // The window ended for good (timer or instances).
 constinit std::atomic<unsigned> g_signals{0};
 constinit uint64_t g_skip = 0, g_count = 0;  // --skip N, --capture M (0: unbounded).
 constinit std::atomic<uint64_t> g_instances{0};
@@ -65,7 +67,9 @@ void CaptureGate::Init() {
     action.sa_handler = &OnCaptureSignal;
     action.sa_flags = SA_RESTART;
     sigemptyset(&action.sa_mask);
-    __sigaction(signal_number, &action, nullptr);
+    if (__sigaction(signal_number, &action, nullptr) != 0) {
+      RawLog("cannot handle signal %d for --capture-signal (%s): capture stays closed", signal_number, strerror(errno));
+    }
   }
   const int64_t now = MonotonicNs();
   // Closed at start when something else is to open it: a delay still to
@@ -74,7 +78,7 @@ void CaptureGate::Init() {
   g_timer_opened = !delayed;
   g_closed_at_start =
       delayed || g_api || signal_number > 0 || now >= g_close_ns || (g_capture_operation != 0 && g_skip > 0);
-  if (now >= g_close_ns) g_ended = true;
+  if (now >= g_close_ns) g_ended.store(true, std::memory_order_relaxed);
   g_capture_open.store(!g_closed_at_start, std::memory_order_relaxed);
 }
 
@@ -88,7 +92,7 @@ namespace {
 // clock, which the flusher converts as it converts events: an edge and the
 // events around it are ordered alike).
 bool SetLocked(bool open, wire::CaptureReason reason, uint64_t ticks) {
-  if (open && g_ended) open = false;
+  if (open && g_ended.load(std::memory_order_relaxed)) open = false;
   if (open != CaptureOpen()) {
     g_capture_open.store(open, std::memory_order_relaxed);
     if (g_pending != nullptr) {
@@ -118,16 +122,16 @@ void CountCaptureInstance(uint64_t push_ticks) {
   if (opens) SetLocked(true, wire::CaptureReason::kInstances, push_ticks);
   if (closes) {
     SetLocked(false, wire::CaptureReason::kInstances, push_ticks);
-    g_ended = true;
+    g_ended.store(true, std::memory_order_relaxed);
   }
   pthread_mutex_unlock(&g_mutex);
 }
 
 void CaptureGate::Tick(int64_t now_ns) {
-  if (!g_ended && now_ns >= g_close_ns) {
+  if (!g_ended.load(std::memory_order_relaxed) && now_ns >= g_close_ns) {
     pthread_mutex_lock(&g_mutex);
     SetLocked(false, wire::CaptureReason::kTimer, NowTicks());
-    g_ended = true;  // With the close, so no start() reopens in between.
+    g_ended.store(true, std::memory_order_relaxed);  // With the close, so no start() reopens in between.
     pthread_mutex_unlock(&g_mutex);
   } else if (!g_timer_opened && now_ns >= g_open_ns) {
     g_timer_opened = true;
@@ -135,7 +139,9 @@ void CaptureGate::Tick(int64_t now_ns) {
   }
   // An even number of signals since the last tick leaves capture as it was.
   if (g_signals.exchange(0, std::memory_order_relaxed) % 2 == 1) {
-    Set(!CaptureOpen(), wire::CaptureReason::kSignal);
+    pthread_mutex_lock(&g_mutex);  // The state read and flipped as one.
+    SetLocked(!CaptureOpen(), wire::CaptureReason::kSignal, NowTicks());
+    pthread_mutex_unlock(&g_mutex);
   }
 }
 
@@ -151,6 +157,13 @@ void CaptureGate::ResetAfterFork() {
   // would stay locked. Only the forking thread runs here.
   g_mutex = PTHREAD_MUTEX_INITIALIZER;
   if (g_pending != nullptr) g_pending->clear();
+  // A window of instances: the child counts its own from zero, as a
+  // process started afresh would (closed until its skip, if any).
+  if (g_capture_operation != 0) {
+    g_instances.store(0, std::memory_order_relaxed);
+    g_ended.store(false, std::memory_order_relaxed);
+    g_capture_open.store(g_skip == 0, std::memory_order_relaxed);
+  }
 }
 
 }  // namespace rlscope::preload

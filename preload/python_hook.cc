@@ -579,17 +579,6 @@ bool OnNativeCall(PythonThread* thread, FrameKey frame, uintptr_t function, PyFr
     CountUnrecorded(wire::OverheadKind::kPythonBuiltin);
     return false;
   }
-  // Outside a capture window (capture_gate.h) only what opens an
-  // operation is kept: the call is not stored, so neither its line nor its
-  // times are read, and its return finds nothing open. Still "recorded"
-  // (true): sys.monitoring must not disable the site for later windows.
-  CodeInfo* wrapped = nullptr;
-  uint32_t operation_id = 0;
-  const bool closed = __builtin_expect(!CaptureOpen(), 0);
-  if (closed) {
-    operation_id = opens(&wrapped);
-    if (operation_id == 0) return true;
-  }
   if (thread->call_depth >= kMaxDepth) {
     if (thread->call_overflow > 0 || OnCurrentStack(legacy_frame, thread->calls[kMaxDepth - 1].frame)) {
       ++thread->call_overflow;  // Nested past the top: counted, not stored.
@@ -598,6 +587,18 @@ bool OnNativeCall(PythonThread* thread, FrameKey frame, uintptr_t function, PyFr
     // Stale entries: what is open will not be recorded, what follows will.
     PopCalls(thread, 0);
     g_stack_resets.fetch_add(1, std::memory_order_relaxed);
+  }
+  // Outside a capture window (capture_gate.h) only what opens an
+  // operation is kept: the call is not stored, so neither its line nor its
+  // times are read, and its return finds nothing open. Still "recorded"
+  // (true): sys.monitoring must not disable the site for later windows.
+  // After the overflow count, which its return undoes.
+  CodeInfo* wrapped = nullptr;
+  uint32_t operation_id = 0;
+  const bool closed = __builtin_expect(!CaptureOpen(), 0);
+  if (closed) {
+    operation_id = opens(&wrapped);
+    if (operation_id == 0) return true;
   }
   CodeInfo* code = nullptr;
   uint16_t line = 0;

@@ -64,10 +64,13 @@ void ApplyCaptureWindows(ProcessTimeline& process) {
   for (ThreadTimeline& thread : process.threads) {
     for (const auto& [label, count] : thread.operation_instances) process.whole_run_instances[label] += count;
     thread.captured = Intersect({{thread.begin_ns, thread.end_ns, 0}}, *windows);
-    // Per-instance figures are the windows': only instances begun inside.
-    std::erase_if(thread.instance_starts, [&](const Interval& start) { return !Inside(*windows, start.begin_ns); });
+    // Per-instance figures are the windows': only instances begun inside
+    // are counted (every start stays, so that an instance begun before a
+    // window keeps its time there: InstanceDurations' `counted`).
     thread.operation_instances.clear();
-    for (const Interval& start : thread.instance_starts) ++thread.operation_instances[start.label];
+    for (const Interval& start : thread.instance_starts) {
+      if (Inside(*windows, start.begin_ns)) ++thread.operation_instances[start.label];
+    }
   }
   // GPU work that began outside the windows: launched outside them, or
   // still running from before (its launch was not captured).

@@ -310,9 +310,12 @@ class TimelineWriter {
         Value launch_id = std::monostate{};
         int64_t operation_id = unseen;
         if (const auto found = launches.find(activity.correlation_id); found != launches.end()) {
-          const auto [id, operation] = launch_rows_.at(found->second.call);
-          launch_id = id;
-          operation_id = operation;
+          // Every launch found was written as a cuda_api_calls row: a miss
+          // (never expected) leaves the activity unlinked, not the export.
+          if (const auto row = launch_rows_.find(found->second.call); row != launch_rows_.end()) {
+            launch_id = row->second.first;
+            operation_id = row->second.second;
+          }
         }
         rows.Row({static_cast<int64_t>(p) + 1, GpuActivityCategoryName(activity.kind), int64_t{activity.device},
                   int64_t{activity.stream}, activity.begin_ns, activity.end_ns, int64_t{activity.correlation_id},

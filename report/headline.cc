@@ -297,10 +297,13 @@ Headline MakeHeadline(const RunReport& report) {
       headline.findings.push_back(per_step + ").");
     }
   }
-  if (report.gpu_busy_ns > 0 && report.metadata.wall_ns > 0) {
-    headline.findings.push_back(
-        absl::StrFormat("The GPU was busy %s of the run's %s wall time (%s).", FormatDuration(report.gpu_busy_ns),
-                        FormatDuration(report.metadata.wall_ns), Percent(report.gpu_busy_ns, report.metadata.wall_ns)));
+  // A windowed run's GPU work is the windows': so is the time it is of.
+  const int64_t wall_ns = report.windowed ? report.captured_ns : report.metadata.wall_ns;
+  if (report.gpu_busy_ns > 0 && wall_ns > 0) {
+    headline.findings.push_back(absl::StrFormat("The GPU was busy %s of the %s %s wall time (%s).",
+                                                FormatDuration(report.gpu_busy_ns),
+                                                report.windowed ? "captured windows'" : "run's",
+                                                FormatDuration(wall_ns), Percent(report.gpu_busy_ns, wall_ns)));
   } else if (report.gpu_busy_ns <= 0) {
     headline.findings.push_back("No GPU work was recorded.");
   }

@@ -6,7 +6,18 @@
 
 namespace rlscope::report {
 
-std::map<int32_t, std::vector<int64_t>> InstanceDurations(const IntervalList& timeline, IntervalList starts) {
+namespace {
+
+bool Inside(const IntervalList& intervals, int64_t time_ns) {
+  const auto after = std::upper_bound(intervals.begin(), intervals.end(), time_ns,
+                                      [](int64_t t, const Interval& interval) { return t < interval.begin_ns; });
+  return after != intervals.begin() && time_ns < std::prev(after)->end_ns;
+}
+
+}  // namespace
+
+std::map<int32_t, std::vector<int64_t>> InstanceDurations(const IntervalList& timeline, IntervalList starts,
+                                                          const IntervalList* counted) {
   std::sort(starts.begin(), starts.end(), [](const Interval& a, const Interval& b) { return a.begin_ns < b.begin_ns; });
   std::map<int32_t, std::vector<int64_t>> start_times;
   for (const Interval& start : starts) start_times[start.label].push_back(start.begin_ns);
@@ -32,6 +43,17 @@ std::map<int32_t, std::vector<int64_t>> InstanceDurations(const IntervalList& ti
       owned[instance] += end - begin;
       begin = end;
     }
+  }
+  if (counted != nullptr) {
+    for (auto& [label, owned] : durations) {
+      const std::vector<int64_t>& times = start_times[label];
+      size_t kept = 0;
+      for (size_t i = 0; i < owned.size(); ++i) {
+        if (Inside(*counted, times[i])) owned[kept++] = owned[i];
+      }
+      owned.resize(kept);
+    }
+    std::erase_if(durations, [](const auto& entry) { return entry.second.empty(); });
   }
   return durations;
 }

@@ -25,7 +25,11 @@ namespace rlscope::report {
 // start order. `timeline`: sorted, disjoint (OperationTimeline); `starts`:
 // begin = the instance's start, label = its operation (any order).
 // Operations without starts (start-up, teardown, inherited) are left out.
-std::map<int32_t, std::vector<int64_t>> InstanceDurations(const IntervalList& timeline, IntervalList starts);
+// `counted` (sorted, disjoint; capture windows), when given: only the
+// instances begun inside it are returned, the others still owning their
+// time (an instance begun before a window keeps what it ran inside it).
+std::map<int32_t, std::vector<int64_t>> InstanceDurations(const IntervalList& timeline, IntervalList starts,
+                                                          const IntervalList* counted = nullptr);
 
 // InstanceStats: one operation's instances summarised. Percentiles are
 // nearest-rank (the smallest duration at least that share of instances

@@ -177,7 +177,9 @@ nlohmann::ordered_json PerStepJson(const RunReport& report) {
   nlohmann::ordered_json json = {{"operation", kStepOperation}, {"steps", report.steps}};
   const bool any = report.steps > 0;
   const auto steps = static_cast<double>(report.steps);
-  const int64_t wall_ns = report.corrected_wall_ns.value_or(report.metadata.wall_ns);
+  // A windowed run's steps are the windows': so is the wall time.
+  const int64_t wall_ns =
+      report.windowed ? report.captured_ns : report.corrected_wall_ns.value_or(report.metadata.wall_ns);
   json["loop_ns_per_step"] = any ? nlohmann::ordered_json(std::llround(static_cast<double>(loop_ns) / steps)) : nullptr;
   json["wall_ns_per_step"] = any ? nlohmann::ordered_json(std::llround(static_cast<double>(wall_ns) / steps)) : nullptr;
   return json;

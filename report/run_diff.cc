@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "report/report_vocabulary.h"
 
 namespace rlscope::report {
 
@@ -236,7 +237,8 @@ RunDiff DiffRuns(const std::vector<DiffInput>& inputs, const DiffOptions& option
     run.data_damaged = report.data_damaged;
     run.wall_ns = report.metadata.wall_ns;
     if (report.corrected) run.corrected_wall_ns = report.corrected_wall_ns;
-    run.total_wall_ns = run.corrected_wall_ns.value_or(run.wall_ns);
+    // A windowed run's times are its windows': so is the wall time compared.
+    run.total_wall_ns = report.windowed ? report.captured_ns : run.corrected_wall_ns.value_or(run.wall_ns);
     run.thread_ns = t.thread_ns;
     run.gpu_ns = t.gpu_ns;
     if (t.gpu_captured) {
@@ -380,6 +382,14 @@ RunDiff DiffRuns(const std::vector<DiffInput>& inputs, const DiffOptions& option
           "%s never entered '%s': it has no steps, so its times per step are absent (--step-operation names "
           "another operation)",
           runs[i].label, options.step_operation));
+    }
+  }
+  for (size_t i = 0; i < n; ++i) {
+    if (inputs[i].report->windowed) {
+      diff.warnings.push_back(absl::StrFormat(
+          "%s was captured in windows only: its times and steps are the windows', and its wall time is theirs (%s "
+          "of the run's %s)",
+          runs[i].label, FormatDuration(inputs[i].report->captured_ns), FormatDuration(runs[i].wall_ns)));
     }
   }
   for (const DiffRunSummary& run : runs) {

@@ -159,8 +159,9 @@ ThreadAnalysis AnalyseThread(ThreadTimeline thread, int32_t none_operation, cons
     if (views != ThreadViews::kBreakdown) {
       // Inside capture windows only: outside them the operations are known
       // but nothing else is (capture_windows.h).
-      analysis.instance_ns = InstanceDurations(thread.captured ? Intersect(operations, *thread.captured) : operations,
-                                               std::move(thread.instance_starts));
+      analysis.instance_ns =
+          InstanceDurations(thread.captured ? Intersect(operations, *thread.captured) : operations,
+                            std::move(thread.instance_starts), thread.captured ? &*thread.captured : nullptr);
     }
   }
   // The correction's copy, when it made one, keeps the measured overlap.

@@ -112,7 +112,8 @@ class CaptureWindows(unittest.TestCase):
         self.assertEqual(inference, [30])
 
     def test_the_capture_signal_opens_capture(self):
-        run = ProfiledRun(self, command("--signal"), options=("--capture-signal",))
+        # The signal's name may follow as an argument of its own.
+        run = ProfiledRun(self, command("--signal"), options=("--capture-signal", "USR2"))
         self.assertEqual(run.result.stdout.split("rlscope")[0].strip(), self.bare_stdout.strip())
         capture = run.report["capture"]
         self.assertEqual(capture["whole_run_steps"], STEPS + RESETS)
@@ -128,7 +129,10 @@ class CaptureWindows(unittest.TestCase):
                                  (["--capture-signal=KILL"], "--capture-signal wants a signal"),
                                  (["--skip", "-1"], "--skip wants a whole number of instances"),
                                  (["--capture", "0"], "--capture wants a whole number of instances (at least 1)"),
-                                 (["--capture-op", "inference"], "--capture-op names what --skip and --capture")):
+                                 (["--capture-op", "inference"], "--capture-op names what --skip and --capture"),
+                                 (["--delay", "1", "--capture", "5"], "one kind of capture window per run"),
+                                 (["--capture-signal=RTMIN+999"], "--capture-signal wants a signal"),
+                                 (["--capture-signal=32"], "--capture-signal wants a signal")):
             result = run_rlscope("run", *options, "--", ARGS.python, "-c", "pass")
             self.assertEqual(result.returncode, 2, (options, result.stderr))
             self.assertIn(message, result.stderr)

@@ -53,3 +53,14 @@ TEST_CASE("instance stats: mean, nearest-rank p50 and p95, max", "[instances]") 
   CHECK((one.p50_ns == 7 && one.p95_ns == 7 && one.max_ns == 7 && one.mean_ns == 7));
   CHECK(SummariseInstances("none", {}).instances == 0);
 }
+
+TEST_CASE("instance durations inside capture windows: begun outside, still the owner", "[instances]") {
+  // An instance started at 0 runs into the window [50, 100); one starts at 70.
+  const IntervalList timeline = {{50, 100, kStep}};
+  const IntervalList window = {{50, 100, 0}};
+  const auto durations = InstanceDurations(timeline, {At(0, kStep), At(70, kStep)}, &window);
+  // Only the instance begun inside is reported, with its own 30 ns, not
+  // the 20 ns the earlier one ran inside the window.
+  CHECK(durations.at(kStep) == std::vector<int64_t>{30});
+  CHECK(InstanceDurations({{50, 60, kAct}}, {At(0, kAct)}, &window).empty());
+}
