@@ -5,16 +5,6 @@
 
 namespace rlscope::report {
 
-namespace {
-
-bool Inside(const IntervalList& windows, int64_t time_ns) {
-  const auto after = std::upper_bound(windows.begin(), windows.end(), time_ns,
-                                      [](int64_t t, const Interval& window) { return t < window.begin_ns; });
-  return after != windows.begin() && time_ns < std::prev(after)->end_ns;
-}
-
-}  // namespace
-
 std::optional<IntervalList> CaptureWindowsOf(const ProcessTimeline& process) {
   if (process.capture_edges.empty()) return std::nullopt;
   IntervalList edges = process.capture_edges;
@@ -69,13 +59,13 @@ void ApplyCaptureWindows(ProcessTimeline& process) {
     // window keeps its time there: InstanceDurations' `counted`).
     thread.operation_instances.clear();
     for (const Interval& start : thread.instance_starts) {
-      if (Inside(*windows, start.begin_ns)) ++thread.operation_instances[start.label];
+      if (Covers(*windows, start.begin_ns)) ++thread.operation_instances[start.label];
     }
   }
   // GPU work that began outside the windows: launched outside them, or
   // still running from before (its launch was not captured).
   std::erase_if(process.gpu_activities,
-                [&](const GpuActivity& activity) { return !Inside(*windows, activity.begin_ns); });
+                [&](const GpuActivity& activity) { return !Covers(*windows, activity.begin_ns); });
   process.captured = std::move(windows);
 }
 

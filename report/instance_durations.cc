@@ -6,16 +6,6 @@
 
 namespace rlscope::report {
 
-namespace {
-
-bool Inside(const IntervalList& intervals, int64_t time_ns) {
-  const auto after = std::upper_bound(intervals.begin(), intervals.end(), time_ns,
-                                      [](int64_t t, const Interval& interval) { return t < interval.begin_ns; });
-  return after != intervals.begin() && time_ns < std::prev(after)->end_ns;
-}
-
-}  // namespace
-
 std::map<int32_t, std::vector<int64_t>> InstanceDurations(const IntervalList& timeline, IntervalList starts,
                                                           const IntervalList* counted) {
   std::sort(starts.begin(), starts.end(), [](const Interval& a, const Interval& b) { return a.begin_ns < b.begin_ns; });
@@ -49,7 +39,7 @@ std::map<int32_t, std::vector<int64_t>> InstanceDurations(const IntervalList& ti
       const std::vector<int64_t>& times = start_times[label];
       size_t kept = 0;
       for (size_t i = 0; i < owned.size(); ++i) {
-        if (Inside(*counted, times[i])) owned[kept++] = owned[i];
+        if (Covers(*counted, times[i])) owned[kept++] = owned[i];
       }
       owned.resize(kept);
     }

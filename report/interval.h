@@ -3,7 +3,9 @@
 #ifndef RLSCOPE_REPORT_INTERVAL_H_
 #define RLSCOPE_REPORT_INTERVAL_H_
 
+#include <algorithm>
 #include <cstdint>
+#include <iterator>
 #include <vector>
 
 namespace rlscope::report {
@@ -22,6 +24,18 @@ struct Interval {
 inline constexpr int32_t kNoLabel = -1;
 
 using IntervalList = std::vector<Interval>;
+
+// IndexAt: the index of the interval of `intervals` (sorted, disjoint)
+// holding `time_ns`, or -1 when none does.
+inline int64_t IndexAt(const IntervalList& intervals, int64_t time_ns) {
+  const auto after = std::upper_bound(intervals.begin(), intervals.end(), time_ns,
+                                      [](int64_t t, const Interval& interval) { return t < interval.begin_ns; });
+  if (after == intervals.begin() || time_ns >= std::prev(after)->end_ns) return -1;
+  return std::prev(after) - intervals.begin();
+}
+
+// Covers: whether some interval of `intervals` (sorted, disjoint) holds `time_ns`.
+inline bool Covers(const IntervalList& intervals, int64_t time_ns) { return IndexAt(intervals, time_ns) >= 0; }
 
 }  // namespace rlscope::report
 

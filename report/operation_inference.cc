@@ -302,12 +302,7 @@ IntervalList TopLevel(IntervalList nested) {
 
 // AncestorOf: the index in `top` (TopLevel) of the interval holding
 // `time_ns`, or -1 (time no rule's call covers: simulator code).
-int AncestorOf(const IntervalList& top, int64_t time_ns) {
-  const auto after = std::upper_bound(top.begin(), top.end(), time_ns,
-                                      [](int64_t t, const Interval& interval) { return t < interval.begin_ns; });
-  if (after == top.begin() || time_ns >= std::prev(after)->end_ns) return -1;
-  return static_cast<int>(std::prev(after) - top.begin());
-}
+int AncestorOf(const IntervalList& top, int64_t time_ns) { return static_cast<int>(IndexAt(top, time_ns)); }
 
 void ResolveThread(ThreadTimeline& thread, const Labels& labels) {
   IntervalList& inferred = thread.inferred_operations;

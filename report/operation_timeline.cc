@@ -27,11 +27,8 @@ IntervalList OperationTimeline(IntervalList explicit_operations, IntervalList in
 }
 
 int32_t OperationAt(const IntervalList& timeline, int64_t time_ns, int32_t none) {
-  auto it = std::upper_bound(timeline.begin(), timeline.end(), time_ns,
-                             [](int64_t time, const Interval& interval) { return time < interval.begin_ns; });
-  if (it == timeline.begin()) return none;
-  --it;
-  return time_ns < it->end_ns ? it->label : none;
+  const int64_t index = IndexAt(timeline, time_ns);
+  return index >= 0 ? timeline[static_cast<size_t>(index)].label : none;
 }
 
 }  // namespace rlscope::report
