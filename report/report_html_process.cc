@@ -11,6 +11,7 @@
 #include "absl/strings/str_join.h"
 #include "report/html_page.h"
 #include "report/report_html_breakdown.h"
+#include "report/report_tables.h"
 #include "report/report_vocabulary.h"
 
 namespace rlscope::report {
@@ -69,40 +70,23 @@ std::string ThreadTable(const ProcessReport& process) {
          CappedNote(std::min(threads.size(), kMaxThreads), threads.size(), "threads");
 }
 
+// HtmlRows: a CellTable's rows as cells: the first column text, the rest numbers.
+std::vector<std::vector<Cell>> HtmlRows(const CellTable& cells) {
+  std::vector<std::vector<Cell>> rows;
+  for (const std::vector<std::string>& row : cells.rows) {
+    std::vector<Cell> line;
+    for (size_t i = 0; i < row.size(); ++i) line.push_back(i == 0 ? Text(row[i]) : Number(row[i]));
+    rows.push_back(std::move(line));
+  }
+  return rows;
+}
+
 // TransitionTable: per operation, crossings between levels per instance
 // (RL-Scope's transitions per iteration).
 std::string TransitionTable(const ProcessReport& process) {
   if (process.transitions.empty()) return Note("No transitions between stack levels were recorded.");
-  std::map<std::string, std::map<std::string, double>> per_instance;
-  std::map<std::string, uint64_t> instances, counts;
-  std::set<std::string> columns;
-  for (const TransitionRow& row : process.transitions) {
-    const std::string column = absl::StrFormat("%s\u2192%s", CategoryName(row.from), CategoryName(row.to));
-    const uint64_t divisor = row.operation_instances > 0 ? row.operation_instances : 1;
-    per_instance[row.operation][column] += static_cast<double>(row.count) / static_cast<double>(divisor);
-    instances[row.operation] = row.operation_instances;
-    counts[row.operation] += row.count;
-    columns.insert(column);
-  }
-  std::vector<std::string> operations;
-  for (const auto& [operation, count] : counts) operations.push_back(operation);
-  std::stable_sort(operations.begin(), operations.end(),
-                   [&](const std::string& a, const std::string& b) { return counts[a] > counts[b]; });
-  std::vector<std::string> header = {"operation", "instances"};
-  header.insert(header.end(), columns.begin(), columns.end());
-  std::vector<std::vector<Cell>> table;
-  for (size_t i = 0; i < operations.size() && i < kMaxHtmlOperations; ++i) {
-    const std::string& operation = operations[i];
-    std::vector<Cell> line = {Text(operation),
-                              Number(instances[operation] > 0 ? FormatCount(instances[operation]) : "-")};
-    for (const std::string& column : columns) {
-      const auto it = per_instance[operation].find(column);
-      line.push_back(Number(it == per_instance[operation].end() ? "-" : absl::StrFormat("%.1f", it->second)));
-    }
-    table.push_back(std::move(line));
-  }
-  return html::Table(header, table) +
-         CappedNote(std::min(operations.size(), kMaxHtmlOperations), operations.size(), "operations") +
+  const CellTable cells = TransitionCells(process, "\u2192", kMaxHtmlOperations);
+  return html::Table(cells.header, HtmlRows(cells)) + CappedNote(cells.rows.size(), cells.total_rows, "operations") +
          Note(
              "Per operation instance (per iteration); operations without an instance count, such as (none), show "
              "the plain count.");
@@ -112,16 +96,7 @@ std::string TransitionTable(const ProcessReport& process) {
 // per step: its time divided by the run's environment steps.
 std::string InstanceTable(const ProcessReport& process, uint64_t steps) {
   if (process.instance_stats.empty()) return "";
-  std::vector<std::string> header = {"operation", "instances", "mean", "p50", "p95", "max"};
-  if (steps > 0) header.push_back("per step");
-  std::vector<std::vector<Cell>> table;
-  for (size_t i = 0; i < process.instance_stats.size() && i < kMaxHtmlOperations; ++i) {
-    const InstanceStats& stats = process.instance_stats[i];
-    table.push_back({Text(stats.operation), Number(FormatCount(stats.instances)), Number(FormatDuration(stats.mean_ns)),
-                     Number(FormatDuration(stats.p50_ns)), Number(FormatDuration(stats.p95_ns)),
-                     Number(FormatDuration(stats.max_ns))});
-    if (steps > 0) table.back().push_back(Number(FormatDuration(stats.total_ns / static_cast<int64_t>(steps))));
-  }
+  const CellTable cells = InstanceCells(process, steps, kMaxHtmlOperations);
   std::string note =
       "The time one instance took in its operation (an instance owns its operation's time until the next one "
       "starts); p50 and p95 are nearest-rank.";
@@ -129,10 +104,8 @@ std::string InstanceTable(const ProcessReport& process, uint64_t steps) {
     note += absl::StrFormat(" Per step: the operation's time over the run's %s environment steps (entries into %s).",
                             FormatCount(steps), kStepOperation);
   }
-  return "<h3>Operation instances</h3>" + html::Table(header, table) +
-         CappedNote(std::min(process.instance_stats.size(), kMaxHtmlOperations), process.instance_stats.size(),
-                    "operations") +
-         Note(note);
+  return "<h3>Operation instances</h3>" + html::Table(cells.header, HtmlRows(cells)) +
+         CappedNote(cells.rows.size(), cells.total_rows, "operations") + Note(note);
 }
 
 // LineTable: per operation, the Python lines whose native calls took most.

@@ -11,6 +11,7 @@
 #include "calibration/calibration_verdict.h"
 #include "calibration/overhead_model.h"
 #include "report/headline.h"
+#include "report/report_tables.h"
 #include "report/report_vocabulary.h"
 
 namespace rlscope::report {
@@ -102,38 +103,9 @@ std::string ProcessTable(const ProcessReport& process, const std::vector<Breakdo
 // between levels (RL-Scope's "language transitions" per iteration).
 std::string TransitionTable(const ProcessReport& process) {
   if (process.transitions.empty()) return "";
-  std::map<std::string, std::map<std::string, double>> per_instance;
-  std::map<std::string, uint64_t> instances, counts;
-  std::set<std::string> column_set;
-  for (const TransitionRow& row : process.transitions) {
-    const std::string column = absl::StrFormat("%s->%s", CategoryName(row.from), CategoryName(row.to));
-    const uint64_t divisor = row.operation_instances > 0 ? row.operation_instances : 1;
-    per_instance[row.operation][column] += static_cast<double>(row.count) / static_cast<double>(divisor);
-    instances[row.operation] = row.operation_instances;
-    counts[row.operation] += row.count;
-    column_set.insert(column);
-  }
-  // Most transitions first, as report.html orders them.
-  std::vector<std::string> operations;
-  for (const auto& [operation, count] : counts) operations.push_back(operation);
-  std::stable_sort(operations.begin(), operations.end(),
-                   [&](const std::string& a, const std::string& b) { return counts[a] > counts[b]; });
-  const std::vector<std::string> columns(column_set.begin(), column_set.end());
-  std::vector<std::vector<std::string>> table;
-  std::vector<std::string> header = {"operation", "instances"};
-  header.insert(header.end(), columns.begin(), columns.end());
-  table.push_back(header);
-  size_t shown = 0;
-  for (const std::string& operation : operations) {
-    if (++shown > kMaxOperationsShown) break;
-    const std::map<std::string, double>& cells = per_instance[operation];
-    std::vector<std::string> line = {operation, instances[operation] > 0 ? FormatCount(instances[operation]) : "-"};
-    for (const std::string& column : columns) {
-      const auto it = cells.find(column);
-      line.push_back(it == cells.end() ? "-" : absl::StrFormat("%.1f", it->second));
-    }
-    table.push_back(line);
-  }
+  CellTable cells = TransitionCells(process, "->", kMaxOperationsShown);
+  std::vector<std::vector<std::string>> table = {std::move(cells.header)};
+  for (std::vector<std::string>& row : cells.rows) table.push_back(std::move(row));
   return "  transitions per operation instance:\n" + FormatTable(table);
 }
 
@@ -158,14 +130,9 @@ std::string WholeRunEstimate(const RunReport& report) {
 // step: the operation's time divided by the run's environment steps.
 std::string InstanceTable(const ProcessReport& process, uint64_t steps) {
   if (process.instance_stats.empty()) return "";
-  std::vector<std::vector<std::string>> table = {{"operation", "instances", "mean", "p50", "p95", "max"}};
-  if (steps > 0) table[0].push_back("per step");
-  for (size_t i = 0; i < process.instance_stats.size() && i < kMaxOperationsShown; ++i) {
-    const InstanceStats& stats = process.instance_stats[i];
-    table.push_back({stats.operation, FormatCount(stats.instances), FormatDuration(stats.mean_ns),
-                     FormatDuration(stats.p50_ns), FormatDuration(stats.p95_ns), FormatDuration(stats.max_ns)});
-    if (steps > 0) table.back().push_back(FormatDuration(stats.total_ns / static_cast<int64_t>(steps)));
-  }
+  CellTable cells = InstanceCells(process, steps, kMaxOperationsShown);
+  std::vector<std::vector<std::string>> table = {std::move(cells.header)};
+  for (std::vector<std::string>& row : cells.rows) table.push_back(std::move(row));
   return absl::StrFormat("  operation instances (the time one took in its operation%s):\n",
                          steps > 0 ? absl::StrFormat("; per step: of %s environment steps", FormatCount(steps)) : "") +
          FormatTable(table);

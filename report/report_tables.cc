@@ -1,0 +1,59 @@
+#include "report/report_tables.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "absl/strings/str_format.h"
+#include "report/category.h"
+#include "report/report_vocabulary.h"
+
+namespace rlscope::report {
+
+CellTable TransitionCells(const ProcessReport& process, std::string_view arrow, size_t max_rows) {
+  std::map<std::string, std::map<std::string, double>> per_instance;
+  std::map<std::string, uint64_t> instances, counts;
+  std::set<std::string> columns;
+  for (const TransitionRow& row : process.transitions) {
+    const std::string column = absl::StrFormat("%s%s%s", CategoryName(row.from), arrow, CategoryName(row.to));
+    const uint64_t divisor = row.operation_instances > 0 ? row.operation_instances : 1;
+    per_instance[row.operation][column] += static_cast<double>(row.count) / static_cast<double>(divisor);
+    instances[row.operation] = row.operation_instances;
+    counts[row.operation] += row.count;
+    columns.insert(column);
+  }
+  std::vector<std::string> operations;
+  for (const auto& [operation, count] : counts) operations.push_back(operation);
+  std::stable_sort(operations.begin(), operations.end(),
+                   [&](const std::string& a, const std::string& b) { return counts[a] > counts[b]; });
+  CellTable table;
+  table.header = {"operation", "instances"};
+  table.header.insert(table.header.end(), columns.begin(), columns.end());
+  table.total_rows = operations.size();
+  for (size_t i = 0; i < operations.size() && i < max_rows; ++i) {
+    const std::string& operation = operations[i];
+    std::vector<std::string> line = {operation, instances[operation] > 0 ? FormatCount(instances[operation]) : "-"};
+    for (const std::string& column : columns) {
+      const auto it = per_instance[operation].find(column);
+      line.push_back(it == per_instance[operation].end() ? "-" : absl::StrFormat("%.1f", it->second));
+    }
+    table.rows.push_back(std::move(line));
+  }
+  return table;
+}
+
+CellTable InstanceCells(const ProcessReport& process, uint64_t steps, size_t max_rows) {
+  CellTable table;
+  table.header = {"operation", "instances", "mean", "p50", "p95", "max"};
+  if (steps > 0) table.header.push_back("per step");
+  table.total_rows = process.instance_stats.size();
+  for (size_t i = 0; i < process.instance_stats.size() && i < max_rows; ++i) {
+    const InstanceStats& stats = process.instance_stats[i];
+    table.rows.push_back({stats.operation, FormatCount(stats.instances), FormatDuration(stats.mean_ns),
+                          FormatDuration(stats.p50_ns), FormatDuration(stats.p95_ns), FormatDuration(stats.max_ns)});
+    if (steps > 0) table.rows.back().push_back(FormatDuration(stats.total_ns / static_cast<int64_t>(steps)));
+  }
+  return table;
+}
+
+}  // namespace rlscope::report
