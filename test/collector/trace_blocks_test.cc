@@ -14,6 +14,7 @@
 
 #include "format/trace_reader.h"
 #include "preload/batch_encoder.h"
+#include "test/collector/trace_test_support.h"
 
 using rlscope::collector::AppendFrameToBlock;
 using rlscope::collector::AppendTraceFileHeader;
@@ -31,25 +32,17 @@ namespace wire = rlscope::wire;
 
 namespace {
 
-std::string TempPath(const std::string& name) {
-  return "/tmp/rlscope_blocks_test_" + std::to_string(getpid()) + "_" + name;
-}
+std::string TempPath(const std::string& name) { return rlscope::trace_test::TempPath("rlscope_blocks_test", name); }
 
-void Append(std::vector<uint8_t>& stream, BatchEncoder::Frame frame) {
-  stream.insert(stream.end(), frame.begin(), frame.end());
-}
+using rlscope::trace_test::Append;
+using rlscope::trace_test::WriteFile;
 
 // The frames of a stream: Hello, `batches` batches of 100 events each,
 // Goodbye; each frame's bytes on their own.
 std::vector<std::vector<uint8_t>> SampleFrames(int batches) {
   std::vector<std::vector<uint8_t>> frames;
   BatchEncoder encoder;
-  ProcessIdentity identity;
-  identity.pid = 4242;
-  identity.ppid = 1;
-  identity.start_ns = 1000;
-  identity.argv = {"python3", "train.py"};
-  identity.executable = "/usr/bin/python3";
+  const ProcessIdentity identity = rlscope::trace_test::SampleIdentity();
   frames.emplace_back();
   Append(frames.back(), encoder.EncodeHello(identity, "tsc"));
   for (int b = 0; b < batches; ++b) {
@@ -102,11 +95,6 @@ std::vector<uint8_t> Compressed(const std::vector<std::vector<uint8_t>>& frames,
     begin = end;
   }
   return file;
-}
-
-void WriteFile(const std::string& path, const std::vector<uint8_t>& bytes) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
 }
 
 struct Collected {

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "preload/batch_encoder.h"
+#include "test/collector/trace_test_support.h"
 
 using rlscope::collector::ReadTraceFile;
 using rlscope::collector::TraceReadResult;
@@ -23,22 +24,16 @@ namespace wire = rlscope::wire;
 
 namespace {
 
-std::string TempPath(const std::string& name) { return "/tmp/rlscope_test_" + std::to_string(getpid()) + "_" + name; }
+std::string TempPath(const std::string& name) { return rlscope::trace_test::TempPath("rlscope_test", name); }
 
-void Append(std::vector<uint8_t>& stream, BatchEncoder::Frame frame) {
-  stream.insert(stream.end(), frame.begin(), frame.end());
-}
+using rlscope::trace_test::Append;
+using rlscope::trace_test::WriteFile;
 
 // A stream of Hello, one batch (2 strings, 3 events on tid 11), Goodbye.
 std::vector<uint8_t> SampleStream() {
   std::vector<uint8_t> stream;
   BatchEncoder encoder;
-  ProcessIdentity identity;
-  identity.pid = 4242;
-  identity.ppid = 1;
-  identity.start_ns = 1000;
-  identity.argv = {"python3", "train.py"};
-  identity.executable = "/usr/bin/python3";
+  const ProcessIdentity identity = rlscope::trace_test::SampleIdentity();
   Append(stream, encoder.EncodeHello(identity, "tsc"));
   encoder.BeginBatch(1, 0);
   encoder.AddString(0, "cudaLaunchKernel");
@@ -52,11 +47,6 @@ std::vector<uint8_t> SampleStream() {
   Append(stream, encoder.FinishBatch());
   Append(stream, encoder.EncodeGoodbye(2000, 3, 0, "exit"));
   return stream;
-}
-
-void WriteFile(const std::string& path, const std::vector<uint8_t>& bytes) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
 }
 
 struct Collected {

@@ -102,6 +102,22 @@ class BadRunData(CopiedRunCase):
         with open(path, "wb") as f:
             f.write(data)
 
+    def check_cuts(self, original, spans, cuts, where=""):
+        """The first trace cut at each of `cuts`: whole at a boundary of
+        `spans` ([(offset, size)]), else damaged there, named as the offset
+        of the span it falls in (+ `where`)."""
+        for cut in sorted(cuts):
+            with self.subTest(cut=cut):
+                out = self.copy_run()
+                path = self.first_trace(out)
+                self.rewrite(path, original[:cut])
+                at_boundary = any(cut == offset for offset, _ in spans)
+                result = self.report(out, codes=(0,) if at_boundary else (3,))
+                if not at_boundary:
+                    self.assert_one_problem(result, path,
+                                            f"at byte offset {max(o for o, _ in spans if o <= cut)}{where}")
+                    self.assertIn("some trace data was damaged", result.stderr)
+
     # Trace files.
 
     def test_trace_cut_at_every_kind_of_boundary(self):
@@ -112,16 +128,7 @@ class BadRunData(CopiedRunCase):
         cuts = set()
         for offset, length in spans[1:]:
             cuts.update({offset, offset + 2, offset + 4, offset + 4 + length // 2, offset + 4 + length - 1})
-        for cut in sorted(cuts):
-            with self.subTest(cut=cut):
-                out = self.copy_run()
-                path = self.first_trace(out)
-                self.rewrite(path, original[:cut])
-                at_boundary = any(cut == offset for offset, _ in spans)
-                result = self.report(out, codes=(0,) if at_boundary else (3,))
-                if not at_boundary:
-                    self.assert_one_problem(result, path, f"at byte offset {max(o for o, _ in spans if o <= cut)}")
-                    self.assertIn("some trace data was damaged", result.stderr)
+        self.check_cuts(original, spans, cuts)
 
     def test_trace_cut_inside_its_hello_is_not_a_trace(self):
         out = self.copy_run()
@@ -300,6 +307,7 @@ class BadCompressedTrace(CopiedRunCase):
     report = BadRunData.report
     assert_one_problem = BadRunData.assert_one_problem
     rewrite = BadRunData.rewrite
+    check_cuts = BadRunData.check_cuts
 
     def original(self):
         with open(self.first_trace(self.base.out), "rb") as f:
@@ -313,17 +321,7 @@ class BadCompressedTrace(CopiedRunCase):
         cuts = set()
         for offset, size in spans[1:]:
             cuts.update({offset, offset + 2, offset + 8, offset + size // 2, offset + size - 1})
-        for cut in sorted(cuts):
-            with self.subTest(cut=cut):
-                out = self.copy_run()
-                path = self.first_trace(out)
-                self.rewrite(path, original[:cut])
-                at_boundary = any(cut == offset for offset, _ in spans)
-                result = self.report(out, codes=(0,) if at_boundary else (3,))
-                if not at_boundary:
-                    self.assert_one_problem(result, path, f"at byte offset {max(o for o, _ in spans if o <= cut)} "
-                                            "(of the file)")
-                    self.assertIn("some trace data was damaged", result.stderr)
+        self.check_cuts(original, spans, cuts, " (of the file)")
 
     def test_trace_cut_inside_its_header_or_hello_is_not_a_trace(self):
         original = self.original()
