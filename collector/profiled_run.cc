@@ -308,9 +308,7 @@ std::vector<std::string> WithExtraEnvironment(std::vector<std::string> base, con
 // run's start): every process of the run opens and closes together.
 void SetCaptureWindow(const CaptureWindow& window, InjectionEnvironment& injection) {
   if (!window.any()) return;
-  timespec now{};
-  clock_gettime(CLOCK_MONOTONIC, &now);
-  const int64_t start_ns = int64_t{now.tv_sec} * 1'000'000'000 + now.tv_nsec;
+  const int64_t start_ns = NowNs(CLOCK_MONOTONIC);
   if (window.delay_ns.has_value()) injection.capture_open_ns = start_ns + *window.delay_ns;
   if (window.duration_ns.has_value()) {
     injection.capture_close_ns = start_ns + window.delay_ns.value_or(0) + *window.duration_ns;
@@ -318,7 +316,7 @@ void SetCaptureWindow(const CaptureWindow& window, InjectionEnvironment& injecti
   injection.capture_api = window.api;
   injection.capture_signal = window.signal;
   if (window.skip || window.count) {
-    injection.capture_operation = window.operation.empty() ? "simulation" : window.operation;
+    injection.capture_operation = window.operation.empty() ? report::kStepOperation : window.operation;
     injection.capture_skip = window.skip.value_or(0);
     injection.capture_count = window.count.value_or(-1);
   }

@@ -208,13 +208,7 @@ void SummariseCapture(RunReport& report) {
   if (!report.windowed) return;
   report.capture_windows = UnionIntervals(std::move(windows));
   for (const Interval& window : report.capture_windows) report.captured_ns += window.duration_ns();
-  for (const ProcessReport& process : report.processes) {
-    // A process captured whole counts all its steps.
-    const std::map<std::string, uint64_t>& whole =
-        process.captured.has_value() ? process.whole_run_instances : process.operation_instances;
-    const auto found = whole.find(kStepOperation);
-    if (found != whole.end()) report.whole_run_steps = std::max(report.whole_run_steps, found->second);
-  }
+  report.whole_run_steps = StepsOf(report, kStepOperation, /*whole_run=*/true);
   // Per operation: the windows' time and instances, and the run's instances.
   std::map<std::string, RunReport::Estimate> estimates;
   for (const BreakdownRow& row : report.rows) {
@@ -223,9 +217,9 @@ void SummariseCapture(RunReport& report) {
   }
   for (const ProcessReport& process : report.processes) {
     for (const auto& [operation, n] : process.operation_instances) estimates[operation].window_instances += n;
-    const std::map<std::string, uint64_t>& whole =
-        process.captured.has_value() ? process.whole_run_instances : process.operation_instances;
-    for (const auto& [operation, n] : whole) estimates[operation].run_instances += n;
+    for (const auto& [operation, n] : InstancesOf(process, /*whole_run=*/true)) {
+      estimates[operation].run_instances += n;
+    }
   }
   for (auto& [operation, estimate] : estimates) {
     if (estimate.window_instances == 0 || estimate.window_ns <= 0) continue;
@@ -282,11 +276,16 @@ class RunReportAssembly {
 
 }  // namespace
 
-uint64_t StepsOf(const RunReport& report, const std::string& operation) {
+const std::map<std::string, uint64_t>& InstancesOf(const ProcessReport& process, bool whole_run) {
+  return whole_run && process.captured.has_value() ? process.whole_run_instances : process.operation_instances;
+}
+
+uint64_t StepsOf(const RunReport& report, const std::string& operation, bool whole_run) {
   uint64_t steps = 0;
   for (const ProcessReport& process : report.processes) {
-    const auto found = process.operation_instances.find(operation);
-    if (found != process.operation_instances.end()) steps = std::max(steps, found->second);
+    const std::map<std::string, uint64_t>& instances = InstancesOf(process, whole_run);
+    const auto found = instances.find(operation);
+    if (found != instances.end()) steps = std::max(steps, found->second);
   }
   return steps;
 }

@@ -222,8 +222,14 @@ inline constexpr char kStepOperation[] = "simulation";
 // most. A vector environment's step counts once in the process that calls
 // it and once in each worker process that steps a copy, so the largest
 // count is that of the loop; independent actor processes give the steps of
-// one actor.
-uint64_t StepsOf(const RunReport& report, const std::string& operation);
+// one actor. `whole_run`: counted over each process's whole life, not
+// only its capture windows.
+uint64_t StepsOf(const RunReport& report, const std::string& operation, bool whole_run = false);
+
+// InstancesOf: how many times the process entered each operation: in its
+// capture windows (all of it when captured whole), or with `whole_run` in
+// its whole life.
+const std::map<std::string, uint64_t>& InstancesOf(const ProcessReport& process, bool whole_run);
 
 // BuildRunReport: analyses decoded processes (ordered by start time).
 // `locate_lines`: also fill each process's located_rows.
