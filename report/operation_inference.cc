@@ -304,7 +304,25 @@ IntervalList TopLevel(IntervalList nested) {
 // `time_ns`, or -1 (time no rule's call covers: simulator code).
 int AncestorOf(const IntervalList& top, int64_t time_ns) { return static_cast<int>(IndexAt(top, time_ns)); }
 
+// DropHiddenInstances: the inferred instances from `first` on that begin
+// where an explicit operation is open are not counted: the explicit one
+// wins the timeline there (operation_timeline.h), and counts itself, so an
+// annotated `with rlscope.operation("simulation"): env.step(a)` is one
+// instance, not two.
+void DropHiddenInstances(ThreadTimeline& thread, size_t first) {
+  if (thread.operations.empty() || first >= thread.instance_starts.size()) return;
+  const IntervalList cover = UnionIntervals(thread.operations);
+  thread.instance_starts.erase(
+      std::remove_if(thread.instance_starts.begin() + static_cast<std::ptrdiff_t>(first), thread.instance_starts.end(),
+                     [&](const Interval& start) { return Covers(cover, start.begin_ns); }),
+      thread.instance_starts.end());
+  // The counts are the starts' (AddInstance keeps both).
+  thread.operation_instances.clear();
+  for (const Interval& start : thread.instance_starts) ++thread.operation_instances[start.label];
+}
+
 void ResolveThread(ThreadTimeline& thread, const Labels& labels) {
+  const size_t first_inferred = thread.instance_starts.size();  // Explicit ones come counted from decoding.
   IntervalList& inferred = thread.inferred_operations;
   ResolveByNesting(inferred, labels);
   const IntervalList top = TopLevel(inferred);
@@ -341,6 +359,7 @@ void ResolveThread(ThreadTimeline& thread, const Labels& labels) {
     AddInstance(thread, operation, flat[i].begin_ns);
   }
   inferred = FillGlue(flat, thread, rule_steps, labels);
+  DropHiddenInstances(thread, first_inferred);
 }
 
 }  // namespace

@@ -318,3 +318,29 @@ TEST_CASE("An operation's call that calls another operation is one instance of i
 
 }  // namespace
 }  // namespace rlscope::report
+
+namespace rlscope::report {
+namespace {
+
+TEST_CASE("An inferred instance inside an explicit operation is not counted again", "[operation_inference]") {
+  // `with rlscope.operation("simulation"): env.step(a)` twice: the explicit
+  // operations (counted when decoded) hold the inferred env steps.
+  NameTable names;
+  ProcessTimeline process;
+  process.executable = "/usr/bin/python3";
+  ThreadTimeline thread = fixtures::Thread(0, 100);
+  const int32_t simulation = names.Intern("simulation");
+  for (int64_t begin : {10, 50}) {
+    thread.operations.push_back({begin, begin + 20, simulation});
+    AddInstance(thread, simulation, begin);
+    thread.inferred_operations.push_back({begin + 2, begin + 18, simulation});
+  }
+  thread.inferred_operations.push_back({80, 90, simulation});  // One not annotated.
+  process.threads.push_back(std::move(thread));
+  ResolveInferredOperations(process, names);
+  CHECK(process.threads[0].operation_instances.at(simulation) == 3);
+  CHECK(process.threads[0].instance_starts.size() == 3);
+}
+
+}  // namespace
+}  // namespace rlscope::report
