@@ -49,6 +49,18 @@ const char* KindName(uint16_t kind) {
   return "unknown";
 }
 
+const char* CaptureReasonName(uint8_t reason) {
+  switch (static_cast<wire::CaptureReason>(reason)) {
+    case wire::CaptureReason::kTimer: return "timer";
+    case wire::CaptureReason::kApi: return "api";
+    case wire::CaptureReason::kSignal: return "signal";
+    case wire::CaptureReason::kInstances: return "instances";
+    case wire::CaptureReason::kNvtxRange: return "nvtx_range";
+    case wire::CaptureReason::kProfilerApi: return "cuda_profiler_api";
+  }
+  return "unknown";
+}
+
 void PrintFrame(const wire::Frame& frame, uint64_t offset) {
   if (const wire::Hello* hello = frame.message_as_Hello()) {
     std::cout << absl::StrFormat(
@@ -57,6 +69,7 @@ void PrintFrame(const wire::Frame& frame, uint64_t offset) {
         offset, hello->pid(), hello->ppid(), hello->forked_from(), hello->start_ns(), hello->proc_start_ticks(),
         hello->protocol_version(), hello->clock_source() ? hello->clock_source()->str() : "",
         hello->executable() ? hello->executable()->str() : "");
+    if (hello->capture_closed_at_start()) std::cout << "  capture closed at start\n";
   } else if (const wire::Batch* batch = frame.message_as_Batch()) {
     std::cout << absl::StrFormat("@%d batch %d\n", offset, batch->sequence());
     if (batch->strings()) {
@@ -74,6 +87,12 @@ void PrintFrame(const wire::Frame& frame, uint64_t offset) {
       for (const auto* t : *batch->thread_infos()) {
         std::cout << absl::StrFormat("  thread %d instance=%d name=%s\n", t->tid(), t->instance(),
                                      t->name() ? t->name()->str() : "");
+      }
+    }
+    if (batch->capture_edges()) {
+      for (const wire::CaptureEdge* edge : *batch->capture_edges()) {
+        std::cout << absl::StrFormat("  capture %s at %d reason=%s\n", edge->open() ? "opens" : "closes",
+                                     edge->time_ns(), CaptureReasonName(edge->reason()));
       }
     }
     if (batch->threads()) {

@@ -158,10 +158,12 @@ constexpr bool RecordedWhileCaptureClosed(EventKind kind) {
 // CaptureEdge.reason: what opened or closed a capture window. Values are
 // frozen.
 enum class CaptureReason : uint8_t {
-  kTimer = 0,      // rlscope run --delay / --duration.
-  kApi = 1,        // rlscope.start() / rlscope.stop() / rlscope.capture().
-  kSignal = 2,     // The capture signal (rlscope run --capture-signal).
-  kInstances = 3,  // Operation instances (rlscope run --capture-op, --skip, --capture).
+  kTimer = 0,        // rlscope run --delay / --duration.
+  kApi = 1,          // rlscope.start() / rlscope.stop() / rlscope.capture().
+  kSignal = 2,       // The capture signal (rlscope run --capture-signal).
+  kInstances = 3,    // Operation instances (rlscope run --capture-op, --skip, --capture).
+  kNvtxRange = 4,    // NVTX ranges of one name (rlscope run --capture-range nvtx:NAME).
+  kProfilerApi = 5,  // cudaProfilerStart/Stop (rlscope run --capture-range cudaProfilerApi).
 };
 
 // Event.flags of kChildProcess: how the child started. Values are frozen.
