@@ -153,6 +153,8 @@ std::vector<std::string> BuildChildEnvironment(const std::vector<std::string>& b
   set_or_remove("RLSCOPE_CAPTURE_OPEN_NS", injection.capture_open_ns >= 0, absl::StrCat(injection.capture_open_ns));
   set_or_remove("RLSCOPE_CAPTURE_CLOSE_NS", injection.capture_close_ns >= 0, absl::StrCat(injection.capture_close_ns));
   set_or_remove("RLSCOPE_CAPTURE_API", injection.capture_api, "1");
+  set_or_remove("RLSCOPE_CAPTURE_PROFILER_API", injection.capture_profiler_api, "1");
+  set_or_remove("RLSCOPE_CAPTURE_RANGE", !injection.capture_range.empty(), injection.capture_range);
   set_or_remove("RLSCOPE_CAPTURE_SIGNAL", injection.capture_signal > 0, absl::StrCat(injection.capture_signal));
   const bool by_instances = !injection.capture_operation.empty();
   set_or_remove("RLSCOPE_CAPTURE_OP", by_instances, injection.capture_operation);

@@ -37,6 +37,8 @@ struct InjectionEnvironment {
   int64_t capture_open_ns = -1;
   int64_t capture_close_ns = -1;
   bool capture_api = false;
+  bool capture_profiler_api = false;
+  std::string capture_range;  // An NVTX range name.
   int capture_signal = 0;
   // Instances that place the window: the operation ("" none), how many
   // to skip, how many to capture (-1: unbounded).

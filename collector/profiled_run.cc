@@ -314,6 +314,8 @@ void SetCaptureWindow(const CaptureWindow& window, InjectionEnvironment& injecti
     injection.capture_close_ns = start_ns + window.delay_ns.value_or(0) + *window.duration_ns;
   }
   injection.capture_api = window.api;
+  injection.capture_profiler_api = window.profiler_api;
+  injection.capture_range = window.nvtx_range;
   injection.capture_signal = window.signal;
   if (window.skip || window.count) {
     injection.capture_operation = window.operation.empty() ? report::kStepOperation : window.operation;
@@ -392,16 +394,17 @@ absl::StatusOr<ProfileOutcome> ProfileCommand(const ProfileRequest& request) {
 
   SignalGuard signals(request.give_terminal);
   std::vector<std::string> warnings;
-  InjectionEnvironment injection{installation->preload,
-                                 *socket_path,
-                                 installation->python_dir,
-                                 rule_files,
-                                 absl::StrJoin(request.simulator_patterns, ","),
-                                 absl::StrJoin(request.backend_patterns, ","),
-                                 absl::StrJoin(request.nvtx_domains, ","),
-                                 request.cupti,
-                                 request.cupti_path,
-                                 request.quiet_preload};
+  InjectionEnvironment injection;
+  injection.preload_path = installation->preload;
+  injection.socket_path = *socket_path;
+  injection.python_dir = installation->python_dir;
+  injection.rule_files = rule_files;
+  injection.simulator_patterns = absl::StrJoin(request.simulator_patterns, ",");
+  injection.backend_patterns = absl::StrJoin(request.backend_patterns, ",");
+  injection.nvtx_domains = absl::StrJoin(request.nvtx_domains, ",");
+  injection.cupti = request.cupti;
+  injection.cupti_path = request.cupti_path;
+  injection.quiet = request.quiet_preload;
   SetCaptureWindow(request.capture, injection);
   const std::vector<std::string> environment = BuildChildEnvironment(
       WithExtraEnvironment(CurrentEnvironment(), request.extra_environment), injection, &warnings);

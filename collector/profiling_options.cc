@@ -63,6 +63,19 @@ const char kCaptureOptionsHelp[] = R"HELP(  --delay SECONDS      capture only fr
                        rlscope.stop() (or inside `with rlscope.capture():`)
                        in the program's Python code; closed until the
                        first start()
+  --capture-range cudaProfilerApi
+                       capture only between cudaProfilerStart() and
+                       cudaProfilerStop() (torch.cuda.profiler.start()
+                       and stop(); the driver's cuProfilerStart/Stop
+                       too, where CUPTI runs); closed until the first
+                       start
+  --capture-range nvtx:NAME
+                       capture only while an NVTX range named NAME is
+                       open on some thread (push/pop or start/end, of
+                       the default domain or one --nvtx-domain selects;
+                       nested ones close at the outermost end). A bare
+                       NAME other than api and cudaProfilerApi means
+                       the same
   --skip N             capture from the (N+1)th instance of --capture-op's
                        operation on (default simulation: an env step), in
                        each process, counted as the preload sees them
@@ -121,6 +134,29 @@ int SignalNumber(std::string text) {
   return number > 0 && number < NSIG ? number : 0;
 }
 
+// TakeCaptureRange: --capture-range's value. One range per run: two would
+// each open what the other closed.
+absl::StatusOr<bool> TakeCaptureRange(const std::string& command, const std::string& value, CaptureWindow& capture) {
+  if (capture.api || capture.profiler_api || !capture.nvtx_range.empty()) {
+    return UsageError(command, "--capture-range is given once per run");
+  }
+  if (value == "api") {
+    capture.api = true;
+  } else if (value == "cudaProfilerApi") {
+    capture.profiler_api = true;
+  } else {
+    // Nsight's spelling is "nvtx" with the name apart; here it is one value.
+    const std::string range = absl::StartsWith(value, "nvtx:") ? value.substr(5) : value;
+    if (range.empty() || value == "nvtx") {
+      return UsageError(command, absl::StrFormat("--capture-range wants api, cudaProfilerApi or nvtx:NAME (an NVTX "
+                                                 "range's name), not '%s'",
+                                                 value));
+    }
+    capture.nvtx_range = range;
+  }
+  return true;
+}
+
 }  // namespace
 
 absl::StatusOr<bool> TakeProfilingOption(const std::string& command, const ParsedOption& option, ArgCursor& cursor,
@@ -170,14 +206,7 @@ absl::StatusOr<bool> TakeProfilingOption(const std::string& command, const Parse
   if (name == "--delay" || name == "--duration" || name == "--capture-range") {
     absl::StatusOr<std::string> value = cursor.TakeValue(option);
     if (!value.ok()) return UsageError(command, std::string(value.status().message()));
-    if (name == "--capture-range") {
-      if (*value != "api") {
-        return UsageError(command,
-                          absl::StrFormat("--capture-range wants 'api' (rlscope.start()/stop()), not '%s'", *value));
-      }
-      options.capture.api = true;
-      return true;
-    }
+    if (name == "--capture-range") return TakeCaptureRange(command, *value, options.capture);
     const std::optional<int64_t> ns = ParseSeconds(*value);
     if (!ns.has_value() || (name == "--duration" && *ns == 0)) {
       return UsageError(command, absl::StrFormat("%s wants %sseconds (e.g. 30 or 2.5), not '%s'", name,

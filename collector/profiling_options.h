@@ -21,12 +21,16 @@ struct CaptureWindow {
   std::optional<int64_t> delay_ns;     // --delay SECONDS: open this long after the start.
   std::optional<int64_t> duration_ns;  // --duration SECONDS: close for good this long after opening.
   bool api = false;                    // --capture-range api: rlscope.start()/stop() decide.
+  bool profiler_api = false;           // --capture-range cudaProfilerApi: cudaProfilerStart()/Stop().
+  std::string nvtx_range;              // --capture-range nvtx:NAME: while a range NAME is open.
   int signal = 0;                      // --capture-signal[=SIG]: each one toggles capture.
   // --skip N / --capture M of --capture-op NAME's instances (the operation
   // defaults to simulation once either is given).
   std::string operation;
   std::optional<int64_t> skip, count;
-  bool any() const { return delay_ns || duration_ns || api || signal != 0 || skip || count; }
+  bool any() const {
+    return delay_ns || duration_ns || api || profiler_api || !nvtx_range.empty() || signal != 0 || skip || count;
+  }
 };
 
 struct ProfilingOptions {

@@ -123,11 +123,12 @@ absl::StatusOr<RunOptions> ParseRunOptions(const std::vector<std::string>& args,
   // Each kind opens capture on its own; mixed, one would override another
   // (a --capture count would open at the start despite a --delay).
   const int kinds = (capture.delay_ns || capture.duration_ns ? 1 : 0) + (capture.skip || capture.count ? 1 : 0) +
-                    (capture.api ? 1 : 0) + (capture.signal != 0 ? 1 : 0);
+                    (capture.api || capture.profiler_api || !capture.nvtx_range.empty() ? 1 : 0) +
+                    (capture.signal != 0 ? 1 : 0);
   if (kinds > 1) {
     return UsageError("run",
                       "use one kind of capture window per run: --delay/--duration (time), --skip/--capture "
-                      "(instances), --capture-range api, or --capture-signal");
+                      "(instances), --capture-range, or --capture-signal");
   }
   return options;
 }

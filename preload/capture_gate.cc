@@ -20,12 +20,14 @@ namespace rlscope::preload {
 
 constinit std::atomic<bool> g_capture_open{true};
 constinit uint32_t g_capture_operation = 0;
+constinit uint32_t g_capture_range_name = 0;
 
 namespace {
 
 // All constant-initialized (process_runtime.cc: no dynamic initializers).
 constinit bool g_closed_at_start = false;
 constinit bool g_api = false;
+constinit bool g_profiler_api = false;
 constinit int64_t g_open_ns = 0;
 constinit int64_t g_close_ns = INT64_MAX;
 constinit bool g_timer_opened = false;
@@ -37,6 +39,15 @@ constinit pthread_mutex_t g_mutex = PTHREAD_MUTEX_INITIALIZER;
 // Heap-allocated once at Init and never freed: hooks may run during
 // static destruction. Guarded by g_mutex.
 constinit std::vector<wire::CaptureEdge>* g_pending = nullptr;
+// The NVTX ranges named RLSCOPE_CAPTURE_RANGE now open, guarded by
+// g_mutex: push ranges counted (all threads), start/end ones by id (they
+// may end on another thread). Start/end ranges beyond kMaxOpenRangeIds
+// open at once do not hold the window (said once).
+constinit int64_t g_open_pushes = 0;
+constexpr int kMaxOpenRangeIds = 64;
+constinit uint64_t g_open_range_ids[kMaxOpenRangeIds] = {};
+constinit int g_open_range_id_count = 0;
+constinit bool g_range_ids_overflowed = false;
 
 int64_t EnvNs(const char* name, int64_t fallback) {
   const char* text = getenv(name);
@@ -51,11 +62,25 @@ void OnCaptureSignal(int) { g_signals.fetch_add(1, std::memory_order_relaxed); }
 }  // namespace
 
 void CaptureGate::Init() {
-  g_pending = new std::vector<wire::CaptureEdge>();
+  // Once per process; the resets are for tests, which call it again.
+  if (g_pending == nullptr) g_pending = new std::vector<wire::CaptureEdge>();
+  g_pending->clear();
+  g_capture_range_name = g_capture_operation = 0;
+  g_skip = g_count = 0;
+  g_instances.store(0, std::memory_order_relaxed);
+  g_ended.store(false, std::memory_order_relaxed);
+  g_signals.store(0, std::memory_order_relaxed);
+  g_open_pushes = 0;
+  g_open_range_id_count = 0;
   g_open_ns = EnvNs("RLSCOPE_CAPTURE_OPEN_NS", 0);
   g_close_ns = EnvNs("RLSCOPE_CAPTURE_CLOSE_NS", INT64_MAX);
   const char* api = getenv("RLSCOPE_CAPTURE_API");
   g_api = api != nullptr && api[0] == '1';
+  const char* profiler_api = getenv("RLSCOPE_CAPTURE_PROFILER_API");
+  g_profiler_api = profiler_api != nullptr && profiler_api[0] == '1';
+  if (const char* range = getenv("RLSCOPE_CAPTURE_RANGE"); range != nullptr && range[0] != '\0') {
+    g_capture_range_name = StringTable::Intern(range);
+  }
   if (const char* operation = getenv("RLSCOPE_CAPTURE_OP"); operation != nullptr && operation[0] != '\0') {
     g_skip = static_cast<uint64_t>(std::max<int64_t>(0, EnvNs("RLSCOPE_CAPTURE_SKIP", 0)));
     g_count = static_cast<uint64_t>(std::max<int64_t>(0, EnvNs("RLSCOPE_CAPTURE_COUNT", 0)));
@@ -73,11 +98,11 @@ void CaptureGate::Init() {
   }
   const int64_t now = MonotonicNs();
   // Closed at start when something else is to open it: a delay still to
-  // come, the API, or the signal.
+  // come, an API, a range, or the signal.
   const bool delayed = g_open_ns > now;
   g_timer_opened = !delayed;
-  g_closed_at_start =
-      delayed || g_api || signal_number > 0 || now >= g_close_ns || (g_capture_operation != 0 && g_skip > 0);
+  g_closed_at_start = delayed || g_api || g_profiler_api || g_capture_range_name != 0 || signal_number > 0 ||
+                      now >= g_close_ns || (g_capture_operation != 0 && g_skip > 0);
   if (now >= g_close_ns) g_ended.store(true, std::memory_order_relaxed);
   g_capture_open.store(!g_closed_at_start, std::memory_order_relaxed);
 }
@@ -85,6 +110,12 @@ void CaptureGate::Init() {
 bool CaptureGate::ClosedAtStart() { return g_closed_at_start; }
 
 bool CaptureGate::ApiControlled() { return g_api; }
+
+bool CaptureGate::ProfilerApiControlled() { return g_profiler_api; }
+
+void CaptureGate::OnProfilerApi(bool start) {
+  if (g_profiler_api) Set(start, wire::CaptureReason::kProfilerApi);
+}
 
 namespace {
 
@@ -127,6 +158,50 @@ void CountCaptureInstance(uint64_t push_ticks) {
   pthread_mutex_unlock(&g_mutex);
 }
 
+namespace {
+
+// SetRangeStateLocked: open while any capture range is.
+void SetRangeStateLocked(uint64_t ticks) {
+  SetLocked(g_open_pushes > 0 || g_open_range_id_count > 0, wire::CaptureReason::kNvtxRange, ticks);
+}
+
+}  // namespace
+
+void NoteCaptureRangePush(bool begins, uint64_t ticks) {
+  pthread_mutex_lock(&g_mutex);
+  // A pop of more than were pushed (one pushed before a fork on another
+  // thread) cannot close what it never opened.
+  g_open_pushes = begins ? g_open_pushes + 1 : std::max<int64_t>(0, g_open_pushes - 1);
+  SetRangeStateLocked(ticks);
+  pthread_mutex_unlock(&g_mutex);
+}
+
+void NoteCaptureRangeStart(uint64_t range_id, uint64_t ticks) {
+  pthread_mutex_lock(&g_mutex);
+  if (g_open_range_id_count < kMaxOpenRangeIds) {
+    g_open_range_ids[g_open_range_id_count++] = range_id;
+    SetRangeStateLocked(ticks);
+  } else if (!g_range_ids_overflowed) {
+    g_range_ids_overflowed = true;
+    RawLog(
+        "more than %d start/end ranges of the capture range's name are open at once; the others do not hold "
+        "capture open",
+        kMaxOpenRangeIds);
+  }
+  pthread_mutex_unlock(&g_mutex);
+}
+
+void NoteCaptureRangeEnd(uint64_t range_id, uint64_t ticks) {
+  pthread_mutex_lock(&g_mutex);
+  for (int i = 0; i < g_open_range_id_count; ++i) {
+    if (g_open_range_ids[i] != range_id) continue;
+    g_open_range_ids[i] = g_open_range_ids[--g_open_range_id_count];
+    SetRangeStateLocked(ticks);
+    break;
+  }
+  pthread_mutex_unlock(&g_mutex);
+}
+
 void CaptureGate::Tick(int64_t now_ns) {
   if (!g_ended.load(std::memory_order_relaxed) && now_ns >= g_close_ns) {
     pthread_mutex_lock(&g_mutex);
@@ -164,6 +239,15 @@ void CaptureGate::ResetAfterFork() {
     g_ended.store(false, std::memory_order_relaxed);
     g_capture_open.store(g_skip == 0, std::memory_order_relaxed);
   }
+  // Ranges: the start/end ones stay open (their ids are the child's too);
+  // the forking thread's pushes are counted again as they are reopened.
+  if (g_capture_range_name != 0) {
+    g_open_pushes = 0;
+    g_capture_open.store(g_open_range_id_count > 0, std::memory_order_relaxed);
+  }
+  // The child's stream begins now, whenever its flusher gets to connect
+  // (the edges until then are its batches' to send).
+  g_closed_at_start = !CaptureOpen();
 }
 
 }  // namespace rlscope::preload

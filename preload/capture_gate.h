@@ -21,6 +21,14 @@
 //     closed for good at the push of instance N+M+1, so exactly M
 //     instances begin inside. Counted where pushes are recorded (each
 //     process its own; an env reset is not a step);
+//   - NVTX ranges of one name (RLSCOPE_CAPTURE_RANGE=NAME, `--capture-range
+//     nvtx:NAME`): open while a range of that name is open on any thread
+//     (push/pop or start/end ranges of the domains rlscope records, nested
+//     ones counted, so the outermost pop closes);
+//   - the CUDA profiler API (RLSCOPE_CAPTURE_PROFILER_API=1,
+//     `--capture-range cudaProfilerApi`): open from cudaProfilerStart() (or
+//     the driver's cuProfilerStart(), seen through CUPTI) until
+//     cudaProfilerStop()/cuProfilerStop(); closed until the first start;
 //   - a signal (RLSCOPE_CAPTURE_SIGNAL=N, `--capture-signal`): each one
 //     toggles capture. Its handler only sets a flag (async-signal-safe);
 //     the flusher toggles within one flush interval. A program that
@@ -47,6 +55,13 @@ extern std::atomic<bool> g_capture_open;
 extern uint32_t g_capture_operation;
 void CountCaptureInstance(uint64_t push_ticks);
 
+// The string id of the NVTX range name whose ranges are the windows (0:
+// none), and the slow paths that count one's begin and end.
+extern uint32_t g_capture_range_name;
+void NoteCaptureRangePush(bool begins, uint64_t ticks);
+void NoteCaptureRangeStart(uint64_t range_id, uint64_t ticks);
+void NoteCaptureRangeEnd(uint64_t range_id, uint64_t ticks);
+
 inline bool CaptureOpen() { return g_capture_open.load(std::memory_order_relaxed); }
 
 // NoteOperationPush: Record()'s look at every push (one compare).
@@ -61,7 +76,9 @@ class CaptureGate {
   // Init: reads RLSCOPE_CAPTURE_*, at start-up (before the flusher
   // starts), and installs the signal handler if asked to.
   static void Init();
-  // ClosedAtStart: whether capture began closed (sent in the Hello).
+  // ClosedAtStart: whether capture was closed as the process's stream
+  // began: at Init, or in a fork() child at the fork (ResetAfterFork). The
+  // Hello says it; every edge since follows in the stream's batches.
   static bool ClosedAtStart();
   // Set: opens or closes capture for `reason` (an edge if it changes).
   // Not from a signal handler. Returns whether capture is open after it.
@@ -73,8 +90,14 @@ class CaptureGate {
   static void TakeEdges(std::vector<wire::CaptureEdge>& into);
   // ApiControlled: whether rlscope.start()/stop() control capture.
   static bool ApiControlled();
+  // ProfilerApiControlled: whether cudaProfilerStart()/Stop() do, and
+  // OnProfilerApi, the hooks' report of one (`start`: Start, else Stop).
+  static bool ProfilerApiControlled();
+  static void OnProfilerApi(bool start);
   // ResetAfterFork: a fork() child keeps the parent's state but not its
-  // pending edges (they are the parent's to send).
+  // pending edges (they are the parent's to send). Of the NVTX ranges that
+  // hold a window open, the child has only the forking thread's push
+  // ranges (reopened through NoteCaptureRangePush) and the start/end ones.
   static void ResetAfterFork();
 };
 

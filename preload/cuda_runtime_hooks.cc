@@ -1,8 +1,11 @@
 #include "preload/cuda_runtime_hooks.h"
 
+#include <cuda_profiler_api.h>
+
 #include <atomic>
 #include <cstdint>
 
+#include "preload/capture_gate.h"
 #include "preload/cuda_runtime_api_list.h"
 #include "preload/native_stack_sampler.h"
 #include "preload/raw_log.h"
@@ -87,3 +90,61 @@ void InternCudaApiNames() {
   }
 RLSCOPE_CUDA_RUNTIME_APIS(RLSCOPE_DEFINE_CUDA_HOOK)
 #undef RLSCOPE_DEFINE_CUDA_HOOK
+
+// cudaProfilerStart/Stop: no parameters, so not in the X-macro list (the
+// fake's stand-ins there take CUPTI's parameter structs, which these lack).
+// Recorded as CUDA API calls like the others; with `--capture-range
+// cudaProfilerApi` they also open and close capture: open once Start
+// returns, closed as Stop is entered, so neither call's own time is inside.
+namespace rlscope::preload {
+namespace {
+
+using ProfilerFunction = cudaError_t (*)();
+
+cudaError_t CallProfilerApi(const char* name, std::atomic<void*>& real_slot, std::atomic<uint32_t>& name_id,
+                            bool start) {
+  void* real = real_slot.load(std::memory_order_acquire);
+  if (real == nullptr) {
+    real = ResolveNextSymbol(name, kCudartVersion, kCudartLibraryHint);
+    if (real == nullptr) {
+      RawLog("%s: no libcudart.so.13 definition is loaded; returning cudaErrorInitializationError", name);
+      return cudaErrorInitializationError;
+    }
+    real_slot.store(real, std::memory_order_release);
+  }
+  HookScope scope;
+  if (!start) CaptureGate::OnProfilerApi(false);
+  if (!scope.recording()) {
+    const cudaError_t result = reinterpret_cast<ProfilerFunction>(real)();
+    if (start) CaptureGate::OnProfilerApi(true);
+    return result;
+  }
+  uint32_t id = name_id.load(std::memory_order_relaxed);
+  if (id == 0) {
+    id = StringTable::Intern(name);
+    name_id.store(id, std::memory_order_relaxed);
+  }
+  const uint64_t begin = NowTicks();
+  t_state.in_recorded_cuda_api = true;
+  const cudaError_t result = reinterpret_cast<ProfilerFunction>(real)();
+  t_state.in_recorded_cuda_api = false;
+  Record(wire::EventKind::kCudaApi, id, begin, NowTicks(), static_cast<uint64_t>(result));
+  if (start) CaptureGate::OnProfilerApi(true);
+  return result;
+}
+
+std::atomic<void*> g_real_profiler_start{nullptr}, g_real_profiler_stop{nullptr};
+std::atomic<uint32_t> g_profiler_start_id{0}, g_profiler_stop_id{0};
+
+}  // namespace
+}  // namespace rlscope::preload
+
+extern "C" __attribute__((visibility("default"))) cudaError_t cudaProfilerStart() {
+  using namespace rlscope::preload;
+  return CallProfilerApi("cudaProfilerStart", g_real_profiler_start, g_profiler_start_id, true);
+}
+
+extern "C" __attribute__((visibility("default"))) cudaError_t cudaProfilerStop() {
+  using namespace rlscope::preload;
+  return CallProfilerApi("cudaProfilerStop", g_real_profiler_stop, g_profiler_stop_id, false);
+}

@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "preload/capture_gate.h"
 #include "preload/cupti_library.h"
 #include "preload/cupti_records.h"
 #include "preload/gpu_activity_queue.h"
@@ -114,9 +115,24 @@ uint32_t CallbackNameId(CUpti_CallbackDomain domain, CUpti_CallbackId id) {
 // thread is timed (the driver call inside a runtime call is part of it);
 // the nested one is kept as an instant so its correlation id, which some
 // copies and memsets carry, leads to the same call.
+// ProfilerApiEdge: cudaProfilerStart/Stop or cuProfilerStart/Stop (which a
+// program may call without libcudart: JAX, ctypes) as capture edges, when
+// `--capture-range cudaProfilerApi` enabled their callbacks: open as a
+// start returns, closed as a stop is entered.
+bool g_profiler_callbacks = false;
+void ProfilerApiEdge(CUpti_CallbackDomain domain, CUpti_CallbackId id, CUpti_ApiCallbackSite site) {
+  const bool start = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? id == CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000
+                                                           : id == CUPTI_DRIVER_TRACE_CBID_cuProfilerStart;
+  const bool stop = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? id == CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000
+                                                          : id == CUPTI_DRIVER_TRACE_CBID_cuProfilerStop;
+  if (start && site == CUPTI_API_EXIT) CaptureGate::OnProfilerApi(true);
+  if (stop && site == CUPTI_API_ENTER) CaptureGate::OnProfilerApi(false);
+}
+
 void CUPTIAPI OnApiCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId id, const void* data) {
   if (domain != CUPTI_CB_DOMAIN_RUNTIME_API && domain != CUPTI_CB_DOMAIN_DRIVER_API) return;
   const auto* call = static_cast<const CUpti_CallbackData*>(data);
+  if (__builtin_expect(g_profiler_callbacks, 0)) ProfilerApiEdge(domain, id, call->callbackSite);
   ThreadState& state = t_state;
   if (call->callbackSite == CUPTI_API_ENTER) {
     const bool outermost = state.cupti_depth++ == 0;
@@ -162,6 +178,12 @@ bool SelectedApi(std::string_view name) {
   return false;
 }
 
+// ProfilerApi: the CUDA profiler API's start and stop, runtime and driver.
+bool ProfilerApi(std::string_view name) {
+  return name.starts_with("cudaProfilerStart") || name.starts_with("cudaProfilerStop") || name == "cuProfilerStart" ||
+         name == "cuProfilerStop";
+}
+
 // CleanName: "cudaLaunchKernel_v7000" -> "cudaLaunchKernel" (CUPTI names
 // callbacks after the API version that introduced them).
 std::string_view CleanName(std::string_view name) {
@@ -178,7 +200,7 @@ int EnableDomain(CUpti_CallbackDomain domain, uint32_t size, uint32_t* names) {
   for (uint32_t id = 1; id < size; ++id) {
     const char* name = nullptr;
     if (g_cupti.GetCallbackName(domain, id, &name) != CUPTI_SUCCESS || name == nullptr) continue;
-    if (!SelectedApi(name)) continue;
+    if (!SelectedApi(name) && !(CaptureGate::ProfilerApiControlled() && ProfilerApi(name))) continue;
     names[id] = StringTable::Intern(CleanName(name));
     if (g_cupti.EnableCallback(1, g_subscriber, domain, id) == CUPTI_SUCCESS) ++enabled;
   }
@@ -252,6 +274,7 @@ void StartCapture() {
     Missing("CUPTI could not subscribe (%s): is there a usable GPU?", g_cupti.ErrorText(result));
     return;
   }
+  g_profiler_callbacks = CaptureGate::ProfilerApiControlled();
   const int runtime_callbacks =
       EnableDomain(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE, g_runtime_names);
   const int driver_callbacks = EnableDomain(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE, g_driver_names);

@@ -165,10 +165,11 @@ bool Flusher::ConnectAndSayHello(ProcessIdentity identity) {
     return false;
   }
   NoteLowFd();
-  // The process's first stream began as capture started; a fork child's
-  // or a reconnection's begins now, in the capture's present state.
-  identity.capture_closed_at_start =
-      identity.continues_stream || forked_from_ != 0 ? !CaptureOpen() : CaptureGate::ClosedAtStart();
+  // A process's first stream (a fork child's too) begins in the state
+  // capture had when the process began: the edges since are in the batches
+  // this Hello precedes, though some may already be encoded. A
+  // reconnection's stream begins in the present state.
+  identity.capture_closed_at_start = identity.continues_stream ? !CaptureOpen() : CaptureGate::ClosedAtStart();
   BatchEncoder hello;
   BatchEncoder::Frame frame = hello.EncodeHello(identity, TickClock::SourceName());
   if (!connection_.SendAll(frame.data(), frame.size(), INT64_MAX, &exit_deadline_ns_)) {

@@ -21,6 +21,7 @@
 #include <string>
 
 #include "format/rule_file.h"
+#include "preload/capture_gate.h"
 #include "preload/recorder.h"
 #include "preload/string_table.h"
 
@@ -92,7 +93,16 @@ uint32_t MessageId(const nvtxEventAttributes_t* attributes) {
   }
 }
 
+// IsCaptureRange: whether ranges of this name hold a capture window open
+// (rlscope run --capture-range nvtx:NAME).
+inline bool IsCaptureRange(uint32_t name_id) {
+  return __builtin_expect(g_capture_range_name != 0 && name_id == g_capture_range_name, 0);
+}
+
 int PushRange(uint32_t name_id, uint64_t domain = 0) {
+  // The window opens before the push is recorded, so the range's own
+  // operation begins inside it.
+  if (IsCaptureRange(name_id)) NoteCaptureRangePush(true, NowTicks());
   RecordInstant(wire::EventKind::kOperationPush, name_id, domain, kNvtxSource);
   if (t_open.depth < kMaxTrackedDepth) {
     t_open.names[t_open.depth] = name_id;
@@ -104,18 +114,26 @@ int PushRange(uint32_t name_id, uint64_t domain = 0) {
 int PopRange() {
   if (t_open.depth == 0) return -1;  // Unbalanced pop: NVTX's documented error value.
   RecordInstant(wire::EventKind::kOperationPop, 0);
-  return --t_open.depth;
+  const int depth = --t_open.depth;
+  // Closed after the pop is recorded (the range ends inside its window).
+  // A range nested deeper than kMaxTrackedDepth has no name kept here.
+  if (depth < kMaxTrackedDepth && IsCaptureRange(t_open.names[depth])) NoteCaptureRangePush(false, NowTicks());
+  return depth;
 }
 
 // Start/end ranges carry their range id as payload, so (unlike pushes) they
 // do not record a domain.
 nvtxRangeId_t StartRange(uint32_t name_id) {
   const uint64_t id = g_next_range_id.fetch_add(1, std::memory_order_relaxed) + 1;
+  if (IsCaptureRange(name_id)) NoteCaptureRangeStart(id, NowTicks());
   RecordInstant(wire::EventKind::kRangeStart, name_id, id, kNvtxSource);
   return id;
 }
 
-void EndRange(nvtxRangeId_t id) { RecordInstant(wire::EventKind::kRangeEnd, 0, id); }
+void EndRange(nvtxRangeId_t id) {
+  RecordInstant(wire::EventKind::kRangeEnd, 0, id);
+  if (g_capture_range_name != 0) NoteCaptureRangeEnd(id, NowTicks());
+}
 
 // --- Core module (nvtxRangePushA, ...) ---
 int NVTX_API RangePushA(const char* message) { return NvtxRecording() ? PushRange(InternAscii(message)) : 0; }
@@ -174,6 +192,7 @@ void Install(NvtxFunctionTable table, unsigned int size, unsigned int slot, Func
 void ReopenNvtxRangesAfterFork(uint64_t ticks) {
   const int tracked = t_open.depth < kMaxTrackedDepth ? t_open.depth : kMaxTrackedDepth;
   for (int level = 0; level < tracked; ++level) {
+    if (IsCaptureRange(t_open.names[level])) NoteCaptureRangePush(true, ticks);
     Record(wire::EventKind::kOperationPush, t_open.names[level], ticks, ticks, t_open.domains[level], kNvtxSource);
   }
 }

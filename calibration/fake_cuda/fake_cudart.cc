@@ -921,6 +921,40 @@ RLSCOPE_CUDA_RUNTIME_APIS(RLSCOPE_DEFINE_FAKE)
 // launch (NVIDIA's are in libcuda.so.1; the workload takes these from the
 // fake when it runs on it). Marked as the fake by rlscope_fake_cuda_runtime.
 
+// The CUDA profiler API (rlscope run --capture-range cudaProfilerApi):
+// NVIDIA's only tell an attached profiler, which the fake lacks; each call
+// delivers its CUPTI callbacks (no parameters, so none are passed). The
+// driver's pair, as a program calling it without libcudart would (JAX).
+namespace {
+
+template <typename Result>
+Result ProfilerCall(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const char* function, Result success) {
+  EnsureInjected();
+  Result result = success;
+  ApiCall call(domain, cbid, function, nullptr, &result);
+  call.Exit(function);
+  return result;
+}
+
+}  // namespace
+
+extern "C" RLSCOPE_FAKE_EXPORT cudaError_t cudaProfilerStart() {
+  return ProfilerCall(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000,
+                      "cudaProfilerStart", cudaSuccess);
+}
+extern "C" RLSCOPE_FAKE_EXPORT cudaError_t cudaProfilerStop() {
+  return ProfilerCall(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000, "cudaProfilerStop",
+                      cudaSuccess);
+}
+extern "C" RLSCOPE_FAKE_EXPORT CUresult cuProfilerStart() {
+  return ProfilerCall(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuProfilerStart, "cuProfilerStart",
+                      CUDA_SUCCESS);
+}
+extern "C" RLSCOPE_FAKE_EXPORT CUresult cuProfilerStop() {
+  return ProfilerCall(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuProfilerStop, "cuProfilerStop",
+                      CUDA_SUCCESS);
+}
+
 extern "C" RLSCOPE_FAKE_EXPORT const char* rlscope_fake_cuda_runtime() { return "rlscope fake libcudart.so.13"; }
 
 namespace {

@@ -125,7 +125,11 @@ class CaptureWindows(unittest.TestCase):
     def test_bad_capture_options_are_usage_errors(self):
         for options, message in ((["--delay", "soon"], "--delay wants seconds"),
                                  (["--duration", "0"], "--duration wants a positive number of seconds"),
-                                 (["--capture-range", "nvtx"], "--capture-range wants 'api'"),
+                                 (["--capture-range", "nvtx"], "--capture-range wants api, cudaProfilerApi or "
+                                                               "nvtx:NAME"),
+                                 (["--capture-range", "nvtx:"], "--capture-range wants api"),
+                                 (["--capture-range", "api", "--capture-range", "x"], "--capture-range is given once"),
+                                 (["--capture-range", "x", "--delay", "1"], "one kind of capture window per run"),
                                  (["--capture-signal=KILL"], "--capture-signal wants a signal"),
                                  (["--skip", "-1"], "--skip wants a whole number of instances"),
                                  (["--capture", "0"], "--capture wants a whole number of instances (at least 1)"),

@@ -5,7 +5,14 @@
 //   nvtx_client [--steps N] [--threads K] [--fork] [--exit-code N]
 //               [--raise SIGNAL_NUMBER] [--domain-steps N]
 //               [--library-launches N] [--helper-launches N] [--wait-for FILE]
+//               [--window KIND FIRST COUNT]
 //
+// --window KIND FIRST COUNT: marks two capture windows of COUNT steps each,
+// from step FIRST and from step FIRST + 2 COUNT, by KIND: "nvtx" (a push
+// range "captured" around each, with a second one nested around the first
+// window's first step), "nvtx-startend" (a start/end range "captured"),
+// "profiler" (cudaProfilerStart/Stop) or "driver-profiler"
+// (cuProfilerStart/Stop, no runtime call around them).
 // --helper-launches N: inside each step's "backprop", the main thread hands
 // work to a helper thread of no operation of its own (as torch's autograd
 // engine does) and waits: the helper makes N kernel launches, a graph
@@ -18,6 +25,8 @@
 // nested "optimizer" range with a memset and 2 launches, then a sync),
 // "simulation" (100 us of CPU work, no CUDA), and a start/end "replay" range
 // with one copy. Every 10th step allocates and frees outside any range.
+#include <cuda.h>
+#include <cuda_profiler_api.h>
 #include <cuda_runtime_api.h>
 #include <nvtx3/nvToolsExt.h>
 #include <signal.h>
@@ -33,12 +42,16 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 // Provided by the fake libcudart.so.13 so it can account per operation; a
 // weak reference so the client also runs against NVIDIA's real library.
 extern "C" void rlscope_fake_set_operation(const char* operation) __attribute__((weak));
 extern "C" void rlscope_fake_library_gemm(int kernels) __attribute__((weak));
+// The driver's profiler API (libcuda.so.1; the fake libcudart.so.13 has it).
+extern "C" CUresult cuProfilerStart() __attribute__((weak));
+extern "C" CUresult cuProfilerStop() __attribute__((weak));
 
 namespace {
 
@@ -180,6 +193,45 @@ void DomainRanges(int steps) {
   }
 }
 
+// CaptureMarks: the --window marks around the steps.
+class CaptureMarks {
+ public:
+  CaptureMarks(std::string kind, int first, int count) : kind_(std::move(kind)), first_(first), count_(count) {}
+  bool Valid() const {
+    return kind_.empty() ||
+           ((kind_ == "nvtx" || kind_ == "nvtx-startend" || kind_ == "profiler" || kind_ == "driver-profiler") &&
+            first_ >= 0 && count_ > 0);
+  }
+  void BeforeStep(int step) {
+    if (kind_.empty()) return;
+    if (step == first_ || step == first_ + 2 * count_) Begin();
+    if (kind_ == "nvtx" && step == first_) nvtxRangePushA("captured");  // Nested: must not close the window.
+  }
+  void AfterStep(int step) {
+    if (kind_.empty()) return;
+    if (kind_ == "nvtx" && step == first_) nvtxRangePop();
+    if (step == first_ + count_ - 1 || step == first_ + 3 * count_ - 1) End();
+  }
+
+ private:
+  void Begin() {
+    if (kind_ == "nvtx") nvtxRangePushA("captured");
+    if (kind_ == "nvtx-startend") range_ = nvtxRangeStartA("captured");
+    if (kind_ == "profiler") cudaProfilerStart();
+    if (kind_ == "driver-profiler" && cuProfilerStart != nullptr) cuProfilerStart();
+  }
+  void End() {
+    if (kind_ == "nvtx") nvtxRangePop();
+    if (kind_ == "nvtx-startend") nvtxRangeEnd(range_);
+    if (kind_ == "profiler") cudaProfilerStop();
+    if (kind_ == "driver-profiler" && cuProfilerStop != nullptr) cuProfilerStop();
+  }
+
+  const std::string kind_;
+  const int first_, count_;
+  nvtxRangeId_t range_ = 0;
+};
+
 void Worker(int launches) {
   Operation op("worker", "(none)");
   for (int i = 0; i < launches; ++i) Launch();
@@ -191,7 +243,8 @@ int main(int argc, char** argv) {
   int steps = 100, threads = 0, exit_code = 0, raise_signal = 0, domain_steps = 0, library_launches = 0,
       helper_launches = 0;
   bool fork_child = false;
-  std::string wait_for;
+  std::string wait_for, window_kind;
+  int window_first = 0, window_count = 0;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     auto value = [&] { return i + 1 < argc ? atoi(argv[++i]) : 0; };
@@ -213,10 +266,21 @@ int main(int argc, char** argv) {
       fork_child = true;
     else if (arg == "--wait-for" && i + 1 < argc)
       wait_for = argv[++i];
-    else {
+    else if (arg == "--window" && i + 3 < argc) {
+      window_kind = argv[++i];
+      window_first = atoi(argv[++i]);
+      window_count = atoi(argv[++i]);
+    } else {
       fprintf(stderr, "nvtx_client: unknown argument %s\n", arg.c_str());
       return 2;
     }
+  }
+  CaptureMarks marks(window_kind, window_first, window_count);
+  if (!marks.Valid()) {
+    fprintf(stderr,
+            "nvtx_client: --window wants nvtx, nvtx-startend, profiler or driver-profiler, FIRST >= 0 and "
+            "COUNT > 0\n");
+    return 2;
   }
   void* device = nullptr;
   cudaMalloc(&device, 1 << 20);
@@ -237,7 +301,11 @@ int main(int argc, char** argv) {
   {
     std::unique_ptr<BackwardHelper> helper;
     if (helper_launches > 0) helper = std::make_unique<BackwardHelper>(helper_launches);
-    for (int step = 0; step < steps; ++step) TrainingStep(step, device, host, library_launches, helper.get());
+    for (int step = 0; step < steps; ++step) {
+      marks.BeforeStep(step);
+      TrainingStep(step, device, host, library_launches, helper.get());
+      marks.AfterStep(step);
+    }
   }
   DomainRanges(domain_steps);
   // Workers run after the loop, while the main thread waits: the fake
