@@ -591,8 +591,9 @@ bool OnNativeCall(PythonThread* thread, FrameKey frame, uintptr_t function, PyFr
   // Outside a capture window (capture_gate.h) only what opens an
   // operation is kept: the call is not stored, so neither its line nor its
   // times are read, and its return finds nothing open. Still "recorded"
-  // (true): sys.monitoring must not disable the site for later windows.
-  // After the overflow count, which its return undoes.
+  // (true): a builtin's site is disabled for good, this one only until
+  // capture opens (MonitorCall). After the overflow count, which its
+  // return undoes.
   CodeInfo* wrapped = nullptr;
   uint32_t operation_id = 0;
   const bool closed = __builtin_expect(!CaptureOpen(), 0);
@@ -725,9 +726,17 @@ int ProfileHook(PyObject*, PyFrameObject* frame, int what, PyObject* arg) {
 //     Python time, never recorded. What that misses: the same site
 //     calling a native function later (a duck-typed `x.copy()` given a
 //     dict first, then a numpy array), whose time then counts as Python.
+//   - while capture is closed (capture_gate.h), a call site whose call
+//     opens no operation: nothing of it is recorded then. When capture
+//     opens again, sys.monitoring.restart_events() enables those sites
+//     again (at the next callback on a Python thread). What that costs:
+//     every site disabled so far, ours and other tools', fires once more
+//     after each opening; and a site that opened no operation while closed
+//     but would later (a duck-typed call given a jitted function) is not
+//     seen until capture opens.
 // Calls of Python functions stay enabled (their starts follow), as does
 // every site that called a recorded (native or blocking) function.
-// RLSCOPE_PYTHON_DISABLE=0 turns both off.
+// RLSCOPE_PYTHON_DISABLE=0 turns all of it off.
 
 bool g_monitoring = false;  // The backend in use for this process.
 
@@ -751,6 +760,28 @@ void CheckFrameLayout(PythonThread* thread, FrameKey frame, PyObject* code) {
 // The callbacks (METH_FASTCALL). None is immortal on 3.12+: returned as
 // is, without a reference of its own.
 PyObject* g_disable = nullptr;  // sys.monitoring.DISABLE, or None when disabling is off.
+// sys.monitoring.restart_events (null: none), and whether a site was
+// disabled while capture was closed since it last ran.
+PyObject* g_restart_events = nullptr;
+std::atomic<bool> g_disabled_while_closed{false};
+
+// RestartAfterClosedCapture: capture is open again, so the sites disabled
+// while it was closed are enabled again (with the GIL: a callback's).
+void RestartAfterClosedCapture() {
+  if (!g_disabled_while_closed.exchange(false, std::memory_order_relaxed) || g_restart_events == nullptr) return;
+  PyObject* result = g_api.call_object(g_restart_events, nullptr);
+  if (result != nullptr) {
+    g_api.dec_ref(result);
+  } else {
+    g_api.err_clear();
+  }
+}
+
+inline void RestartIfCaptureReopened() {
+  if (__builtin_expect(g_disabled_while_closed.load(std::memory_order_relaxed), 0) && CaptureOpen()) {
+    RestartAfterClosedCapture();
+  }
+}
 
 // Quiet: whether `code`'s starts and returns can be disabled, decided at
 // its first start (see above).
@@ -769,6 +800,7 @@ PyObject* MonitorStart(PyObject*, PyObject* const* args, Py_ssize_t nargs) {  //
   PythonThread* thread = CurrentPythonThread();
   if (thread == nullptr || nargs < 1) return g_api.none;
   PyObject* code = args[0];
+  RestartIfCaptureReopened();
   const FrameKey frame = FrameKeyNow();
   if (__builtin_expect(g_frame_checks < kFrameChecks, 0) && !g_frame_objects) {
     CheckFrameLayout(thread, frame, code);
@@ -937,6 +969,7 @@ void NoteGradient(PythonThread* thread, const CodeInfo* code) {
 PyObject* MonitorCall(PyObject*, PyObject* const* args, Py_ssize_t nargs) {  // code, offset, callable, arg0
   PythonThread* thread = CurrentPythonThread();
   if (thread == nullptr || nargs < 3) return g_api.none;
+  RestartIfCaptureReopened();
   const FrameKey frame = FrameKeyNow();
   // The user's line is the one of its frame's latest call.
   if (thread->user_depth > 0 && thread->user_frames[thread->user_depth - 1] == frame) {
@@ -948,6 +981,7 @@ PyObject* MonitorCall(PyObject*, PyObject* const* args, Py_ssize_t nargs) {  // 
     CountUnrecorded(wire::OverheadKind::kPythonCallSite);
     return g_api.none;
   }
+  const int depth = thread->call_depth, overflow = thread->call_overflow;
   const bool recorded = OnNativeCall(
       thread, frame, function, nullptr,
       [&](CodeInfo** code, uint16_t* line) {
@@ -958,7 +992,14 @@ PyObject* MonitorCall(PyObject*, PyObject* const* args, Py_ssize_t nargs) {  // 
         *wrapped = WrappedCallable(args[2]);
         return WrappedOperation(thread, *wrapped);
       });
-  return recorded ? g_api.none : g_disable;
+  if (!recorded) return g_disable;
+  // Closed capture, and nothing stored: the site waits for the next window.
+  if (__builtin_expect(!CaptureOpen(), 0) && g_restart_events != nullptr && g_disable != g_api.none &&
+      thread->call_depth == depth && thread->call_overflow == overflow) {
+    g_disabled_while_closed.store(true, std::memory_order_relaxed);
+    return g_disable;
+  }
+  return g_api.none;
 }
 
 PyObject* MonitorNativeReturn(PyObject*, PyObject* const* args, Py_ssize_t nargs) {  // code, offset, callable, arg0
@@ -1192,7 +1233,7 @@ int AttachPythonCurrentThread(const char* name) {
 
 // PrepareMonitoring: the sys.monitoring callbacks to register, or null
 // when this process is to use the profile function.
-PyObject* PrepareMonitoring(const char* name, const char* holder, PyObject* disable) {
+PyObject* PrepareMonitoring(const char* name, const char* holder, PyObject* disable, PyObject* restart_events) {
   if (!g_recording || !ResolvePythonApi()) return nullptr;
   using VersionFunction = const char* (*)();
   auto version = reinterpret_cast<VersionFunction>(dlsym(RTLD_DEFAULT, "Py_GetVersion"));
@@ -1210,6 +1251,7 @@ PyObject* PrepareMonitoring(const char* name, const char* holder, PyObject* disa
   if (!DiscoverFrameLayout(minor)) return nullptr;
   const char* disabling = getenv("RLSCOPE_PYTHON_DISABLE");
   g_disable = disable != nullptr && (disabling == nullptr || strcmp(disabling, "0") != 0) ? disable : g_api.none;
+  g_restart_events = restart_events != g_api.none ? restart_events : nullptr;
   PyObject* callbacks = MonitoringCallbacks();
   if (callbacks == nullptr) return nullptr;
   LoadRules();
@@ -1232,14 +1274,17 @@ extern "C" __attribute__((visibility("default"))) int rlscope_python_attach(cons
 // {event name: callable}, or None when this Python is to be captured with
 // the profile function (rlscope_python_attach) instead. `holder`: the names
 // of the tools that hold the ids rlscope can take, or null when one is free.
-// `disable`: sys.monitoring.DISABLE (borrowed: the module keeps it).
+// `disable`: sys.monitoring.DISABLE, `restart_events`:
+// sys.monitoring.restart_events (both borrowed: the module keeps them).
 extern "C" __attribute__((visibility("default"))) void* rlscope_python_monitoring_prepare(const char* thread_name,
                                                                                           const char* holder,
-                                                                                          void* disable) {
+                                                                                          void* disable,
+                                                                                          void* restart_events) {
   // ctypes' py_object takes a reference of its own: the dict's is kept (it
   // lives as long as the process anyway), None is immortal.
   void* callbacks =
-      rlscope::preload::PrepareMonitoring(thread_name, holder, static_cast<rlscope::preload::PyObject*>(disable));
+      rlscope::preload::PrepareMonitoring(thread_name, holder, static_cast<rlscope::preload::PyObject*>(disable),
+                                          static_cast<rlscope::preload::PyObject*>(restart_events));
   return callbacks != nullptr ? callbacks : static_cast<void*>(rlscope::preload::g_api.none);
 }
 

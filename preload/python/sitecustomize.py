@@ -57,13 +57,13 @@ def _attach_monitoring(process, name):
     prepare = getattr(process, "rlscope_python_monitoring_prepare", None)
     if monitoring is None or prepare is None or os.environ.get("RLSCOPE_PYTHON_HOOK") == "profile":
         return False
-    prepare.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.py_object]
+    prepare.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.py_object, ctypes.py_object]
     prepare.restype = ctypes.py_object
     free = [tool for tool in _MONITORING_TOOL_IDS if monitoring.get_tool(tool) is None]
     holders = None
     if not free:
         holders = ", ".join(str(monitoring.get_tool(held)) for held in _MONITORING_TOOL_IDS).encode("utf-8", "replace")
-    callbacks = prepare(name, holders, monitoring.DISABLE)
+    callbacks = prepare(name, holders, monitoring.DISABLE, monitoring.restart_events)
     if callbacks is None:
         return False
     tool = free[0]

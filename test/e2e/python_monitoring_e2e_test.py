@@ -169,6 +169,22 @@ class Monitoring(unittest.TestCase):
                             for problem in process["problems"]), process["problems"])
         self.check_profile_function(run, process)
 
+    def test_sites_disabled_while_capture_is_closed_are_seen_in_every_window(self):
+        # Each round runs the same call sites closed, then inside a window:
+        # every window must see all of its calls (the sites disabled while
+        # closed are enabled again), and the jitted stand-in's instances
+        # are counted closed or open.
+        rounds, calls = 5, 200
+        program = os.path.join(os.path.dirname(PROGRAM), "closed_capture_sites.py")
+        run = ProfiledRun(self, [ARGS.python, program, str(rounds), str(calls)],
+                          options=("--quiet", "--capture-range", "api"))
+        (process,) = run.report["processes"]
+        self.assertEqual(process["problems"], [])
+        self.assertEqual(len(run.report["capture"]["windows_ns"]), rounds)
+        self.assertEqual(calls_at(process, "roots"), rounds * calls)
+        (acting,) = [e for e in run.report["capture"]["whole_run_estimate"] if e["operation"] == "inference"]
+        self.assertEqual((acting["window_instances"], acting["run_instances"]), (rounds, 2 * rounds))
+
 
 if __name__ == "__main__":
     main(extra_arguments=("--python",))
