@@ -3,6 +3,11 @@ NVTX ranges: the GPU-machine check that rlscope sees torch's CUDA runtime
 calls and NVTX operations. Prints its own wall time.
 
     python3 torch_nvtx_mlp.py [--steps N] [--device cuda|cpu]
+                              [--window profiler|nvtx FIRST COUNT]
+
+--window marks steps FIRST to FIRST+COUNT-1 for a capture window, as a
+user marks them for Nsight Systems: torch.cuda.profiler.start()/stop()
+(cudaProfilerStart/Stop) or an NVTX range named "captured".
 """
 import argparse
 import time
@@ -15,7 +20,11 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--steps", type=int, default=300)
     parser.add_argument("--device", default="cuda")
+    parser.add_argument("--window", nargs=3, metavar=("KIND", "FIRST", "COUNT"), default=None)
     args = parser.parse_args()
+    kind, first, count = (args.window[0], int(args.window[1]), int(args.window[2])) if args.window else ("", -1, 0)
+    if kind not in ("", "profiler", "nvtx"):
+        parser.error("--window wants profiler or nvtx")
     torch.manual_seed(0)
     device = torch.device(args.device)
     net = torch.nn.Sequential(torch.nn.Linear(8, 64), torch.nn.ReLU(), torch.nn.Linear(64, 64), torch.nn.ReLU(),
@@ -24,7 +33,9 @@ def main():
     nvtx = torch.cuda.nvtx
     rng = np.random.default_rng(0)
     start = time.perf_counter()
-    for _ in range(args.steps):
+    for step in range(args.steps):
+        if step == first:
+            torch.cuda.profiler.start() if kind == "profiler" else nvtx.range_push("captured")
         nvtx.range_push("simulation")
         obs = rng.standard_normal((32, 8)).astype(np.float32)
         for _ in range(20):  # Stand-in for a simulator step on the CPU.
@@ -42,6 +53,8 @@ def main():
         loss.backward()
         optimizer.step()
         nvtx.range_pop()
+        if step == first + count - 1:
+            torch.cuda.profiler.stop() if kind == "profiler" else nvtx.range_pop()
     if device.type == "cuda":
         torch.cuda.synchronize()
     print(f"torch_nvtx_mlp: {args.steps} steps in {time.perf_counter() - start:.3f} s, last action {int(action[0])}")
