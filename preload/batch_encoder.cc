@@ -55,6 +55,7 @@ ProcessIdentity ProcessIdentity::ReadCurrent(int64_t start_ns, int forked_from) 
     }
     if (position != std::string::npos) id.proc_start_ticks = strtoull(stat.c_str() + position, nullptr, 10);
   }
+  id.rank = LauncherRankOf(ReadWholeFile("/proc/self/environ"));
   return id;
 }
 
@@ -73,7 +74,9 @@ BatchEncoder::Frame BatchEncoder::EncodeHello(const ProcessIdentity& identity, c
       builder_, wire::kProtocolVersion, identity.pid, identity.ppid, identity.start_ns, identity.start_unix_ns,
       builder_.CreateString(identity.executable), builder_.CreateVector(argv), /*hostname=*/builder_.CreateString(""),
       builder_.CreateString(clock_source), identity.forked_from, identity.proc_start_ticks, identity.continues_stream,
-      identity.lost_before_events, identity.capture_closed_at_start);
+      identity.lost_before_events, identity.capture_closed_at_start,
+      identity.rank.launcher.empty() ? 0 : builder_.CreateString(identity.rank.launcher), identity.rank.rank,
+      identity.rank.world_size, identity.rank.local_rank);
   return Finish(wire::Message::Hello, hello.Union());
 }
 

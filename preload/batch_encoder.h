@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "flatbuffers/flatbuffers.h"
+#include "format/launcher_rank.h"
 #include "format/wire_format.h"
 
 namespace rlscope::preload {
@@ -29,6 +30,8 @@ struct ProcessIdentity {
   uint64_t lost_before_events = 0;
   // Capture was closed when this stream began (capture_gate.h).
   bool capture_closed_at_start = false;
+  // Its rank in a distributed job, from the environment it started with.
+  LauncherRank rank;
 
   // ReadCurrent fills the identity of the calling process from /proc.
   static ProcessIdentity ReadCurrent(int64_t start_ns, int forked_from);

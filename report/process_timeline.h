@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "format/launcher_rank.h"
 #include "report/category.h"
 #include "report/interval.h"
 
@@ -192,6 +193,7 @@ struct ProcessTimeline {
   std::string executable;
   std::vector<std::string> argv;
   uint64_t proc_start_ticks = 0;  // Kernel start time: same across exec.
+  LauncherRank rank;              // Its rank as its launcher told it (Hello).
   int64_t begin_ns = 0;
   int64_t end_ns = 0;
   bool ended_cleanly = false;  // A Goodbye frame closed the (last) stream.

@@ -275,6 +275,7 @@ std::string FormatReportHtml(const RunReport& report) {
   std::stable_sort(processes.begin(), processes.end(), [](const ProcessReport* a, const ProcessReport* b) {
     return a->traced_thread_ns > b->traced_thread_ns;
   });
+  body += JobsSectionHtml(report);
   body += "<h2 id=\"processes\">Processes</h2>";
   if (!processes.empty()) body += ProcessTableHtml(processes);
   if (split.quiet_count > 0) {

@@ -81,6 +81,24 @@ std::vector<std::vector<Cell>> HtmlRows(const CellTable& cells) {
   return rows;
 }
 
+}  // namespace
+
+std::string JobsSectionHtml(const RunReport& report) {
+  if (report.jobs.empty()) return "";
+  std::string out = "<h2 id=\"jobs\">Distributed jobs: ranks side by side</h2>";
+  for (const JobReport& job : report.jobs) {
+    const CellTable cells = JobCells(job, /*max_rank_columns=*/8, kMaxHtmlOperations);
+    out += absl::StrFormat("<h3>%s</h3>", Escape(JobTitle(job))) + html::Table(cells.header, HtmlRows(cells)) +
+           CappedNote(cells.rows.size(), cells.total_rows, "operations");
+  }
+  return out + Note(
+                   "CPU thread time per operation (Wait aside), summed over the ranks and per rank; the slowest rank "
+                   "of each operation and its time over the ranks' mean. A rank waiting inside a collective for a "
+                   "slower one counts that wait in the operation that called it.");
+}
+
+namespace {
+
 // TransitionTable: per operation, crossings between levels per instance
 // (RL-Scope's transitions per iteration).
 std::string TransitionTable(const ProcessReport& process) {

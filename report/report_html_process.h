@@ -14,6 +14,10 @@ namespace rlscope::report {
 // ProcessTableHtml: one row per process, in the given order (capped).
 std::string ProcessTableHtml(const std::vector<const ProcessReport*>& processes);
 
+// JobsSectionHtml: each distributed job's ranks side by side
+// (job_ranks.h); "" when the run has none.
+std::string JobsSectionHtml(const RunReport& report);
+
 // ProcessSectionHtml: the detailed section of one process of `report`.
 std::string ProcessSectionHtml(const RunReport& report, const ProcessReport& process);
 

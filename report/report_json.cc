@@ -149,6 +149,12 @@ nlohmann::ordered_json ProcessJson(const ProcessReport& process) {
           {"forked_from", process.forked_from},
           {"executable", process.executable},
           {"argv", process.argv},
+          {"launcher_rank", process.rank.launcher.empty()
+                                ? nlohmann::ordered_json(nullptr)
+                                : nlohmann::ordered_json({{"launcher", process.rank.launcher},
+                                                          {"rank", process.rank.rank},
+                                                          {"world_size", process.rank.world_size},
+                                                          {"local_rank", process.rank.local_rank}})},
           {"begin_ns", process.begin_ns},
           {"end_ns", process.end_ns},
           {"traced_thread_ns", process.traced_thread_ns},
@@ -213,6 +219,30 @@ nlohmann::ordered_json CaptureJson(const RunReport& report) {
   return json;
 }
 
+// JobsJson: the ranks of distributed jobs, side by side (job_ranks.h).
+nlohmann::ordered_json JobsJson(const RunReport& report) {
+  nlohmann::ordered_json jobs = nlohmann::ordered_json::array();
+  for (const JobReport& job : report.jobs) {
+    nlohmann::ordered_json ranks = nlohmann::ordered_json::array();
+    for (const JobReport::Rank& rank : job.ranks) ranks.push_back({{"rank", rank.rank}, {"pid", rank.pid}});
+    nlohmann::ordered_json operations = nlohmann::ordered_json::array();
+    for (const JobReport::Operation& operation : job.operations) {
+      operations.push_back({{"operation", operation.operation},
+                            {"total_ns", operation.total_ns},
+                            {"per_rank_ns", operation.per_rank_ns},
+                            {"slowest_rank", job.ranks[operation.slowest].rank},
+                            {"slowest_over_mean", operation.slowest_over_mean}});
+    }
+    jobs.push_back({{"launcher", job.launcher},
+                    {"parent_pid", job.parent_pid},
+                    {"world_size", job.world_size},
+                    {"command", job.command},
+                    {"ranks", std::move(ranks)},
+                    {"operations", std::move(operations)}});
+  }
+  return jobs;
+}
+
 // HeadlineJson: the answer the report leads with (headline.h).
 nlohmann::ordered_json HeadlineJson(const Headline& headline) {
   return {{"findings", headline.findings}, {"next_steps", headline.next_steps}, {"correction", headline.correction}};
@@ -239,6 +269,7 @@ std::string FormatReportJson(const RunReport& report) {
       {"gpu_busy_ns", report.gpu_busy_ns},
       {"per_step", PerStepJson(report)},
       {"capture", CaptureJson(report)},
+      {"jobs", JobsJson(report)},
   };
   // Overhead correction: rows above are the corrected ones
   // when "corrected" is true; uncorrected_rows are what was measured.

@@ -56,4 +56,46 @@ CellTable InstanceCells(const ProcessReport& process, uint64_t steps, size_t max
   return table;
 }
 
+CellTable JobCells(const JobReport& job, size_t max_rank_columns, size_t max_rows) {
+  CellTable table;
+  const bool each = job.ranks.size() <= max_rank_columns;
+  table.header = {"operation", "all ranks"};
+  if (each) {
+    for (const JobReport::Rank& rank : job.ranks) table.header.push_back(absl::StrFormat("rank %d", rank.rank));
+  } else {
+    table.header.insert(table.header.end(), {"min rank", "median rank", "max rank"});
+  }
+  table.header.push_back("slowest");
+  table.total_rows = job.operations.size();
+  for (const JobReport::Operation& operation : job.operations) {
+    if (table.rows.size() >= max_rows) break;
+    std::vector<std::string> row = {operation.operation, FormatDuration(operation.total_ns)};
+    if (each) {
+      for (int64_t ns : operation.per_rank_ns) row.push_back(ns > 0 ? FormatDuration(ns) : "-");
+    } else {
+      std::vector<int64_t> sorted = operation.per_rank_ns;
+      std::sort(sorted.begin(), sorted.end());
+      row.insert(row.end(), {FormatDuration(sorted.front()), FormatDuration(sorted[sorted.size() / 2]),
+                             FormatDuration(sorted.back())});
+    }
+    row.push_back(job.ranks.size() < 2 ? "-"
+                                       : absl::StrFormat("rank %d, %.2fx the mean", job.ranks[operation.slowest].rank,
+                                                         operation.slowest_over_mean));
+    table.rows.push_back(std::move(row));
+  }
+  return table;
+}
+
+std::string JobTitle(const JobReport& job) {
+  if (job.launcher == "process tree") {
+    return absl::StrFormat("%d ranks by the process tree (children of process %d, one command): %s", job.ranks.size(),
+                           job.parent_pid, job.command);
+  }
+  const std::string missing = static_cast<int>(job.ranks.size()) < job.world_size
+                                  ? absl::StrFormat(", %d of them traced", job.ranks.size())
+                                  : "";
+  return absl::StrFormat("%d ranks of %s (world size %d%s): %s", job.ranks.size(), job.launcher, job.world_size,
+                         missing, job.command);
+}
+
 }  // namespace rlscope::report

@@ -33,6 +33,15 @@ CellTable TransitionCells(const ProcessReport& process, std::string_view arrow, 
 // time per environment step.
 CellTable InstanceCells(const ProcessReport& process, uint64_t steps, size_t max_rows);
 
+// JobCells: a job's table (job_ranks.h): per operation the total, then up
+// to `max_rank_columns` ranks' times (beyond that the ranks' minimum,
+// median and maximum instead), and the slowest rank.
+CellTable JobCells(const JobReport& job, size_t max_rank_columns, size_t max_rows);
+
+// JobTitle: "4 ranks of torchrun (world size 4): python3 train.py" and
+// the like.
+std::string JobTitle(const JobReport& job);
+
 }  // namespace rlscope::report
 
 #endif  // RLSCOPE_REPORT_REPORT_TABLES_H_

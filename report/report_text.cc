@@ -126,6 +126,25 @@ std::string WholeRunEstimate(const RunReport& report) {
          FormatTable(table);
 }
 
+// JobSection: each job's ranks side by side (job_ranks.h).
+std::string JobSection(const RunReport& report) {
+  std::string out;
+  for (const JobReport& job : report.jobs) {
+    const CellTable cells = JobCells(job, /*max_rank_columns=*/8, kMaxOperationsShown);
+    std::vector<std::vector<std::string>> table = {cells.header};
+    table.insert(table.end(), cells.rows.begin(), cells.rows.end());
+    out += "\njob: " + JobTitle(job) + "\n";
+    out +=
+        "  CPU thread time per operation (no Wait), summed over the ranks and per rank (a rank waiting in a\n"
+        "  collective for a slower one counts that wait in the operation that called it):\n";
+    out += FormatTable(table, /*left_last=*/true);
+    if (cells.total_rows > cells.rows.size()) {
+      out += absl::StrFormat("  (%d more operations in report.json)\n", cells.total_rows - cells.rows.size());
+    }
+  }
+  return out;
+}
+
 // InstanceTable: per operation with instances, how long one took; per
 // step: the operation's time divided by the run's environment steps.
 std::string InstanceTable(const ProcessReport& process, uint64_t steps) {
@@ -433,6 +452,7 @@ std::string FormatReportText(const RunReport& report) {
       report.corrected ? "corrected for profiling overhead" : "NOT corrected for profiling overhead");
   out += HeadlineSection(MakeHeadline(report));
   out += WholeRunEstimate(report);
+  out += JobSection(report);
   // Processes where nothing was intercepted (compilers, shells a program
   // spawns) get one summary line instead of a table each.
   const ProcessSplit split = SplitQuietProcesses(report);

@@ -90,6 +90,7 @@ ProcessReport AnalyseProcess(ProcessTimeline& process, const IntervalList& gpu_b
   report.forked_from = process.forked_from;
   report.executable = process.executable;
   report.argv = process.argv;
+  report.rank = process.rank;
   report.begin_ns = process.begin_ns;
   report.end_ns = process.end_ns;
   report.ended_cleanly = process.ended_cleanly;
@@ -264,6 +265,7 @@ class RunReportAssembly {
     }
     report_.steps = StepsOf(report_, kStepOperation);
     SummariseCapture(report_);
+    report_.jobs = JobsOf(report_);
     return std::move(report_);
   }
 

@@ -38,6 +38,7 @@
 #include "report/gpu_analysis.h"
 #include "report/gpu_utilization.h"
 #include "report/instance_durations.h"
+#include "report/job_ranks.h"
 #include "report/overhead_correction.h"
 #include "report/process_timeline.h"
 #include "report/run_metadata.h"
@@ -117,6 +118,7 @@ struct ProcessReport {
   int forked_from = 0;
   std::string executable;
   std::vector<std::string> argv;
+  LauncherRank rank;  // As its launcher told it; launcher "" when none did.
   int64_t begin_ns = 0;
   int64_t end_ns = 0;
   int64_t traced_thread_ns = 0;  // Sum of the CPU-side rows (resource CPU or CPU+GPU): work, no Wait.
@@ -212,6 +214,8 @@ struct RunReport {
     int64_t estimated_ns = 0;
   };
   std::vector<Estimate> whole_run_estimate;
+  // Ranks of distributed jobs among the processes (job_ranks.h).
+  std::vector<JobReport> jobs;
 };
 
 // The operation whose instances count environment steps: one call of an

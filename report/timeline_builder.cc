@@ -55,6 +55,10 @@ void TimelineBuilder::AddHello(const wire::Hello& hello) {
   }
   if (hello.capture_closed_at_start()) process_.capture_edges.push_back({hello.start_ns(), hello.start_ns(), 0});
   if (hello.executable() != nullptr) process_.executable = hello.executable()->str();
+  if (hello.launcher() != nullptr && hello.launcher()->size() > 0) {
+    process_.rank = {hello.launcher()->str(), hello.launcher_rank(), hello.launcher_world_size(),
+                     hello.launcher_local_rank()};
+  }
   if (hello.argv() != nullptr) {
     for (const auto* arg : *hello.argv()) process_.argv.push_back(arg->str());
   }

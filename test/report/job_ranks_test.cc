@@ -1,0 +1,96 @@
+#include "report/job_ranks.h"
+
+#include <catch2/catch.hpp>
+#include <string>
+#include <vector>
+
+#include "report/report_tables.h"
+#include "report/run_report.h"
+
+using namespace rlscope::report;
+
+namespace {
+
+ProcessReport Process(int pid, int ppid, std::vector<std::string> argv, rlscope::LauncherRank rank = {}) {
+  ProcessReport process;
+  process.pid = pid;
+  process.ppid = ppid;
+  process.argv = std::move(argv);
+  process.rank = std::move(rank);
+  return process;
+}
+
+BreakdownRow Row(int pid, const char* operation, int64_t ns, Category category = Category::kPython) {
+  BreakdownRow row;
+  row.pid = pid;
+  row.operation = operation;
+  row.category = category;
+  row.ns = ns;
+  return row;
+}
+
+}  // namespace
+
+TEST_CASE("Numbers aside, one command's instances match", "[jobs]") {
+  CHECK(NumbersAside("spawn_main(tracker_fd=6, pipe_handle=12)") == "spawn_main(tracker_fd=#, pipe_handle=#)");
+  CHECK(NumbersAside("worker.py") == "worker.py");
+  CHECK(NumbersAside("") == "");
+}
+
+TEST_CASE("Ranks told by the launcher, one process each, slowest found", "[jobs]") {
+  RunReport report;
+  // Processes in start order: the launcher, rank 1, rank 0, and a child of
+  // rank 0 that inherited its variables.
+  report.processes = {Process(10, 1, {"launcher"}), Process(11, 10, {"python3", "train.py"}, {"torchrun", 1, 2, 1}),
+                      Process(12, 10, {"python3", "train.py"}, {"torchrun", 0, 2, 0}),
+                      Process(13, 12, {"sh", "-c", "nvidia-smi"}, {"torchrun", 0, 2, 0})};
+  report.rows = {Row(11, "simulation", 300),
+                 Row(12, "simulation", 100),
+                 Row(12, "backprop", 50),
+                 Row(11, "backprop", 10),
+                 Row(11, "backprop", 999, Category::kWait),
+                 Row(13, "simulation", 5000)};
+  const std::vector<JobReport> jobs = JobsOf(report);
+  REQUIRE(jobs.size() == 1);
+  const JobReport& job = jobs[0];
+  CHECK(job.launcher == "torchrun");
+  CHECK(job.world_size == 2);
+  REQUIRE(job.ranks.size() == 2);
+  CHECK((job.ranks[0].rank == 0 && job.ranks[0].pid == 12));
+  CHECK((job.ranks[1].rank == 1 && job.ranks[1].pid == 11));
+  REQUIRE(job.operations.size() == 2);
+  CHECK(job.operations[0].operation == "simulation");
+  CHECK(job.operations[0].total_ns == 400);
+  CHECK(job.operations[0].per_rank_ns == std::vector<int64_t>{100, 300});
+  CHECK(job.operations[0].slowest == 1);
+  CHECK(job.operations[0].slowest_over_mean == Approx(1.5));
+  CHECK(job.operations[1].per_rank_ns == std::vector<int64_t>{50, 10});  // Wait is not work.
+  CHECK(JobTitle(job) == "2 ranks of torchrun (world size 2): python3 train.py");
+  const CellTable cells = JobCells(job, 8, 10);
+  CHECK(cells.header == std::vector<std::string>{"operation", "all ranks", "rank 0", "rank 1", "slowest"});
+  CHECK(cells.rows[0].back() == "rank 1, 1.50x the mean");
+  const CellTable narrow = JobCells(job, 1, 10);
+  CHECK(narrow.header ==
+        std::vector<std::string>{"operation", "all ranks", "min rank", "median rank", "max rank", "slowest"});
+}
+
+TEST_CASE("Ranks told by the process tree: siblings running one command", "[jobs]") {
+  RunReport report;
+  report.processes = {Process(20, 1, {"python3", "main.py"}),
+                      Process(21, 20, {"python3", "-c", "from multiprocessing.resource_tracker import main;main(5)"}),
+                      Process(22, 20, {"python3", "-c", "spawn_main(tracker_fd=6, pipe_handle=8)"}),
+                      Process(23, 20, {"python3", "-c", "spawn_main(tracker_fd=6, pipe_handle=10)"}),
+                      Process(24, 23, {"python3", "-c", "spawn_main(tracker_fd=6, pipe_handle=8)"}),
+                      Process(25, 1, {"python3", "main.py"})};
+  const std::vector<JobReport> jobs = JobsOf(report);
+  REQUIRE(jobs.size() == 1);
+  CHECK(jobs[0].launcher == "process tree");
+  CHECK(jobs[0].parent_pid == 20);
+  CHECK(jobs[0].world_size == 2);
+  REQUIRE(jobs[0].ranks.size() == 2);
+  CHECK((jobs[0].ranks[0].pid == 22 && jobs[0].ranks[1].pid == 23));
+  CHECK(jobs[0].operations.empty());
+  // Children of init (pid 1: orphans, or programs started apart) are no job.
+  report.processes.erase(report.processes.begin() + 1, report.processes.end() - 1);
+  CHECK(JobsOf(report).empty());
+}
