@@ -2,8 +2,10 @@
 
 #include <zstd.h>
 
+#include <algorithm>
 #include <cstring>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/strings/str_format.h"
 
 namespace rlscope::collector {
@@ -23,13 +25,32 @@ uint32_t LittleEndian32(const uint8_t* data) {
          static_cast<uint32_t>(data[3]) << 24;
 }
 
-// Events: each event vector of a Batch frame, in order.
+using EventVector = flatbuffers::Vector<const wire::Event*>;
+
+// ForEachEventVector: each event vector of a Batch frame, by address,
+// skipping one that overlaps a vector visited before. A verified frame can
+// still have two tables name one vector, or vectors overlap (a hostile
+// trace): decoding works in place, so bytes visited twice would come out
+// wrong. The encoder skips the same vectors, so it writes what the decoder
+// undoes.
 template <typename Visit>
 void ForEachEventVector(const wire::Frame& frame, const Visit& visit) {
   const wire::Batch* batch = frame.message_as_Batch();
   if (batch == nullptr || batch->threads() == nullptr) return;
+  absl::InlinedVector<const EventVector*, 16> vectors;
   for (const wire::ThreadEvents* thread : *batch->threads()) {
-    if (thread != nullptr && thread->events() != nullptr && thread->events()->size() > 0) visit(*thread->events());
+    if (thread != nullptr && thread->events() != nullptr && thread->events()->size() > 0) {
+      vectors.push_back(thread->events());
+    }
+  }
+  const auto begin = [](const EventVector* events) { return reinterpret_cast<uintptr_t>(events->Data()); };
+  std::sort(vectors.begin(), vectors.end(),
+            [&](const EventVector* a, const EventVector* b) { return begin(a) < begin(b); });
+  uintptr_t visited_end = 0;
+  for (const EventVector* events : vectors) {
+    if (begin(events) < visited_end) continue;
+    visit(*events);
+    visited_end = begin(events) + events->size() * sizeof(wire::Event);
   }
 }
 
@@ -45,7 +66,7 @@ void StoreTimes(uint8_t* event, uint64_t begin, uint64_t end) {
 }  // namespace
 
 void EncodeTimestampDeltas(const wire::Frame& frame, const uint8_t* frame_begin, uint8_t* copy) {
-  ForEachEventVector(frame, [&](const flatbuffers::Vector<const wire::Event*>& events) {
+  ForEachEventVector(frame, [&](const EventVector& events) {
     uint64_t previous = 0;
     for (const wire::Event* event : events) {
       const auto begin = static_cast<uint64_t>(event->begin_ns());
@@ -63,7 +84,7 @@ void AppendFrameToBlock(const wire::Frame& verified, const uint8_t* frame, size_
 }
 
 void DecodeTimestampDeltas(const wire::Frame& frame) {
-  ForEachEventVector(frame, [&](const flatbuffers::Vector<const wire::Event*>& events) {
+  ForEachEventVector(frame, [&](const EventVector& events) {
     uint64_t previous = 0;
     for (const wire::Event* event : events) {
       const uint64_t begin = previous + static_cast<uint64_t>(event->begin_ns());

@@ -93,7 +93,9 @@ void AppendFrameToBlock(const wire::Frame& verified, const uint8_t* frame, size_
 // which start at `frame_begin`) the deltas of the verified `frame`'s events.
 void EncodeTimestampDeltas(const wire::Frame& frame, const uint8_t* frame_begin, uint8_t* copy);
 // DecodeTimestampDeltas: undoes them in place; `frame` must be verified and
-// lie in memory the caller owns (a decompressed block).
+// lie in memory the caller owns (a decompressed block). Both visit each
+// event once: of vectors that share events (a hostile frame's), only the
+// first by address is changed, by the one and undone by the other.
 void DecodeTimestampDeltas(const wire::Frame& frame);
 
 // BlockCompressor: compresses blocks with one reused zstd context.

@@ -8,8 +8,10 @@
 
 #include <catch2/catch.hpp>
 #include <cstdint>
+#include <cstring>
 #include <fstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "format/trace_reader.h"
@@ -67,6 +69,35 @@ std::vector<std::vector<uint8_t>> SampleFrames(int batches) {
   frames.emplace_back();
   Append(frames.back(), encoder.EncodeGoodbye(2000, 100 * batches, 0, "exit"));
   return frames;
+}
+
+// A Batch frame whose two ThreadEvents (tids 11 and 12) share events, as
+// a hostile trace may (the verifier allows it): with `partly`, thread 12's
+// vector is the last three events of thread 11's four, its length prefix
+// the high half of the first event's payload; else both name one vector.
+std::vector<uint8_t> SharedEventsFrame(bool partly) {
+  flatbuffers::FlatBufferBuilder builder;
+  std::vector<wire::Event> events;
+  for (int64_t i = 0; i < 4; ++i) {
+    events.emplace_back(5000 + i * 1000, 5300 + i * 1000 + i, 0, static_cast<uint16_t>(wire::EventKind::kCudaApi), 0,
+                        i == 0 ? uint64_t{3} << 32 : 0);
+  }
+  const auto shared = builder.CreateVectorOfStructs(events);
+  const std::vector<flatbuffers::Offset<wire::ThreadEvents>> threads = {wire::CreateThreadEvents(builder, 11, shared),
+                                                                        wire::CreateThreadEvents(builder, 12, shared)};
+  const auto batch = wire::CreateBatch(builder, 1, 0, 0, builder.CreateVector(threads));
+  builder.FinishSizePrefixed(wire::CreateFrame(builder, wire::Message::Batch, batch.Union()), wire::FrameIdentifier());
+  std::vector<uint8_t> frame(builder.GetBufferPointer(), builder.GetBufferPointer() + builder.GetSize());
+  if (partly) {
+    const wire::Batch* verified = (*VerifyFrame(frame.data(), frame.size()))->message_as_Batch();
+    const auto* second = reinterpret_cast<const flatbuffers::Table*>(verified->threads()->Get(1));
+    const uint8_t* field = second->GetAddressOf(wire::ThreadEvents::VT_EVENTS);
+    const uint8_t* prefix = reinterpret_cast<const uint8_t*>(verified->threads()->Get(0)->events()->Data()) +
+                            sizeof(wire::Event) - sizeof(uint32_t);
+    const auto offset = static_cast<uint32_t>(prefix - field);
+    memcpy(frame.data() + (field - frame.data()), &offset, sizeof(offset));
+  }
+  return frame;
 }
 
 std::vector<uint8_t> Concatenated(const std::vector<std::vector<uint8_t>>& frames, size_t begin, size_t end) {
@@ -144,6 +175,35 @@ TEST_CASE("A compressed trace reads back as the same frames as the plain stream"
   CHECK(from_plain.begins[197] == INT64_MIN);
   CHECK(from_plain.ends[199] == 0x7fff12345678);
   CHECK(from_compressed.begins.size() == 5000);
+}
+
+TEST_CASE("Events that two threads of a frame share are decoded once", "[blocks]") {
+  const bool partly = GENERATE(false, true);
+  INFO((partly ? "one vector inside another" : "one vector named twice"));
+  BatchEncoder encoder;
+  std::vector<std::vector<uint8_t>> frames(1);
+  Append(frames[0], encoder.EncodeHello(rlscope::trace_test::SampleIdentity(), "tsc"));
+  frames.push_back(SharedEventsFrame(partly));
+  REQUIRE(VerifyFrame(frames[1].data(), frames[1].size()).ok());
+  const std::string path = TempPath("shared.rlt");
+  WriteFile(path, Compressed(frames, 4));
+  std::vector<std::vector<std::pair<int64_t, int64_t>>> times;
+  absl::StatusOr<TraceReadResult> result = ReadTraceFile(path, [&](const wire::Frame& frame, uint64_t) {
+    if (const wire::Batch* batch = frame.message_as_Batch()) {
+      for (const wire::ThreadEvents* thread : *batch->threads()) {
+        times.emplace_back();
+        for (const wire::Event* event : *thread->events())
+          times.back().emplace_back(event->begin_ns(), event->end_ns());
+      }
+    }
+  });
+  unlink(path.c_str());
+  REQUIRE(result.ok());
+  CHECK_FALSE(result->damage);
+  const std::vector<std::pair<int64_t, int64_t>> all = {{5000, 5300}, {6000, 6301}, {7000, 7302}, {8000, 8303}};
+  REQUIRE(times.size() == 2);
+  CHECK(times[0] == all);
+  CHECK(times[1] == (partly ? std::vector(all.begin() + 1, all.end()) : all));
 }
 
 TEST_CASE("A trace's stream size is read from its block headers", "[blocks]") {
