@@ -414,6 +414,18 @@ absl::Status WriteMeta(sqlite3* db, const std::string& file, const RunReport& re
 
 }  // namespace
 
+absl::Status CloseSqlite(sqlite3* db, const std::string& file) {
+  if (db == nullptr) return absl::OkStatus();
+  // sqlite3_close refuses (SQLITE_BUSY) while a statement is unfinalized
+  // and then keeps the handle and its file: finalize any left (only a
+  // missed error path leaves one), and sqlite3_close_v2 frees it regardless.
+  while (sqlite3_stmt* statement = sqlite3_next_stmt(db, nullptr)) sqlite3_finalize(statement);
+  if (const int result = sqlite3_close_v2(db); result != SQLITE_OK) {
+    return absl::InternalError(absl::StrFormat("cannot write %s: closing it failed: %s", file, sqlite3_errstr(result)));
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<std::unique_ptr<SqliteExport>> SqliteExport::Open(const std::string& path) {
   const std::string temp = path + ".tmp";
   if (std::remove(temp.c_str()) != 0 && errno != ENOENT) {
@@ -425,7 +437,7 @@ absl::StatusOr<std::unique_ptr<SqliteExport>> SqliteExport::Open(const std::stri
       SQLITE_OK) {
     const std::string message =
         absl::StrFormat("cannot write %s: %s", path, db != nullptr ? sqlite3_errmsg(db) : "out of memory");
-    sqlite3_close(db);
+    (void)CloseSqlite(db, path);  // The open's error is the one to tell.
     std::remove(temp.c_str());
     return absl::FailedPreconditionError(message);
   }
@@ -440,7 +452,7 @@ absl::StatusOr<std::unique_ptr<SqliteExport>> SqliteExport::Open(const std::stri
 }
 
 SqliteExport::~SqliteExport() {
-  if (db_ != nullptr) sqlite3_close(db_);
+  (void)CloseSqlite(db_, path_);  // Finish reports a close's error; here it is too late.
   if (!finished_) std::remove(TempPath().c_str());
 }
 
@@ -463,7 +475,7 @@ void SqliteExport::Report(const RunReport& report) {
 
 absl::Status SqliteExport::Finish() {
   if (db_ != nullptr) {
-    if (sqlite3_close(db_) != SQLITE_OK) Fail(SqlError(db_, path_, "close"));
+    Fail(CloseSqlite(db_, path_));
     db_ = nullptr;
   }
   if (!status_.ok()) return status_;

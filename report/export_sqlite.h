@@ -92,6 +92,11 @@ namespace rlscope::report {
 
 inline constexpr char kSqliteSchema[] = "rlscope.sqlite/1";
 
+// CloseSqlite: closes `db` (nullptr: nothing) and frees it whatever
+// happens, so no handle or file descriptor outlives it; an error naming
+// `file` if SQLite reports one.
+absl::Status CloseSqlite(sqlite3* db, const std::string& file);
+
 // SqliteExport: the sink that writes the database: the trace tables from
 // the timelines, report_rows and meta from the report.
 class SqliteExport : public RunSink {

@@ -80,6 +80,18 @@ std::vector<std::string> Rows(const std::string& path, const std::string& sql) {
   return rows;
 }
 
+// OpenDescriptors: how many of this process's file descriptors are open
+// on `path` (also once it is renamed away or removed).
+int OpenDescriptors(const std::string& path) {
+  int count = 0;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc/self/fd")) {
+    std::error_code error;
+    const std::string target = std::filesystem::read_symlink(entry.path(), error).string();
+    if (!error && (target == path || target == path + " (deleted)")) ++count;
+  }
+  return count;
+}
+
 std::string Export(const std::string& path, const RunReport& report) {
   absl::StatusOr<std::unique_ptr<SqliteExport>> sink = SqliteExport::Open(path);
   REQUIRE(sink.ok());
@@ -207,6 +219,47 @@ TEST_CASE("SQLite export: an unwritable place is an error naming the file", "[ex
   absl::StatusOr<std::unique_ptr<SqliteExport>> sink = SqliteExport::Open(path);
   REQUIRE(!sink.ok());
   CHECK(std::string(sink.status().message()).find(path) != std::string::npos);
+}
+
+TEST_CASE("SQLite export: a finished export, or a failed one, leaves no file open", "[export_sqlite]") {
+  const std::string dir = std::filesystem::canonical(TempDir()).string();
+  SECTION("finished") {
+    const std::string path = dir + "/run.db";
+    REQUIRE(Export(path, RunReport{}) == "");
+    CHECK(OpenDescriptors(path) == 0);
+    CHECK(OpenDescriptors(path + ".tmp") == 0);
+  }
+  SECTION("FILE cannot be replaced: a directory stands there") {
+    const std::string path = dir + "/run.db";
+    std::filesystem::create_directories(path + "/inside");
+    absl::StatusOr<std::unique_ptr<SqliteExport>> sink = SqliteExport::Open(path);
+    REQUIRE(sink.ok());
+    (*sink)->Timelines(SmallRun());
+    (*sink)->Report(RunReport{});
+    const absl::Status finished = (*sink)->Finish();
+    REQUIRE(!finished.ok());
+    CHECK(std::string(finished.message()).find(path) != std::string::npos);
+    CHECK(OpenDescriptors(path + ".tmp") == 0);
+    sink->reset();
+    CHECK(!std::filesystem::exists(path + ".tmp"));
+  }
+}
+
+TEST_CASE("SQLite export: closing frees the database though a statement was left open", "[export_sqlite]") {
+  const std::string path = std::filesystem::canonical(TempDir()).string() + "/left.db";
+  sqlite3* db = nullptr;
+  REQUIRE(sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) == SQLITE_OK);
+  REQUIRE(sqlite3_exec(db, "CREATE TABLE t(x); INSERT INTO t VALUES (1), (2);", nullptr, nullptr, nullptr) ==
+          SQLITE_OK);
+  sqlite3_stmt* statement = nullptr;
+  REQUIRE(sqlite3_prepare_v2(db, "SELECT x FROM t", -1, &statement, nullptr) == SQLITE_OK);
+  REQUIRE(sqlite3_step(statement) == SQLITE_ROW);  // Mid-query, never finalized.
+  REQUIRE(OpenDescriptors(path) == 1);
+  const absl::Status closed = CloseSqlite(db, path);
+  INFO(closed.ToString());
+  CHECK(closed.ok());
+  CHECK(OpenDescriptors(path) == 0);
+  CHECK(Rows(path, "SELECT COUNT(*) FROM t") == std::vector<std::string>{"2"});
 }
 
 }  // namespace
