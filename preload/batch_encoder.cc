@@ -21,7 +21,14 @@ std::string ReadWholeFile(const char* path) {
   return content;
 }
 
+// The rank read at start-up (ReadStartEnvironment); null before.
+constinit LauncherRank* g_start_rank = nullptr;
+
 }  // namespace
+
+void ProcessIdentity::ReadStartEnvironment() {
+  if (g_start_rank == nullptr) g_start_rank = new LauncherRank(LauncherRankOf(ReadWholeFile("/proc/self/environ")));
+}
 
 ProcessIdentity ProcessIdentity::ReadCurrent(int64_t start_ns, int forked_from) {
   ProcessIdentity id;
@@ -55,7 +62,7 @@ ProcessIdentity ProcessIdentity::ReadCurrent(int64_t start_ns, int forked_from) 
     }
     if (position != std::string::npos) id.proc_start_ticks = strtoull(stat.c_str() + position, nullptr, 10);
   }
-  id.rank = LauncherRankOf(ReadWholeFile("/proc/self/environ"));
+  if (g_start_rank != nullptr) id.rank = *g_start_rank;
   return id;
 }
 

@@ -67,26 +67,31 @@ std::vector<JobReport> JobsOf(const RunReport& report) {
   std::vector<JobReport> jobs;
   std::vector<bool> taken(report.processes.size(), false);
   // By the launcher's variables: (launcher, world size) -> rank -> the
-  // earliest process holding it (processes are in start order).
+  // earliest process holding it (processes are in start order). A job of
+  // one rank (srun of one task, torchrun of one process) is none: its
+  // processes may still be workers the tree groups.
   std::map<std::pair<std::string, int>, std::map<int, size_t>> told;
   for (size_t i = 0; i < report.processes.size(); ++i) {
     const LauncherRank& rank = report.processes[i].rank;
-    if (rank.launcher.empty()) continue;
-    taken[i] = true;  // A rank's own children share its variables: in no job of the tree either.
-    told[{rank.launcher, rank.world_size}].emplace(rank.rank, i);
+    if (!rank.launcher.empty()) told[{rank.launcher, rank.world_size}].emplace(rank.rank, i);
   }
   for (const auto& [key, ranks] : told) {
+    if (ranks.size() < 2) continue;
     JobReport job;
     job.launcher = key.first;
     job.world_size = key.second;
-    for (const auto& [rank, process] : ranks) job.ranks.push_back({rank, report.processes[process].pid, process});
+    for (const auto& [rank, process] : ranks) {
+      job.ranks.push_back({rank, report.processes[process].pid, process});
+      taken[process] = true;
+    }
     jobs.push_back(std::move(job));
   }
   // By the tree: (parent, command numbers aside) -> processes, two or more.
   std::map<std::pair<int, std::string>, std::vector<size_t>> siblings;
   for (size_t i = 0; i < report.processes.size(); ++i) {
     const ProcessReport& process = report.processes[i];
-    if (taken[i] || process.ppid <= 1) continue;
+    // Helpers that did no traced work (nvidia-smi, a shell) are no ranks.
+    if (taken[i] || process.ppid <= 1 || process.traced_thread_ns <= 0) continue;
     siblings[{process.ppid, CommandKey(process)}].push_back(i);
   }
   for (const auto& [key, members] : siblings) {
@@ -104,6 +109,7 @@ std::vector<JobReport> JobsOf(const RunReport& report) {
     job.command = absl::StrJoin(report.processes[job.ranks.front().process].argv, " ");
     FillOperations(report, job);
   }
+  std::erase_if(jobs, [](const JobReport& job) { return job.operations.empty(); });
   std::sort(jobs.begin(), jobs.end(),
             [](const JobReport& a, const JobReport& b) { return a.ranks.front().process < b.ranks.front().process; });
   return jobs;

@@ -6,9 +6,9 @@
 //   - by the launcher's environment (format/launcher_rank.h: torchrun,
 //     mpirun, srun): the processes that share a launcher and world size,
 //     one per rank (where a rank's process started others that inherited
-//     its variables, the earliest holds the rank);
+//     its variables, the earliest holds the rank), two ranks or more;
 //   - by the process tree: two or more processes of one parent running one
-//     command, numbers aside (multiprocessing's spawn and forkserver
+//     command, numbers aside, each with traced work (multiprocessing's spawn and forkserver
 //     children differ only in their pipe numbers; a fork child keeps its
 //     parent's command): multiprocessing.spawn, a vector env's workers, a
 //     Ray-style pool. Their ranks are their start order.
@@ -48,7 +48,8 @@ struct JobReport {
 };
 
 // JobsOf: the jobs among `report`'s processes (its rows and processes
-// complete), in the order of their first rank's start.
+// complete), in the order of their first rank's start; jobs with no
+// operation time are left out.
 std::vector<JobReport> JobsOf(const RunReport& report);
 
 // NumbersAside: `text` with every run of digits replaced by one '#', the

@@ -15,6 +15,7 @@ ProcessReport Process(int pid, int ppid, std::vector<std::string> argv, rlscope:
   ProcessReport process;
   process.pid = pid;
   process.ppid = ppid;
+  process.traced_thread_ns = 1;
   process.argv = std::move(argv);
   process.rank = std::move(rank);
   return process;
@@ -81,7 +82,11 @@ TEST_CASE("Ranks told by the process tree: siblings running one command", "[jobs
                       Process(22, 20, {"python3", "-c", "spawn_main(tracker_fd=6, pipe_handle=8)"}),
                       Process(23, 20, {"python3", "-c", "spawn_main(tracker_fd=6, pipe_handle=10)"}),
                       Process(24, 23, {"python3", "-c", "spawn_main(tracker_fd=6, pipe_handle=8)"}),
-                      Process(25, 1, {"python3", "main.py"})};
+                      Process(25, 1, {"python3", "main.py"}),
+                      Process(26, 20, {"nvidia-smi", "--query"}),
+                      Process(27, 20, {"nvidia-smi", "--query"})};
+  report.processes[6].traced_thread_ns = report.processes[7].traced_thread_ns = 0;  // Helpers: no traced work.
+  report.rows = {Row(22, "simulation", 10), Row(23, "simulation", 30)};
   const std::vector<JobReport> jobs = JobsOf(report);
   REQUIRE(jobs.size() == 1);
   CHECK(jobs[0].launcher == "process tree");
@@ -89,8 +94,25 @@ TEST_CASE("Ranks told by the process tree: siblings running one command", "[jobs
   CHECK(jobs[0].world_size == 2);
   REQUIRE(jobs[0].ranks.size() == 2);
   CHECK((jobs[0].ranks[0].pid == 22 && jobs[0].ranks[1].pid == 23));
-  CHECK(jobs[0].operations.empty());
-  // Children of init (pid 1: orphans, or programs started apart) are no job.
-  report.processes.erase(report.processes.begin() + 1, report.processes.end() - 1);
+  REQUIRE(jobs[0].operations.size() == 1);
+  CHECK(jobs[0].operations[0].slowest == 1);
+  // Without operation time they are no job; nor are children of init
+  // (pid 1: orphans, or programs started apart).
+  report.rows.clear();
   CHECK(JobsOf(report).empty());
+  report.rows = {Row(20, "simulation", 5), Row(25, "simulation", 5)};
+  report.processes = {report.processes[0], report.processes[5]};
+  CHECK(JobsOf(report).empty());
+}
+
+TEST_CASE("A launcher's job of one rank is none; its workers group by the tree", "[jobs]") {
+  RunReport report;
+  const rlscope::LauncherRank one{"srun", 0, 1, 0};
+  report.processes = {Process(30, 2, {"python3", "train.py"}, one), Process(31, 30, {"python3", "worker", "1"}, one),
+                      Process(32, 30, {"python3", "worker", "2"}, one)};
+  report.rows = {Row(30, "backprop", 5), Row(31, "simulation", 5), Row(32, "simulation", 7)};
+  const std::vector<JobReport> jobs = JobsOf(report);
+  REQUIRE(jobs.size() == 1);
+  CHECK(jobs[0].launcher == "process tree");
+  CHECK(jobs[0].parent_pid == 30);
 }
