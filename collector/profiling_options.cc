@@ -3,6 +3,7 @@
 #include <csignal>
 #include <filesystem>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
@@ -67,8 +68,8 @@ const char kCaptureOptionsHelp[] = R"HELP(  --delay SECONDS      capture only fr
                        capture only between cudaProfilerStart() and
                        cudaProfilerStop() (torch.cuda.profiler.start()
                        and stop(); the driver's cuProfilerStart/Stop
-                       too, where CUPTI runs); closed until the first
-                       start
+                       too, where CUPTI runs; a CUDA 12 runtime's only
+                       through CUPTI); closed until the first start
   --capture-range nvtx:NAME
                        capture only while an NVTX range named NAME is
                        open on some thread (push/pop or start/end, of
@@ -146,7 +147,20 @@ absl::StatusOr<bool> TakeCaptureRange(const std::string& command, const std::str
     capture.profiler_api = true;
   } else {
     // Nsight's spelling is "nvtx" with the name apart; here it is one value.
+    // A keyword mistyped would otherwise wait for a range of that name.
+    const std::string lower = absl::AsciiStrToLower(value);
+    if (lower == "api" || lower == "cudaprofilerapi" ||
+        (absl::StartsWith(lower, "nvtx:") && !absl::StartsWith(value, "nvtx:"))) {
+      return UsageError(command,
+                        absl::StrFormat("--capture-range: '%s' is spelled api, cudaProfilerApi or nvtx:NAME", value));
+    }
     const std::string range = absl::StartsWith(value, "nvtx:") ? value.substr(5) : value;
+    if (range.find('@') != std::string::npos) {
+      return UsageError(command, absl::StrFormat("--capture-range: '%s': a range is matched by its name in every "
+                                                 "domain rlscope records (--nvtx-domain selects named ones); "
+                                                 "give the name without @DOMAIN",
+                                                 value));
+    }
     if (range.empty() || value == "nvtx") {
       return UsageError(command, absl::StrFormat("--capture-range wants api, cudaProfilerApi or nvtx:NAME (an NVTX "
                                                  "range's name), not '%s'",

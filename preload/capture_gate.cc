@@ -46,7 +46,9 @@ constinit std::vector<wire::CaptureEdge>* g_pending = nullptr;
 constinit int64_t g_open_pushes = 0;
 constexpr int kMaxOpenRangeIds = 64;
 constinit uint64_t g_open_range_ids[kMaxOpenRangeIds] = {};
-constinit int g_open_range_id_count = 0;
+constinit std::atomic<int> g_open_range_id_count{0};
+constinit std::atomic<int64_t> g_closed_since_ns{0};
+constinit std::atomic<void (*)()> g_open_listener{nullptr};
 constinit bool g_range_ids_overflowed = false;
 
 int64_t EnvNs(const char* name, int64_t fallback) {
@@ -71,7 +73,7 @@ void CaptureGate::Init() {
   g_ended.store(false, std::memory_order_relaxed);
   g_signals.store(0, std::memory_order_relaxed);
   g_open_pushes = 0;
-  g_open_range_id_count = 0;
+  g_open_range_id_count.store(0, std::memory_order_relaxed);
   g_open_ns = EnvNs("RLSCOPE_CAPTURE_OPEN_NS", 0);
   g_close_ns = EnvNs("RLSCOPE_CAPTURE_CLOSE_NS", INT64_MAX);
   const char* api = getenv("RLSCOPE_CAPTURE_API");
@@ -105,6 +107,7 @@ void CaptureGate::Init() {
                       now >= g_close_ns || (g_capture_operation != 0 && g_skip > 0);
   if (now >= g_close_ns) g_ended.store(true, std::memory_order_relaxed);
   g_capture_open.store(!g_closed_at_start, std::memory_order_relaxed);
+  g_closed_since_ns.store(now, std::memory_order_relaxed);
 }
 
 bool CaptureGate::ClosedAtStart() { return g_closed_at_start; }
@@ -126,6 +129,8 @@ bool SetLocked(bool open, wire::CaptureReason reason, uint64_t ticks) {
   if (open && g_ended.load(std::memory_order_relaxed)) open = false;
   if (open != CaptureOpen()) {
     g_capture_open.store(open, std::memory_order_relaxed);
+    if (!open) g_closed_since_ns.store(MonotonicNs(), std::memory_order_relaxed);
+    if (void (*listener)() = g_open_listener.load(std::memory_order_relaxed); open && listener != nullptr) listener();
     if (g_pending != nullptr) {
       const wire::CaptureEdge edge(static_cast<int64_t>(ticks), open ? 1 : 0, static_cast<uint8_t>(reason), 0, 0);
       g_pending->push_back(edge);
@@ -160,14 +165,18 @@ void CountCaptureInstance(uint64_t push_ticks) {
 
 namespace {
 
-// SetRangeStateLocked: open while any capture range is.
+// SetRangeStateLocked: open while any capture range is; `ticks` 0: now.
 void SetRangeStateLocked(uint64_t ticks) {
-  SetLocked(g_open_pushes > 0 || g_open_range_id_count > 0, wire::CaptureReason::kNvtxRange, ticks);
+  SetLocked(g_open_pushes > 0 || g_open_range_id_count.load(std::memory_order_relaxed) > 0,
+            wire::CaptureReason::kNvtxRange, ticks != 0 ? ticks : NowTicks());
 }
 
 }  // namespace
 
+bool CaptureRangeIdsOpen() { return g_open_range_id_count.load(std::memory_order_relaxed) > 0; }
+
 void NoteCaptureRangePush(bool begins, uint64_t ticks) {
+  if (g_capture_range_name == 0) return;
   pthread_mutex_lock(&g_mutex);
   // A pop of more than were pushed (one pushed before a fork on another
   // thread) cannot close what it never opened.
@@ -177,9 +186,11 @@ void NoteCaptureRangePush(bool begins, uint64_t ticks) {
 }
 
 void NoteCaptureRangeStart(uint64_t range_id, uint64_t ticks) {
+  if (g_capture_range_name == 0) return;
   pthread_mutex_lock(&g_mutex);
-  if (g_open_range_id_count < kMaxOpenRangeIds) {
-    g_open_range_ids[g_open_range_id_count++] = range_id;
+  if (const int count = g_open_range_id_count.load(std::memory_order_relaxed); count < kMaxOpenRangeIds) {
+    g_open_range_ids[count] = range_id;
+    g_open_range_id_count.store(count + 1, std::memory_order_relaxed);
     SetRangeStateLocked(ticks);
   } else if (!g_range_ids_overflowed) {
     g_range_ids_overflowed = true;
@@ -192,10 +203,13 @@ void NoteCaptureRangeStart(uint64_t range_id, uint64_t ticks) {
 }
 
 void NoteCaptureRangeEnd(uint64_t range_id, uint64_t ticks) {
+  if (g_capture_range_name == 0) return;
   pthread_mutex_lock(&g_mutex);
-  for (int i = 0; i < g_open_range_id_count; ++i) {
+  const int count = g_open_range_id_count.load(std::memory_order_relaxed);
+  for (int i = 0; i < count; ++i) {
     if (g_open_range_ids[i] != range_id) continue;
-    g_open_range_ids[i] = g_open_range_ids[--g_open_range_id_count];
+    g_open_range_ids[i] = g_open_range_ids[count - 1];
+    g_open_range_id_count.store(count - 1, std::memory_order_relaxed);
     SetRangeStateLocked(ticks);
     break;
   }
@@ -243,11 +257,16 @@ void CaptureGate::ResetAfterFork() {
   // the forking thread's pushes are counted again as they are reopened.
   if (g_capture_range_name != 0) {
     g_open_pushes = 0;
-    g_capture_open.store(g_open_range_id_count > 0, std::memory_order_relaxed);
+    g_capture_open.store(g_open_range_id_count.load(std::memory_order_relaxed) > 0, std::memory_order_relaxed);
   }
   // The child's stream begins now, whenever its flusher gets to connect
   // (the edges until then are its batches' to send).
   g_closed_at_start = !CaptureOpen();
+  g_closed_since_ns.store(MonotonicNs(), std::memory_order_relaxed);
 }
+
+int64_t CaptureGate::ClosedSinceNs() { return g_closed_since_ns.load(std::memory_order_relaxed); }
+
+void CaptureGate::SetOpenListener(void (*listener)()) { g_open_listener.store(listener, std::memory_order_relaxed); }
 
 }  // namespace rlscope::preload

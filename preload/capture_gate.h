@@ -57,10 +57,15 @@ void CountCaptureInstance(uint64_t push_ticks);
 
 // The string id of the NVTX range name whose ranges are the windows (0:
 // none), and the slow paths that count one's begin and end.
+// `ticks` 0: now, taken under the gate's lock, so that edges of ranges
+// on several threads are in the order of their times.
 extern uint32_t g_capture_range_name;
-void NoteCaptureRangePush(bool begins, uint64_t ticks);
-void NoteCaptureRangeStart(uint64_t range_id, uint64_t ticks);
-void NoteCaptureRangeEnd(uint64_t range_id, uint64_t ticks);
+void NoteCaptureRangePush(bool begins, uint64_t ticks = 0);
+void NoteCaptureRangeStart(uint64_t range_id, uint64_t ticks = 0);
+void NoteCaptureRangeEnd(uint64_t range_id, uint64_t ticks = 0);
+// Whether a start/end capture range is open (EndRange's check before the
+// lock).
+bool CaptureRangeIdsOpen();
 
 inline bool CaptureOpen() { return g_capture_open.load(std::memory_order_relaxed); }
 
@@ -94,6 +99,12 @@ class CaptureGate {
   // OnProfilerApi, the hooks' report of one (`start`: Start, else Stop).
   static bool ProfilerApiControlled();
   static void OnProfilerApi(bool start);
+  // ClosedSinceNs: when capture last closed (MonotonicNs; Init's time
+  // when it began closed); meaningless while open.
+  static int64_t ClosedSinceNs();
+  // SetOpenListener: `listener` is called (on the thread that opens it, no
+  // lock of Python's held) each time capture opens. One listener.
+  static void SetOpenListener(void (*listener)());
   // ResetAfterFork: a fork() child keeps the parent's state but not its
   // pending edges (they are the parent's to send). Of the NVTX ranges that
   // hold a window open, the child has only the forking thread's push

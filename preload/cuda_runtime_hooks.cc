@@ -101,39 +101,46 @@ namespace {
 
 using ProfilerFunction = cudaError_t (*)();
 
-cudaError_t CallProfilerApi(const char* name, std::atomic<void*>& real_slot, std::atomic<uint32_t>& name_id,
-                            bool start) {
+cudaError_t CallProfilerApi(const char* name, std::atomic<void*>& real_slot, std::atomic<bool>& unresolvable,
+                            std::atomic<uint32_t>& name_id, bool start) {
   void* real = real_slot.load(std::memory_order_acquire);
   if (real == nullptr) {
+    if (unresolvable.load(std::memory_order_relaxed)) return cudaErrorInitializationError;
     real = ResolveNextSymbol(name, kCudartVersion, kCudartLibraryHint);
     if (real == nullptr) {
-      RawLog("%s: no libcudart.so.13 definition is loaded; returning cudaErrorInitializationError", name);
+      if (!unresolvable.exchange(true)) {
+        RawLog("%s: no libcudart.so.13 definition is loaded; returning cudaErrorInitializationError", name);
+      }
       return cudaErrorInitializationError;
     }
     real_slot.store(real, std::memory_order_release);
   }
   HookScope scope;
   if (!start) CaptureGate::OnProfilerApi(false);
+  const bool was_inside = t_state.in_profiler_api_hook;
+  t_state.in_profiler_api_hook = true;
+  cudaError_t result;
   if (!scope.recording()) {
-    const cudaError_t result = reinterpret_cast<ProfilerFunction>(real)();
-    if (start) CaptureGate::OnProfilerApi(true);
-    return result;
+    result = reinterpret_cast<ProfilerFunction>(real)();
+  } else {
+    uint32_t id = name_id.load(std::memory_order_relaxed);
+    if (id == 0) {
+      id = StringTable::Intern(name);
+      name_id.store(id, std::memory_order_relaxed);
+    }
+    const uint64_t begin = NowTicks();
+    t_state.in_recorded_cuda_api = true;
+    result = reinterpret_cast<ProfilerFunction>(real)();
+    t_state.in_recorded_cuda_api = false;
+    Record(wire::EventKind::kCudaApi, id, begin, NowTicks(), static_cast<uint64_t>(result));
   }
-  uint32_t id = name_id.load(std::memory_order_relaxed);
-  if (id == 0) {
-    id = StringTable::Intern(name);
-    name_id.store(id, std::memory_order_relaxed);
-  }
-  const uint64_t begin = NowTicks();
-  t_state.in_recorded_cuda_api = true;
-  const cudaError_t result = reinterpret_cast<ProfilerFunction>(real)();
-  t_state.in_recorded_cuda_api = false;
-  Record(wire::EventKind::kCudaApi, id, begin, NowTicks(), static_cast<uint64_t>(result));
+  t_state.in_profiler_api_hook = was_inside;
   if (start) CaptureGate::OnProfilerApi(true);
   return result;
 }
 
 std::atomic<void*> g_real_profiler_start{nullptr}, g_real_profiler_stop{nullptr};
+std::atomic<bool> g_profiler_start_unresolvable{false}, g_profiler_stop_unresolvable{false};
 std::atomic<uint32_t> g_profiler_start_id{0}, g_profiler_stop_id{0};
 
 }  // namespace
@@ -141,10 +148,12 @@ std::atomic<uint32_t> g_profiler_start_id{0}, g_profiler_stop_id{0};
 
 extern "C" __attribute__((visibility("default"))) cudaError_t cudaProfilerStart() {
   using namespace rlscope::preload;
-  return CallProfilerApi("cudaProfilerStart", g_real_profiler_start, g_profiler_start_id, true);
+  return CallProfilerApi("cudaProfilerStart", g_real_profiler_start, g_profiler_start_unresolvable, g_profiler_start_id,
+                         true);
 }
 
 extern "C" __attribute__((visibility("default"))) cudaError_t cudaProfilerStop() {
   using namespace rlscope::preload;
-  return CallProfilerApi("cudaProfilerStop", g_real_profiler_stop, g_profiler_stop_id, false);
+  return CallProfilerApi("cudaProfilerStop", g_real_profiler_stop, g_profiler_stop_unresolvable, g_profiler_stop_id,
+                         false);
 }

@@ -132,7 +132,9 @@ void ProfilerApiEdge(CUpti_CallbackDomain domain, CUpti_CallbackId id, CUpti_Api
 void CUPTIAPI OnApiCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId id, const void* data) {
   if (domain != CUPTI_CB_DOMAIN_RUNTIME_API && domain != CUPTI_CB_DOMAIN_DRIVER_API) return;
   const auto* call = static_cast<const CUpti_CallbackData*>(data);
-  if (__builtin_expect(g_profiler_callbacks, 0)) ProfilerApiEdge(domain, id, call->callbackSite);
+  if (__builtin_expect(g_profiler_callbacks, 0) && !t_state.in_profiler_api_hook) {
+    ProfilerApiEdge(domain, id, call->callbackSite);
+  }
   ThreadState& state = t_state;
   if (call->callbackSite == CUPTI_API_ENTER) {
     const bool outermost = state.cupti_depth++ == 0;

@@ -102,7 +102,9 @@ inline bool IsCaptureRange(uint32_t name_id) {
 int PushRange(uint32_t name_id, uint64_t domain = 0) {
   // The window opens before the push is recorded, so the range's own
   // operation begins inside it.
-  if (IsCaptureRange(name_id)) NoteCaptureRangePush(true, NowTicks());
+  // Only where its pop can be told (kMaxTrackedDepth), or the window
+  // would never close.
+  if (IsCaptureRange(name_id) && t_open.depth < kMaxTrackedDepth) NoteCaptureRangePush(true);
   RecordInstant(wire::EventKind::kOperationPush, name_id, domain, kNvtxSource);
   if (t_open.depth < kMaxTrackedDepth) {
     t_open.names[t_open.depth] = name_id;
@@ -117,7 +119,7 @@ int PopRange() {
   const int depth = --t_open.depth;
   // Closed after the pop is recorded (the range ends inside its window).
   // A range nested deeper than kMaxTrackedDepth has no name kept here.
-  if (depth < kMaxTrackedDepth && IsCaptureRange(t_open.names[depth])) NoteCaptureRangePush(false, NowTicks());
+  if (depth < kMaxTrackedDepth && IsCaptureRange(t_open.names[depth])) NoteCaptureRangePush(false);
   return depth;
 }
 
@@ -125,14 +127,14 @@ int PopRange() {
 // do not record a domain.
 nvtxRangeId_t StartRange(uint32_t name_id) {
   const uint64_t id = g_next_range_id.fetch_add(1, std::memory_order_relaxed) + 1;
-  if (IsCaptureRange(name_id)) NoteCaptureRangeStart(id, NowTicks());
+  if (IsCaptureRange(name_id)) NoteCaptureRangeStart(id);
   RecordInstant(wire::EventKind::kRangeStart, name_id, id, kNvtxSource);
   return id;
 }
 
 void EndRange(nvtxRangeId_t id) {
   RecordInstant(wire::EventKind::kRangeEnd, 0, id);
-  if (g_capture_range_name != 0) NoteCaptureRangeEnd(id, NowTicks());
+  if (g_capture_range_name != 0 && CaptureRangeIdsOpen()) NoteCaptureRangeEnd(id);
 }
 
 // --- Core module (nvtxRangePushA, ...) ---

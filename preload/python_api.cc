@@ -127,6 +127,8 @@ void ResolvePythonApi(PythonApi& api) {
   api.none = static_cast<PyObject*>(dlsym(RTLD_DEFAULT, "_Py_NoneStruct"));
   Resolve(api.import_module, "PyImport_ImportModule");
   Resolve(api.call_object, "PyObject_CallObject");
+  Resolve(api.inc_ref, "Py_IncRef");
+  Resolve(api.add_pending_call, "Py_AddPendingCall");
   api.interpreter = CodeRangeContaining(reinterpret_cast<const void*>(api.set_profile));
   api.ok = api.set_profile != nullptr && api.frame_get_code != nullptr && api.frame_get_line_number != nullptr &&
            api.frame_get_lasti != nullptr && api.request_extra_index != nullptr && api.get_extra != nullptr &&

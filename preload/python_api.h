@@ -84,6 +84,8 @@ struct PythonApi {
   PyObject* none = nullptr;
   PyObject* (*import_module)(const char*) = nullptr;         // Attach only: blocking calls.
   PyObject* (*call_object)(PyObject*, PyObject*) = nullptr;  // Attach only: blocking calls.
+  void (*inc_ref)(PyObject*) = nullptr;                      // Py_IncRef
+  int (*add_pending_call)(int (*)(void*), void*) = nullptr;  // Py_AddPendingCall: no GIL needed.
   // The interpreter's own code (the executable or libpython): calls into it
   // are Python time.
   CodeRange interpreter;

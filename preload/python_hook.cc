@@ -49,6 +49,7 @@
 #include "preload/raw_log.h"
 #include "preload/recorder.h"
 #include "preload/string_table.h"
+#include "preload/tick_clock.h"
 
 namespace rlscope::preload {
 
@@ -726,14 +727,17 @@ int ProfileHook(PyObject*, PyFrameObject* frame, int what, PyObject* arg) {
 //     Python time, never recorded. What that misses: the same site
 //     calling a native function later (a duck-typed `x.copy()` given a
 //     dict first, then a numpy array), whose time then counts as Python.
-//   - while capture is closed (capture_gate.h), a call site whose call
-//     opens no operation: nothing of it is recorded then. When capture
-//     opens again, sys.monitoring.restart_events() enables those sites
-//     again (at the next callback on a Python thread). What that costs:
-//     every site disabled so far, ours and other tools', fires once more
-//     after each opening; and a site that opened no operation while closed
-//     but would later (a duck-typed call given a jitted function) is not
-//     seen until capture opens.
+//   - once capture has been closed for kDisableAfterClosedNs
+//     (capture_gate.h), a call site whose call opens no operation: nothing
+//     of it is recorded then. When capture opens again,
+//     sys.monitoring.restart_events() enables those sites again: at the
+//     next callback, or through Py_AddPendingCall at the interpreter's
+//     next check, so a loop of nothing but disabled sites gets them back
+//     too. What that costs: every site disabled so far, ours and other
+//     tools', fires once more after each opening (hence the delay: short
+//     gaps between windows disable nothing); and a site that opened no
+//     operation while closed but would later (a duck-typed call given a
+//     jitted function) is not seen until capture opens.
 // Calls of Python functions stay enabled (their starts follow), as does
 // every site that called a recorded (native or blocking) function.
 // RLSCOPE_PYTHON_DISABLE=0 turns all of it off.
@@ -760,13 +764,15 @@ void CheckFrameLayout(PythonThread* thread, FrameKey frame, PyObject* code) {
 // The callbacks (METH_FASTCALL). None is immortal on 3.12+: returned as
 // is, without a reference of its own.
 PyObject* g_disable = nullptr;  // sys.monitoring.DISABLE, or None when disabling is off.
-// sys.monitoring.restart_events (null: none), and whether a site was
-// disabled while capture was closed since it last ran.
+// sys.monitoring.restart_events (a reference of ours; null: none), and
+// whether a site was disabled while capture was closed since it last ran.
 PyObject* g_restart_events = nullptr;
 std::atomic<bool> g_disabled_while_closed{false};
+constexpr int64_t kDisableAfterClosedNs = 100'000'000;
 
 // RestartAfterClosedCapture: capture is open again, so the sites disabled
-// while it was closed are enabled again (with the GIL: a callback's).
+// while it was closed are enabled again (with the GIL: a callback's or a
+// pending call's).
 void RestartAfterClosedCapture() {
   if (!g_disabled_while_closed.exchange(false, std::memory_order_relaxed) || g_restart_events == nullptr) return;
   PyObject* result = g_api.call_object(g_restart_events, nullptr);
@@ -774,6 +780,19 @@ void RestartAfterClosedCapture() {
     g_api.dec_ref(result);
   } else {
     g_api.err_clear();
+  }
+}
+
+int RestartPending(void*) {
+  if (CaptureOpen()) RestartAfterClosedCapture();
+  return 0;
+}
+
+// OnCaptureOpened: the gate's listener (any thread, no GIL): schedules the
+// restart where sites were disabled.
+void OnCaptureOpened() {
+  if (g_disabled_while_closed.load(std::memory_order_relaxed) && g_api.add_pending_call != nullptr) {
+    g_api.add_pending_call(&RestartPending, nullptr);
   }
 }
 
@@ -993,9 +1012,11 @@ PyObject* MonitorCall(PyObject*, PyObject* const* args, Py_ssize_t nargs) {  // 
         return WrappedOperation(thread, *wrapped);
       });
   if (!recorded) return g_disable;
-  // Closed capture, and nothing stored: the site waits for the next window.
+  // Closed capture for a while, and nothing stored: the site waits for
+  // the next window.
   if (__builtin_expect(!CaptureOpen(), 0) && g_restart_events != nullptr && g_disable != g_api.none &&
-      thread->call_depth == depth && thread->call_overflow == overflow) {
+      thread->call_depth == depth && thread->call_overflow == overflow &&
+      MonotonicNs() - CaptureGate::ClosedSinceNs() >= kDisableAfterClosedNs) {
     g_disabled_while_closed.store(true, std::memory_order_relaxed);
     return g_disable;
   }
@@ -1251,7 +1272,16 @@ PyObject* PrepareMonitoring(const char* name, const char* holder, PyObject* disa
   if (!DiscoverFrameLayout(minor)) return nullptr;
   const char* disabling = getenv("RLSCOPE_PYTHON_DISABLE");
   g_disable = disable != nullptr && (disabling == nullptr || strcmp(disabling, "0") != 0) ? disable : g_api.none;
-  g_restart_events = restart_events != g_api.none ? restart_events : nullptr;
+  // Kept for the process's life: a reference of our own, so that a
+  // program rebinding sys.monitoring.restart_events cannot free it.
+  g_restart_events = restart_events != nullptr && restart_events != g_api.none && g_api.inc_ref != nullptr &&
+                             g_api.add_pending_call != nullptr
+                         ? restart_events
+                         : nullptr;
+  if (g_restart_events != nullptr) {
+    g_api.inc_ref(g_restart_events);
+    CaptureGate::SetOpenListener(&OnCaptureOpened);
+  }
   PyObject* callbacks = MonitoringCallbacks();
   if (callbacks == nullptr) return nullptr;
   LoadRules();

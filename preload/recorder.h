@@ -30,6 +30,9 @@ struct ThreadState {
   bool in_recorded_cuda_api;
   // Nesting of CUPTI API callbacks (a driver call inside a runtime call).
   uint16_t cupti_depth;
+  // Inside the cudaProfilerStart/Stop hook, which makes the capture edge
+  // itself (CUPTI's callbacks of the calls inside it make none).
+  bool in_profiler_api_hook;
 };
 extern __thread ThreadState t_state __attribute__((tls_model("initial-exec")));
 

@@ -52,6 +52,12 @@ class CaptureRanges(unittest.TestCase):
     def test_cuda_profiler_start_and_stop_through_the_runtime(self):
         self.assert_two_windows_of_their_steps(self.windowed_run("profiler", ("--capture-range", "cudaProfilerApi")))
 
+    def test_cuda_profiler_start_and_stop_through_the_runtime_with_cupti(self):
+        # CUPTI's callbacks of the runtime's pair make no edge of their own
+        # inside the hook's call.
+        run = self.windowed_run("profiler", ("--capture-range", "cudaProfilerApi"), cupti=True)
+        self.assert_two_windows_of_their_steps(run)
+
     def test_the_driver_profiler_api_through_cupti(self):
         # cuProfilerStart/Stop called with no runtime call around them: only
         # CUPTI's driver callbacks see them.

@@ -180,8 +180,13 @@ class Monitoring(unittest.TestCase):
                           options=("--quiet", "--capture-range", "api"))
         (process,) = run.report["processes"]
         self.assertEqual(process["problems"], [])
-        self.assertEqual(len(run.report["capture"]["windows_ns"]), rounds)
+        self.assertEqual(len(run.report["capture"]["windows_ns"]), rounds + 1)
         self.assertEqual(calls_at(process, "roots"), rounds * calls)
+        # The flat loop's window: the restart comes through a pending call,
+        # at the interpreter's next check, so its first call may be missed.
+        flat = sum(line["calls"] for line in process["python_lines"] if "math.sqrt(i + 1)" in line["source"])
+        self.assertGreaterEqual(flat, calls - 1)
+        self.assertLessEqual(flat, calls)
         (acting,) = [e for e in run.report["capture"]["whole_run_estimate"] if e["operation"] == "inference"]
         self.assertEqual((acting["window_instances"], acting["run_instances"]), (rounds, 2 * rounds))
 

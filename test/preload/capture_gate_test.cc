@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "preload/string_table.h"
+#include "preload/tick_clock.h"
 
 using rlscope::preload::CaptureGate;
 using rlscope::preload::CaptureOpen;
@@ -44,19 +45,42 @@ std::vector<std::pair<int64_t, bool>> Edges(CaptureReason reason) {
 
 using EdgeList = std::vector<std::pair<int64_t, bool>>;
 
+// LeaveOpen: the gate as a run without windows has it, whatever a test
+// left (a failed REQUIRE included): later tests of this binary record.
+struct LeaveOpen {
+  ~LeaveOpen() { InitWith(nullptr, nullptr); }
+};
+
 }  // namespace
 
 TEST_CASE("Without a window capture is open from the start", "[capture]") {
+  LeaveOpen leave_open;
   InitWith(nullptr, nullptr);
   CHECK(CaptureOpen());
   CHECK_FALSE(CaptureGate::ClosedAtStart());
-  NoteCaptureRangePush(true, 5);  // No range name: nothing to do with capture.
-  CHECK(Edges(CaptureReason::kNvtxRange).empty());
-  CaptureGate::OnProfilerApi(false);
+  CaptureGate::OnProfilerApi(false);  // Not a profiler-API run: nothing to close.
   CHECK(CaptureOpen());
 }
 
+TEST_CASE("A closed capture says since when; opening calls the listener", "[capture]") {
+  LeaveOpen leave_open;
+  static int opened = 0;
+  opened = 0;
+  CaptureGate::SetOpenListener([] { ++opened; });
+  const int64_t before = rlscope::preload::MonotonicNs();
+  InitWith("RLSCOPE_CAPTURE_PROFILER_API", "1");
+  CHECK(CaptureGate::ClosedSinceNs() >= before);
+  CaptureGate::OnProfilerApi(true);
+  CaptureGate::OnProfilerApi(true);  // Already open: no second call.
+  CHECK(opened == 1);
+  const int64_t closing = rlscope::preload::MonotonicNs();
+  CaptureGate::OnProfilerApi(false);
+  CHECK(CaptureGate::ClosedSinceNs() >= closing);
+  CaptureGate::SetOpenListener(nullptr);
+}
+
 TEST_CASE("NVTX capture ranges hold capture open while any is open", "[capture]") {
+  LeaveOpen leave_open;
   InitWith("RLSCOPE_CAPTURE_RANGE", "window_under_test");
   CHECK_FALSE(CaptureOpen());
   CHECK(CaptureGate::ClosedAtStart());
@@ -85,6 +109,7 @@ TEST_CASE("NVTX capture ranges hold capture open while any is open", "[capture]"
 }
 
 TEST_CASE("A fork child keeps start/end capture ranges and counts its pushes again", "[capture]") {
+  LeaveOpen leave_open;
   InitWith("RLSCOPE_CAPTURE_RANGE", "window_under_test");
   NoteCaptureRangePush(true, 1);
   CaptureGate::ResetAfterFork();  // The pushing thread was not the forking one.
@@ -104,9 +129,13 @@ TEST_CASE("A fork child keeps start/end capture ranges and counts its pushes aga
 }
 
 TEST_CASE("cudaProfilerStart and Stop open and close capture", "[capture]") {
+  LeaveOpen leave_open;
   InitWith("RLSCOPE_CAPTURE_PROFILER_API", "1");
   CHECK(CaptureGate::ProfilerApiControlled());
   CHECK(CaptureGate::ClosedAtStart());
+  CHECK_FALSE(CaptureOpen());
+  NoteCaptureRangePush(true, 1);  // Without a range name ranges open nothing.
+  NoteCaptureRangeStart(3, 2);
   CHECK_FALSE(CaptureOpen());
   CaptureGate::OnProfilerApi(true);
   CHECK(CaptureOpen());
@@ -115,12 +144,12 @@ TEST_CASE("cudaProfilerStart and Stop open and close capture", "[capture]") {
   CHECK_FALSE(CaptureOpen());
   CaptureGate::OnProfilerApi(true);
   CHECK(Edges(CaptureReason::kProfilerApi).size() == 3);
-  NoteCaptureRangePush(true, 1);  // Ranges do not control it.
   CaptureGate::OnProfilerApi(false);
   CHECK_FALSE(CaptureOpen());
 }
 
 TEST_CASE("An instance window's fork child counts from zero and says how it began", "[capture]") {
+  LeaveOpen leave_open;
   InitWith("RLSCOPE_CAPTURE_OP", "simulation");
   setenv("RLSCOPE_CAPTURE_SKIP", "2", 1);
   CaptureGate::Init();
@@ -133,5 +162,4 @@ TEST_CASE("An instance window's fork child counts from zero and says how it bega
   CaptureGate::ResetAfterFork();
   CHECK_FALSE(CaptureOpen());
   CHECK(CaptureGate::ClosedAtStart());
-  InitWith(nullptr, nullptr);  // Leave the gate open for other tests.
 }

@@ -1,9 +1,11 @@
 """A loop whose call sites run while capture is closed and then inside
 windows (rlscope run --capture-range api). Under sys.monitoring rlscope
-disables a site while capture is closed; each window must see all of its
-calls again. A C callable standing in for a jitted policy (a C function
-with the Python function it compiles as __wrapped__) opens an operation
-whether capture is open or not, so its instances are counted throughout.
+disables a site once capture has been closed for 100 ms; each window must
+see all of its calls again, also a flat loop of nothing but such calls,
+where no function starts to notice the window opened. A C callable
+standing in for a jitted policy (a C function with the Python function it
+compiles as __wrapped__) opens an operation whether capture is open or
+not, so its instances are counted throughout.
 
   closed_capture_sites.py ROUNDS CALLS
 
@@ -12,6 +14,7 @@ import ctypes
 import json
 import math
 import sys
+import time
 
 import rlscope
 
@@ -38,7 +41,8 @@ def main():
     rounds, calls = int(sys.argv[1]), int(sys.argv[2])
     act = compiled(Policy().act)
     for _ in range(rounds):
-        roots(calls)  # Capture closed.
+        time.sleep(0.12)  # Closed long enough for its sites to be disabled.
+        roots(calls)
         act()
         with rlscope.capture():
             roots(calls)
@@ -47,3 +51,14 @@ def main():
 
 
 main()
+# The flat loop: the same site closed, then inside a window.
+total = 0.0
+for phase in ("closed", "open"):
+    if phase == "open":
+        rlscope.start()
+    else:
+        time.sleep(0.12)
+    for i in range(int(sys.argv[2])):
+        total += math.sqrt(i + 1)
+    if phase == "open":
+        rlscope.stop()
