@@ -1,7 +1,5 @@
 #include "format/launcher_rank.h"
 
-#include <charconv>
-
 namespace rlscope {
 
 namespace {
@@ -30,12 +28,9 @@ struct Variables {
   std::string_view value[kVariables];
   bool set[kVariables] = {};
 
-  explicit Variables(std::string_view environ) {
-    size_t begin = 0;
-    while (begin < environ.size()) {
-      size_t end = environ.find('\0', begin);
-      if (end == std::string_view::npos) end = environ.size();
-      const std::string_view entry = environ.substr(begin, end - begin);
+  explicit Variables(const char* const* environment) {
+    for (const char* const* variable = environment; variable != nullptr && *variable != nullptr; ++variable) {
+      const std::string_view entry(*variable);
       const size_t equals = entry.find('=');
       for (size_t i = 0; equals != std::string_view::npos && i < kVariables; ++i) {
         if (entry.substr(0, equals) == kNames[i]) {
@@ -43,7 +38,6 @@ struct Variables {
           set[i] = true;
         }
       }
-      begin = end + 1;
     }
   }
 
@@ -61,10 +55,12 @@ struct Variables {
   int Number(std::string_view name) const {
     const size_t i = IndexOf(name);
     if (i == kVariables || !set[i] || value[i].empty()) return -1;
-    int number = -1;
-    const auto [end, error] = std::from_chars(value[i].data(), value[i].data() + value[i].size(), number);
-    if (error != std::errc() || end != value[i].data() + value[i].size() || number < 0 || number >= (1 << 24)) {
-      return -1;
+    // By hand, not std::from_chars: a template the preload would export.
+    int number = 0;
+    for (const char digit : value[i]) {
+      if (digit < '0' || digit > '9') return -1;
+      number = number * 10 + (digit - '0');
+      if (number >= (1 << 24)) return -1;
     }
     return number;
   }
@@ -72,8 +68,8 @@ struct Variables {
 
 }  // namespace
 
-LauncherRank LauncherRankOf(std::string_view environ) {
-  const Variables variables(environ);
+LauncherRank LauncherRankOf(const char* const* environment) {
+  const Variables variables(environment);
   struct Source {
     const char* launcher;
     std::string_view rank, size, local;

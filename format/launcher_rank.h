@@ -3,9 +3,9 @@
 // LOCAL_RANK), Open MPI's mpirun (OMPI_COMM_WORLD_*), MPICH and Intel MPI
 // (PMI_RANK, PMI_SIZE, MPI_LOCALRANKID) or Slurm's srun (SLURM_PROCID,
 // SLURM_NTASKS, SLURM_LOCALID, inside a job step only: the batch script
-// has SLURM_PROCID too). The preload reads it from /proc/self/environ,
-// the environment the process was started with, which the program's own
-// setenv cannot change afterwards. Shared by the preload and its tests.
+// has SLURM_PROCID too). The preload reads it from `environ` once, in its
+// constructor, before the program's own code can setenv or overwrite it
+// (setproctitle). Shared by the preload and its tests.
 #ifndef RLSCOPE_FORMAT_LAUNCHER_RANK_H_
 #define RLSCOPE_FORMAT_LAUNCHER_RANK_H_
 
@@ -21,10 +21,10 @@ struct LauncherRank {
   int local_rank = -1;  // -1: not told.
 };
 
-// LauncherRankOf: from `environ`, NAME=VALUE entries separated by NUL
-// bytes (/proc/self/environ); launcher "" when no launcher's variables
-// give a rank within its world size.
-LauncherRank LauncherRankOf(std::string_view environ);
+// LauncherRankOf: from `environment`, NAME=VALUE strings ending with a
+// null pointer (`environ`); launcher "" when no launcher's variables give
+// a rank within its world size.
+LauncherRank LauncherRankOf(const char* const* environment);
 
 }  // namespace rlscope
 

@@ -26,8 +26,8 @@ constinit LauncherRank* g_start_rank = nullptr;
 
 }  // namespace
 
-void ProcessIdentity::ReadStartEnvironment() {
-  if (g_start_rank == nullptr) g_start_rank = new LauncherRank(LauncherRankOf(ReadWholeFile("/proc/self/environ")));
+void ProcessIdentity::ReadStartEnvironment(const char* const* environment) {
+  if (g_start_rank == nullptr) g_start_rank = new LauncherRank(LauncherRankOf(environment));
 }
 
 ProcessIdentity ProcessIdentity::ReadCurrent(int64_t start_ns, int forked_from) {

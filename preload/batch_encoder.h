@@ -35,10 +35,10 @@ struct ProcessIdentity {
 
   // ReadCurrent fills the identity of the calling process from /proc.
   static ProcessIdentity ReadCurrent(int64_t start_ns, int forked_from);
-  // ReadStartEnvironment: reads the launcher's rank from
-  // /proc/self/environ once, at start-up: a program may overwrite that
-  // memory later (setproctitle does), and a fork child keeps what was read.
-  static void ReadStartEnvironment();
+  // ReadStartEnvironment: reads the launcher's rank from `environment`
+  // (environ) once, at start-up: a program may overwrite that memory later
+  // (setproctitle does), and a fork child keeps what was read.
+  static void ReadStartEnvironment(const char* const* environment);
 };
 
 class BatchEncoder {

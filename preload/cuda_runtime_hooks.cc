@@ -43,17 +43,23 @@ std::atomic<void*> g_real_functions[kCudaApiCount];
 // its warning happen once, not on every call.
 std::atomic<bool> g_unresolvable[kCudaApiCount];
 
-void* ResolveRealCudaFunction(CudaApi api) {
-  if (g_unresolvable[api].load(std::memory_order_relaxed)) return nullptr;
-  void* real = ResolveNextSymbol(kApiNames[api], kCudartVersion, kCudartLibraryHint);
+// ResolveCudaFunctionOnce: the next definition of `name`, stored in `slot`;
+// when there is none, warns once and remembers it in `unresolvable`.
+void* ResolveCudaFunctionOnce(const char* name, std::atomic<void*>& slot, std::atomic<bool>& unresolvable) {
+  if (unresolvable.load(std::memory_order_relaxed)) return nullptr;
+  void* real = ResolveNextSymbol(name, kCudartVersion, kCudartLibraryHint);
   if (real == nullptr) {
-    if (!g_unresolvable[api].exchange(true)) {
-      RawLog("%s: no libcudart.so.13 definition is loaded; returning cudaErrorInitializationError", kApiNames[api]);
+    if (!unresolvable.exchange(true)) {
+      RawLog("%s: no libcudart.so.13 definition is loaded; returning cudaErrorInitializationError", name);
     }
     return nullptr;
   }
-  g_real_functions[api].store(real, std::memory_order_release);
+  slot.store(real, std::memory_order_release);
   return real;
+}
+
+void* ResolveRealCudaFunction(CudaApi api) {
+  return ResolveCudaFunctionOnce(kApiNames[api], g_real_functions[api], g_unresolvable[api]);
 }
 
 inline void* RealCudaFunction(CudaApi api) {
@@ -104,17 +110,8 @@ using ProfilerFunction = cudaError_t (*)();
 cudaError_t CallProfilerApi(const char* name, std::atomic<void*>& real_slot, std::atomic<bool>& unresolvable,
                             std::atomic<uint32_t>& name_id, bool start) {
   void* real = real_slot.load(std::memory_order_acquire);
-  if (real == nullptr) {
-    if (unresolvable.load(std::memory_order_relaxed)) return cudaErrorInitializationError;
-    real = ResolveNextSymbol(name, kCudartVersion, kCudartLibraryHint);
-    if (real == nullptr) {
-      if (!unresolvable.exchange(true)) {
-        RawLog("%s: no libcudart.so.13 definition is loaded; returning cudaErrorInitializationError", name);
-      }
-      return cudaErrorInitializationError;
-    }
-    real_slot.store(real, std::memory_order_release);
-  }
+  if (real == nullptr) real = ResolveCudaFunctionOnce(name, real_slot, unresolvable);
+  if (real == nullptr) return cudaErrorInitializationError;
   HookScope scope;
   if (!start) CaptureGate::OnProfilerApi(false);
   const bool was_inside = t_state.in_profiler_api_hook;

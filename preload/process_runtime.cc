@@ -183,8 +183,8 @@ __attribute__((constructor)) void StartPreload() {
     ReportProblem("child-env", "out of memory at start-up: children started with a scrubbed environment will lack %s",
                   dropped.c_str());
   }
-  ProcessIdentity::ReadStartEnvironment();  // Before the program can change it (setproctitle).
-  CaptureGate::Init();                      // Before the first event and the flusher's Hello.
+  ProcessIdentity::ReadStartEnvironment(environ);  // Before the program can change it (setproctitle).
+  CaptureGate::Init();                             // Before the first event and the flusher's Hello.
   const ClockSyncPoint origin = TickClock::SamplePoint();
   t_state.born_ticks = origin.ticks;  // The main thread is born with the process.
   g_recording = true;
