@@ -29,10 +29,10 @@ tools read. At least one of:
                   chrome://tracing or ui.perfetto.dev: per process (pid) its
                   threads (tid) with their operations (cat "operation") and
                   CPU category intervals (cat: "CUDA API", "Backend",
-                  "Simulator", "Python", "Profiler", "Wait"; a
-                  Python->native call carries its Python location), a
-                  track per GPU stream ("GPU D stream S") with its
-                  kernels, copies and memsets,
+                  "Simulator", "Communication", "Python", "Profiler",
+                  "Wait"; a Python->native call carries its Python
+                  location), a track per GPU stream ("GPU D stream S")
+                  with its kernels, copies and memsets,
                   and flow arrows from each launching CUDA call to its GPU
                   activity. Times as measured (not corrected), ts/dur in
                   microseconds from the earliest process start.

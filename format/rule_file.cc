@@ -32,9 +32,11 @@ std::vector<std::string> SplitOn(const std::string& text, char separator) {
 }
 
 constexpr char kLibraryUsage[] =
-    "expected 'library CATEGORY PATH-GLOB' or 'library CATEGORY [package=GLOB] [lib=GLOB]'";
+    "expected 'library CATEGORY PATH-GLOB' or 'library CATEGORY [package=GLOB] [lib=GLOB] [caller=MODULE-GLOB]'";
 
-bool IsCategory(const std::string& word) { return word == "Backend" || word == "Simulator" || word == "Native"; }
+bool IsCategory(const std::string& word) {
+  return word == "Backend" || word == "Simulator" || word == "Native" || word == "Communication";
+}
 
 }  // namespace
 
@@ -133,16 +135,22 @@ bool ParseRules(std::string_view text, const std::string& source, RuleSet& rules
       rules.operations.push_back(std::move(rule));
     } else if (words[0] == "library") {
       if (words.size() < 3) return fail(kLibraryUsage);
-      if (!IsCategory(words[1])) return fail("unknown category '" + words[1] + "' (Backend, Simulator or Native)");
+      if (!IsCategory(words[1])) {
+        return fail("unknown category '" + words[1] + "' (Backend, Simulator, Communication or Native)");
+      }
       LibraryRule rule;
       rule.category = words[1];
       for (size_t i = 2; i < words.size(); ++i) {
         // A word is a path glob unless it starts with an option's name, as
         // every library rule was before the options (a path may hold '=').
-        const bool package = words[i].rfind("package=", 0) == 0, lib = words[i].rfind("lib=", 0) == 0;
-        std::string& glob = package ? rule.package_glob : lib ? rule.lib_glob : rule.path_glob;
-        const std::string value = words[i].substr(package ? 8 : lib ? 4 : 0);
-        const char* what = package ? "package=" : lib ? "lib=" : "path glob";
+        const bool package = words[i].rfind("package=", 0) == 0, lib = words[i].rfind("lib=", 0) == 0,
+                   caller = words[i].rfind("caller=", 0) == 0;
+        std::string& glob = package  ? rule.package_glob
+                            : lib    ? rule.lib_glob
+                            : caller ? rule.caller_glob
+                                     : rule.path_glob;
+        const std::string value = words[i].substr(package ? 8 : lib ? 4 : caller ? 7 : 0);
+        const char* what = package ? "package=" : lib ? "lib=" : caller ? "caller=" : "path glob";
         if (value.empty()) return fail(std::string("empty ") + what + " in " + kLibraryUsage);
         if (!glob.empty()) return fail(std::string("more than one ") + what + " in " + kLibraryUsage);
         glob = value;

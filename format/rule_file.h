@@ -26,9 +26,10 @@
 //     as inference otherwise (report/operation_inference.h). So is
 //     `env_reset`: an env reset, reported as simulation, which tells the
 //     analysis where an episode starts.
-//   library CATEGORY [package=GLOB] [lib=GLOB] [PATH-GLOB]
+//   library CATEGORY [package=GLOB] [lib=GLOB] [caller=MODULE-GLOB] [PATH-GLOB]
 //     (report) native code in a shared object belongs to CATEGORY: Backend,
-//     Simulator or Native. At least one matcher; all given must match.
+//     Simulator, Communication or Native. At least one matcher; all given
+//     must match.
 //     package= matches an installed Python package's code by its names:
 //     the folder it is installed in (site-packages/NAME/, whatever the
 //     virtualenv, conda or /opt prefix), and where the folder's
@@ -36,8 +37,12 @@
 //     (normalized: "nvidia-cudnn-cu12") and that distribution's top-level
 //     import names. lib= matches the shared object's file name
 //     ("libmujoco.so.2.2.2"), wherever it lives. PATH-GLOB, the older form,
-//     matches the full path. First matching rule wins; unmatched code is
-//     Native.
+//     matches the full path. caller= matches the dotted module of the
+//     Python code that called into the library (ModuleOfPath:
+//     "torch.distributed.distributed_c10d"), so one library's calls can be
+//     told apart by who makes them; a rule with it never matches native
+//     frames or calls from the user's own files. First matching rule wins;
+//     unmatched code is Native.
 //
 // Globs are fnmatch(3) patterns; '|' separates alternatives ("*Env.step|
 // *Env.reset"). Later files extend earlier ones; for `library` rules the
@@ -68,10 +73,11 @@ struct OperationRule {
 
 // LibraryRule: one `library` line; an empty glob is a matcher not given.
 struct LibraryRule {
-  std::string category;  // "Backend", "Simulator" or "Native".
+  std::string category;  // "Backend", "Simulator", "Communication" or "Native".
   std::string path_glob;
   std::string package_glob;
   std::string lib_glob;
+  std::string caller_glob;  // The calling Python code's module.
 };
 
 struct RuleSet {

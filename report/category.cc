@@ -14,6 +14,7 @@ std::string_view CategoryName(Category category) {
     case Category::kGpuMemcpy: return "Memcpy";
     case Category::kGpuMemset: return "Memset";
     case Category::kWait: return "Wait";
+    case Category::kCommunication: return "Communication";
     case Category::kCount: break;
   }
   return "?";

@@ -29,6 +29,12 @@ enum class Category : int32_t {
   // operation total leave it out (run_report.h), so an idle thread adds no
   // time to any operation. Appended: numbers above are report contract.
   kWait = 9,
+  // CPU: talking to other ranks of a distributed job: torch.distributed's
+  // collectives and point-to-point calls, MPI, NCCL ("Communication"),
+  // told by library rules (rule_file.h: caller=). Innermost-wins like the
+  // others; how much of it was waiting for other ranks is the job view's
+  // (job_ranks.h). Appended: numbers above are report contract.
+  kCommunication = 10,
   kCount
 };
 

@@ -35,7 +35,8 @@
 //     operation_intervals rows).
 //   category_intervals(thread_id, begin_ns, end_ns, category,
 //     operation_id): CPU category intervals as recorded ("Python",
-//     "Backend", "Simulator", "Native", "CUDA API", "Profiler", "Wait");
+//     "Backend", "Simulator", "Communication", "Native", "CUDA API",
+//     "Profiler", "Wait");
 //     they nest (the innermost wins in the breakdown); operation_id: the
 //     operation at begin_ns ("(none)" when none).
 //   python_calls(thread_id, begin_ns, end_ns, category, operation_id,

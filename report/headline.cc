@@ -29,6 +29,7 @@ std::string LevelName(Category category) {
     case Category::kSimulator: return "the simulator";
     case Category::kCudaApi: return "CUDA API calls";
     case Category::kNative: return "other native code";
+    case Category::kCommunication: return "communication between ranks";
     default: return std::string(CategoryName(category));
   }
 }
@@ -243,6 +244,30 @@ std::string CaptureFinding(const RunReport& report) {
   return finding;
 }
 
+// StragglerFinding: the rank the others waited for in a job's collectives,
+// when it arrived last at most of them and their wait was worth telling
+// (at least a tenth of their Communication time); "" otherwise.
+std::string StragglerFinding(const JobReport& job) {
+  const JobReport::Communication& talk = job.communication;
+  if (!talk.lined_up || job.ranks.size() < 2) return "";
+  const size_t last = static_cast<size_t>(std::max_element(talk.per_rank_last.begin(), talk.per_rank_last.end()) -
+                                          talk.per_rank_last.begin());
+  if (2 * talk.per_rank_last[last] <= talk.collectives) return "";
+  int64_t others_wait = 0, others_ns = 0;
+  for (size_t r = 0; r < job.ranks.size(); ++r) {
+    if (r == last) continue;
+    others_wait += talk.per_rank_wait_ns[r];
+    others_ns += talk.per_rank_ns[r];
+  }
+  if (others_ns <= 0 || 10 * others_wait < others_ns) return "";
+  const int64_t others = static_cast<int64_t>(job.ranks.size()) - 1;
+  return absl::StrFormat(
+      "Rank %d of the %d-rank job is its straggler: the last to arrive at %s of %s collectives; the other ranks "
+      "waited %s each on average for the last to arrive (%s of their communication time).",
+      job.ranks[last].rank, job.ranks.size(), FormatCount(talk.per_rank_last[last]), FormatCount(talk.collectives),
+      FormatDuration(others_wait / others), Percent(others_wait, others_ns));
+}
+
 }  // namespace
 
 bool OutsideTheLoop(const std::string& operation) { return operation == "startup" || operation == "teardown"; }
@@ -310,6 +335,11 @@ Headline MakeHeadline(const RunReport& report) {
   if (const LineRow* line = TopUserLine(report); line != nullptr) {
     headline.findings.push_back(absl::StrFormat("Your most expensive line: %s (%s of native time, in %s).",
                                                 FormatLine(*line), FormatDuration(line->outer_ns), line->operation));
+  }
+  for (const JobReport& job : report.jobs) {
+    if (std::string straggler = StragglerFinding(job); !straggler.empty()) {
+      headline.findings.push_back(std::move(straggler));
+    }
   }
   for (Step& step : NextSteps(report, figures)) headline.next_steps.push_back(std::move(step.text));
   headline.correction = CorrectionLine(report);

@@ -30,7 +30,7 @@ constexpr double kMiniBarWidth = 160;
 constexpr double kMiniBarHeight = 10;
 
 // Categories' colours: one hue family per stack level, GPU work in purples.
-constexpr std::array<std::pair<std::string_view, std::string_view>, 10> kCategoryColors = {{
+constexpr std::array<std::pair<std::string_view, std::string_view>, 11> kCategoryColors = {{
     {"Python", "#4e79a7"},
     {"Backend", "#f28e2b"},
     {"Simulator", "#59a14f"},
@@ -41,6 +41,7 @@ constexpr std::array<std::pair<std::string_view, std::string_view>, 10> kCategor
     {"Memcpy", "#b07aa1"},
     {"Memset", "#d4a6c8"},
     {"Wait", "#e6e6e6"},  // Blocked: pale, not work.
+    {"Communication", "#2a9d8f"},
 }};
 constexpr std::array<std::string_view, 6> kSpareColors = {"#76b7b2", "#ff9da7", "#9d7660",
                                                           "#bab0ac", "#499894", "#86bcb6"};

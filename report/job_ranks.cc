@@ -2,9 +2,12 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdint>
 #include <map>
 #include <tuple>
 
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "report/run_report.h"
 
@@ -35,14 +38,18 @@ std::string CommandKey(const ProcessReport& process) {
 
 // FillOperations: each rank's CPU-side time per operation, from the rows.
 void FillOperations(const RunReport& report, JobReport& job) {
+  // One pass over the rows: a job of hundreds of ranks must not scan them
+  // once per rank.
+  absl::flat_hash_map<int, size_t> rank_of_pid;
+  for (size_t r = 0; r < job.ranks.size(); ++r) rank_of_pid.emplace(job.ranks[r].pid, r);
   std::map<std::string, std::vector<int64_t>> per_rank;
-  for (size_t r = 0; r < job.ranks.size(); ++r) {
-    for (const BreakdownRow& row : report.rows) {
-      if (row.pid != job.ranks[r].pid || row.resource == Resource::kGpu || row.category == Category::kWait) continue;
-      std::vector<int64_t>& times = per_rank[row.operation];
-      times.resize(job.ranks.size());
-      times[r] += row.ns;
-    }
+  for (const BreakdownRow& row : report.rows) {
+    if (row.resource == Resource::kGpu || row.category == Category::kWait) continue;
+    const auto rank = rank_of_pid.find(row.pid);
+    if (rank == rank_of_pid.end()) continue;
+    std::vector<int64_t>& times = per_rank[row.operation];
+    times.resize(job.ranks.size());
+    times[rank->second] += row.ns;
   }
   for (auto& [operation, times] : per_rank) {
     JobReport::Operation entry;
@@ -59,6 +66,65 @@ void FillOperations(const RunReport& report, JobReport& job) {
             [](const JobReport::Operation& a, const JobReport::Operation& b) {
               return std::tie(b.total_ns, a.operation) < std::tie(a.total_ns, b.operation);
             });
+}
+
+// FillCommunication: the ranks' Communication time and, lined up
+// collective by collective, their waits for the last to arrive.
+void FillCommunication(const RunReport& report, JobReport& job) {
+  JobReport::Communication& communication = job.communication;
+  const size_t ranks = job.ranks.size();
+  communication.per_rank_ns.assign(ranks, 0);
+  absl::flat_hash_map<int, size_t> rank_of_pid;
+  for (size_t r = 0; r < ranks; ++r) rank_of_pid.emplace(job.ranks[r].pid, r);
+  for (const BreakdownRow& row : report.rows) {
+    if (row.category != Category::kCommunication || row.resource == Resource::kGpu) continue;
+    if (const auto rank = rank_of_pid.find(row.pid); rank != rank_of_pid.end()) {
+      communication.per_rank_ns[rank->second] += row.ns;
+    }
+  }
+  std::vector<const ProcessReport*> processes;
+  size_t fewest = SIZE_MAX, most = 0;
+  for (const JobReport::Rank& rank : job.ranks) {
+    processes.push_back(&report.processes[rank.process]);
+    fewest = std::min(fewest, processes.back()->collectives.size());
+    most = std::max(most, processes.back()->collectives.size());
+  }
+  if (most == 0) return;
+  if (fewest != most) {
+    communication.not_lined_up = absl::StrFormat(
+        "the ranks issued different numbers of collectives (%d to %d), so they cannot be lined up", fewest, most);
+    return;
+  }
+  communication.lined_up = true;
+  communication.collectives = most;
+  communication.per_rank_wait_ns.assign(ranks, 0);
+  communication.per_rank_last.assign(ranks, 0);
+  absl::flat_hash_map<std::string, size_t> operation_index;
+  for (size_t i = 0; i < job.operations.size(); ++i) operation_index.emplace(job.operations[i].operation, i);
+  for (size_t k = 0; k < most; ++k) {
+    size_t last = 0;
+    for (size_t r = 1; r < ranks; ++r) {
+      if (processes[r]->collectives[k].begin_ns > processes[last]->collectives[k].begin_ns) last = r;
+    }
+    ++communication.per_rank_last[last];
+    const int64_t last_arrival = processes[last]->collectives[k].begin_ns;
+    for (size_t r = 0; r < ranks; ++r) {
+      const CollectiveCall& call = processes[r]->collectives[k];
+      const int64_t wait = std::clamp<int64_t>(last_arrival - call.begin_ns, 0, call.end_ns - call.begin_ns);
+      communication.per_rank_wait_ns[r] += wait;
+      const auto& names = processes[r]->collective_operations;
+      const auto index = operation_index.find(names[static_cast<size_t>(call.operation)]);
+      if (index == operation_index.end()) continue;  // An operation with no CPU-side rows (none left).
+      std::vector<int64_t>& waits = job.operations[index->second].per_rank_wait_ns;
+      waits.resize(ranks);
+      waits[r] += wait;
+    }
+  }
+  // Measured on the recorded clock; a corrected report's Communication
+  // time is less by rlscope's cost in it, and a wait is never more.
+  for (size_t r = 0; r < ranks; ++r) {
+    communication.per_rank_wait_ns[r] = std::min(communication.per_rank_wait_ns[r], communication.per_rank_ns[r]);
+  }
 }
 
 }  // namespace
@@ -108,6 +174,7 @@ std::vector<JobReport> JobsOf(const RunReport& report) {
   for (JobReport& job : jobs) {
     job.command = absl::StrJoin(report.processes[job.ranks.front().process].argv, " ");
     FillOperations(report, job);
+    FillCommunication(report, job);
   }
   std::erase_if(jobs, [](const JobReport& job) { return job.operations.empty(); });
   std::sort(jobs.begin(), jobs.end(),

@@ -43,8 +43,26 @@ struct JobReport {
     std::vector<int64_t> per_rank_ns;  // In `ranks` order.
     size_t slowest = 0;                // Index in `ranks` of the rank with the most time in it.
     double slowest_over_mean = 0;      // The slowest rank's time over the ranks' mean (1: even).
+    // Of per_rank_ns, the time each rank waited in this operation's
+    // collectives for the last rank to arrive; empty unless lined up.
+    std::vector<int64_t> per_rank_wait_ns;
   };
   std::vector<Operation> operations;  // Largest total first.
+  // Communication between the ranks (category Communication), and how much
+  // of it was waiting for other ranks. The k-th collective of every rank
+  // (collective_calls.h) is the same collective (collectives must be
+  // issued in one order on every rank); a rank's wait in it is from its
+  // arrival to the last rank's arrival (the processes of one run share one
+  // clock), at most its time in it. The last to arrive is the straggler.
+  struct Communication {
+    std::vector<int64_t> per_rank_ns;       // CPU-side Communication time, in `ranks` order.
+    uint64_t collectives = 0;               // Per rank, when lined up.
+    bool lined_up = false;                  // Every rank issued the same number (> 0) of collectives.
+    std::string not_lined_up;               // Why waits are not told, when some rank issued collectives.
+    std::vector<int64_t> per_rank_wait_ns;  // Lined up: waiting for the last to arrive.
+    std::vector<uint64_t> per_rank_last;    // Lined up: the collectives it arrived at last.
+  };
+  Communication communication;
 };
 
 // JobsOf: the jobs among `report`'s processes (its rows and processes

@@ -11,6 +11,7 @@ namespace {
 Category CategoryNamed(const std::string& name) {
   if (name == "Backend") return Category::kBackend;
   if (name == "Simulator") return Category::kSimulator;
+  if (name == "Communication") return Category::kCommunication;
   return Category::kNative;
 }
 
@@ -28,9 +29,19 @@ std::vector<std::string> LibraryClassifier::PackageNames(const std::string& path
   return names;
 }
 
-Category LibraryClassifier::Classify(const std::string& path) {
-  auto it = cache_.find(path);
+LibraryClassifier::LibraryClassifier(std::vector<LibraryRule> rules) : rules_(std::move(rules)) {
+  has_caller_rules_ =
+      std::any_of(rules_.begin(), rules_.end(), [](const LibraryRule& rule) { return !rule.caller_glob.empty(); });
+}
+
+Category LibraryClassifier::Classify(const std::string& path, const std::string& caller) {
+  // Without caller= rules the caller changes nothing: one entry per path.
+  const bool by_caller = has_caller_rules_ && !caller.empty();
+  std::string key;
+  if (by_caller) key = path + '\0' + caller;
+  auto it = cache_.find(by_caller ? key : path);
   if (it != cache_.end()) return it->second;
+  if (!by_caller) key = path;
   const size_t slash = path.rfind('/');
   const std::string file_name = slash == std::string::npos ? path : path.substr(slash + 1);
   const std::vector<std::string> packages = PackageNames(path);
@@ -40,14 +51,17 @@ Category LibraryClassifier::Classify(const std::string& path) {
   };
   Category category = Category::kNative;
   for (const LibraryRule& rule : rules_) {
-    if (rule.path_glob.empty() && rule.package_glob.empty() && rule.lib_glob.empty()) continue;
+    if (rule.path_glob.empty() && rule.package_glob.empty() && rule.lib_glob.empty() && rule.caller_glob.empty()) {
+      continue;
+    }
+    if (!rule.caller_glob.empty() && (!by_caller || !MatchesGlob(rule.caller_glob, caller.c_str()))) continue;
     if (!rule.path_glob.empty() && !MatchesGlob(rule.path_glob, path.c_str())) continue;
     if (!rule.package_glob.empty() && !matches_package(rule.package_glob)) continue;
     if (!rule.lib_glob.empty() && !MatchesGlob(rule.lib_glob, file_name.c_str())) continue;
     category = CategoryNamed(rule.category);
     break;
   }
-  cache_.emplace(path, category);
+  cache_.emplace(std::move(key), category);
   return category;
 }
 

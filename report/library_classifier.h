@@ -1,7 +1,8 @@
 // LibraryClassifier: which stack level native code belongs to, from the
 // `library` rules (rule_file.h) matched against the shared object that
 // holds an address: its installed package (folder and, from RECORD files,
-// distribution), its file name, its path. Unmatched code is Native.
+// distribution), its file name, its path, and the module of the Python
+// code that called it. Unmatched code is Native.
 #ifndef RLSCOPE_REPORT_LIBRARY_CLASSIFIER_H_
 #define RLSCOPE_REPORT_LIBRARY_CLASSIFIER_H_
 
@@ -18,9 +19,13 @@ namespace rlscope::report {
 
 class LibraryClassifier {
  public:
-  explicit LibraryClassifier(std::vector<LibraryRule> rules) : rules_(std::move(rules)) {}
-  // Classify: the category of code in the library at `path` (cached).
-  Category Classify(const std::string& path);
+  explicit LibraryClassifier(std::vector<LibraryRule> rules);
+  // Classify: the category of code in the library at `path` (cached),
+  // called from Python code of module `caller` ("" when not called from
+  // Python, or from code of no module: the user's own files).
+  Category Classify(const std::string& path, const std::string& caller = "");
+  // HasCallerRules: some rule has caller=, so the caller matters.
+  bool HasCallerRules() const { return has_caller_rules_; }
 
  private:
   // PackageNames: the names package= matches for the file at `path`.
@@ -28,6 +33,8 @@ class LibraryClassifier {
 
   std::vector<LibraryRule> rules_;
   PackageRecords records_;
+  bool has_caller_rules_ = false;
+  // By path, then '\0' and the caller where a caller= rule could apply.
   absl::flat_hash_map<std::string, Category> cache_;
 };
 

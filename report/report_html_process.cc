@@ -90,6 +90,12 @@ std::string JobsSectionHtml(const RunReport& report) {
     const CellTable cells = JobCells(job, /*max_rank_columns=*/8, kMaxHtmlOperations);
     out += absl::StrFormat("<h3>%s</h3>", Escape(JobTitle(job))) + html::Table(cells.header, HtmlRows(cells)) +
            CappedNote(cells.rows.size(), cells.total_rows, "operations");
+    const CellTable communication = JobCommunicationCells(job, kMaxHtmlOperations);
+    if (!communication.header.empty()) {
+      out += html::Table(communication.header, HtmlRows(communication)) +
+             CappedNote(communication.rows.size(), communication.total_rows, "ranks");
+    }
+    if (const std::string note = JobCommunicationNote(job); !note.empty()) out += Note(note);
   }
   return out + Note(
                    "CPU thread time per operation (Wait aside), summed over the ranks and per rank; the slowest rank "

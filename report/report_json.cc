@@ -231,14 +231,23 @@ nlohmann::ordered_json JobsJson(const RunReport& report) {
                             {"total_ns", operation.total_ns},
                             {"per_rank_ns", operation.per_rank_ns},
                             {"slowest_rank", job.ranks[operation.slowest].rank},
-                            {"slowest_over_mean", operation.slowest_over_mean}});
+                            {"slowest_over_mean", operation.slowest_over_mean},
+                            {"per_rank_wait_ns", operation.per_rank_wait_ns}});
     }
+    const JobReport::Communication& talk = job.communication;
+    nlohmann::ordered_json communication = {{"per_rank_ns", talk.per_rank_ns},
+                                            {"lined_up", talk.lined_up},
+                                            {"collectives", talk.collectives},
+                                            {"per_rank_wait_ns", talk.per_rank_wait_ns},
+                                            {"per_rank_last", talk.per_rank_last}};
+    if (!talk.not_lined_up.empty()) communication["not_lined_up"] = talk.not_lined_up;
     jobs.push_back({{"launcher", job.launcher},
                     {"parent_pid", job.parent_pid},
                     {"world_size", job.world_size},
                     {"command", job.command},
                     {"ranks", std::move(ranks)},
-                    {"operations", std::move(operations)}});
+                    {"operations", std::move(operations)},
+                    {"communication", std::move(communication)}});
   }
   return jobs;
 }

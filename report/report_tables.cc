@@ -86,6 +86,59 @@ CellTable JobCells(const JobReport& job, size_t max_rank_columns, size_t max_row
   return table;
 }
 
+CellTable JobCommunicationCells(const JobReport& job, size_t max_rows) {
+  CellTable table;
+  const JobReport::Communication& communication = job.communication;
+  int64_t total = 0;
+  for (int64_t ns : communication.per_rank_ns) total += ns;
+  if (total <= 0 && !communication.lined_up) return table;
+  table.header = {"rank", "Communication"};
+  if (communication.lined_up) table.header.insert(table.header.end(), {"waiting for others", "last to arrive"});
+  std::vector<size_t> order(job.ranks.size());
+  for (size_t r = 0; r < order.size(); ++r) order[r] = r;
+  if (communication.lined_up) {
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+      return communication.per_rank_wait_ns[a] < communication.per_rank_wait_ns[b];
+    });
+  }
+  table.total_rows = order.size();
+  for (size_t r : order) {
+    if (table.rows.size() >= max_rows) break;
+    const int64_t ns = communication.per_rank_ns[r];
+    std::vector<std::string> row = {absl::StrFormat("rank %d", job.ranks[r].rank), FormatDuration(ns)};
+    if (communication.lined_up) {
+      const int64_t wait = communication.per_rank_wait_ns[r];
+      row.push_back(ns > 0 ? absl::StrFormat("%s (%.0f%%)", FormatDuration(wait),
+                                             100.0 * static_cast<double>(wait) / static_cast<double>(ns))
+                           : FormatDuration(wait));
+      row.push_back(absl::StrFormat("%s of %s", FormatCount(communication.per_rank_last[r]),
+                                    FormatCount(communication.collectives)));
+    }
+    table.rows.push_back(std::move(row));
+  }
+  return table;
+}
+
+std::string JobCommunicationNote(const JobReport& job) {
+  const JobReport::Communication& communication = job.communication;
+  if (communication.lined_up) {
+    return absl::StrFormat(
+        "Communication between the ranks (torch.distributed, MPI, NCCL calls), %s collectives per rank lined up in "
+        "the order issued: waiting is from a rank's arrival at a collective to the last rank's, the rest is the "
+        "transfer itself; the rank that arrives last most often is the straggler.",
+        FormatCount(communication.collectives));
+  }
+  if (!communication.not_lined_up.empty()) {
+    return "Communication between the ranks (torch.distributed, MPI, NCCL calls); waiting for other ranks is not "
+           "told: " +
+           communication.not_lined_up + ".";
+  }
+  for (int64_t ns : communication.per_rank_ns) {
+    if (ns > 0) return "Communication between the ranks (MPI, NCCL calls); no collectives from Python to line up.";
+  }
+  return "";
+}
+
 std::string JobTitle(const JobReport& job) {
   if (job.launcher == "process tree") {
     return absl::StrFormat("%d ranks by the process tree (children of process %d, one command): %s", job.ranks.size(),

@@ -38,6 +38,16 @@ CellTable InstanceCells(const ProcessReport& process, uint64_t steps, size_t max
 // median and maximum instead), and the slowest rank.
 CellTable JobCells(const JobReport& job, size_t max_rank_columns, size_t max_rows);
 
+// JobCommunicationCells: a job's communication per rank (job_ranks.h):
+// its time, of it waiting for the last rank to arrive, and how often it was
+// that last rank; empty (no header) when no rank communicated. At most
+// `max_rows` ranks, the ones that waited least (the stragglers) first.
+CellTable JobCommunicationCells(const JobReport& job, size_t max_rows);
+
+// JobCommunicationNote: what JobCommunicationCells' table shows, or why
+// the waits could not be told ("" when no rank communicated).
+std::string JobCommunicationNote(const JobReport& job);
+
 // JobTitle: "4 ranks of torchrun (world size 4): python3 train.py" and
 // the like.
 std::string JobTitle(const JobReport& job);

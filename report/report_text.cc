@@ -42,6 +42,31 @@ std::string FormatTable(const std::vector<std::vector<std::string>>& rows, bool 
   return out;
 }
 
+// Wrapped: `text` in lines of at most 78 columns (a longer word stands
+// alone), the first led by `bullet`, the others indented as deep.
+std::string Wrapped(const std::string& bullet, const std::string& text) {
+  std::string out;
+  std::string line = bullet;
+  size_t begin = 0;
+  while (begin < text.size()) {
+    size_t end = text.find(' ', begin);
+    if (end == std::string::npos) end = text.size();
+    const std::string word = text.substr(begin, end - begin);
+    if (word.empty()) {  // Runs of spaces wrap as one.
+      begin = end + 1;
+      continue;
+    }
+    if (line.size() > bullet.size() && line.size() + 1 + word.size() > 78) {
+      out += line + "\n";
+      line = std::string(bullet.size(), ' ');
+    }
+    if (line.size() > bullet.size()) line += ' ';
+    line += word;
+    begin = end + 1;
+  }
+  return out + line + "\n";
+}
+
 std::string ProcessTable(const ProcessReport& process, const std::vector<BreakdownRow>& rows) {
   // operation -> category -> ns, operations ordered by total time.
   std::map<std::string, std::map<std::string, int64_t>> cells;
@@ -140,6 +165,17 @@ std::string JobSection(const RunReport& report) {
     out += FormatTable(table, /*left_last=*/true);
     if (cells.total_rows > cells.rows.size()) {
       out += absl::StrFormat("  (%d more operations in report.json)\n", cells.total_rows - cells.rows.size());
+    }
+    const CellTable communication = JobCommunicationCells(job, /*max_rows=*/8);
+    if (const std::string note = JobCommunicationNote(job); !note.empty()) out += "\n" + Wrapped("  ", note);
+    if (!communication.header.empty()) {
+      std::vector<std::vector<std::string>> rows = {communication.header};
+      rows.insert(rows.end(), communication.rows.begin(), communication.rows.end());
+      out += FormatTable(rows, /*left_last=*/false);
+      if (communication.total_rows > communication.rows.size()) {
+        out +=
+            absl::StrFormat("  (%d more ranks in report.json)\n", communication.total_rows - communication.rows.size());
+      }
     }
   }
   return out;
@@ -332,32 +368,10 @@ std::string NvidiaSmiComparison(const RunReport& report) {
 
 // HeadlineSection: the answer first (headline.h), wrapped at 78 columns.
 std::string HeadlineSection(const Headline& headline) {
-  auto wrapped = [](const std::string& bullet, const std::string& text) {
-    std::string out;
-    std::string line = bullet;
-    size_t begin = 0;
-    while (begin < text.size()) {
-      size_t end = text.find(' ', begin);
-      if (end == std::string::npos) end = text.size();
-      const std::string word = text.substr(begin, end - begin);
-      if (word.empty()) {  // Runs of spaces wrap as one.
-        begin = end + 1;
-        continue;
-      }
-      if (line.size() > bullet.size() && line.size() + 1 + word.size() > 78) {
-        out += line + "\n";
-        line = std::string(bullet.size(), ' ');
-      }
-      if (line.size() > bullet.size()) line += ' ';
-      line += word;
-      begin = end + 1;
-    }
-    return out + line + "\n";
-  };
   std::string out = "\nthe answer:\n";
-  for (const std::string& finding : headline.findings) out += wrapped("  - ", finding);
-  for (const std::string& step : headline.next_steps) out += wrapped("  > next: ", step);
-  out += wrapped("  ", headline.correction);
+  for (const std::string& finding : headline.findings) out += Wrapped("  - ", finding);
+  for (const std::string& step : headline.next_steps) out += Wrapped("  > next: ", step);
+  out += Wrapped("  ", headline.correction);
   return out;
 }
 

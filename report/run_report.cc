@@ -80,6 +80,17 @@ ThreadTimeline CopyForAnalysis(ThreadTimeline& thread) {
 // measured analysis of this process when `process` is its corrected
 // timeline, and `primary_thread` the thread others inherit operations from
 // there (ProcessCorrection): what the measured view decided is kept.
+// NameCollectives: `collectives` into `report`, their operations indexing
+// its collective_operations.
+void NameCollectives(const std::vector<CollectiveCall>& collectives, const NameTable& names, ProcessReport& report) {
+  std::map<int32_t, int32_t> index_of;
+  for (const CollectiveCall& call : collectives) {
+    auto [it, inserted] = index_of.try_emplace(call.operation, static_cast<int32_t>(index_of.size()));
+    if (inserted) report.collective_operations.push_back(names.Name(call.operation));
+    report.collectives.push_back({call.begin_ns, call.end_ns, it->second});
+  }
+}
+
 ProcessReport AnalyseProcess(ProcessTimeline& process, const IntervalList& gpu_busy, const std::string& gpu_capture,
                              NameTable& names, Breakdown& total, ThreadViews views, bool keep_process,
                              const ProcessReport* measured = nullptr, int primary_thread = -1) {
@@ -150,6 +161,12 @@ ProcessReport AnalyseProcess(ProcessTimeline& process, const IntervalList& gpu_b
   }
   std::sort(report.instance_stats.begin(), report.instance_stats.end(),
             [](const InstanceStats& a, const InstanceStats& b) { return a.total_ns > b.total_ns; });
+  if (measured != nullptr) {
+    report.collectives = measured->collectives;
+    report.collective_operations = measured->collective_operations;
+  } else {
+    NameCollectives(process_analysis.collectives, names, report);
+  }
   report.python_lines = ToLineRows(process_analysis.lines, names);
   report.library_lines = ToLineRows(process_analysis.library_lines, names);
   for (const auto& [key, ns] : process_analysis.located) {

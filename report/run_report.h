@@ -34,6 +34,7 @@
 
 #include "absl/status/statusor.h"
 #include "report/breakdown.h"
+#include "report/collective_calls.h"
 #include "report/decoded_run.h"
 #include "report/gpu_analysis.h"
 #include "report/gpu_utilization.h"
@@ -153,6 +154,12 @@ struct ProcessReport {
   // split by line; they sum to traced_thread_ns.
   std::vector<LocatedRow> located_rows;
   GpuAnalysis gpu;
+  // The collectives its threads issued (collective_calls.h), in start
+  // order, timed on the measured clock (the same for every process of the
+  // run, as the job view needs: a corrected clock is each thread's own);
+  // `operation` indexes collective_operations.
+  std::vector<CollectiveCall> collectives;
+  std::vector<std::string> collective_operations;
   std::vector<std::string> problems;
 };
 

@@ -179,6 +179,7 @@ ThreadAnalysis AnalyseThread(ThreadTimeline thread, int32_t none_operation, cons
         thread.begin_ns, thread.end_ns, operations, thread.cpu_events, thread.native_calls, none_operation, base,
         inherited, gpu_busy != nullptr ? *gpu_busy : IntervalList{}, thread.captured ? &*thread.captured : nullptr);
   }
+  analysis.collectives = CollectiveCallsOf(thread.native_calls, operations, none_operation);
   analysis.launches =
       ResolveLaunches(std::move(thread.gpu_launches), operations, std::move(thread.native_calls), none_operation);
   analysis.active_time_only = inherited;
@@ -198,6 +199,11 @@ void AddInto(ThreadAnalysis& total, const ThreadAnalysis& part) {
     into.insert(into.end(), durations.begin(), durations.end());
   }
   total.launches.insert(total.launches.end(), part.launches.begin(), part.launches.end());
+  if (!part.collectives.empty()) {
+    total.collectives.insert(total.collectives.end(), part.collectives.begin(), part.collectives.end());
+    std::stable_sort(total.collectives.begin(), total.collectives.end(),
+                     [](const CollectiveCall& a, const CollectiveCall& b) { return a.begin_ns < b.begin_ns; });
+  }
   AddInto(total.located, part.located);
   for (const auto& [key, cost] : part.lines) {
     total.lines[key].ns += cost.ns;

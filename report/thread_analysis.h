@@ -20,6 +20,7 @@
 
 #include "report/breakdown.h"
 #include "report/category.h"
+#include "report/collective_calls.h"
 #include "report/located_breakdown.h"
 #include "report/process_timeline.h"
 
@@ -81,6 +82,8 @@ struct ThreadAnalysis {
   std::map<LineKey, LineCost> lines;
   std::map<LineKey, LineCost> library_lines;
   std::vector<ResolvedLaunch> launches;
+  // Its collectives (collective_calls.h), in start order; every view.
+  std::vector<CollectiveCall> collectives;
   // The breakdown split by Python line; only with AnalyseThread's
   // `locate_lines` (folded stacks), else empty.
   LocatedBreakdown located;

@@ -425,7 +425,7 @@ void TimelineBuilder::ClassifyNativeCalls(ThreadTimeline& thread, ThreadState& s
   for (const RawNativeCall& raw : state.native_calls) {
     Category category = Category::kNative;
     if (classifier_ != nullptr) {
-      if (const std::string* path = modules_.PathOf(raw.address)) category = classifier_->Classify(*path);
+      if (const std::string* path = modules_.PathOf(raw.address)) category = ClassifyCall(*path, raw.code_id);
     }
     thread.cpu_events.push_back({raw.begin_ns, raw.end_ns, static_cast<int32_t>(category)});
     NativeCall call{raw.begin_ns, raw.end_ns, category, StringLabel(raw.code_id), raw.line};
@@ -448,6 +448,16 @@ void TimelineBuilder::ClassifyNativeCalls(ThreadTimeline& thread, ThreadState& s
   }
   state.native_calls.clear();
   state.user_lines.clear();
+}
+
+Category TimelineBuilder::ClassifyCall(const std::string& path, uint32_t code_id) {
+  if (!classifier_->HasCallerRules()) return classifier_->Classify(path);
+  auto [it, inserted] = call_categories_.try_emplace({code_id, &path}, Category::kNative);
+  if (inserted) {
+    const CodeLocation where = SplitCodeLocation(StringOf(code_id));
+    it->second = classifier_->Classify(path, where.file.empty() ? std::string() : ModuleOfPath(where.file));
+  }
+  return it->second;
 }
 
 bool TimelineBuilder::IsUserCode(uint32_t code_id) {

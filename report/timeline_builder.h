@@ -116,6 +116,10 @@ class TimelineBuilder {
   // IsUserCode: whether the code object `code_id` is the user's own
   // (code_origin.h, from the file in its name), cached per id.
   bool IsUserCode(uint32_t code_id);
+  // ClassifyCall: the category of a native call into the library at
+  // `path` made by the code object `code_id` (library rules with caller=
+  // tell calls by their caller's module).
+  Category ClassifyCall(const std::string& path, uint32_t code_id);
   // InferFromStacks: operations of a thread without Python, from its
   // stack samples (stack_inference.h).
   void InferFromStacks(ThreadTimeline& thread, const ThreadState& state);
@@ -145,6 +149,8 @@ class TimelineBuilder {
   std::vector<uint32_t> child_program_ids_;
   absl::flat_hash_map<uint32_t, int32_t> string_labels_;
   absl::flat_hash_map<uint32_t, bool> user_code_;
+  // ClassifyCall's, by (code object, the library path's address in modules_).
+  absl::flat_hash_map<std::pair<uint32_t, const std::string*>, Category> call_categories_;
   // Display names of GPU activities by (kind, string id, detail): kernel
   // names are demangled once each, not once per launch.
   absl::flat_hash_map<uint64_t, int32_t> gpu_activity_labels_;

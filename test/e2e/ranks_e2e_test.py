@@ -1,14 +1,16 @@
 #!/usr/bin/env python3
-"""End-to-end tests of distributed jobs: a 2-rank data-parallel training
+"""End-to-end tests of distributed jobs: a 4-rank data-parallel training
 over torch.distributed's gloo backend (Debian's torch), started by a
 torchrun stand-in that sets RANK/WORLD_SIZE, and by
-torch.multiprocessing.spawn. Both are one job of two ranks in the report,
+torch.multiprocessing.spawn. Both are one job of four ranks in the report,
 each rank's operations side by side, and rank 1, whose env steps take
-three times as long, is the slowest in simulation.
+fifteen times as long, is the slowest in simulation and the straggler the
+others wait for in their all_reduce calls (Communication, in backprop).
 
   ranks_e2e_test.py --rlscope BIN --python PYTHON [unittest args]
 """
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -21,6 +23,7 @@ PROGRAMS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "python_prog
 WORKER = os.path.join(PROGRAMS, "ranks_worker.py")
 LAUNCHER = os.path.join(PROGRAMS, "ranks_launcher.py")
 STEPS = 60
+RANKS = 4
 
 
 def free_port():
@@ -38,14 +41,19 @@ class Ranks(unittest.TestCase):
             raise unittest.SkipTest(f"{ARGS.python} has no torch.distributed with gloo")
 
     def check_job(self, run, launcher):
-        for rank in (0, 1):
-            self.assertIn("rank %d: %d steps" % (rank, STEPS), run.result.stdout)
+        # The torch rank each process had ("rank R: ... pid P"); a job told
+        # by the process tree ranks its processes by start order instead.
+        torch_rank = {}
+        for rank in range(RANKS):
+            match = re.search(r"rank %d: %d steps, loss \S+, pid (\d+)" % (rank, STEPS), run.result.stdout)
+            self.assertIsNotNone(match, run.result.stdout)
+            torch_rank[int(match.group(1))] = rank
         jobs = run.report["jobs"]
         self.assertEqual(len(jobs), 1, jobs)
         job = jobs[0]
         self.assertEqual(job["launcher"], launcher)
-        self.assertEqual(job["world_size"], 2)
-        self.assertEqual([r["rank"] for r in job["ranks"]], [0, 1])
+        self.assertEqual(job["world_size"], RANKS)
+        self.assertEqual([r["rank"] for r in job["ranks"]], list(range(RANKS)))
         pids = {p["pid"] for p in run.report["processes"]}
         self.assertTrue(all(r["pid"] in pids for r in job["ranks"]))
         operations = {o["operation"]: o for o in job["operations"]}
@@ -53,25 +61,52 @@ class Ranks(unittest.TestCase):
             self.assertIn(name, operations)
             self.assertTrue(all(ns > 0 for ns in operations[name]["per_rank_ns"]), operations[name])
             self.assertEqual(operations[name]["total_ns"], sum(operations[name]["per_rank_ns"]))
+        # The job's index of torch's rank 1 (slow env) and of torch's rank 0.
+        slow = next(i for i, r in enumerate(job["ranks"]) if torch_rank[r["pid"]] == 1)
+        fast = next(i for i, r in enumerate(job["ranks"]) if torch_rank[r["pid"]] == 0)
         simulation = operations["simulation"]
-        self.assertEqual(simulation["slowest_rank"], 1)
-        self.assertGreater(simulation["per_rank_ns"][1], 1.5 * simulation["per_rank_ns"][0])
+        self.assertEqual(simulation["slowest_rank"], job["ranks"][slow]["rank"])
+        self.assertGreater(simulation["per_rank_ns"][slow], 1.5 * simulation["per_rank_ns"][fast])
+        # Every rank's all_reduce calls are Communication, inside backprop.
+        for rank in job["ranks"]:
+            talk = [r for r in run.report["rows"] if r["process"] == rank["pid"] and r["category"] == "Communication"]
+            self.assertTrue(talk, "rank %d has no Communication rows" % rank["rank"])
+            self.assertGreater(sum(r["ns"] for r in talk if r["operation"] == "backprop"), 0, talk)
+        # Lined up collective by collective: one per step (its all_reduce
+        # calls come from one line, with no other line's native call between:
+        # the in-place scaling is no C function call), and the set-up's and
+        # teardown's; rank 1, slow in simulation, arrives last at most, and
+        # every other rank waits longer for it than it waits for them.
+        communication = job["communication"]
+        self.assertTrue(communication["lined_up"], communication)
+        self.assertGreaterEqual(communication["collectives"], STEPS)
+        self.assertLessEqual(communication["collectives"], STEPS + 4)
+        self.assertGreater(communication["per_rank_last"][slow], communication["collectives"] / 2, communication)
+        waits = communication["per_rank_wait_ns"]
+        for index in range(RANKS):
+            self.assertLessEqual(waits[index], communication["per_rank_ns"][index])
+            if index != slow:
+                self.assertGreater(waits[index], waits[slow], communication)
+        self.assertIn("Rank %d of the %d-rank job is its straggler" % (job["ranks"][slow]["rank"], RANKS),
+                      "\n".join(run.report["headline"]["findings"]))
         with open(os.path.join(run.out, "report.txt")) as text:
-            self.assertIn("job: 2 ranks", text.read())
+            report_text = text.read()
+        self.assertIn("job: %d ranks" % RANKS, report_text)
+        self.assertIn("waiting for others", report_text)
         return job
 
     def test_ranks_a_launcher_names_in_the_environment(self):
-        run = ProfiledRun(self, [ARGS.python, LAUNCHER, "2", free_port(), ARGS.python, WORKER, str(STEPS)],
+        run = ProfiledRun(self, [ARGS.python, LAUNCHER, str(RANKS), free_port(), ARGS.python, WORKER, str(STEPS)],
                           options=("--quiet",))
         job = self.check_job(run, "torch.distributed")
         ranked = [p for p in run.report["processes"] if p["launcher_rank"] is not None]
-        self.assertEqual(sorted(p["launcher_rank"]["rank"] for p in ranked), [0, 1])
-        self.assertTrue(all(p["launcher_rank"]["world_size"] == 2 for p in ranked))
+        self.assertEqual(sorted(p["launcher_rank"]["rank"] for p in ranked), list(range(RANKS)))
+        self.assertTrue(all(p["launcher_rank"]["world_size"] == RANKS for p in ranked))
         self.assertIn("ranks_worker.py", job["command"])
 
     def test_ranks_multiprocessing_spawn_starts(self):
         env = dict(os.environ, MASTER_PORT=free_port())
-        run = ProfiledRun(self, [ARGS.python, WORKER, str(STEPS), "--spawn", "2"], options=("--quiet",), env=env)
+        run = ProfiledRun(self, [ARGS.python, WORKER, str(STEPS), "--spawn", str(RANKS)], options=("--quiet",), env=env)
         job = self.check_job(run, "process tree")
         parent = [p for p in run.report["processes"] if p["pid"] == job["parent_pid"]]
         self.assertEqual(len(parent), 1)

@@ -107,9 +107,14 @@ TEST_CASE("Library rules name packages and file names; a bare word is a path glo
                  "library Simulator lib=libmujoco*\n"
                  "library Native  package=torch  lib=libgomp*\n"
                  "library Simulator */my_sim/*\n"
-                 "library Native  /opt/a=b/*\n",
+                 "library Native  /opt/a=b/*\n"
+                 "library Communication package=torch caller=torch.distributed*\n",
                  "test.rules", rules, &error));
-  REQUIRE(rules.libraries.size() == 5);
+  REQUIRE(rules.libraries.size() == 6);
+  CHECK(rules.libraries[5].category == "Communication");
+  CHECK(rules.libraries[5].caller_glob == "torch.distributed*");
+  CHECK(rules.libraries[5].package_glob == "torch");
+  CHECK(rules.libraries[0].caller_glob.empty());
   const LibraryRule& package = rules.libraries[0];
   CHECK(package.package_glob == "torch|jax*");
   CHECK(package.lib_glob.empty());
@@ -122,8 +127,9 @@ TEST_CASE("Library rules name packages and file names; a bare word is a path glo
 }
 
 TEST_CASE("Library rules without a matcher, or with one twice, name the line", "[rules]") {
-  for (const char* line : {"library Backend\n", "library Backend package=\n", "library Backend lib=a lib=b\n",
-                           "library Backend */a/* */b/*\n"}) {
+  for (const char* line :
+       {"library Backend\n", "library Backend package=\n", "library Backend lib=a lib=b\n",
+        "library Backend */a/* */b/*\n", "library Backend caller=\n", "library Backend caller=a caller=b\n"}) {
     RuleSet rules;
     std::string error;
     INFO(line);

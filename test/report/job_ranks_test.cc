@@ -116,3 +116,77 @@ TEST_CASE("A launcher's job of one rank is none; its workers group by the tree",
   CHECK(jobs[0].launcher == "process tree");
   CHECK(jobs[0].parent_pid == 30);
 }
+
+TEST_CASE("Collectives lined up across ranks: waits for the last to arrive, the straggler", "[jobs]") {
+  RunReport report;
+  report.processes = {Process(20, 1, {"train.py"}, {"torchrun", 0, 3, 0}),
+                      Process(21, 1, {"train.py"}, {"torchrun", 1, 3, 1}),
+                      Process(22, 1, {"train.py"}, {"torchrun", 2, 3, 2})};
+  // Collective k: ranks 0 and 1 arrive early, rank 2 (the straggler) late,
+  // except in the second one, where rank 0 is last. All end together.
+  const int64_t arrivals[3][3] = {{100, 1060, 2000}, {150, 1000, 2050}, {400, 1030, 2300}};
+  const int64_t ends[3] = {500, 1100, 2400};
+  for (size_t r = 0; r < 3; ++r) {
+    ProcessReport& process = report.processes[r];
+    process.collective_operations = {"backprop", "inference"};
+    for (size_t k = 0; k < 3; ++k) process.collectives.push_back({arrivals[r][k], ends[k], k == 1 ? 1 : 0});
+  }
+  report.rows = {Row(20, "backprop", 600, Category::kCommunication),
+                 Row(21, "backprop", 600, Category::kCommunication),
+                 Row(22, "backprop", 250, Category::kCommunication),
+                 Row(20, "inference", 90),
+                 Row(21, "inference", 90),
+                 Row(22, "inference", 90)};
+  const std::vector<JobReport> jobs = JobsOf(report);
+  REQUIRE(jobs.size() == 1);
+  const JobReport::Communication& talk = jobs[0].communication;
+  REQUIRE(talk.lined_up);
+  CHECK(talk.collectives == 3);
+  CHECK(talk.per_rank_ns == std::vector<int64_t>{600, 600, 250});
+  // Rank 0 waits 300 + 0 (last, the second) + 300; rank 1 250 + 60 + 250;
+  // rank 2 0 + 30 + 0.
+  CHECK(talk.per_rank_wait_ns == std::vector<int64_t>{600, 560, 30});
+  CHECK(talk.per_rank_last == std::vector<uint64_t>{1, 0, 2});
+  for (const JobReport::Operation& operation : jobs[0].operations) {
+    if (operation.operation == "backprop") CHECK(operation.per_rank_wait_ns == std::vector<int64_t>{600, 500, 0});
+    if (operation.operation == "inference") CHECK(operation.per_rank_wait_ns == std::vector<int64_t>{0, 60, 30});
+  }
+  // The table puts the straggler (who waited least) first.
+  const CellTable cells = JobCommunicationCells(jobs[0], 8);
+  REQUIRE(cells.rows.size() == 3);
+  CHECK(cells.rows[0][0] == "rank 2");
+  CHECK(cells.rows[0][3] == "2 of 3");
+  CHECK(JobCommunicationNote(jobs[0]).find("3 collectives per rank") != std::string::npos);
+}
+
+TEST_CASE("Ranks with different numbers of collectives are not lined up, and say why", "[jobs]") {
+  RunReport report;
+  report.processes = {Process(30, 1, {"train.py"}, {"torchrun", 0, 2, 0}),
+                      Process(31, 1, {"train.py"}, {"torchrun", 1, 2, 1})};
+  for (ProcessReport& process : report.processes) process.collective_operations = {"backprop"};
+  report.processes[0].collectives = {{0, 10, 0}, {20, 30, 0}};
+  report.processes[1].collectives = {{0, 10, 0}};
+  report.rows = {Row(30, "backprop", 20, Category::kCommunication), Row(31, "backprop", 10, Category::kCommunication)};
+  const std::vector<JobReport> jobs = JobsOf(report);
+  REQUIRE(jobs.size() == 1);
+  const JobReport::Communication& talk = jobs[0].communication;
+  CHECK_FALSE(talk.lined_up);
+  CHECK(talk.per_rank_wait_ns.empty());
+  CHECK(talk.per_rank_ns == std::vector<int64_t>{20, 10});
+  CHECK(talk.not_lined_up.find("different numbers of collectives (1 to 2)") != std::string::npos);
+  CHECK(JobCommunicationNote(jobs[0]).find("not told") != std::string::npos);
+  const CellTable cells = JobCommunicationCells(jobs[0], 8);
+  CHECK(cells.header == std::vector<std::string>{"rank", "Communication"});
+}
+
+TEST_CASE("A job that never communicated has no communication table", "[jobs]") {
+  RunReport report;
+  report.processes = {Process(40, 1, {"train.py"}, {"torchrun", 0, 2, 0}),
+                      Process(41, 1, {"train.py"}, {"torchrun", 1, 2, 1})};
+  report.rows = {Row(40, "simulation", 20), Row(41, "simulation", 10)};
+  const std::vector<JobReport> jobs = JobsOf(report);
+  REQUIRE(jobs.size() == 1);
+  CHECK_FALSE(jobs[0].communication.lined_up);
+  CHECK(JobCommunicationCells(jobs[0], 8).header.empty());
+  CHECK(JobCommunicationNote(jobs[0]).empty());
+}

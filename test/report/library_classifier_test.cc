@@ -158,5 +158,44 @@ TEST_CASE("Users' rules come first, old path globs included", "[library]") {
   CHECK(classifier.Classify("/opt/physics/lib/libphysics.so.4") == Category::kSimulator);
 }
 
+TEST_CASE("torch's calls made by torch.distributed are Communication; its others stay Backend", "[library]") {
+  LibraryClassifier classifier(DefaultRules().libraries);
+  REQUIRE(classifier.HasCallerRules());
+  const std::string torch_c = "/usr/lib/python3/dist-packages/torch/_C.cpython-311-x86_64-linux-gnu.so";
+  CHECK(classifier.Classify(torch_c, "torch.distributed.distributed_c10d") == Category::kCommunication);
+  CHECK(classifier.Classify(torch_c, "torch.distributed.c10d_logger") == Category::kCommunication);
+  CHECK(classifier.Classify(torch_c, "torch.nn.modules.linear") == Category::kBackend);
+  // The user's own code has no module; native frames no caller.
+  CHECK(classifier.Classify(torch_c, "") == Category::kBackend);
+  CHECK(classifier.Classify(torch_c) == Category::kBackend);
+  // What torch.distributed calls outside torch (a builtin) keeps its level.
+  CHECK(classifier.Classify("/usr/lib/x86_64-linux-gnu/libpython3.11.so.1.0", "torch.distributed.distributed_c10d") ==
+        Category::kNative);
+  // The cache keeps callers apart.
+  CHECK(classifier.Classify(torch_c, "torch.distributed.distributed_c10d") == Category::kCommunication);
+  CHECK(classifier.Classify(torch_c, "torch.optim.adam") == Category::kBackend);
+  // Debian's torch keeps its bindings outside the package folder.
+  const std::string debian = "/lib/x86_64-linux-gnu/libtorch_python.so.1.13";
+  CHECK(classifier.Classify(debian, "torch.distributed.distributed_c10d") == Category::kCommunication);
+  CHECK(classifier.Classify(debian, "torch._tensor") == Category::kBackend);
+  // MPI and NCCL by package and file name.
+  CHECK(classifier.Classify("/v/site-packages/mpi4py/MPI.cpython-311-x86_64-linux-gnu.so") == Category::kCommunication);
+  CHECK(classifier.Classify("/usr/lib/x86_64-linux-gnu/libmpi.so.40") == Category::kCommunication);
+  CHECK(classifier.Classify("/usr/lib/x86_64-linux-gnu/libnccl.so.2") == Category::kCommunication);
+}
+
+TEST_CASE("A user's caller= rule tells one library's calls by the module calling", "[library]") {
+  LibraryClassifier classifier(WithUserRules("library Communication caller=myteam.comm* lib=libhelpers*\n").libraries);
+  CHECK(classifier.Classify("/opt/lib/libhelpers.so", "myteam.comm.ring") == Category::kCommunication);
+  CHECK(classifier.Classify("/opt/lib/libhelpers.so", "myteam.model") == Category::kNative);
+  CHECK(classifier.Classify("/opt/lib/libhelpers.so") == Category::kNative);
+}
+
+TEST_CASE("Without caller= rules the caller is not asked for", "[library]") {
+  LibraryClassifier classifier({LibraryRule{"Backend", "", "torch", "", ""}});
+  CHECK_FALSE(classifier.HasCallerRules());
+  CHECK(classifier.Classify("/v/site-packages/torch/lib/libtorch_cpu.so", "torch.distributed") == Category::kBackend);
+}
+
 }  // namespace
 }  // namespace rlscope::report

@@ -1,12 +1,13 @@
 """One rank of a small data-parallel training over torch.distributed's gloo
 backend, written as users write one: an env of its own, a policy net, the
-gradients averaged with all_reduce. Rank 1's env steps take about three
-times as long (a slow simulator), so it is the straggler in simulation.
+gradients averaged with all_reduce. Rank 1's env steps take about fifteen
+times as long (a slow simulator, ~10 ms a step more), so it is the
+straggler in simulation and the others wait for it in all_reduce.
 
   ranks_worker.py STEPS               (rank from RANK/WORLD_SIZE, as torchrun sets them)
   ranks_worker.py STEPS --spawn N     (N ranks through torch.multiprocessing.spawn)
 
-Prints each rank's steps and its final loss."""
+Prints each rank's steps, its final loss and its pid."""
 import os
 import sys
 
@@ -20,7 +21,7 @@ class SlowCartEnv:
         self.state = torch.zeros(16)
 
     def step(self, action):
-        rounds = 60 if self.rank == 1 else 20
+        rounds = 300 if self.rank == 1 else 20
         for _ in range(rounds):
             self.state = torch.tanh(self.state * 0.5 + action)
         return self.state.clone()
@@ -43,7 +44,7 @@ def train(rank, world, steps):
             parameter.grad /= world
         optimizer.step()
     dist.destroy_process_group()
-    print("rank %d: %d steps, loss %.6f" % (rank, steps, float(loss)), flush=True)
+    print("rank %d: %d steps, loss %.6f, pid %d" % (rank, steps, float(loss), os.getpid()), flush=True)
 
 
 def main():

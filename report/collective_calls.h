@@ -1,0 +1,40 @@
+// CollectiveCalls: a thread's calls into other ranks (Communication native
+// calls, category.h), one entry per collective as the thread issued it, so
+// the job view can line the ranks' k-th collectives up and tell how long
+// each rank waited for the last one to arrive (job_ranks.h).
+//
+// A collective is a maximal run of consecutive top-level native calls (in
+// no other native call) made for one line of the user's code (the shown
+// line: dist.all_reduce(...) in train.py, whatever torch.distributed calls
+// beneath it), holding at least one Communication call: from the first
+// Communication call's start to the last one's end. A loop over parameters
+// calling all_reduce from one line is then one collective per pass, the
+// same on every rank, since the grouping depends on the calls made, not
+// on their times. Communication calls nested in other native calls (a
+// comm hook called back from C++) are not counted.
+#ifndef RLSCOPE_REPORT_COLLECTIVE_CALLS_H_
+#define RLSCOPE_REPORT_COLLECTIVE_CALLS_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "report/interval.h"
+#include "report/process_timeline.h"
+
+namespace rlscope::report {
+
+struct CollectiveCall {
+  int64_t begin_ns = 0;
+  int64_t end_ns = 0;
+  int32_t operation = 0;  // NameTable label of the operation it began in.
+};
+
+// CollectiveCallsOf: `calls` (a thread's, in record order), in start
+// order. `operations`: the thread's operation timeline (sorted, disjoint);
+// `none`: the label of "(none)".
+std::vector<CollectiveCall> CollectiveCallsOf(const std::vector<NativeCall>& calls, const IntervalList& operations,
+                                              int32_t none);
+
+}  // namespace rlscope::report
+
+#endif  // RLSCOPE_REPORT_COLLECTIVE_CALLS_H_

@@ -1,0 +1,61 @@
+#include "report/collective_calls.h"
+
+#include <catch2/catch.hpp>
+#include <vector>
+
+using namespace rlscope::report;
+
+namespace {
+
+constexpr int32_t kNone = 0, kBackprop = 1, kInference = 2;
+constexpr int32_t kTrain = 10, kTorch = 11;  // Code locations.
+
+NativeCall Call(int64_t begin, int64_t end, Category category, uint32_t user_line, int32_t location = kTorch) {
+  NativeCall call;
+  call.begin_ns = begin;
+  call.end_ns = end;
+  call.category = category;
+  call.location = location;
+  call.line = 7;
+  call.user_location = kTrain;
+  call.user_line = user_line;
+  return call;
+}
+
+}  // namespace
+
+TEST_CASE("One line's calls are one collective until another line calls", "[collectives]") {
+  const IntervalList operations = {{0, 500, kBackprop}, {500, 1000, kInference}};
+  // Line 40 all-reduces two parameters (a builtin between, same line), line
+  // 41 scales a gradient, line 40 again: two collectives; line 50 in
+  // inference a third. A Backend call from another line holds none.
+  const std::vector<NativeCall> calls = {
+      Call(10, 20, Category::kCommunication, 40),  Call(21, 22, Category::kNative, 40),
+      Call(25, 60, Category::kCommunication, 40),  Call(70, 80, Category::kBackend, 41),
+      Call(90, 120, Category::kCommunication, 40), Call(200, 210, Category::kBackend, 45),
+      Call(600, 650, Category::kCommunication, 50)};
+  const std::vector<CollectiveCall> collectives = CollectiveCallsOf(calls, operations, kNone);
+  REQUIRE(collectives.size() == 3);
+  CHECK((collectives[0].begin_ns == 10 && collectives[0].end_ns == 60 && collectives[0].operation == kBackprop));
+  CHECK((collectives[1].begin_ns == 90 && collectives[1].end_ns == 120 && collectives[1].operation == kBackprop));
+  CHECK((collectives[2].begin_ns == 600 && collectives[2].end_ns == 650 && collectives[2].operation == kInference));
+}
+
+TEST_CASE("Calls nested in other native calls are no collectives; record order does not matter", "[collectives]") {
+  // Recorded as they return: the inner call before the outer one. The
+  // communication inside a backward pass (a comm hook) is not counted; the
+  // outer Communication call holds its own nested call once.
+  const std::vector<NativeCall> calls = {Call(15, 18, Category::kCommunication, 30),
+                                         Call(10, 40, Category::kBackend, 30), Call(55, 58, Category::kBackend, 31),
+                                         Call(50, 70, Category::kCommunication, 31),
+                                         Call(80, 90, Category::kCommunication, 32)};
+  const std::vector<CollectiveCall> collectives = CollectiveCallsOf(calls, {}, kNone);
+  REQUIRE(collectives.size() == 2);
+  CHECK((collectives[0].begin_ns == 50 && collectives[0].end_ns == 70 && collectives[0].operation == kNone));
+  CHECK((collectives[1].begin_ns == 80 && collectives[1].end_ns == 90));
+}
+
+TEST_CASE("No Communication call, no collectives", "[collectives]") {
+  CHECK(CollectiveCallsOf({Call(0, 10, Category::kBackend, 1)}, {}, kNone).empty());
+  CHECK(CollectiveCallsOf({}, {}, kNone).empty());
+}
