@@ -62,17 +62,21 @@ class Correction(unittest.TestCase):
         # runs: a burst of load on the machine during one of them skews it
         # (seen: cudaLaunchKernel 18 % low in a full `ctest -j2`), and every
         # check below inherits that. One that misses the known inflation is
-        # made again, up to three times in all (seen: both of two attempts
-        # missed in one clean-clone suite run); a systematic error misses
-        # every time.
+        # made again (seen: both of two attempts missed in one clean-clone
+        # suite run); a systematic error misses every time.
         # A calibration refused as untrustworthy (its costs' repetitions
         # disagreed: the suite's own load) counts as a missed attempt; the
         # last attempt stores what it measures all the same
         # (--accept-uncertain), so the checks below judge the measurement.
-        for attempt in range(3):
-            # Three repetitions: each cost rests on the least disturbed two.
-            accept = ["--accept-uncertain"] if attempt == 2 else []
-            result = run_rlscope("calibrate", "--quick", "--repetitions", "3", *accept, "--calibration",
+        # A VM's steal time comes in bursts (seen: 13-23 % for seconds on a
+        # 2-core Xeon VM, every attempt of three disturbed): up to six
+        # attempts, of five repetitions each, so that a quiet stretch of
+        # about 15 s is enough.
+        attempts = 6
+        for attempt in range(attempts):
+            # Five repetitions: each cost rests on the least disturbed ones.
+            accept = ["--accept-uncertain"] if attempt == attempts - 1 else []
+            result = run_rlscope("calibrate", "--quick", "--repetitions", "5", *accept, "--calibration",
                                  cls.calibration, "--python", sys.executable, env=cls.env, timeout=900)
             if result.returncode == 1 and "REFUSED" in result.stderr:
                 print(f"\ncalibration attempt {attempt + 1} was refused:\n{result.stderr[-2000:]}", file=sys.stderr)
@@ -100,14 +104,6 @@ class Correction(unittest.TestCase):
         with open(os.path.join(out, "report.json")) as f:
             report = json.load(f)
         return out, report, result, load_ledger(ledger)
-
-    def unprofiled_truth(self):
-        prefix = os.path.join(scratch_dir(self), "ledger")
-        result = subprocess.run([ARGS.client, "--steps", STEPS], env=dict(self.env, RLSCOPE_FAKE_CUDART_LOG=prefix),
-                                capture_output=True, text=True, timeout=120)
-        self.assertEqual(result.returncode, 0, result.stderr)
-        _, truth, allowance = load_ledger(prefix)
-        return truth, allowance
 
     @staticmethod
     def inflation_misses(costs):
@@ -144,11 +140,16 @@ class Correction(unittest.TestCase):
         # runs' threads waited for a CPU while in it (0 on a quiet machine)
         # and the first call's injection (ledger_allowances), and a miss is
         # retried (up to 3 runs); a systematic error misses every time.
+        # The truth is the same run's ledger: the fake's own time in each
+        # call, which CUPTI's callbacks (outside its windows) do not
+        # inflate. A separate unprofiled run differs by whatever the host
+        # did to one run and not the other: steal time (the hypervisor
+        # running other guests), invisible to the preemption allowance, was
+        # 13 % in bursts on a 2-core Xeon VM, and failed this check there.
         misses = []
         for _ in range(3):
-            truth, truth_allowance = self.unprofiled_truth()
-            out, report, _, (pid, _, allowance) = self.run_client("--calibration", self.calibration)
-            margin = {op: truth_allowance.get(op, 0) + allowance.get(op, 0) for op in truth}
+            out, report, _, (pid, truth, allowance) = self.run_client("--calibration", self.calibration)
+            margin = {op: allowance.get(op, 0) for op in truth}
             self.assertTrue(report["corrected"], report["correction"])
             corrected = cuda_time_by_operation(report["rows"], pid)
             uncorrected = cuda_time_by_operation(report["uncorrected_rows"], pid)

@@ -112,24 +112,35 @@ class CudaCallsSeenOnce(unittest.TestCase):
         # The fake's CPU ledger counts every call once, the library's driver
         # calls included: rlscope must match it per operation (within 5 %:
         # wall-clock noise; retried like the CPU-only accuracy test). CUPTI's
-        # callbacks run inside the calls, so rlscope's times include them
-        # (1-2 % here: overhead for calibration to remove), and the first
-        # call carries the fake driver's injection (~40 us, outside its
-        # ledger; its loader part, which rlscope cannot time, is allowed).
+        # callbacks run inside the calls, so rlscope's times include their
+        # work (overhead for calibration to remove): 0.2-0.4 us a call on an
+        # AMD EPYC, 0.6-1.1 us on a 2-core Xeon VM (2.4-6.4 % of these
+        # calls), so up to IN_CALL_NS a call more is allowed. Counting a
+        # nested driver launch twice would add its 15 us, missing a
+        # library's driver launch lose its 12 us: both still fail. The
+        # first call carries the fake driver's injection (~40 us, outside
+        # its ledger; its loader part, which rlscope cannot time, is allowed).
+        IN_CALL_NS = 3000
         misses = []
         for _ in range(3):
             run = GpuRun(self, "--steps", "300", "--library-launches", "3")
-            truth = {}
+            truth, calls = {}, {}
             for call in run.ledger["calls"]:
                 truth[call["operation"]] = truth.get(call["operation"], 0) + call["ns"]
+                calls[call["operation"]] = calls.get(call["operation"], 0) + call["calls"]
             reported = {}
             for row in run.report["rows"]:
                 if row["process"] == run.main["pid"] and row["category"] == "CUDA API":
                     reported[row["operation"]] = reported.get(row["operation"], 0) + row["ns"]
             # Each margin also allows what e2e_support.ledger_allowances says.
             allowance = ledger_allowances(run.ledger)
-            bad = [f"{op}: rlscope {reported.get(op)} fake {ns} (allowed {allowance.get(op, 0)} ns more)"
-                   for op, ns in truth.items() if abs(reported.get(op, 0) - ns) > 0.05 * ns + allowance.get(op, 0)]
+            bad = []
+            for op, ns in truth.items():
+                above = allowance.get(op, 0) + IN_CALL_NS * calls[op]
+                off = reported.get(op, 0) - ns
+                if off > 0.05 * ns + above or -off > 0.05 * ns + allowance.get(op, 0):
+                    bad.append(f"{op}: rlscope {reported.get(op)} fake {ns} over {calls[op]} calls "
+                               f"(allowed {allowance.get(op, 0)} ns off, {above} ns more)")
             if not bad:
                 return
             misses.append(bad)
