@@ -36,12 +36,18 @@ std::string CommandKey(const ProcessReport& process) {
   return absl::StrJoin(words, "\x1f");
 }
 
-// FillOperations: each rank's CPU-side time per operation, from the rows.
-void FillOperations(const RunReport& report, JobReport& job) {
-  // One pass over the rows: a job of hundreds of ranks must not scan them
-  // once per rank.
-  absl::flat_hash_map<int, size_t> rank_of_pid;
+// RankOfPid: pid -> index in job.ranks, so the rows are read in one pass
+// (a job of hundreds of ranks must not scan them once per rank).
+using RankOfPid = absl::flat_hash_map<int, size_t>;
+
+RankOfPid RanksByPid(const JobReport& job) {
+  RankOfPid rank_of_pid;
   for (size_t r = 0; r < job.ranks.size(); ++r) rank_of_pid.emplace(job.ranks[r].pid, r);
+  return rank_of_pid;
+}
+
+// FillOperations: each rank's CPU-side time per operation, from the rows.
+void FillOperations(const RunReport& report, const RankOfPid& rank_of_pid, JobReport& job) {
   std::map<std::string, std::vector<int64_t>> per_rank;
   for (const BreakdownRow& row : report.rows) {
     if (row.resource == Resource::kGpu || row.category == Category::kWait) continue;
@@ -70,12 +76,10 @@ void FillOperations(const RunReport& report, JobReport& job) {
 
 // FillCommunication: the ranks' Communication time and, lined up
 // collective by collective, their waits for the last to arrive.
-void FillCommunication(const RunReport& report, JobReport& job) {
+void FillCommunication(const RunReport& report, const RankOfPid& rank_of_pid, JobReport& job) {
   JobReport::Communication& communication = job.communication;
   const size_t ranks = job.ranks.size();
   communication.per_rank_ns.assign(ranks, 0);
-  absl::flat_hash_map<int, size_t> rank_of_pid;
-  for (size_t r = 0; r < ranks; ++r) rank_of_pid.emplace(job.ranks[r].pid, r);
   for (const BreakdownRow& row : report.rows) {
     if (row.category != Category::kCommunication || row.resource == Resource::kGpu) continue;
     if (const auto rank = rank_of_pid.find(row.pid); rank != rank_of_pid.end()) {
@@ -173,8 +177,9 @@ std::vector<JobReport> JobsOf(const RunReport& report) {
   }
   for (JobReport& job : jobs) {
     job.command = absl::StrJoin(report.processes[job.ranks.front().process].argv, " ");
-    FillOperations(report, job);
-    FillCommunication(report, job);
+    const RankOfPid rank_of_pid = RanksByPid(job);
+    FillOperations(report, rank_of_pid, job);
+    FillCommunication(report, rank_of_pid, job);
   }
   std::erase_if(jobs, [](const JobReport& job) { return job.operations.empty(); });
   std::sort(jobs.begin(), jobs.end(),

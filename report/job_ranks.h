@@ -44,7 +44,8 @@ struct JobReport {
     size_t slowest = 0;                // Index in `ranks` of the rank with the most time in it.
     double slowest_over_mean = 0;      // The slowest rank's time over the ranks' mean (1: even).
     // Of per_rank_ns, the time each rank waited in this operation's
-    // collectives for the last rank to arrive; empty unless lined up.
+    // collectives for the last rank to arrive; empty unless lined up and
+    // some rank issued a collective in it.
     std::vector<int64_t> per_rank_wait_ns;
   };
   std::vector<Operation> operations;  // Largest total first.

@@ -72,17 +72,12 @@ ThreadTimeline CopyForAnalysis(ThreadTimeline& thread) {
   return copy;
 }
 
-// AnalyseProcess: the process's report; its summed breakdown goes to `total`.
-// `gpu_busy`: the process's GpuBusyIntervals. Consumes the threads' event
-// lists (see AnalyseThread), unless `keep_process`: then each thread is
-// analysed from a copy made just before (one thread's copy at a time is
-// extra) and the process is left as it was. `measured` (may be null): the
-// measured analysis of this process when `process` is its corrected
-// timeline, and `primary_thread` the thread others inherit operations from
-// there (ProcessCorrection): what the measured view decided is kept.
-// NameCollectives: `collectives` into `report`, their operations indexing
-// its collective_operations.
-void NameCollectives(const std::vector<CollectiveCall>& collectives, const NameTable& names, ProcessReport& report) {
+// NameCollectives: the process's `collectives` (its threads', appended)
+// into `report` in start order, their operations indexing its
+// collective_operations.
+void NameCollectives(std::vector<CollectiveCall> collectives, const NameTable& names, ProcessReport& report) {
+  std::stable_sort(collectives.begin(), collectives.end(),
+                   [](const CollectiveCall& a, const CollectiveCall& b) { return a.begin_ns < b.begin_ns; });
   std::map<int32_t, int32_t> index_of;
   for (const CollectiveCall& call : collectives) {
     auto [it, inserted] = index_of.try_emplace(call.operation, static_cast<int32_t>(index_of.size()));
@@ -91,6 +86,14 @@ void NameCollectives(const std::vector<CollectiveCall>& collectives, const NameT
   }
 }
 
+// AnalyseProcess: the process's report; its summed breakdown goes to `total`.
+// `gpu_busy`: the process's GpuBusyIntervals. Consumes the threads' event
+// lists (see AnalyseThread), unless `keep_process`: then each thread is
+// analysed from a copy made just before (one thread's copy at a time is
+// extra) and the process is left as it was. `measured` (may be null): the
+// measured analysis of this process when `process` is its corrected
+// timeline, and `primary_thread` the thread others inherit operations from
+// there (ProcessCorrection): what the measured view decided is kept.
 ProcessReport AnalyseProcess(ProcessTimeline& process, const IntervalList& gpu_busy, const std::string& gpu_capture,
                              NameTable& names, Breakdown& total, ThreadViews views, bool keep_process,
                              const ProcessReport* measured = nullptr, int primary_thread = -1) {
@@ -165,7 +168,7 @@ ProcessReport AnalyseProcess(ProcessTimeline& process, const IntervalList& gpu_b
     report.collectives = measured->collectives;
     report.collective_operations = measured->collective_operations;
   } else {
-    NameCollectives(process_analysis.collectives, names, report);
+    NameCollectives(std::move(process_analysis.collectives), names, report);
   }
   report.python_lines = ToLineRows(process_analysis.lines, names);
   report.library_lines = ToLineRows(process_analysis.library_lines, names);

@@ -199,11 +199,7 @@ void AddInto(ThreadAnalysis& total, const ThreadAnalysis& part) {
     into.insert(into.end(), durations.begin(), durations.end());
   }
   total.launches.insert(total.launches.end(), part.launches.begin(), part.launches.end());
-  if (!part.collectives.empty()) {
-    total.collectives.insert(total.collectives.end(), part.collectives.begin(), part.collectives.end());
-    std::stable_sort(total.collectives.begin(), total.collectives.end(),
-                     [](const CollectiveCall& a, const CollectiveCall& b) { return a.begin_ns < b.begin_ns; });
-  }
+  total.collectives.insert(total.collectives.end(), part.collectives.begin(), part.collectives.end());
   AddInto(total.located, part.located);
   for (const auto& [key, cost] : part.lines) {
     total.lines[key].ns += cost.ns;

@@ -82,7 +82,8 @@ struct ThreadAnalysis {
   std::map<LineKey, LineCost> lines;
   std::map<LineKey, LineCost> library_lines;
   std::vector<ResolvedLaunch> launches;
-  // Its collectives (collective_calls.h), in start order; every view.
+  // Its collectives (collective_calls.h), in start order; every view. A
+  // process's sum (AddInto) appends its threads' in turn.
   std::vector<CollectiveCall> collectives;
   // The breakdown split by Python line; only with AnalyseThread's
   // `locate_lines` (folded stacks), else empty.

@@ -452,7 +452,7 @@ void TimelineBuilder::ClassifyNativeCalls(ThreadTimeline& thread, ThreadState& s
 
 Category TimelineBuilder::ClassifyCall(const std::string& path, uint32_t code_id) {
   if (!classifier_->HasCallerRules()) return classifier_->Classify(path);
-  auto [it, inserted] = call_categories_.try_emplace({code_id, &path}, Category::kNative);
+  auto [it, inserted] = call_categories_[path].try_emplace(code_id, Category::kNative);
   if (inserted) {
     const CodeLocation where = SplitCodeLocation(StringOf(code_id));
     it->second = classifier_->Classify(path, where.file.empty() ? std::string() : ModuleOfPath(where.file));

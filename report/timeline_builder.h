@@ -149,8 +149,9 @@ class TimelineBuilder {
   std::vector<uint32_t> child_program_ids_;
   absl::flat_hash_map<uint32_t, int32_t> string_labels_;
   absl::flat_hash_map<uint32_t, bool> user_code_;
-  // ClassifyCall's, by (code object, the library path's address in modules_).
-  absl::flat_hash_map<std::pair<uint32_t, const std::string*>, Category> call_categories_;
+  // ClassifyCall's, by library path, then code object (by the path's
+  // text: modules_ may move its strings as it sorts or grows).
+  absl::flat_hash_map<std::string, absl::flat_hash_map<uint32_t, Category>> call_categories_;
   // Display names of GPU activities by (kind, string id, detail): kernel
   // names are demangled once each, not once per launch.
   absl::flat_hash_map<uint64_t, int32_t> gpu_activity_labels_;
