@@ -41,7 +41,8 @@
 //     Python code that called into the library (ModuleOfPath:
 //     "torch.distributed.distributed_c10d"), so one library's calls can be
 //     told apart by who makes them; a rule with it never matches native
-//     frames or calls from the user's own files. First matching rule wins;
+//     frames, calls from the user's own files or a module's import-time
+//     (module-level) code. First matching rule wins;
 //     unmatched code is Native.
 //
 // Globs are fnmatch(3) patterns; '|' separates alternatives ("*Env.step|

@@ -454,8 +454,13 @@ Category TimelineBuilder::ClassifyCall(const std::string& path, uint32_t code_id
   if (!classifier_->HasCallerRules()) return classifier_->Classify(path);
   auto [it, inserted] = call_categories_[path].try_emplace(code_id, Category::kNative);
   if (inserted) {
+    // Module-level code is the module's import, not a call of its API:
+    // it has no caller for caller= rules (torch.distributed's import-time
+    // set-up is not communication).
     const CodeLocation where = SplitCodeLocation(StringOf(code_id));
-    it->second = classifier_->Classify(path, where.file.empty() ? std::string() : ModuleOfPath(where.file));
+    const bool import_time = where.function == "<module>";
+    it->second =
+        classifier_->Classify(path, where.file.empty() || import_time ? std::string() : ModuleOfPath(where.file));
   }
   return it->second;
 }

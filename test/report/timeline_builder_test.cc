@@ -451,3 +451,39 @@ TEST_CASE("A thread known only by a count of dropped events covers no time", "[t
   const ThreadTimeline& main_thread = OnlyThread(process, 10);
   CHECK(main_thread.end_ns == 100);
 }
+
+TEST_CASE("caller= rules take calls from a module's functions, not from its import", "[timeline]") {
+  RuleSet rules;
+  std::string error;
+  REQUIRE(ParseRules("library Communication lib=libtorch* caller=torch.distributed*\nlibrary Backend lib=libtorch*\n",
+                     "test.rules", rules, &error));
+  LibraryClassifier classifier(rules.libraries);
+  NameTable names;
+  names.Intern("(none)");
+  TimelineBuilder builder(names, &classifier);
+  FeedHello(builder, 9, 0);
+  BatchEncoder encoder;
+  encoder.BeginBatch(1, 0);
+  encoder.AddModule("/usr/lib/x86_64-linux-gnu/libtorch_python.so.1.13", 0x1000, 0x2000, 0);
+  encoder.AddString(1, "<module> (/usr/lib/python3/dist-packages/torch/distributed/__init__.py:1)");
+  encoder.AddString(2, "all_reduce (/usr/lib/python3/dist-packages/torch/distributed/distributed_c10d.py:1472)");
+  encoder.AddString(3, "forward (/usr/lib/python3/dist-packages/torch/nn/modules/linear.py:113)");
+  const std::vector<wire::Event> events = {Ev(0, 0, wire::EventKind::kThreadBegin),
+                                           Ev(0, 0, wire::EventKind::kPythonThread),
+                                           Ev(100, 200, wire::EventKind::kPythonCall, 1, 0x1500),
+                                           Ev(300, 400, wire::EventKind::kPythonCall, 2, 0x1500),
+                                           Ev(500, 600, wire::EventKind::kPythonCall, 3, 0x1500),
+                                           Ev(700, 800, wire::EventKind::kPythonCall, 2, 0x1500),
+                                           Ev(1000, 1000, wire::EventKind::kThreadEnd)};
+  encoder.AddThreadEvents(9, 9, static_cast<uint32_t>(events.size()), 0, {}, [&](wire::Event* out) {
+    for (size_t i = 0; i < events.size(); ++i) out[i] = events[i];
+  });
+  Feed(builder, encoder.FinishBatch());
+  const ProcessTimeline process = builder.Finish();
+  const ThreadTimeline& thread = OnlyThread(process, 9);
+  REQUIRE(thread.native_calls.size() == 4);
+  CHECK(thread.native_calls[0].category == Category::kBackend);  // torch.distributed's import.
+  CHECK(thread.native_calls[1].category == Category::kCommunication);
+  CHECK(thread.native_calls[2].category == Category::kBackend);
+  CHECK(thread.native_calls[3].category == Category::kCommunication);  // The cache keeps it.
+}
