@@ -181,11 +181,14 @@ class UncontendedTimer:
     uncontended_timer.h does for the native workloads (which says why): in
     slices of about SLICE_TARGET_NS, setting aside those in which the thread
     waited for a CPU more than a tenth of the slice (its schedstat run
-    delay). Slices are longer than the native ones: each adds a Python call
-    and a return to the timed time, which must stay negligible next to the
+    delay), and those slower per iteration than OUTLIER_FACTOR times the
+    median slice (a wait the kernel does not see: a VM's steal time).
+    Slices are longer than the native ones: each adds a Python call and a
+    return to the timed time, which must stay negligible next to the
     slice's iterations."""
 
     SLICE_TARGET_NS = 1_000_000
+    OUTLIER_FACTOR = 2.0
 
     def __init__(self):
         try:
@@ -193,7 +196,8 @@ class UncontendedTimer:
         except OSError:
             self.schedstat = -1
         self.slice = 16
-        self.iterations = self.wall_ns = self.kept_iterations = self.kept_ns = 0
+        self.iterations = self.wall_ns = 0
+        self.slices = []  # (iterations, ns less the run delay) of the slices not preempted.
 
     def run_delay_ns(self):
         if self.schedstat < 0:
@@ -216,17 +220,36 @@ class UncontendedTimer:
             self.iterations += count
             self.wall_ns += elapsed
             if waited * 10 <= elapsed:
-                self.kept_iterations += count
-                self.kept_ns += elapsed - waited
+                self.slices.append((count, elapsed - waited))
             done += count
             self.slice = max(1, min(4 * count, int(count * self.SLICE_TARGET_NS / elapsed))) if elapsed > 0 \
                 else 2 * self.slice
 
+    def kept_slices(self):
+        """(iterations, ns) of the slices kept: not preempted, and not
+        slower per iteration than OUTLIER_FACTOR times their median
+        (weighted by iterations)."""
+        ordered = sorted(self.slices, key=lambda s: s[1] / s[0])
+        total, seen, median = sum(s[0] for s in ordered), 0, None
+        for count, ns in ordered:
+            seen += count
+            if 2 * seen >= total:
+                median = ns / count
+                break
+        kept_iterations = kept_ns = 0
+        for count, ns in ordered:
+            if ns / count > self.OUTLIER_FACTOR * median:
+                break
+            kept_iterations += count
+            kept_ns += ns
+        return kept_iterations, kept_ns
+
     def fields(self):
         estimated = self.wall_ns
-        if self.kept_iterations > 0:
-            estimated = int(self.kept_ns / self.kept_iterations * self.iterations)
-        kept = self.kept_iterations / self.iterations if self.iterations else 1.0
+        kept_iterations, kept_ns = self.kept_slices()
+        if kept_iterations > 0:
+            estimated = int(kept_ns / kept_iterations * self.iterations)
+        kept = kept_iterations / self.iterations if self.iterations else 1.0
         return {"elapsed_ns": estimated, "wall_ns": self.wall_ns, "kept_fraction": round(kept, 4)}
 
 

@@ -14,8 +14,18 @@
 // program spends on the CPU is all kept: a cost that comes with profiling
 // (a buffer handed over every N calls) is in the kept slices at its rate.
 //
-// Where the kernel does not report run delays every slice is kept and the
-// estimate is the plain wall time.
+// A wait the kernel does not see is set aside too: on a VM the hypervisor
+// runs other guests on this CPU (steal time, 17-24 % on a CI machine, in
+// bursts of milliseconds), and the thread seems to run all along. Such a
+// slice takes several times as long per iteration as the loop's others,
+// so slices slower per iteration than kOutlierFactor times the median
+// slice are set aside as well. The factor leaves in the slices a periodic
+// cost of profiling lands in (a few tens of microseconds in a slice of
+// 200); a cost that doubles a slice is rarer than one slice in two, or it
+// is the median.
+//
+// Where the kernel does not report run delays, slices are judged by their
+// length alone.
 //
 // What this also sets aside: a wait for a CPU that rlscope's own flusher
 // thread caused (on a machine with no core to spare it takes the
@@ -35,12 +45,14 @@
 #include <cstdlib>
 #include <ctime>
 #include <string>
+#include <vector>
 
 namespace rlscope::calibration {
 
 class UncontendedTimer {
  public:
   static constexpr int64_t kSliceTargetNs = 200'000;
+  static constexpr double kOutlierFactor = 2.0;
 
   UncontendedTimer() : schedstat_fd_(open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC)) {}
   ~UncontendedTimer() {
@@ -60,7 +72,7 @@ class UncontendedTimer {
       run(done, count);
       const int64_t elapsed = NowNs() - begin;
       const int64_t delay_after = RunDelayNs();
-      Account(count, elapsed, delay_before >= 0 && delay_after >= delay_before ? delay_after - delay_before : 0);
+      AddSlice(count, elapsed, delay_before >= 0 && delay_after >= delay_before ? delay_after - delay_before : 0);
       done += count;
       // Next slice about kSliceTargetNs long (both loops size their own).
       if (elapsed > 0) {
@@ -72,18 +84,29 @@ class UncontendedTimer {
     }
   }
 
+  // AddSlice: one slice of `count` iterations that took elapsed_ns, of
+  // which the thread waited waited_ns for a CPU (Time's bookkeeping; public
+  // so that the estimate can be checked on slices of known times).
+  void AddSlice(int64_t count, int64_t elapsed_ns, int64_t waited_ns) {
+    iterations_ += count;
+    wall_ns_ += elapsed_ns;
+    if (waited_ns * 10 > elapsed_ns) return;  // Preempted: set aside.
+    slices_.push_back({count, elapsed_ns - waited_ns});
+  }
+
   int64_t wall_ns() const { return wall_ns_; }
   // estimated_ns: the loop's time without waits for a CPU (wall time when no
   // slice could be kept).
   int64_t estimated_ns() const {
-    if (kept_iterations_ == 0 || iterations_ == 0) return wall_ns_;
-    return static_cast<int64_t>(static_cast<double>(kept_ns_) / static_cast<double>(kept_iterations_) *
+    const Kept kept = KeptSlices();
+    if (kept.iterations == 0 || iterations_ == 0) return wall_ns_;
+    return static_cast<int64_t>(static_cast<double>(kept.ns) / static_cast<double>(kept.iterations) *
                                 static_cast<double>(iterations_));
   }
   // kept_fraction: of the iterations, those in kept slices (1 on a quiet
   // machine; low values say the estimate rests on little).
   double kept_fraction() const {
-    return iterations_ == 0 ? 1.0 : static_cast<double>(kept_iterations_) / static_cast<double>(iterations_);
+    return iterations_ == 0 ? 1.0 : static_cast<double>(KeptSlices().iterations) / static_cast<double>(iterations_);
   }
   // JsonFields: `"elapsed_ns": E, "wall_ns": W, "kept_fraction": F` for
   // the workload's result line (elapsed_ns is what rlscope calibrate reads).
@@ -114,20 +137,51 @@ class UncontendedTimer {
     return strtoll(rest, nullptr, 10);
   }
 
-  void Account(int64_t count, int64_t elapsed_ns, int64_t waited_ns) {
-    iterations_ += count;
-    wall_ns_ += elapsed_ns;
-    if (waited_ns * 10 > elapsed_ns) return;  // Preempted: set aside.
-    kept_iterations_ += count;
-    kept_ns_ += elapsed_ns - waited_ns;
+  struct Slice {
+    int64_t iterations;
+    int64_t ns;  // Less the run delay.
+  };
+  struct Kept {
+    int64_t iterations = 0;
+    int64_t ns = 0;
+  };
+
+  static double PerIteration(const Slice& slice) {
+    return static_cast<double>(slice.ns) / static_cast<double>(slice.iterations);
+  }
+
+  // KeptSlices: the slices not preempted and not slower per iteration than
+  // kOutlierFactor times their median (weighted by iterations).
+  Kept KeptSlices() const {
+    Kept kept;
+    if (slices_.empty()) return kept;
+    std::vector<Slice> sorted = slices_;
+    std::sort(sorted.begin(), sorted.end(),
+              [](const Slice& a, const Slice& b) { return PerIteration(a) < PerIteration(b); });
+    int64_t total = 0;
+    for (const Slice& slice : sorted) total += slice.iterations;
+    double median = PerIteration(sorted.back());
+    int64_t seen = 0;
+    for (const Slice& slice : sorted) {
+      seen += slice.iterations;
+      if (2 * seen >= total) {
+        median = PerIteration(slice);
+        break;
+      }
+    }
+    for (const Slice& slice : sorted) {
+      if (PerIteration(slice) > kOutlierFactor * median) break;
+      kept.iterations += slice.iterations;
+      kept.ns += slice.ns;
+    }
+    return kept;
   }
 
   const int schedstat_fd_;
   int64_t slice_iterations_ = 16;
   int64_t iterations_ = 0;
   int64_t wall_ns_ = 0;
-  int64_t kept_iterations_ = 0;
-  int64_t kept_ns_ = 0;
+  std::vector<Slice> slices_;  // The slices not preempted.
 };
 
 }  // namespace rlscope::calibration
