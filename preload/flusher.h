@@ -11,7 +11,9 @@
 // disk) is waited for as long as the program runs: threads drop and count
 // meanwhile, and the counts reach it when it reads again. Only the exit
 // bounds that wait (kExitTimeoutNs). Once a send has waited
-// kReclaimAfterBlockedNs, threads that have ended give their rings back
+// kReclaimAfterBlockedNs, or sooner once more than
+// kMaxRetiredRingsWhileBlocked ended threads wait to be drained, threads
+// that have ended give their rings back
 // (ReclaimEndedThreads), so a program that keeps starting threads during a
 // stall holds one ring per live thread, not one per thread it ever started.
 #ifndef RLSCOPE_PRELOAD_FLUSHER_H_
@@ -20,6 +22,7 @@
 #include <pthread.h>
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <string_view>
 #include <vector>
@@ -68,6 +71,9 @@ class Flusher {
   // A short wait is a busy collector: ended threads' rings are drained as
   // usual. This long, it is a stall, and rings would pile up.
   static constexpr int64_t kReclaimAfterBlockedNs = 200'000'000;
+  // Sooner when this many ended threads' rings wait (up to this many MiB),
+  // so the memory a stall costs does not grow with how fast threads end.
+  static constexpr size_t kMaxRetiredRingsWhileBlocked = 32;
   // PostLossNotices: losses counted outside the rings (the Python hook's
   // stack resets, names the string table could not hold) go to the report
   // as "problem" notices, re-posted with the new total when it grows.
