@@ -80,10 +80,15 @@ void FillCommunication(const RunReport& report, const RankOfPid& rank_of_pid, Jo
   JobReport::Communication& communication = job.communication;
   const size_t ranks = job.ranks.size();
   communication.per_rank_ns.assign(ranks, 0);
+  // Per operation too: a wait in an operation is at most its time there.
+  absl::flat_hash_map<std::string, std::vector<int64_t>> per_operation_ns;
   for (const BreakdownRow& row : report.rows) {
     if (row.category != Category::kCommunication || row.resource == Resource::kGpu) continue;
     if (const auto rank = rank_of_pid.find(row.pid); rank != rank_of_pid.end()) {
       communication.per_rank_ns[rank->second] += row.ns;
+      std::vector<int64_t>& in_operation = per_operation_ns[row.operation];
+      in_operation.resize(ranks, 0);
+      in_operation[rank->second] += row.ns;
     }
   }
   std::vector<const ProcessReport*> processes;
@@ -125,7 +130,18 @@ void FillCommunication(const RunReport& report, const RankOfPid& rank_of_pid, Jo
     }
   }
   // Measured on the recorded clock; a corrected report's Communication
-  // time is less by rlscope's cost in it, and a wait is never more.
+  // time is less by rlscope's cost in it, and a wait is never more: not in
+  // an operation, and not in all of them.
+  for (JobReport::Operation& operation : job.operations) {
+    if (operation.per_rank_wait_ns.empty()) continue;
+    const auto in_operation = per_operation_ns.find(operation.operation);
+    for (size_t r = 0; r < ranks; ++r) {
+      const int64_t most = in_operation == per_operation_ns.end() ? 0 : in_operation->second[r];
+      const int64_t excess = std::max<int64_t>(0, operation.per_rank_wait_ns[r] - most);
+      operation.per_rank_wait_ns[r] -= excess;
+      communication.per_rank_wait_ns[r] -= excess;
+    }
+  }
   for (size_t r = 0; r < ranks; ++r) {
     communication.per_rank_wait_ns[r] = std::min(communication.per_rank_wait_ns[r], communication.per_rank_ns[r]);
   }
