@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <iterator>
 #include <sstream>
 
 #include "format/glob_match.h"
@@ -35,7 +36,7 @@ constexpr char kLibraryUsage[] =
     "expected 'library CATEGORY PATH-GLOB' or 'library CATEGORY [package=GLOB] [lib=GLOB] [caller=MODULE-GLOB]'";
 
 bool IsCategory(const std::string& word) {
-  return word == "Backend" || word == "Simulator" || word == "Native" || word == "Communication";
+  return std::find(std::begin(kLibraryCategories), std::end(kLibraryCategories), word) != std::end(kLibraryCategories);
 }
 
 }  // namespace

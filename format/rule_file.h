@@ -73,8 +73,13 @@ struct OperationRule {
 };
 
 // LibraryRule: one `library` line; an empty glob is a matcher not given.
+// The categories a library rule may name: the report's own names for them
+// (report/category.h; report/library_classifier.cc maps a name to its
+// category through CategoryName, and a test checks each one is there).
+inline constexpr std::string_view kLibraryCategories[] = {"Backend", "Simulator", "Native", "Communication"};
+
 struct LibraryRule {
-  std::string category;  // "Backend", "Simulator", "Communication" or "Native".
+  std::string category;  // One of kLibraryCategories.
   std::string path_glob;
   std::string package_glob;
   std::string lib_glob;

@@ -6,16 +6,12 @@
 
 namespace rlscope::report {
 
-namespace {
-
-Category CategoryNamed(const std::string& name) {
-  if (name == "Backend") return Category::kBackend;
-  if (name == "Simulator") return Category::kSimulator;
-  if (name == "Communication") return Category::kCommunication;
-  return Category::kNative;
+Category LibraryCategoryNamed(std::string_view name) {
+  for (int32_t c = 0; c < static_cast<int32_t>(Category::kCount); ++c) {
+    if (CategoryName(static_cast<Category>(c)) == name) return static_cast<Category>(c);
+  }
+  return Category::kNative;  // The rule file admits no other names (kLibraryCategories).
 }
-
-}  // namespace
 
 std::vector<std::string> LibraryClassifier::PackageNames(const std::string& path) {
   std::vector<std::string> names;
@@ -58,7 +54,7 @@ Category LibraryClassifier::Classify(const std::string& path, const std::string&
     if (!rule.path_glob.empty() && !MatchesGlob(rule.path_glob, path.c_str())) continue;
     if (!rule.package_glob.empty() && !matches_package(rule.package_glob)) continue;
     if (!rule.lib_glob.empty() && !MatchesGlob(rule.lib_glob, file_name.c_str())) continue;
-    category = CategoryNamed(rule.category);
+    category = LibraryCategoryNamed(rule.category);
     break;
   }
   cache_.emplace(std::move(key), category);

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -16,6 +17,10 @@
 #include "report/package_records.h"
 
 namespace rlscope::report {
+
+// LibraryCategoryNamed: the category a library rule names (one of
+// format's kLibraryCategories); Native for any other name.
+Category LibraryCategoryNamed(std::string_view name);
 
 class LibraryClassifier {
  public:

@@ -197,5 +197,14 @@ TEST_CASE("Without caller= rules the caller is not asked for", "[library]") {
   CHECK(classifier.Classify("/v/site-packages/torch/lib/libtorch_cpu.so", "torch.distributed") == Category::kBackend);
 }
 
+TEST_CASE("Every category a library rule may name is the report's category of that name", "[library]") {
+  for (const std::string_view name : rlscope::kLibraryCategories) {
+    CAPTURE(name);
+    CHECK(CategoryName(LibraryCategoryNamed(name)) == name);
+  }
+  CHECK(LibraryCategoryNamed("Python") == Category::kPython);  // Named alike, though no rule may say it.
+  CHECK(LibraryCategoryNamed("Backendish") == Category::kNative);
+}
+
 }  // namespace
 }  // namespace rlscope::report
