@@ -21,6 +21,7 @@
 #include "preload/recorder.h"
 #include "preload/string_table.h"
 #include "preload/thread_buffer.h"
+#include "preload/thread_idle.h"
 #if RLSCOPE_WITH_CUDA
 #include "preload/cupti_injection.h"
 #endif
@@ -252,7 +253,9 @@ void Flusher::ReclaimEndedThreads(void* self) {
   if (flusher->stop_requested_.load(std::memory_order_acquire)) return;
   const int64_t now_ns = MonotonicNs();
   if (flusher->send_blocked_since_ns_ == 0) flusher->send_blocked_since_ns_ = now_ns;
-  if (now_ns - flusher->send_blocked_since_ns_ < kReclaimAfterBlockedNs) {
+  const int64_t blocked_ns = now_ns - flusher->send_blocked_since_ns_;
+  if (blocked_ns < kReclaimManyAfterBlockedNs) return;
+  if (blocked_ns < kReclaimAfterBlockedNs) {
     // Not yet a stall by its length; but a program that ends threads
     // quickly would map a ring for each meanwhile (seen: 160 MB in these
     // 200 ms on a fast machine), so past kMaxRetiredRingsWhileBlocked
@@ -272,6 +275,16 @@ void Flusher::ReclaimEndedThreads(void* self) {
     if (dropped > 0) flusher->reclaimed_.push_back({buffer->tid(), buffer->instance(), dropped});
     ThreadRegistry::ReleaseIfDrained(buffer);
   }
+}
+
+void Flusher::AddIdleSpan(ThreadBuffer& buffer, uint32_t tid, uint64_t instance) {
+  static constexpr IdleReader kReader{&ThreadCpuNs, &ThreadBusyNs};
+  int64_t begin_ns = 0;
+  int64_t end_ns = 0;
+  if (!NextIdleSample(buffer.idle_sample, tid, instance, MonotonicNs(), kReader, &begin_ns, &end_ns)) return;
+  encoder_.AddThreadEvents(tid, instance, 1, 0, {}, [&](wire::Event* out) {
+    out[0] = wire::Event(begin_ns, end_ns, 0, static_cast<uint16_t>(wire::EventKind::kThreadIdle), 0, 0);
+  });
 }
 
 void Flusher::AddPendingStrings() {
@@ -334,9 +347,17 @@ void Flusher::FlushOnce() {
       encoder_.AddModule(range.path, range.begin, range.end, range.load_bias);
     }
   }
+  // Blocked spans (thread_idle.h), about every kIdleSampleIntervalNs (a
+  // flush woken early by a filling ring does not sample again), only while
+  // a capture window is open: a span never crosses a closed stretch.
+  const bool capture_open = CaptureOpen();
+  const bool sample_idle =
+      !gave_up_ && capture_open && now.monotonic_ns - last_idle_sample_ns_ >= kIdleSampleIntervalNs / 2;
+  if (sample_idle) last_idle_sample_ns_ = now.monotonic_ns;
   for (ThreadBuffer* buffer = ThreadRegistry::Head(); buffer != nullptr; buffer = buffer->next()) {
     const ThreadBuffer::State state = buffer->state();
     if (state == ThreadBuffer::kFree || state == ThreadBuffer::kClaiming) continue;
+    if (!capture_open) buffer->idle_sample = {};
     reading_ = buffer;  // Its read position is held in locals below.
     const uint32_t tid = buffer->tid();
     uint64_t read = buffer->ReadIndex();
@@ -390,6 +411,7 @@ void Flusher::FlushOnce() {
         begin_batch();
       }
     }
+    if (sample_idle && state == ThreadBuffer::kOwned) AddIdleSpan(*buffer, tid, instance);
     ThreadRegistry::ReleaseIfDrained(buffer);
     reading_ = nullptr;
   }

@@ -11,8 +11,8 @@
 // disk) is waited for as long as the program runs: threads drop and count
 // meanwhile, and the counts reach it when it reads again. Only the exit
 // bounds that wait (kExitTimeoutNs). Once a send has waited
-// kReclaimAfterBlockedNs, or sooner once more than
-// kMaxRetiredRingsWhileBlocked ended threads wait to be drained, threads
+// kReclaimAfterBlockedNs, or kReclaimManyAfterBlockedNs with more than
+// kMaxRetiredRingsWhileBlocked ended threads waiting to be drained, threads
 // that have ended give their rings back
 // (ReclaimEndedThreads), so a program that keeps starting threads during a
 // stall holds one ring per live thread, not one per thread it ever started.
@@ -71,9 +71,16 @@ class Flusher {
   // A short wait is a busy collector: ended threads' rings are drained as
   // usual. This long, it is a stall, and rings would pile up.
   static constexpr int64_t kReclaimAfterBlockedNs = 200'000'000;
-  // Sooner when this many ended threads' rings wait (up to this many MiB),
-  // so the memory a stall costs does not grow with how fast threads end.
-  static constexpr size_t kMaxRetiredRingsWhileBlocked = 32;
+  // Sooner, after kReclaimManyAfterBlockedNs, when more than this many
+  // ended threads' rings wait (up to a MiB each), so the memory a stall
+  // costs does not grow with how fast threads end. Not at once: a busy
+  // collector blocks sends for moments, and 64 threads ending together
+  // on a busy machine must lose nothing.
+  static constexpr size_t kMaxRetiredRingsWhileBlocked = 64;
+  static constexpr int64_t kReclaimManyAfterBlockedNs = 50'000'000;
+  // AddIdleSpan: the thread's blocked span since its previous sample, if it
+  // was one (thread_idle.h), as a kThreadIdle event of its own.
+  void AddIdleSpan(ThreadBuffer& buffer, uint32_t tid, uint64_t instance);
   // PostLossNotices: losses counted outside the rings (the Python hook's
   // stack resets, names the string table could not hold) go to the report
   // as "problem" notices, re-posted with the new total when it grows.
@@ -116,6 +123,7 @@ class Flusher {
   bool noted_low_fd_ = false;
   const ThreadBuffer* reading_ = nullptr;  // The ring FlushOnce is draining.
   int64_t send_blocked_since_ns_ = 0;      // 0: the current send has not waited.
+  int64_t last_idle_sample_ns_ = 0;        // When threads were last sampled for blocked spans.
   // Ended threads whose rings were reclaimed: what they dropped, to send.
   struct ReclaimedThread {
     uint32_t tid;
