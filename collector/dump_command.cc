@@ -45,6 +45,7 @@ const char* KindName(uint16_t kind) {
     case wire::EventKind::kCuptiApi: return "cupti_api";
     case wire::EventKind::kProfilerOverhead: return "profiler_overhead";
     case wire::EventKind::kPythonUserLine: return "python_user_line";
+    case wire::EventKind::kThreadIdle: return "thread_idle";
   }
   return "unknown";
 }

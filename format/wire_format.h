@@ -119,6 +119,16 @@ enum class EventKind : uint16_t {
   // library code until the next such instant, were caused by this line.
   // Readers that predate it ignore it (lines are then library lines).
   kPythonUserLine = 20,
+  // A span in which the thread was blocked, seen from outside it: the
+  // flusher reads each live thread's schedstat (preload/thread_idle.h) and
+  // sends [begin, end) when the thread neither ran nor waited for a CPU in
+  // more than a twentieth of it. It catches waits no hook sees (a pipe read
+  // by iteration, a wait inside a native library, the GIL); the analysis
+  // makes Wait of the part outside the thread's native calls
+  // (report/idle_waits.h). Sent by the flusher, after the thread's own
+  // events of the same batch, only for spans inside a capture window.
+  // Readers that predate it skip it.
+  kThreadIdle = 21,
 };
 
 // RecordedWhileCaptureClosed: the kinds a closed capture window still
@@ -150,7 +160,8 @@ constexpr bool RecordedWhileCaptureClosed(EventKind kind) {
     case EventKind::kCuptiApi:
     case EventKind::kProfilerOverhead:
     case EventKind::kPythonWait:
-    case EventKind::kPythonUserLine: return false;
+    case EventKind::kPythonUserLine:
+    case EventKind::kThreadIdle: return false;
   }
   return false;
 }

@@ -17,6 +17,7 @@
 
 #include "preload/event_record.h"
 #include "preload/flush_signal.h"
+#include "preload/thread_idle.h"
 #include "preload/tick_clock.h"
 
 namespace rlscope::preload {
@@ -132,6 +133,8 @@ class ThreadBuffer {
   // Flusher-owned: the (instance, name) last sent.
   uint64_t name_sent_instance = 0;
   uint32_t name_sent_id = 0;
+  // Flusher-owned: the thread's last reading for blocked spans.
+  IdleSample idle_sample;
 
  private:
   friend class ThreadRegistry;

@@ -24,7 +24,8 @@ enum class Category : int32_t {
   // CPU: the thread was blocked, not working ("Wait"): inside a blocking
   // call the Python hook recognised (lock/Condition/Event/queue wait,
   // sleep, select/poll, socket receive, os.read, waitpid; wire kPythonWait),
-  // innermost-wins like the others. Per-thread rows keep it (they partition
+  // or a span the flusher saw the thread blocked in, outside its native
+  // calls (wire kThreadIdle, idle_waits.h); innermost-wins like the others. Per-thread rows keep it (they partition
   // the thread's lifetime: work + Wait); process-level rows and every
   // operation total leave it out (run_report.h), so an idle thread adds no
   // time to any operation. Appended: numbers above are report contract.

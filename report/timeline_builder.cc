@@ -7,6 +7,7 @@
 #include "format/code_origin.h"
 #include "report/category.h"
 #include "report/demangle.h"
+#include "report/idle_waits.h"
 #include "report/operation_inference.h"
 #include "report/source_lines.h"
 
@@ -198,6 +199,13 @@ void TimelineBuilder::AddEvents(const wire::ThreadEvents& events) {
     const int64_t end = std::max(event->end_ns(), begin);  // Never trust a reversed interval.
     if (!Plausible(begin, end)) {
       ++implausible_events_;
+      continue;
+    }
+    if (event->kind() == static_cast<uint16_t>(wire::EventKind::kThreadIdle)) {
+      // Seen from outside the thread (the flusher): no sign of its own
+      // life, and no record it made (thread.events counts those).
+      state.idle_spans.push_back({begin, end, 0});
+      --thread.events;
       continue;
     }
     if (event->kind() != static_cast<uint16_t>(wire::EventKind::kNativeStackFrames)) {
@@ -501,6 +509,16 @@ ProcessTimeline TimelineBuilder::Finish() {
       if (!open.inferred) ++unclosed;
     }
     ClassifyNativeCalls(thread, state);
+    // After the native calls are categorised: a blocked span inside one
+    // stays its library's time. Clipped to the thread's life.
+    for (Interval& span : state.idle_spans) {
+      span.begin_ns = std::max(span.begin_ns, thread.begin_ns);
+      span.end_ns = std::min(span.end_ns, thread.end_ns);
+    }
+    std::erase_if(state.idle_spans, [](const Interval& span) { return span.end_ns <= span.begin_ns; });
+    IntervalList waits = IdleWaits(std::move(state.idle_spans), thread.cpu_events);
+    thread.cpu_events.insert(thread.cpu_events.end(), waits.begin(), waits.end());
+    state.idle_spans.clear();
   }
   for (const auto& [id, range] : open_ranges_) {
     ThreadTimeline& thread = process_.threads[range.thread];

@@ -76,6 +76,7 @@ class TimelineBuilder {
     std::vector<RawInstanceStart> instance_starts;  // Explicit operations entered, by raw name id.
     std::vector<RawNativeCall> native_calls;        // Classified at Finish.
     std::vector<UserLineMark> user_lines;           // In record (time) order.
+    IntervalList idle_spans;                        // wire kThreadIdle; made Wait at Finish (idle_waits.h).
     bool saw_begin = false;
     bool saw_end = false;
     int64_t first_ns = INT64_MAX;

@@ -4,6 +4,9 @@ the totals as one JSON line:
 
   - a writer thread (like TensorBoard's SummaryWriter's) blocked on
     queue.get for the whole run, handed 3 events;
+  - a reader thread (like multiprocessing's resource tracker) iterating
+    over a pipe (`for line in f:`, no call the Python hook sees), handed
+    one line mid-run and its end at the end;
   - the main thread computing in pure Python meanwhile, then blocked on a
     multiprocessing child's pipe (Connection.recv -> os.read), in
     time.sleep, in threading.Event.wait and in joins.
@@ -12,12 +15,13 @@ the totals as one JSON line:
 """
 import json
 import multiprocessing
+import os
 import queue
 import sys
 import threading
 import time
 
-blocked_ns = {"writer": 0, "main": 0}
+blocked_ns = {"writer": 0, "main": 0, "reader": 0}
 
 
 def timed(who, call, *args):
@@ -33,6 +37,14 @@ def writer(events):
         if item is None:
             return
         sum(i * i for i in range(1000))  # "Writes" the event: a little work.
+
+
+def reader(fd):
+    begin = time.monotonic_ns()
+    with open(fd, "rb") as pipe:
+        for line in pipe:
+            pass
+    blocked_ns["reader"] += time.monotonic_ns() - begin
 
 
 def compute(seconds):
@@ -55,9 +67,14 @@ def main():
     events = queue.Queue()
     thread = threading.Thread(target=writer, args=(events,), name="writer")
     thread.start()
-    for _ in range(3):  # Work while the writer waits; 3 events, as a short RL run logs.
+    read_end, write_end = os.pipe()
+    pipe_reader = threading.Thread(target=reader, args=(read_end,), name="reader")
+    pipe_reader.start()
+    for step in range(3):  # Work while the writer waits; 3 events, as a short RL run logs.
         compute(seconds / 3)
         events.put("event")
+        if step == 1:
+            os.write(write_end, b"registered\n")
     # A parent blocked on its worker's pipe.
     receiving, sending = multiprocessing.Pipe(duplex=False)
     process = multiprocessing.Process(target=child, args=(sending,))
@@ -73,6 +90,8 @@ def main():
     timed("main", setter.join)
     events.put(None)
     timed("main", thread.join)
+    os.close(write_end)
+    timed("main", pipe_reader.join)
     print(json.dumps({"blocked_ns": blocked_ns}), flush=True)
 
 
