@@ -120,12 +120,12 @@ enum class EventKind : uint16_t {
   // Readers that predate it ignore it (lines are then library lines).
   kPythonUserLine = 20,
   // A span in which the thread was blocked, seen from outside it: the
-  // flusher reads each live thread's schedstat (preload/thread_idle.h) and
-  // sends [begin, end) when the thread neither ran nor waited for a CPU in
-  // more than a twentieth of it. It catches waits no hook sees (a pipe read
-  // by iteration, a wait inside a native library, the GIL); the analysis
-  // makes Wait of the part outside the thread's native calls
-  // (report/idle_waits.h). Sent by the flusher, after the thread's own
+  // flusher reads each live thread's CPU clock, and for one that barely ran
+  // its schedstat run delay (preload/thread_idle.h), and sends [begin, end)
+  // when the thread neither ran nor waited for a CPU in more than a
+  // twentieth of it. It catches waits no hook sees (a pipe read by
+  // iteration); the analysis makes Wait of the part outside the thread's
+  // native calls (report/idle_waits.h). Sent by the flusher, after the thread's own
   // events of the same batch, only for spans inside a capture window.
   // Readers that predate it skip it.
   kThreadIdle = 21,

@@ -15,8 +15,9 @@
 // make no such call.
 //
 // Cost, on the flusher's thread: a clock read per live thread per sample
-// (~1 us), and for idle threads an open/pread/close of
-// /proc/self/task/TID/schedstat (~4 us on a 2-core VM).
+// (0.37 us), and for idle threads an open/pread/close of
+// /proc/self/task/TID/schedstat (4 us; both scripts/bench/bench_timers on a
+// 2-core VM, scripts/bench/RESULTS.md).
 #ifndef RLSCOPE_PRELOAD_THREAD_IDLE_H_
 #define RLSCOPE_PRELOAD_THREAD_IDLE_H_
 

@@ -25,8 +25,9 @@ enum class Category : int32_t {
   // call the Python hook recognised (lock/Condition/Event/queue wait,
   // sleep, select/poll, socket receive, os.read, waitpid; wire kPythonWait),
   // or a span the flusher saw the thread blocked in, outside its native
-  // calls (wire kThreadIdle, idle_waits.h); innermost-wins like the others. Per-thread rows keep it (they partition
-  // the thread's lifetime: work + Wait); process-level rows and every
+  // calls (wire kThreadIdle, idle_waits.h); innermost-wins like the others.
+  // Per-thread rows keep it (they partition the thread's lifetime: work +
+  // Wait); process-level rows and every
   // operation total leave it out (run_report.h), so an idle thread adds no
   // time to any operation. Appended: numbers above are report contract.
   kWait = 9,
