@@ -253,23 +253,28 @@ void Flusher::ReclaimEndedThreads(void* self) {
   if (flusher->stop_requested_.load(std::memory_order_acquire)) return;
   const int64_t now_ns = MonotonicNs();
   if (flusher->send_blocked_since_ns_ == 0) flusher->send_blocked_since_ns_ = now_ns;
-  const int64_t blocked_ns = now_ns - flusher->send_blocked_since_ns_;
-  if (blocked_ns < kReclaimManyAfterBlockedNs) return;
-  if (blocked_ns < kReclaimAfterBlockedNs) {
-    // Not yet a stall by its length; but a program that ends threads
-    // quickly would map a ring for each meanwhile (seen: 160 MB in these
-    // 200 ms on a fast machine), so past kMaxRetiredRingsWhileBlocked
-    // waiting rings it counts as one.
-    size_t waiting = 0;
+  // A stall gives back every ended thread's ring. Any other push-back from
+  // the collector keeps kMaxRetiredRingsWhileBlocked of them for the flush
+  // to drain and gives back the rest: a collector slower than the threads
+  // end (seen: catching up after a stall on a loaded machine, a ring a
+  // millisecond for seconds, +190 MB) must cost the program bounded memory.
+  const bool stalled = now_ns - flusher->send_blocked_since_ns_ >= kReclaimAfterBlockedNs;
+  const size_t keep = stalled ? 0 : kMaxRetiredRingsWhileBlocked;
+  const auto waiting = [flusher](const ThreadBuffer* buffer) {
+    return buffer != flusher->reading_ && buffer->state() == ThreadBuffer::kRetired;
+  };
+  if (!stalled) {
+    size_t count = 0;
     for (ThreadBuffer* buffer = ThreadRegistry::Head(); buffer != nullptr; buffer = buffer->next()) {
-      if (buffer != flusher->reading_ && buffer->state() == ThreadBuffer::kRetired) ++waiting;
+      if (waiting(buffer)) ++count;
     }
-    if (waiting <= kMaxRetiredRingsWhileBlocked) return;
+    if (count <= keep) return;
   }
+  size_t kept = 0;
   for (ThreadBuffer* buffer = ThreadRegistry::Head(); buffer != nullptr; buffer = buffer->next()) {
-    if (buffer == flusher->reading_ || buffer->state() != ThreadBuffer::kRetired) continue;
+    if (!waiting(buffer) || kept++ < keep) continue;
     // The owner is gone: nothing writes this ring any more. Its hook
-    // counts go too (the correction then misses them: a stall is rare).
+    // counts go too (the correction then misses them: this is rare).
     const uint64_t dropped = buffer->Discard();
     flusher->events_dropped_ += dropped;
     if (dropped > 0) flusher->reclaimed_.push_back({buffer->tid(), buffer->instance(), dropped});

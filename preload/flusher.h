@@ -10,12 +10,12 @@
 // collector that is there but not reading (stalled, swapped out, a slow
 // disk) is waited for as long as the program runs: threads drop and count
 // meanwhile, and the counts reach it when it reads again. Only the exit
-// bounds that wait (kExitTimeoutNs). Once a send has waited
-// kReclaimAfterBlockedNs, or kReclaimManyAfterBlockedNs with more than
-// kMaxRetiredRingsWhileBlocked ended threads waiting to be drained, threads
-// that have ended give their rings back
-// (ReclaimEndedThreads), so a program that keeps starting threads during a
-// stall holds one ring per live thread, not one per thread it ever started.
+// bounds that wait (kExitTimeoutNs). While a send waits, ended threads'
+// rings beyond kMaxRetiredRingsWhileBlocked are given back, and once it
+// has waited kReclaimAfterBlockedNs all of them (ReclaimEndedThreads), so
+// a program that keeps starting threads while the collector stalls or
+// lags holds one ring per live thread and a bounded number of ended ones,
+// not one per thread it ever started.
 #ifndef RLSCOPE_PRELOAD_FLUSHER_H_
 #define RLSCOPE_PRELOAD_FLUSHER_H_
 
@@ -63,21 +63,19 @@ class Flusher {
   void FlushOnce();
   // SendFrame: false when the frame was not sent (then counted as dropped).
   bool SendFrame(BatchEncoder::Frame frame);
-  // ReclaimEndedThreads: once a send has waited kReclaimAfterBlockedNs for
-  // a stalled collector, the rings of threads that have ended are freed for
-  // reuse; their unsent records and drops count as dropped, per thread
+  // ReclaimEndedThreads: while a send waits for the collector, ended
+  // threads' rings beyond kMaxRetiredRingsWhileBlocked are freed for reuse,
+  // and once it has waited kReclaimAfterBlockedNs (a stall) all of them;
+  // their unsent records and drops count as dropped, per thread
   // (reclaimed_, sent by the next flush). Skips the ring being read.
   static void ReclaimEndedThreads(void* self);
-  // A short wait is a busy collector: ended threads' rings are drained as
-  // usual. This long, it is a stall, and rings would pile up.
-  static constexpr int64_t kReclaimAfterBlockedNs = 200'000'000;
-  // Sooner, after kReclaimManyAfterBlockedNs, when more than this many
-  // ended threads' rings wait (up to a MiB each), so the memory a stall
-  // costs does not grow with how fast threads end. Not at once: a busy
-  // collector blocks sends for moments, and 64 threads ending together
-  // on a busy machine must lose nothing.
+  // A short wait is a busy collector: up to this many ended threads' rings
+  // (up to a MiB each) wait to be drained as usual, so 64 threads ending
+  // together lose nothing; more would make the program's memory grow with
+  // how fast its threads end, not with how many run.
   static constexpr size_t kMaxRetiredRingsWhileBlocked = 64;
-  static constexpr int64_t kReclaimManyAfterBlockedNs = 50'000'000;
+  // This long, it is a stall, and every ended thread's ring goes.
+  static constexpr int64_t kReclaimAfterBlockedNs = 200'000'000;
   // AddIdleSpan: the thread's blocked span since its previous sample, if it
   // was one (thread_idle.h), as a kThreadIdle event of its own.
   void AddIdleSpan(ThreadBuffer& buffer, uint32_t tid, uint64_t instance);
