@@ -239,7 +239,7 @@ void Receiver::WriteFrame(Connection& connection, const wire::Frame& verified, c
     return;
   }
   if (connection.block.empty()) connection.block_started = std::chrono::steady_clock::now();
-  AppendFrameToBlock(verified, frame, size, connection.block);
+  AppendFrameToBlock(verified, frame, size, connection.block, shuffle_scratch_);
   // The Hello goes out in a block of its own at once: the file is a
   // readable trace from its first moment.
   if (!connection.hello_written || connection.block.size() >= kBlockTargetStreamBytes) FlushBlock(connection);

@@ -122,6 +122,7 @@ class Receiver {
   bool compress_ = true;
   BlockCompressor compressor_;
   std::vector<uint8_t> compressed_;                             // The block being written (reused).
+  std::vector<uint8_t> shuffle_scratch_;                        // AppendFrameToBlock's (reused).
   uint64_t written_total_ = 0;                                  // Trace bytes written (compressed), all connections.
   uint64_t next_free_check_ = 0;                                // written_total_ at which to read the free space again,
   std::chrono::steady_clock::time_point next_free_check_time_;  // or at this time, whichever comes first.

@@ -7,6 +7,7 @@
 
 #include "absl/container/inlined_vector.h"
 #include "absl/strings/str_format.h"
+#include "format/record_shuffle.h"
 
 namespace rlscope::collector {
 
@@ -77,10 +78,32 @@ void EncodeTimestampDeltas(const wire::Frame& frame, const uint8_t* frame_begin,
   });
 }
 
-void AppendFrameToBlock(const wire::Frame& verified, const uint8_t* frame, size_t size, std::vector<uint8_t>& block) {
+void AppendFrameToBlock(const wire::Frame& verified, const uint8_t* frame, size_t size, std::vector<uint8_t>& block,
+                        std::vector<uint8_t>& scratch, uint16_t version) {
   const size_t at = block.size();
   block.insert(block.end(), frame, frame + size);
-  EncodeTimestampDeltas(verified, frame, block.data() + at);
+  uint8_t* copy = block.data() + at;
+  EncodeTimestampDeltas(verified, frame, copy);
+  if (version < kShuffledEventsVersion) return;
+  // The same vectors the deltas visited, shuffled from their encoded bytes.
+  ForEachEventVector(verified, [&](const EventVector& events) {
+    uint8_t* data = copy + (reinterpret_cast<const uint8_t*>(events.Data()) - frame);
+    const size_t bytes = events.size() * sizeof(wire::Event);
+    scratch.assign(data, data + bytes);
+    ShuffleRecords(scratch.data(), events.size(), data);
+  });
+}
+
+void DecodeBlockFrame(const wire::Frame& frame, uint16_t version, std::vector<uint8_t>& scratch) {
+  if (version >= kShuffledEventsVersion) {
+    ForEachEventVector(frame, [&](const EventVector& events) {
+      auto* data = const_cast<uint8_t*>(reinterpret_cast<const uint8_t*>(events.Data()));
+      const size_t bytes = events.size() * sizeof(wire::Event);
+      scratch.assign(data, data + bytes);
+      UnshuffleRecords(scratch.data(), events.size(), data);
+    });
+  }
+  DecodeTimestampDeltas(frame);
 }
 
 void DecodeTimestampDeltas(const wire::Frame& frame) {
@@ -95,9 +118,9 @@ void DecodeTimestampDeltas(const wire::Frame& frame) {
   });
 }
 
-void AppendTraceFileHeader(std::vector<uint8_t>& out) {
+void AppendTraceFileHeader(std::vector<uint8_t>& out, uint16_t version) {
   out.insert(out.end(), std::begin(kTraceBlocksMagic), std::end(kTraceBlocksMagic));
-  AppendLittleEndian(kTraceBlocksVersion, 2, out);
+  AppendLittleEndian(version, 2, out);
   AppendLittleEndian(0, 2, out);
 }
 
@@ -105,7 +128,7 @@ bool HasTraceBlocksMagic(const uint8_t* data, size_t size) {
   return size >= sizeof(kTraceBlocksMagic) && memcmp(data, kTraceBlocksMagic, sizeof(kTraceBlocksMagic)) == 0;
 }
 
-absl::Status ReadTraceFileHeader(const uint8_t* data, size_t size) {
+absl::StatusOr<uint16_t> ReadTraceFileHeader(const uint8_t* data, size_t size) {
   if (size < kTraceFileHeaderBytes || !HasTraceBlocksMagic(data, size)) {
     return absl::DataLossError(
         absl::StrFormat("truncated compressed trace header (%d of %d bytes)", size, kTraceFileHeaderBytes));
@@ -117,7 +140,7 @@ absl::Status ReadTraceFileHeader(const uint8_t* data, size_t size) {
         kTraceBlocksVersion));
   }
   if (version == 0) return absl::DataLossError("compressed trace header without a version");
-  return absl::OkStatus();
+  return version;
 }
 
 absl::StatusOr<BlockHeader> ParseBlockHeader(const uint8_t* data) {

@@ -198,7 +198,9 @@ class FrameScanner {
   // when reading stops: damage (recorded in result_) or an error
   // (status()). A block must end at a frame boundary.
   template <typename Source>
-  bool Scan(Source& source, uint64_t size, uint64_t stream_offset, const std::string& where, bool deltas) {
+  // `block_version`: the compressed trace's version (0: a plain stream,
+  // whose frames are as sent).
+  bool Scan(Source& source, uint64_t size, uint64_t stream_offset, const std::string& where, uint16_t block_version) {
     uint64_t offset = 0;
     while (offset < size) {
       reached_ = stream_offset + offset;
@@ -256,7 +258,7 @@ class FrameScanner {
         return false;
       }
       // A block's frames are ours (decompressed, or copied aligned).
-      if (deltas) DecodeTimestampDeltas(**frame);
+      if (block_version > 0) DecodeBlockFrame(**frame, block_version, scratch_);
       visit_(**frame, stream_offset + offset);
       ++result_.frames;
       offset += sizeof(uint32_t) + length;
@@ -298,6 +300,7 @@ class FrameScanner {
   const FrameVisitor& visit_;
   TraceReadResult& result_;
   AlignedBytes aligned_copy_;
+  std::vector<uint8_t> scratch_;  // DecodeBlockFrame's, reused frame to frame.
   std::string first_damage_;
   absl::Status status_;
   uint64_t reached_ = 0;
@@ -327,10 +330,11 @@ absl::StatusOr<TraceReadResult> ScanBlocks(Source& source, const std::string& pa
   FrameScanner scanner(path, visit, result);
   const uint8_t* file_header = source.Bytes(0, std::min<uint64_t>(size, kTraceFileHeaderBytes));
   if (file_header == nullptr) return absl::DataLossError(absl::StrFormat("%s: %s", path, source.error()));
-  if (absl::Status header = ReadTraceFileHeader(file_header, std::min<uint64_t>(size, kTraceFileHeaderBytes));
-      !header.ok()) {
-    return absl::Status(
-        header.code(), absl::StrFormat("%s: not a readable rlscope trace: %s (byte offset 0)", path, header.message()));
+  const absl::StatusOr<uint16_t> version =
+      ReadTraceFileHeader(file_header, std::min<uint64_t>(size, kTraceFileHeaderBytes));
+  if (!version.ok()) {
+    return absl::Status(version.status().code(), absl::StrFormat("%s: not a readable rlscope trace: %s (byte offset 0)",
+                                                                 path, version.status().message()));
   }
   BlockDecompressor decompressor;
   AlignedBytes stream;
@@ -372,8 +376,7 @@ absl::StatusOr<TraceReadResult> ScanBlocks(Source& source, const std::string& pa
     }
     BlockBytes block(stream);
     if (!scanner.Scan(block, header->stream_bytes, stream_offset,
-                      absl::StrFormat(" of the stream (in the block at byte %d of the file)", offset),
-                      /*deltas=*/true)) {
+                      absl::StrFormat(" of the stream (in the block at byte %d of the file)", offset), *version)) {
       break;
     }
     offset += kBlockHeaderBytes + header->compressed_bytes;
@@ -395,7 +398,7 @@ absl::StatusOr<TraceReadResult> ScanFrames(Source& source, const std::string& pa
   }
   TraceReadResult result;
   FrameScanner scanner(path, visit, result);
-  scanner.Scan(source, size, 0, "", /*deltas=*/false);
+  scanner.Scan(source, size, 0, "", /*block_version=*/0);
   return scanner.Finish(size, scanner.reached());
 }
 

@@ -1,11 +1,12 @@
 // bench_trace_size: how large a trace is per event, plain and compressed,
 // and how fast the collector's compression runs on one core. Reads one
 // trace file (either format), cuts its stream into blocks as the collector
-// does (kBlockTargetStreamBytes, whole frames), and compresses them at zstd
-// levels -5 to 3 (the negative ones: zstd's fast modes), each without and
-// with the timestamp deltas the collector writes (trace_blocks.h; "zstd 1
-// +delta" is what rlscope stores), saying how much of the time the deltas
-// took.
+// does (kBlockTargetStreamBytes, whole frames), builds each block as the
+// receiver does (AppendFrameToBlock) in three layouts: the frames as sent,
+// with timestamp deltas (trace blocks version 1), with deltas and shuffled
+// events (version 2: what rlscope stores), and compresses them at zstd
+// levels -5 to 3 (the negative ones: zstd's fast modes), saying how much of
+// the time building the block took.
 //   bench_trace_size TRACE.rlt
 // Speeds are thread CPU time, best of 3 passes: what one collector core
 // spends, not what a busy machine's wall clock shows.
@@ -102,39 +103,46 @@ int main(int argc, char** argv) {
               stream.frames.size(), blocks.size());
   std::printf("  plain             %10zu bytes  %6.2f bytes/event\n", stream.bytes.size(),
               static_cast<double>(stream.bytes.size()) / events);
-  for (int level : {-5, -3, -1, 1, 2, 3}) {
-    for (const bool deltas : {false, true}) {
+  // Block layouts: 0 the frames as sent; 1 timestamp deltas (trace blocks
+  // version 1); 2 deltas and shuffled events (version 2, rlscope's now).
+  for (int level : {-5, -1, 1, 3}) {
+    for (const uint16_t layout : {0, 1, 2}) {
       collector::BlockCompressor compressor(level);
-      std::vector<uint8_t> out;
-      double best = 1e30, encode_best = 1e30;
+      std::vector<uint8_t> out, block, scratch;
+      double best = 1e30, transform_best = 1e30;
       for (int pass = 0; pass < 3; ++pass) {
         // The frames as the receiver holds them: verified (untimed: it
         // verifies every frame, compressed or not).
-        std::vector<uint8_t> copy = stream.bytes;
         std::vector<const wire::Frame*> verified;
         for (const auto& [offset, size] : stream.frames)
-          verified.push_back(*collector::VerifyFrame(copy.data() + offset, size));
+          verified.push_back(*collector::VerifyFrame(stream.bytes.data() + offset, size));
         out.clear();
+        double transform = 0;
         const double start = ThreadSeconds();
-        if (deltas) {
-          for (size_t i = 0; i < verified.size(); ++i) {
-            uint8_t* frame = copy.data() + stream.frames[i].first;
-            collector::EncodeTimestampDeltas(*verified[i], frame, frame);
-          }
-        }
-        const double encoded = ThreadSeconds();
-        encode_best = std::min(encode_best, encoded - start);
         for (const auto& [first, last] : blocks) {
-          const size_t begin = stream.frames[first].first;
-          const size_t end = stream.frames[last - 1].first + stream.frames[last - 1].second;
-          if (!compressor.AppendBlock(copy.data() + begin, end - begin, out).ok()) return 1;
+          // As the receiver builds a block: each frame copied in, then
+          // transformed there (AppendFrameToBlock).
+          const double copy_start = ThreadSeconds();
+          block.clear();
+          for (size_t i = first; i < last; ++i) {
+            const uint8_t* frame = stream.bytes.data() + stream.frames[i].first;
+            if (layout == 0) {
+              block.insert(block.end(), frame, frame + stream.frames[i].second);
+            } else {
+              collector::AppendFrameToBlock(*verified[i], frame, stream.frames[i].second, block, scratch, layout);
+            }
+          }
+          transform += ThreadSeconds() - copy_start;
+          if (!compressor.AppendBlock(block.data(), block.size(), out).ok()) return 1;
         }
         best = std::min(best, ThreadSeconds() - start);
+        transform_best = std::min(transform_best, transform);
       }
-      std::printf("  zstd %2d%-12s %10zu bytes  %6.2f bytes/event  %7.0f MB/s  (deltas %.1f ms of it)\n", level,
-                  deltas ? " +delta" : "", out.size() + collector::kTraceFileHeaderBytes,
+      static const char* const kLayouts[] = {"", " +delta", " +delta+shuffle"};
+      std::printf("  zstd %2d%-15s %10zu bytes  %6.2f bytes/event  %7.0f MB/s  (copy and transform %.1f ms of it)\n",
+                  level, kLayouts[layout], out.size() + collector::kTraceFileHeaderBytes,
                   static_cast<double>(out.size() + collector::kTraceFileHeaderBytes) / events,
-                  static_cast<double>(stream.bytes.size()) / 1e6 / std::max(best, 1e-9), encode_best * 1e3);
+                  static_cast<double>(stream.bytes.size()) / 1e6 / std::max(best, 1e-9), transform_best * 1e3);
     }
   }
   return 0;

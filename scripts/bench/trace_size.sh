@@ -3,8 +3,9 @@
 # bundled workloads (PPO, DQN under /usr/bin/python3) and the fake-CUDA
 # flood, written plain (--uncompressed-trace: the format before compressed
 # blocks) and compressed (the default); then, on the plain trace,
-# bench_trace_size's zstd levels 1-3 with and without a timestamp delta
-# transform, and compression MB/s on one core (thread CPU time). Record the
+# bench_trace_size's zstd levels -5 to 3 on blocks as sent, with timestamp
+# deltas, and with deltas and shuffled events (what rlscope stores), and
+# compression MB/s on one core (thread CPU time). Record the
 # output, with date and machine, in scripts/bench/RESULTS.md.
 #   trace_size.sh [FLOOD_SECONDS]        (default 2)
 # Paths: RLSCOPE_BUILD_DIR (default ./build).

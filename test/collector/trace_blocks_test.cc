@@ -1,6 +1,7 @@
 // Compressed traces (format/trace_blocks.h): blocks of frames written as
 // the collector writes them read back as the same frames as the plain
-// stream, the plain stream (the format before blocks) is still read, and a
+// stream, the plain stream (the format before blocks) and blocks of the
+// version before shuffled events are still read, and a
 // damaged block stops reading there, saying where.
 #include "format/trace_blocks.h"
 
@@ -109,17 +110,19 @@ std::vector<uint8_t> Concatenated(const std::vector<std::vector<uint8_t>>& frame
 // As the collector writes it: the header, the Hello in a block of its
 // own, then the rest in blocks of `per_block` frames.
 std::vector<uint8_t> Compressed(const std::vector<std::vector<uint8_t>>& frames, size_t per_block,
-                                std::vector<size_t>* block_offsets = nullptr) {
+                                std::vector<size_t>* block_offsets = nullptr,
+                                uint16_t version = rlscope::collector::kTraceBlocksVersion) {
   std::vector<uint8_t> file;
-  AppendTraceFileHeader(file);
+  AppendTraceFileHeader(file, version);
   BlockCompressor compressor;
+  std::vector<uint8_t> scratch;
   for (size_t begin = 0; begin < frames.size();) {
     const size_t end = begin == 0 ? 1 : std::min(frames.size(), begin + per_block);
     std::vector<uint8_t> stream;
     for (size_t i = begin; i < end; ++i) {
       absl::StatusOr<const wire::Frame*> verified = VerifyFrame(frames[i].data(), frames[i].size());
       REQUIRE(verified.ok());
-      AppendFrameToBlock(**verified, frames[i].data(), frames[i].size(), stream);
+      AppendFrameToBlock(**verified, frames[i].data(), frames[i].size(), stream, scratch, version);
     }
     if (block_offsets != nullptr) block_offsets->push_back(file.size());
     REQUIRE(compressor.AppendBlock(stream.data(), stream.size(), file).ok());
@@ -216,6 +219,27 @@ TEST_CASE("A trace's stream size is read from its block headers", "[blocks]") {
   WriteFile(path, plain);
   CHECK(TraceStreamBytes(path) == plain.size());
   unlink(path.c_str());
+}
+
+TEST_CASE("A compressed trace of the version before shuffled events is still read", "[blocks]") {
+  const std::vector<std::vector<uint8_t>> frames = SampleFrames(20);
+  Collected from_plain, from_old, from_new;
+  REQUIRE(Read(Concatenated(frames, 0, frames.size()), from_plain).ok());
+  const std::vector<uint8_t> old_file = Compressed(frames, 8, nullptr, /*version=*/1);
+  const std::vector<uint8_t> new_file = Compressed(frames, 8);
+  // The versions differ in their bytes, not in what they hold.
+  CHECK(old_file != new_file);
+  CHECK(old_file[4] == 1);
+  CHECK(new_file[4] == rlscope::collector::kTraceBlocksVersion);
+  absl::StatusOr<TraceReadResult> old_result = Read(old_file, from_old);
+  absl::StatusOr<TraceReadResult> new_result = Read(new_file, from_new);
+  REQUIRE(old_result.ok());
+  REQUIRE(new_result.ok());
+  CHECK_FALSE(old_result->damage);
+  CHECK(from_old.begins == from_plain.begins);
+  CHECK(from_old.ends == from_plain.ends);
+  CHECK(from_new.begins == from_plain.begins);
+  CHECK(from_new.ends == from_plain.ends);
 }
 
 TEST_CASE("A plain stream, the format before compressed blocks, is still read", "[blocks]") {
