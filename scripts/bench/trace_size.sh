@@ -8,7 +8,7 @@
 # compression MB/s on one core (thread CPU time). Record the
 # output, with date and machine, in scripts/bench/RESULTS.md.
 #   trace_size.sh [FLOOD_SECONDS]        (default 2)
-# Paths: RLSCOPE_BUILD_DIR (default ./build).
+# Paths: RLSCOPE_BUILD_DIR (default ./build); PYTHON (default /usr/bin/python3).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 build="${RLSCOPE_BUILD_DIR:-$root/build}"
@@ -16,7 +16,7 @@ rlscope="$build/bin/rlscope"
 bench="$build/bin/bench_trace_size"
 flood="$build/test/bin/flood"
 seconds="${1:-2}"
-python=/usr/bin/python3
+python="${PYTHON:-/usr/bin/python3}"
 scratch="$(mktemp -d)"
 trap 'rm -rf "$scratch"' EXIT
 

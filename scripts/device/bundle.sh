@@ -33,6 +33,7 @@ fi
 cp "$build/test/fake_cuda/nvtx_client" "$bundle/test/"
 [[ -x "$build/bin/bench_cuda_call" ]] && cp "$build/bin/bench_cuda_call" "$bundle/test/"
 if [[ -x "$build/bin/bench_timers" ]]; then cp "$build/bin/bench_timers" "$bundle/test/"; fi
+if [[ -x "$build/bin/bench_trace_size" ]]; then cp "$build/bin/bench_trace_size" "$bundle/test/"; fi
 # The event flood (scripts/bench/flood.sh; its header says how to run it there).
 if [[ -x "$build/test/bin/flood" ]]; then cp "$build/test/bin/flood" "$bundle/test/"; fi
 # Libraries of ours that a stock Ubuntu 24.04 does not have.
