@@ -5,8 +5,11 @@
 // candidate is a blocked span, sent as wire kThreadIdle, when the thread
 // also did not wait for a CPU (its schedstat's run delay, read only for
 // candidates: a thread that waits for a CPU on a busy machine is not
-// blocked, it would have run). The run delay must be known at both ends,
-// so the first span of each blocked stretch is not sent.
+// blocked, it would have run). The run delay must be known at both ends:
+// it is also read at a thread's first reading and after a span in which
+// the thread ran at most half the time, where a blocked stretch most often
+// begins, so that stretch is sent from its first whole span; one that
+// begins right at a reading after a busy span is sent from its second.
 //
 // Why from outside: the Python hook sees a wait only when a known blocking
 // C function is called (blocking_calls.h). A pipe read by iteration
@@ -15,7 +18,7 @@
 // make no such call.
 //
 // Cost, on the flusher's thread: a clock read per live thread per sample
-// (0.37 us), and for idle threads an open/pread/close of
+// (0.37 us), and for idle and half-idle threads an open/pread/close of
 // /proc/self/task/TID/schedstat (4 us; both scripts/bench/bench_timers on a
 // 2-core VM, scripts/bench/RESULTS.md).
 #ifndef RLSCOPE_PRELOAD_THREAD_IDLE_H_
@@ -28,6 +31,7 @@ namespace rlscope::preload {
 inline constexpr int64_t kIdleSampleIntervalNs = 20'000'000;
 inline constexpr int64_t kMinIdleSpanNs = 5'000'000;
 inline constexpr int64_t kMaxIdleBusyDivisor = 20;  // Busy for at most a twentieth of the span.
+inline constexpr int64_t kPartlyIdleDivisor = 2;    // Ran at most half: the run delay is read too.
 
 // ParseSchedstatBusyNs: schedstat's first two fields (ran, waited for a
 // CPU) summed into *busy_ns; false when the text is not that.

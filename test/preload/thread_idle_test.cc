@@ -41,13 +41,13 @@ TEST_CASE("schedstat's ran and waited fields sum to the busy time", "[thread_idl
   CHECK_FALSE(ParseSchedstatBusyNs("-5 3 1", &busy));
 }
 
-TEST_CASE("A blocked stretch is sent span by span, from its second span on", "[thread_idle]") {
+TEST_CASE("A blocked stretch that begins at a reading is sent from its second span on", "[thread_idle]") {
   g_cpu_ns = 0, g_waited_ns = 0, g_busy_reads = 0;
   Sampler s;
   CHECK_FALSE(s.At(0));  // The first reading: nothing to compare with.
   g_cpu_ns = 19 * kMs;   // Busy.
   CHECK_FALSE(s.At(20 * kMs));
-  CHECK(g_busy_reads == 0);     // A busy thread's schedstat is never read.
+  CHECK(g_busy_reads == 1);     // At the first reading only: never after a busy span.
   g_cpu_ns += kMs / 2;          // Blocked from here: under a twentieth of each span.
   CHECK_FALSE(s.At(40 * kMs));  // Its start's run delay was not read: not sent.
   g_cpu_ns += kMs / 2;
@@ -58,6 +58,24 @@ TEST_CASE("A blocked stretch is sent span by span, from its second span on", "[t
   CHECK(s.begin == 60 * kMs);
   g_cpu_ns += 5 * kMs;  // Works again.
   CHECK_FALSE(s.At(100 * kMs));
+}
+
+TEST_CASE("A blocked stretch that begins within a span is sent from the next span on", "[thread_idle]") {
+  g_cpu_ns = 0, g_waited_ns = 0, g_busy_reads = 0;
+  Sampler s;
+  s.At(0);
+  g_cpu_ns = 19 * kMs;  // Busy.
+  CHECK_FALSE(s.At(20 * kMs));
+  g_cpu_ns += 8 * kMs;  // Ran 8 ms of these 20, then blocked: its run delay is read.
+  CHECK_FALSE(s.At(40 * kMs));
+  CHECK(g_busy_reads == 2);  // The first reading and this span.
+  g_cpu_ns += kMs / 2;
+  REQUIRE(s.At(60 * kMs));  // The stretch's first whole span.
+  CHECK(s.begin == 40 * kMs);
+  CHECK(s.end == 60 * kMs);
+  g_cpu_ns += 11 * kMs;  // Ran more than half: not read.
+  CHECK_FALSE(s.At(80 * kMs));
+  CHECK(g_busy_reads == 3);  // The first reading, the half-idle span, the idle one.
 }
 
 TEST_CASE("A thread that waited for a CPU was not blocked", "[thread_idle]") {
@@ -79,8 +97,10 @@ TEST_CASE("Spans shorter than the minimum, or of another instance, are not sent"
   reused.At(0, 1);
   reused.At(20 * kMs, 1);
   CHECK_FALSE(reused.At(40 * kMs, 2));
-  CHECK_FALSE(reused.At(60 * kMs, 2));
-  CHECK(reused.At(80 * kMs, 2));
+  // The new thread's first reading read its run delay: its first span,
+  // idle, is sent.
+  REQUIRE(reused.At(60 * kMs, 2));
+  CHECK(reused.begin == 40 * kMs);
 }
 
 TEST_CASE("This thread's own clocks can be read, and no thread's cannot", "[thread_idle]") {
