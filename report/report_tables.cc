@@ -139,8 +139,22 @@ std::string JobCommunicationNote(const JobReport& job) {
   return "";
 }
 
+bool JobCommunicated(const JobReport& job) {
+  return std::any_of(job.communication.per_rank_ns.begin(), job.communication.per_rank_ns.end(),
+                     [](int64_t ns) { return ns > 0; });
+}
+
 std::string JobTitle(const JobReport& job) {
   if (job.launcher == "process tree") {
+    // Siblings that never communicate are workers (a vector env's, a
+    // pool's), not ranks of a distributed job: said so, as a user running
+    // SubprocVecEnv would otherwise read "4 ranks" and wonder which job.
+    if (!JobCommunicated(job)) {
+      return absl::StrFormat(
+          "%d worker processes of process %d, one command (by the process tree; no communication between them, as a "
+          "vector env's or a pool's workers; numbered as ranks by start order): %s",
+          job.ranks.size(), job.parent_pid, job.command);
+    }
     return absl::StrFormat("%d ranks by the process tree (children of process %d, one command): %s", job.ranks.size(),
                            job.parent_pid, job.command);
   }

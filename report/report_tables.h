@@ -48,8 +48,13 @@ CellTable JobCommunicationCells(const JobReport& job, size_t max_rows);
 // the waits could not be told ("" when no rank communicated).
 std::string JobCommunicationNote(const JobReport& job);
 
+// JobCommunicated: whether some rank of the job spent time in
+// Communication.
+bool JobCommunicated(const JobReport& job);
+
 // JobTitle: "4 ranks of torchrun (world size 4): python3 train.py" and
-// the like.
+// the like; siblings of the process tree that never communicate are
+// called worker processes, not ranks.
 std::string JobTitle(const JobReport& job);
 
 }  // namespace rlscope::report

@@ -159,9 +159,10 @@ std::string JobSection(const RunReport& report) {
     std::vector<std::vector<std::string>> table = {cells.header};
     table.insert(table.end(), cells.rows.begin(), cells.rows.end());
     out += "\njob: " + JobTitle(job) + "\n";
-    out +=
-        "  CPU thread time per operation (no Wait), summed over the ranks and per rank (a rank waiting in a\n"
-        "  collective for a slower one counts that wait in the operation that called it):\n";
+    out += JobCommunicated(job)
+               ? "  CPU thread time per operation (no Wait), summed over the ranks and per rank (a rank waiting in a\n"
+                 "  collective for a slower one counts that wait in the operation that called it):\n"
+               : "  CPU thread time per operation (no Wait), summed over the processes and per process:\n";
     out += FormatTable(table, /*left_last=*/true);
     if (cells.total_rows > cells.rows.size()) {
       out += absl::StrFormat("  (%d more operations in report.json)\n", cells.total_rows - cells.rows.size());

@@ -96,6 +96,11 @@ TEST_CASE("Ranks told by the process tree: siblings running one command", "[jobs
   CHECK((jobs[0].ranks[0].pid == 22 && jobs[0].ranks[1].pid == 23));
   REQUIRE(jobs[0].operations.size() == 1);
   CHECK(jobs[0].operations[0].slowest == 1);
+  // Siblings that never communicate are workers, not ranks.
+  CHECK(JobTitle(jobs[0]).starts_with("2 worker processes of process 20, one command"));
+  report.rows.push_back(Row(22, "backprop", 4, Category::kCommunication));
+  CHECK(JobTitle(JobsOf(report).at(0)).starts_with("2 ranks by the process tree (children of process 20"));
+  report.rows.pop_back();
   // Without operation time they are no job; nor are children of init
   // (pid 1: orphans, or programs started apart).
   report.rows.clear();
