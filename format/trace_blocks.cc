@@ -64,57 +64,54 @@ void StoreTimes(uint8_t* event, uint64_t begin, uint64_t end) {
   memcpy(event + 8, &end, sizeof(end));
 }
 
-}  // namespace
-
-void EncodeTimestampDeltas(const wire::Frame& frame, const uint8_t* frame_begin, uint8_t* copy) {
-  ForEachEventVector(frame, [&](const EventVector& events) {
-    uint64_t previous = 0;
-    for (const wire::Event* event : events) {
-      const auto begin = static_cast<uint64_t>(event->begin_ns());
-      const auto end = static_cast<uint64_t>(event->end_ns());
-      StoreTimes(copy + (reinterpret_cast<const uint8_t*>(event) - frame_begin), begin - previous, end - begin);
-      previous = begin;
-    }
-  });
+// EncodeDeltas: the deltas of the verified vector `events` written into
+// `out`, the same vector's bytes in a copy of the frame.
+void EncodeDeltas(const EventVector& events, uint8_t* out) {
+  uint64_t previous = 0;
+  for (uint32_t i = 0; i < events.size(); ++i) {
+    const wire::Event* event = events.Get(i);
+    const auto begin = static_cast<uint64_t>(event->begin_ns());
+    const auto end = static_cast<uint64_t>(event->end_ns());
+    StoreTimes(out + i * sizeof(wire::Event), begin - previous, end - begin);
+    previous = begin;
+  }
 }
+
+// DecodeDeltas: undoes EncodeDeltas in place.
+void DecodeDeltas(const EventVector& events) {
+  uint64_t previous = 0;
+  for (const wire::Event* event : events) {
+    const uint64_t begin = previous + static_cast<uint64_t>(event->begin_ns());
+    const uint64_t end = begin + static_cast<uint64_t>(event->end_ns());
+    StoreTimes(const_cast<uint8_t*>(reinterpret_cast<const uint8_t*>(event)), begin, end);
+    previous = begin;
+  }
+}
+
+}  // namespace
 
 void AppendFrameToBlock(const wire::Frame& verified, const uint8_t* frame, size_t size, std::vector<uint8_t>& block,
                         std::vector<uint8_t>& scratch, uint16_t version) {
   const size_t at = block.size();
   block.insert(block.end(), frame, frame + size);
   uint8_t* copy = block.data() + at;
-  EncodeTimestampDeltas(verified, frame, copy);
-  if (version < kShuffledEventsVersion) return;
-  // The same vectors the deltas visited, shuffled from their encoded bytes.
   ForEachEventVector(verified, [&](const EventVector& events) {
     uint8_t* data = copy + (reinterpret_cast<const uint8_t*>(events.Data()) - frame);
-    const size_t bytes = events.size() * sizeof(wire::Event);
-    scratch.assign(data, data + bytes);
+    EncodeDeltas(events, data);
+    if (version < kShuffledEventsVersion) return;
+    scratch.assign(data, data + events.size() * sizeof(wire::Event));
     ShuffleRecords(scratch.data(), events.size(), data);
   });
 }
 
 void DecodeBlockFrame(const wire::Frame& frame, uint16_t version, std::vector<uint8_t>& scratch) {
-  if (version >= kShuffledEventsVersion) {
-    ForEachEventVector(frame, [&](const EventVector& events) {
-      auto* data = const_cast<uint8_t*>(reinterpret_cast<const uint8_t*>(events.Data()));
-      const size_t bytes = events.size() * sizeof(wire::Event);
-      scratch.assign(data, data + bytes);
-      UnshuffleRecords(scratch.data(), events.size(), data);
-    });
-  }
-  DecodeTimestampDeltas(frame);
-}
-
-void DecodeTimestampDeltas(const wire::Frame& frame) {
   ForEachEventVector(frame, [&](const EventVector& events) {
-    uint64_t previous = 0;
-    for (const wire::Event* event : events) {
-      const uint64_t begin = previous + static_cast<uint64_t>(event->begin_ns());
-      const uint64_t end = begin + static_cast<uint64_t>(event->end_ns());
-      StoreTimes(const_cast<uint8_t*>(reinterpret_cast<const uint8_t*>(event)), begin, end);
-      previous = begin;
+    if (version >= kShuffledEventsVersion) {
+      auto* data = const_cast<uint8_t*>(reinterpret_cast<const uint8_t*>(events.Data()));
+      scratch.assign(data, data + events.size() * sizeof(wire::Event));
+      UnshuffleRecords(scratch.data(), events.size(), data);
     }
+    DecodeDeltas(events);
   });
 }
 

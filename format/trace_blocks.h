@@ -11,7 +11,7 @@
 //             checksum, so a damaged block is detected, never misread.
 //
 // Within a block each Batch frame's events carry timestamp deltas
-// (EncodeTimestampDeltas): per ThreadEvents, begin_ns is the step from the
+// (AppendFrameToBlock): per ThreadEvents, begin_ns is the step from the
 // previous event's begin_ns (the first's from 0) and end_ns is end - begin,
 // in wrap-around 64-bit arithmetic, so every value comes back exactly
 // (kNativeStackFrames keeps addresses there). From version 2 each such
@@ -101,17 +101,10 @@ void AppendFrameToBlock(const wire::Frame& verified, const uint8_t* frame, size_
                         std::vector<uint8_t>& scratch, uint16_t version = kTraceBlocksVersion);
 // DecodeBlockFrame: undoes in place what AppendFrameToBlock did to a frame
 // of a block of `version`; `frame` must be verified and lie in memory the
-// caller owns (a decompressed block).
+// caller owns (a decompressed block). Both visit each event once: of
+// vectors that share events (a hostile frame's), only the first by address
+// is changed, by the one and undone by the other.
 void DecodeBlockFrame(const wire::Frame& frame, uint16_t version, std::vector<uint8_t>& scratch);
-
-// EncodeTimestampDeltas: writes into `copy` (a copy of the frame's bytes,
-// which start at `frame_begin`) the deltas of the verified `frame`'s events.
-void EncodeTimestampDeltas(const wire::Frame& frame, const uint8_t* frame_begin, uint8_t* copy);
-// DecodeTimestampDeltas: undoes them in place; `frame` must be verified and
-// lie in memory the caller owns (a decompressed block). Both visit each
-// event once: of vectors that share events (a hostile frame's), only the
-// first by address is changed, by the one and undone by the other.
-void DecodeTimestampDeltas(const wire::Frame& frame);
 
 // BlockCompressor: compresses blocks with one reused zstd context.
 class BlockCompressor {
