@@ -260,19 +260,9 @@ void Flusher::ReclaimEndedThreads(void* self) {
   // millisecond for seconds, +190 MB) must cost the program bounded memory.
   const bool stalled = now_ns - flusher->send_blocked_since_ns_ >= kReclaimAfterBlockedNs;
   const size_t keep = stalled ? 0 : kMaxRetiredRingsWhileBlocked;
-  const auto waiting = [flusher](const ThreadBuffer* buffer) {
-    return buffer != flusher->reading_ && buffer->state() == ThreadBuffer::kRetired;
-  };
-  if (!stalled) {
-    size_t count = 0;
-    for (ThreadBuffer* buffer = ThreadRegistry::Head(); buffer != nullptr; buffer = buffer->next()) {
-      if (waiting(buffer)) ++count;
-    }
-    if (count <= keep) return;
-  }
   size_t kept = 0;
   for (ThreadBuffer* buffer = ThreadRegistry::Head(); buffer != nullptr; buffer = buffer->next()) {
-    if (!waiting(buffer) || kept++ < keep) continue;
+    if (buffer == flusher->reading_ || buffer->state() != ThreadBuffer::kRetired || kept++ < keep) continue;
     // The owner is gone: nothing writes this ring any more. Its hook
     // counts go too (the correction then misses them: this is rare).
     const uint64_t dropped = buffer->Discard();

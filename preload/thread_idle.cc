@@ -50,16 +50,15 @@ bool NextIdleSample(IdleSample& last, uint32_t tid, uint64_t instance, int64_t w
   const int64_t cpu_ns = reader.cpu_ns(tid);
   const bool continues = instance != 0 && last.instance == instance && last.cpu_ns >= 0 && cpu_ns >= 0;
   const int64_t span_ns = wall_ns - last.wall_ns;
-  const bool candidate = continues && span_ns >= kMinIdleSpanNs && cpu_ns >= last.cpu_ns &&
-                         (cpu_ns - last.cpu_ns) * kMaxIdleBusyDivisor <= span_ns;
-  // Its run delay is read for candidates, at a thread's first reading (once
-  // per thread), and after spans in which the thread ran at most half the
-  // time, since a blocked stretch most often begins in one: the next span,
-  // if idle, then has its start and is sent.
+  const bool measured = continues && span_ns >= kMinIdleSpanNs && cpu_ns >= last.cpu_ns;
+  const bool candidate = measured && (cpu_ns - last.cpu_ns) * kMaxIdleBusyDivisor <= span_ns;
+  // Its run delay is read at a thread's first reading (once per thread) and
+  // after spans in which the thread ran at most half the time (candidates
+  // among them), since a blocked stretch most often begins in one: the next
+  // span, if idle, then has its start and is sent.
   const bool first = instance != 0 && last.instance != instance && cpu_ns >= 0;
-  const bool partly_idle = continues && span_ns >= kMinIdleSpanNs && cpu_ns >= last.cpu_ns &&
-                           (cpu_ns - last.cpu_ns) * kPartlyIdleDivisor <= span_ns;
-  const int64_t busy_ns = candidate || first || partly_idle ? reader.busy_ns(tid) : -1;
+  const bool partly_idle = measured && (cpu_ns - last.cpu_ns) * kPartlyIdleDivisor <= span_ns;
+  const int64_t busy_ns = first || partly_idle ? reader.busy_ns(tid) : -1;
   const bool idle = candidate && last.busy_ns >= 0 && busy_ns >= last.busy_ns &&
                     (busy_ns - last.busy_ns) * kMaxIdleBusyDivisor <= span_ns;
   if (idle) {
