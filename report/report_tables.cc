@@ -133,8 +133,8 @@ std::string JobCommunicationNote(const JobReport& job) {
            "told: " +
            communication.not_lined_up + ".";
   }
-  for (int64_t ns : communication.per_rank_ns) {
-    if (ns > 0) return "Communication between the ranks (MPI, NCCL calls); no collectives from Python to line up.";
+  if (JobCommunicated(job)) {
+    return "Communication between the ranks (MPI, NCCL calls); no collectives from Python to line up.";
   }
   return "";
 }
