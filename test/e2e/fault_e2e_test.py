@@ -343,7 +343,8 @@ class CollectorKilled(FaultCase):
         # before the reclaim began, the flusher's buffers), +331 MB without
         # the reclaim. The peak can come after the stall too: a collector
         # catching up on a loaded machine (a compile beside it) lagged the
-        # threads for seconds, +141-210 MB while only a stall reclaimed.
+        # threads for seconds, +141-210 MB while only a send blocked for
+        # 50 ms or more reclaimed.
         # Now any wait on the collector keeps at most
         # Flusher::kMaxRetiredRingsWhileBlocked (64) ended threads' rings:
         # +37-49 MB under that load. Room is left for a slow flusher.
