@@ -21,6 +21,7 @@ struct Labels {
   int32_t backprop;
   int32_t inference;
   int32_t simulation;
+  int32_t replay;
   int32_t startup;
   int32_t teardown;
   int32_t compile;
@@ -116,26 +117,72 @@ std::vector<const NativeCall*> OuterCalls(const std::vector<NativeCall>& calls) 
   return outer;
 }
 
-bool SameLine(const NativeCall& a, const NativeCall& b) {
-  return a.shown_location() == b.shown_location() && a.shown_line() == b.shown_line();
+// OneRun: whether `a` and then `b` are calls of one statement, the
+// line NativeCall::shown_line names; with `max_line_gap` > 0, of
+// statements that follow one another in one body (`b` at most that many
+// lines after `a`: blank lines and comments between them).
+bool OneRun(const NativeCall& a, const NativeCall& b, uint32_t max_line_gap) {
+  return a.shown_location() == b.shown_location() && a.shown_line() <= b.shown_line() &&
+         b.shown_line() - a.shown_line() <= max_line_gap;
 }
 
 // ArgumentsStart: where, in the glue [begin_ns, end_ns), the statement that
 // then enters the next operation began: the first of the glue's last native
 // calls (outer ones, in start order) made for one and the same line
 // (NativeCall::shown_line: `q_network(torch.Tensor(obs).to(device))`
-// converts its argument, then calls the network). end_ns when the glue made
-// no native call.
-int64_t ArgumentsStart(const std::vector<const NativeCall*>& calls, int64_t begin_ns, int64_t end_ns) {
+// converts its argument, then calls the network), or with `max_line_gap`
+// for consecutive statements (OneRun). end_ns when the glue made no native
+// call.
+int64_t ArgumentsStart(const std::vector<const NativeCall*>& calls, int64_t begin_ns, int64_t end_ns,
+                       uint32_t max_line_gap = 0) {
   auto last = std::lower_bound(calls.begin(), calls.end(), end_ns,
                                [](const NativeCall* call, int64_t time) { return call->begin_ns < time; });
   while (last != calls.begin() && (*std::prev(last))->end_ns > end_ns) --last;  // Spans into the operation.
   if (last == calls.begin() || (*std::prev(last))->begin_ns < begin_ns) return end_ns;
   auto first = std::prev(last);
-  while (first != calls.begin() && (*std::prev(first))->begin_ns >= begin_ns && SameLine(**std::prev(first), **first)) {
+  while (first != calls.begin() && (*std::prev(first))->begin_ns >= begin_ns &&
+         OneRun(**std::prev(first), **first, max_line_gap)) {
     --first;
   }
   return (*first)->begin_ns;
+}
+
+// kBatchLineGap: how far apart (in lines) the statements assembling a
+// sampled batch may be and still count as one run: one statement a line,
+// with a blank line or comment between some.
+constexpr uint32_t kBatchLineGap = 3;
+
+// kMaxEnvStepsPerUpdate: the most env steps (per thread, median) between two
+// training phases of an off-policy loop. Off-policy loops train every 1-10
+// steps (CleanRL's DQN every 10, its TD3 and SAC every step, SB3's DQN every
+// 4); on-policy ones collect a rollout of 128-2048 steps first (CleanRL's
+// and SB3's PPO), and A2C's 5-step rollouts end with a value bootstrap, an
+// acting forward pass, not an env step.
+constexpr size_t kMaxEnvStepsPerUpdate = 16;
+
+// TrainsAfterEnvSteps: whether the thread is an off-policy loop written
+// inline: its training phases (runs of backprop with only glue between)
+// mostly follow an env step directly, with no replay operation a rule found
+// between them, every few env steps (kMaxEnvStepsPerUpdate). Its batches
+// are then sampled in the glue before each training phase. Not an on-policy
+// loop, whose training phase follows a whole rollout.
+bool TrainsAfterEnvSteps(const IntervalList& flat, const Labels& labels) {
+  size_t phases = 0, steps_since_phase = 0;
+  std::vector<size_t> steps_between;  // Env steps before each phase that follows one.
+  for (size_t i = 0; i < flat.size(); ++i) {
+    const int32_t label = flat[i].label;
+    if (label == labels.simulation || label == labels.reset) ++steps_since_phase;
+    if (label != labels.backprop || (i > 0 && flat[i - 1].label == labels.backprop)) continue;
+    ++phases;
+    if (i > 0 && (flat[i - 1].label == labels.simulation || flat[i - 1].label == labels.reset)) {
+      steps_between.push_back(steps_since_phase);
+    }
+    steps_since_phase = 0;
+  }
+  if (steps_between.size() < 2 || 2 * steps_between.size() < phases) return false;
+  auto median = steps_between.begin() + static_cast<std::ptrdiff_t>(steps_between.size() / 2);
+  std::nth_element(steps_between.begin(), median, steps_between.end());
+  return *median <= kMaxEnvStepsPerUpdate;
 }
 
 // HandWrittenAgent: what a thread that steps an env has no rule for. A
@@ -215,10 +262,15 @@ struct HandWrittenAgent {
 // inferred operations alone: explicit ones are not looked at, so what is
 // inferred for a program does not depend on whether parts of it are
 // annotated (they win where open, in the report). Glue a hand-written agent
-// owns is one instance of its operation.
+// owns is one instance of its operation. In an off-policy loop written
+// inline (TrainsAfterEnvSteps), the statements that end the glue from an
+// env step to a training step, from their first native call on, sample the
+// training step's batch (`idx = np.random.randint(...)`, a tensor of each
+// field): replay, one instance each time.
 IntervalList FillGlue(const IntervalList& flat, ThreadTimeline& thread, bool rule_steps, const Labels& labels) {
   std::optional<std::vector<const NativeCall*>> outer_calls;  // Made when first needed.
   const HandWrittenAgent agent = HandWrittenAgent::Of(thread, flat, rule_steps, labels);
+  const bool samples_inline = TrainsAfterEnvSteps(flat, labels);
   IntervalList filled;
   filled.reserve(flat.size() * 2 + 2);
   if (flat.front().begin_ns > thread.begin_ns)
@@ -233,14 +285,20 @@ IntervalList FillGlue(const IntervalList& flat, ThreadTimeline& thread, bool rul
         filled.push_back(flat[i]);
         continue;
       }
+      const bool after_env_step = before == labels.simulation || before == labels.reset;
       int64_t split = end;
-      if ((before == labels.backprop || before == labels.simulation || before == labels.reset) &&
-          after == labels.inference) {
+      int32_t tail = after;
+      if ((before == labels.backprop || after_env_step) && after == labels.inference) {
         if (!outer_calls) outer_calls = OuterCalls(thread.native_calls);
         split = ArgumentsStart(*outer_calls, begin, end);
+      } else if (samples_inline && after_env_step && after == labels.backprop) {
+        if (!outer_calls) outer_calls = OuterCalls(thread.native_calls);
+        split = ArgumentsStart(*outer_calls, begin, end, kBatchLineGap);
+        tail = labels.replay;
+        if (split < end) AddInstance(thread, labels.replay, split);
       }
       if (split > begin) filled.push_back({begin, split, GlueOwner(before, after, labels)});
-      if (split < end) filled.push_back({split, end, after});
+      if (split < end) filled.push_back({split, end, tail});
     }
     filled.push_back(flat[i]);
   }
@@ -375,8 +433,8 @@ bool IsCompilerHelper(const std::string& executable) {
 
 void ResolveInferredOperations(ProcessTimeline& process, NameTable& names) {
   const Labels labels{names.Intern(kForwardCandidate), names.Intern(kResetCandidate), names.Intern("backprop"),
-                      names.Intern("inference"),       names.Intern("simulation"),    names.Intern("startup"),
-                      names.Intern("teardown"),        names.Intern("compile")};
+                      names.Intern("inference"),       names.Intern("simulation"),    names.Intern("replay"),
+                      names.Intern("startup"),         names.Intern("teardown"),      names.Intern("compile")};
   if (IsCompilerHelper(process.executable)) {
     for (ThreadTimeline& thread : process.threads) {
       thread.inferred_operations.clear();

@@ -23,7 +23,9 @@
 //      where it is acting (observations converted for the policy, its
 //      output turned into an action). Where acting follows a training or
 //      an env step, the acting statement is acting's from its first native
-//      call (its argument converted for the policy). Explicit operations are
+//      call (its argument converted for the policy). In an off-policy loop
+//      written inline, the glue's last statements before a training step
+//      that follows an env step sample its batch: replay. Explicit operations are
 //      not looked at: what is inferred does not depend on whether parts of
 //      the program are annotated (benchmarks compare the two on one run).
 //   5. A thread whose env steps a rule found but that never acts through

@@ -215,6 +215,53 @@ TEST_CASE("Acting's own statement after a training or env step is acting from it
   }
 }
 
+TEST_CASE("An inline off-policy loop samples its batch in the statements before each training step",
+          "[operation_inference]") {
+  // `for step: env.step; store; if learning: idx = np.random.randint(..);
+  // b_obs = torch.as_tensor(obs_store[idx]); ...; train`: each env step is
+  // followed by a training step. Line 84 converts the step's outputs; lines
+  // 95-99 (one code object, consecutive statements) assemble the batch.
+  std::vector<Span> loop;
+  std::vector<NativeCall> calls;
+  for (int64_t base = 10; base < 100; base += 30) {
+    loop.push_back({base, base + 2, "simulation"});
+    loop.push_back({base + 10, base + 20, "backprop"});
+    for (const NativeCall& call : {CallFrom(base + 2, base + 3, 84), CallFrom(base + 4, base + 5, 95),
+                                   CallFrom(base + 6, base + 7, 96), CallFrom(base + 8, base + 9, 99)}) {
+      calls.push_back(call);
+    }
+  }
+  const Resolved resolved = Resolve(loop, 110, {}, "/usr/bin/python3", calls);
+  std::vector<Span> expected = {{0, 10, "startup"}};
+  for (int64_t base = 10; base < 100; base += 30) {
+    expected.push_back({base, base + 4, "simulation"});   // The step and its outputs converted.
+    expected.push_back({base + 4, base + 10, "replay"});  // From the batch's first call on.
+    expected.push_back({base + 10, base == 70 ? base + 20 : base + 30, "backprop"});  // Its tail, to the next step.
+  }
+  expected.push_back({90, 110, "teardown"});
+  CHECK(resolved.spans == expected);
+  CHECK(resolved.instances == std::map<std::string, uint64_t>{{"simulation", 3}, {"replay", 3}, {"backprop", 3}});
+
+  SECTION("not in an on-policy loop, whose training follows a whole rollout") {
+    // Two rollouts of 20 env steps, each followed by a training phase.
+    std::vector<Span> rollouts;
+    std::vector<NativeCall> rollout_calls;
+    for (int64_t base : {0, 1000}) {
+      for (int64_t step = 0; step < 20; ++step)
+        rollouts.push_back({base + 10 * step, base + 10 * step + 2, "simulation"});
+      rollouts.push_back({base + 300, base + 400, "backprop"});
+      rollout_calls.push_back(CallFrom(base + 250, base + 260, 95));
+    }
+    const Resolved on_policy = Resolve(rollouts, 2000, {}, "/usr/bin/python3", rollout_calls);
+    CHECK(on_policy.instances.count("replay") == 0);
+  }
+  SECTION("not where training follows an env step once only") {
+    const Resolved once =
+        Resolve({{10, 12, "simulation"}, {20, 30, "backprop"}}, 30, {}, "/usr/bin/python3", {CallFrom(14, 15, 95)});
+    CHECK(once.spans == std::vector<Span>{{0, 10, "startup"}, {10, 20, "simulation"}, {20, 30, "backprop"}});
+  }
+}
+
 }  // namespace
 }  // namespace rlscope::report
 
