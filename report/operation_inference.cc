@@ -25,6 +25,10 @@ struct Labels {
   int32_t startup;
   int32_t teardown;
   int32_t compile;
+  // The locations (sorted) of rlscope's own Python module (`with
+  // rlscope.operation(...)`'s enter and exit), whose native calls are
+  // rlscope's, not the program's.
+  std::vector<int32_t> rlscope_module;
 };
 
 // ResolveByNesting: a forward pass that contains a backprop operation, or
@@ -104,12 +108,17 @@ int32_t GlueOwner(int32_t before, int32_t after, const Labels& labels) {
   return after;
 }
 
-// OuterCalls: the native calls inside no other (NestedCalls), in start order.
-std::vector<const NativeCall*> OuterCalls(const std::vector<NativeCall>& calls) {
+// OuterCalls: the program's native calls inside no other (NestedCalls), in
+// start order. Not those of rlscope's own module: an annotation's calls
+// (recorded under sys.monitoring, which sees every callable) must not split
+// a run of statements, so what is inferred does not depend on it.
+std::vector<const NativeCall*> OuterCalls(const std::vector<NativeCall>& calls, const Labels& labels) {
   const std::vector<bool> nested = NestedCalls(calls);
   std::vector<const NativeCall*> outer;
   for (size_t i = 0; i < calls.size(); ++i) {
-    if (!nested[i]) outer.push_back(&calls[i]);
+    if (nested[i] || std::binary_search(labels.rlscope_module.begin(), labels.rlscope_module.end(), calls[i].location))
+      continue;
+    outer.push_back(&calls[i]);
   }
   std::sort(outer.begin(), outer.end(), [](const NativeCall* a, const NativeCall* b) {
     return a->begin_ns != b->begin_ns ? a->begin_ns < b->begin_ns : a->end_ns > b->end_ns;
@@ -289,10 +298,10 @@ IntervalList FillGlue(const IntervalList& flat, ThreadTimeline& thread, bool rul
       int64_t split = end;
       int32_t tail = after;
       if ((before == labels.backprop || after_env_step) && after == labels.inference) {
-        if (!outer_calls) outer_calls = OuterCalls(thread.native_calls);
+        if (!outer_calls) outer_calls = OuterCalls(thread.native_calls, labels);
         split = ArgumentsStart(*outer_calls, begin, end);
       } else if (samples_inline && after_env_step && after == labels.backprop) {
-        if (!outer_calls) outer_calls = OuterCalls(thread.native_calls);
+        if (!outer_calls) outer_calls = OuterCalls(thread.native_calls, labels);
         split = ArgumentsStart(*outer_calls, begin, end, kBatchLineGap);
         tail = labels.replay;
         if (split < end) AddInstance(thread, labels.replay, split);
@@ -431,10 +440,29 @@ bool IsCompilerHelper(const std::string& executable) {
   return false;
 }
 
+// RlscopeModuleLocations: the calling locations of the process's native
+// calls that are in rlscope's own Python module (the launcher puts it in
+// PREFIX/share/rlscope/python), sorted.
+std::vector<int32_t> RlscopeModuleLocations(const ProcessTimeline& process, const NameTable& names) {
+  std::vector<int32_t> locations;
+  for (const ThreadTimeline& thread : process.threads) {
+    for (const NativeCall& call : thread.native_calls) locations.push_back(call.location);
+  }
+  std::sort(locations.begin(), locations.end());
+  locations.erase(std::unique(locations.begin(), locations.end()), locations.end());
+  std::erase_if(locations, [&](int32_t location) {
+    return location < 0 || static_cast<size_t>(location) >= names.size() ||
+           names.Name(location).find("/share/rlscope/python/rlscope/") == std::string::npos;
+  });
+  return locations;
+}
+
 void ResolveInferredOperations(ProcessTimeline& process, NameTable& names) {
-  const Labels labels{names.Intern(kForwardCandidate), names.Intern(kResetCandidate), names.Intern("backprop"),
-                      names.Intern("inference"),       names.Intern("simulation"),    names.Intern("replay"),
-                      names.Intern("startup"),         names.Intern("teardown"),      names.Intern("compile")};
+  Labels labels{names.Intern(kForwardCandidate), names.Intern(kResetCandidate),
+                names.Intern("backprop"),        names.Intern("inference"),
+                names.Intern("simulation"),      names.Intern("replay"),
+                names.Intern("startup"),         names.Intern("teardown"),
+                names.Intern("compile"),         RlscopeModuleLocations(process, names)};
   if (IsCompilerHelper(process.executable)) {
     for (ThreadTimeline& thread : process.threads) {
       thread.inferred_operations.clear();

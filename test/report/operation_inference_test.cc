@@ -242,6 +242,26 @@ TEST_CASE("An inline off-policy loop samples its batch in the statements before 
   CHECK(resolved.spans == expected);
   CHECK(resolved.instances == std::map<std::string, uint64_t>{{"simulation", 3}, {"replay", 3}, {"backprop", 3}});
 
+  SECTION("an annotation's own calls do not split the run (sys.monitoring records them)") {
+    NameTable names;
+    while (names.size() < 7) names.Intern("filler " + std::to_string(names.size()));
+    REQUIRE(names.Intern("<module> (/work/train.py:1)") == 7);  // CallFrom's location.
+    const int32_t rlscope_exit = names.Intern("operation.__exit__ (/opt/share/rlscope/python/rlscope/__init__.py:110)");
+    ProcessTimeline process;
+    process.executable = "/usr/bin/python3";
+    ThreadTimeline thread = fixtures::Thread(0, 110);
+    for (const Span& span : loop)
+      thread.inferred_operations.push_back({span.begin, span.end, names.Intern(span.operation)});
+    thread.native_calls = calls;
+    for (int64_t base = 10; base < 100; base += 30) {
+      NativeCall exit = CallFrom(base + 7, base + 8, 90);  // The `with` line, before the batch's.
+      exit.location = rlscope_exit;
+      thread.native_calls.push_back(exit);
+    }
+    process.threads.push_back(std::move(thread));
+    ResolveInferredOperations(process, names);
+    CHECK(SpansOf(process.threads[0], names) == expected);
+  }
   SECTION("not in an on-policy loop, whose training follows a whole rollout") {
     // Two rollouts of 20 env steps, each followed by a training phase.
     std::vector<Span> rollouts;
