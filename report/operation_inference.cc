@@ -7,9 +7,11 @@
 #include <string_view>
 #include <vector>
 
+#include "format/code_origin.h"
 #include "report/category.h"
 #include "report/flatten.h"
 #include "report/overlap_sweep.h"
+#include "report/source_lines.h"
 
 namespace rlscope::report {
 
@@ -25,11 +27,12 @@ struct Labels {
   int32_t startup;
   int32_t teardown;
   int32_t compile;
-  // The locations (sorted) of rlscope's own Python module (`with
-  // rlscope.operation(...)`'s enter and exit), whose native calls are
-  // rlscope's, not the program's.
-  std::vector<int32_t> rlscope_module;
 };
+
+// RlscopeCalls: the calling locations (sorted) of rlscope's own Python
+// module (`with rlscope.operation(...)`'s enter and exit), whose native
+// calls are rlscope's, not the program's.
+using RlscopeCalls = std::vector<int32_t>;
 
 // ResolveByNesting: a forward pass that contains a backprop operation, or
 // runs inside one, is backprop. Intervals from one thread's call stack
@@ -112,12 +115,11 @@ int32_t GlueOwner(int32_t before, int32_t after, const Labels& labels) {
 // start order. Not those of rlscope's own module: an annotation's calls
 // (recorded under sys.monitoring, which sees every callable) must not split
 // a run of statements, so what is inferred does not depend on it.
-std::vector<const NativeCall*> OuterCalls(const std::vector<NativeCall>& calls, const Labels& labels) {
+std::vector<const NativeCall*> OuterCalls(const std::vector<NativeCall>& calls, const RlscopeCalls& rlscope) {
   const std::vector<bool> nested = NestedCalls(calls);
   std::vector<const NativeCall*> outer;
   for (size_t i = 0; i < calls.size(); ++i) {
-    if (nested[i] || std::binary_search(labels.rlscope_module.begin(), labels.rlscope_module.end(), calls[i].location))
-      continue;
+    if (nested[i] || std::binary_search(rlscope.begin(), rlscope.end(), calls[i].location)) continue;
     outer.push_back(&calls[i]);
   }
   std::sort(outer.begin(), outer.end(), [](const NativeCall* a, const NativeCall* b) {
@@ -164,15 +166,18 @@ constexpr uint32_t kBatchLineGap = 3;
 // kMaxEnvStepsPerUpdate: the most env steps (per thread, median) between two
 // training phases of an off-policy loop. Off-policy loops train every 1-10
 // steps (CleanRL's DQN every 10, its TD3 and SAC every step, SB3's DQN every
-// 4); on-policy ones collect a rollout of 128-2048 steps first (CleanRL's
-// and SB3's PPO), and A2C's 5-step rollouts end with a value bootstrap, an
-// acting forward pass, not an env step.
+// 4); PPO collects a rollout of 128-2048 steps first (CleanRL's, SB3's).
+// A2C's 5-step rollouts pass: their value bootstrap is a forward pass of
+// the training step (ResolveBySegment), so training follows the last env
+// step, and the rollout's last stores before it are replay too.
 constexpr size_t kMaxEnvStepsPerUpdate = 16;
 
 // TrainsAfterEnvSteps: whether the thread is an off-policy loop written
 // inline: its training phases (runs of backprop with only glue between)
 // mostly follow an env step directly, with no replay operation a rule found
-// between them, every few env steps (kMaxEnvStepsPerUpdate). Its batches
+// between them, every few env steps (kMaxEnvStepsPerUpdate; the upper
+// median; simulator calls a rule did not find count as steps too, which
+// only makes a frame-skip loop less likely to pass). Its batches
 // are then sampled in the glue before each training phase. Not an on-policy
 // loop, whose training phase follows a whole rollout.
 bool TrainsAfterEnvSteps(const IntervalList& flat, const Labels& labels) {
@@ -276,7 +281,8 @@ struct HandWrittenAgent {
 // env step to a training step, from their first native call on, sample the
 // training step's batch (`idx = np.random.randint(...)`, a tensor of each
 // field): replay, one instance each time.
-IntervalList FillGlue(const IntervalList& flat, ThreadTimeline& thread, bool rule_steps, const Labels& labels) {
+IntervalList FillGlue(const IntervalList& flat, ThreadTimeline& thread, bool rule_steps, const Labels& labels,
+                      const RlscopeCalls& rlscope) {
   std::optional<std::vector<const NativeCall*>> outer_calls;  // Made when first needed.
   const HandWrittenAgent agent = HandWrittenAgent::Of(thread, flat, rule_steps, labels);
   const bool samples_inline = TrainsAfterEnvSteps(flat, labels);
@@ -298,10 +304,10 @@ IntervalList FillGlue(const IntervalList& flat, ThreadTimeline& thread, bool rul
       int64_t split = end;
       int32_t tail = after;
       if ((before == labels.backprop || after_env_step) && after == labels.inference) {
-        if (!outer_calls) outer_calls = OuterCalls(thread.native_calls, labels);
+        if (!outer_calls) outer_calls = OuterCalls(thread.native_calls, rlscope);
         split = ArgumentsStart(*outer_calls, begin, end);
       } else if (samples_inline && after_env_step && after == labels.backprop) {
-        if (!outer_calls) outer_calls = OuterCalls(thread.native_calls, labels);
+        if (!outer_calls) outer_calls = OuterCalls(thread.native_calls, rlscope);
         split = ArgumentsStart(*outer_calls, begin, end, kBatchLineGap);
         tail = labels.replay;
         if (split < end) AddInstance(thread, labels.replay, split);
@@ -388,7 +394,7 @@ void DropHiddenInstances(ThreadTimeline& thread, size_t first) {
   for (const Interval& start : thread.instance_starts) ++thread.operation_instances[start.label];
 }
 
-void ResolveThread(ThreadTimeline& thread, const Labels& labels) {
+void ResolveThread(ThreadTimeline& thread, const Labels& labels, const RlscopeCalls& rlscope) {
   const size_t first_inferred = thread.instance_starts.size();  // Explicit ones come counted from decoding.
   IntervalList& inferred = thread.inferred_operations;
   ResolveByNesting(inferred, labels);
@@ -425,8 +431,25 @@ void ResolveThread(ThreadTimeline& thread, const Labels& labels) {
     if (i > 0 && flat[i].label == labels.backprop && flat[i - 1].label == labels.backprop) continue;
     AddInstance(thread, operation, flat[i].begin_ns);
   }
-  inferred = FillGlue(flat, thread, rule_steps, labels);
+  inferred = FillGlue(flat, thread, rule_steps, labels, rlscope);
   DropHiddenInstances(thread, first_inferred);
+}
+
+// RlscopeCallsOf: the calling locations of the process's native calls
+// that are in rlscope's own Python module (CodeOrigin's package "rlscope").
+RlscopeCalls RlscopeCallsOf(const ProcessTimeline& process, const NameTable& names) {
+  RlscopeCalls locations;
+  for (const ThreadTimeline& thread : process.threads) {
+    for (const NativeCall& call : thread.native_calls) locations.push_back(call.location);
+  }
+  std::sort(locations.begin(), locations.end());
+  locations.erase(std::unique(locations.begin(), locations.end()), locations.end());
+  std::erase_if(locations, [&](int32_t location) {
+    if (location < 0 || static_cast<size_t>(location) >= names.size()) return true;
+    const CodeOrigin origin = OriginOfPath(SplitCodeLocation(names.Name(location)).file);
+    return origin.kind != CodeOrigin::Kind::kPackage || origin.package != "rlscope";
+  });
+  return locations;
 }
 
 }  // namespace
@@ -440,29 +463,10 @@ bool IsCompilerHelper(const std::string& executable) {
   return false;
 }
 
-// RlscopeModuleLocations: the calling locations of the process's native
-// calls that are in rlscope's own Python module (the launcher puts it in
-// PREFIX/share/rlscope/python), sorted.
-std::vector<int32_t> RlscopeModuleLocations(const ProcessTimeline& process, const NameTable& names) {
-  std::vector<int32_t> locations;
-  for (const ThreadTimeline& thread : process.threads) {
-    for (const NativeCall& call : thread.native_calls) locations.push_back(call.location);
-  }
-  std::sort(locations.begin(), locations.end());
-  locations.erase(std::unique(locations.begin(), locations.end()), locations.end());
-  std::erase_if(locations, [&](int32_t location) {
-    return location < 0 || static_cast<size_t>(location) >= names.size() ||
-           names.Name(location).find("/share/rlscope/python/rlscope/") == std::string::npos;
-  });
-  return locations;
-}
-
 void ResolveInferredOperations(ProcessTimeline& process, NameTable& names) {
-  Labels labels{names.Intern(kForwardCandidate), names.Intern(kResetCandidate),
-                names.Intern("backprop"),        names.Intern("inference"),
-                names.Intern("simulation"),      names.Intern("replay"),
-                names.Intern("startup"),         names.Intern("teardown"),
-                names.Intern("compile"),         RlscopeModuleLocations(process, names)};
+  const Labels labels{names.Intern(kForwardCandidate), names.Intern(kResetCandidate), names.Intern("backprop"),
+                      names.Intern("inference"),       names.Intern("simulation"),    names.Intern("replay"),
+                      names.Intern("startup"),         names.Intern("teardown"),      names.Intern("compile")};
   if (IsCompilerHelper(process.executable)) {
     for (ThreadTimeline& thread : process.threads) {
       thread.inferred_operations.clear();
@@ -472,7 +476,8 @@ void ResolveInferredOperations(ProcessTimeline& process, NameTable& names) {
     }
     return;
   }
-  for (ThreadTimeline& thread : process.threads) ResolveThread(thread, labels);
+  const RlscopeCalls rlscope = RlscopeCallsOf(process, names);
+  for (ThreadTimeline& thread : process.threads) ResolveThread(thread, labels, rlscope);
 }
 
 }  // namespace rlscope::report

@@ -25,9 +25,11 @@
 //      an env step, the acting statement is acting's from its first native
 //      call (its argument converted for the policy). In an off-policy loop
 //      written inline, the glue's last statements before a training step
-//      that follows an env step sample its batch: replay. Explicit operations are
-//      not looked at: what is inferred does not depend on whether parts of
-//      the program are annotated (benchmarks compare the two on one run).
+//      that follows an env step sample its batch: replay. Explicit
+//      operations, and the native calls of rlscope's own Python module
+//      that open and close them, are not looked at: what is inferred does
+//      not depend on whether parts of the program are annotated
+//      (benchmarks compare the two on one run).
 //   5. A thread whose env steps a rule found but that never acts through
 //      a known policy (no inference: numpy by hand) acts in the glue
 //      between its env steps; one that neither acts nor trains through

@@ -244,8 +244,7 @@ TEST_CASE("An inline off-policy loop samples its batch in the statements before 
 
   SECTION("an annotation's own calls do not split the run (sys.monitoring records them)") {
     NameTable names;
-    while (names.size() < 7) names.Intern("filler " + std::to_string(names.size()));
-    REQUIRE(names.Intern("<module> (/work/train.py:1)") == 7);  // CallFrom's location.
+    const int32_t train_py = names.Intern("<module> (/work/train.py:1)");
     const int32_t rlscope_exit = names.Intern("operation.__exit__ (/opt/share/rlscope/python/rlscope/__init__.py:110)");
     ProcessTimeline process;
     process.executable = "/usr/bin/python3";
@@ -253,14 +252,28 @@ TEST_CASE("An inline off-policy loop samples its batch in the statements before 
     for (const Span& span : loop)
       thread.inferred_operations.push_back({span.begin, span.end, names.Intern(span.operation)});
     thread.native_calls = calls;
+    for (NativeCall& call : thread.native_calls) call.location = call.user_location = train_py;
     for (int64_t base = 10; base < 100; base += 30) {
       NativeCall exit = CallFrom(base + 7, base + 8, 90);  // The `with` line, before the batch's.
       exit.location = rlscope_exit;
+      exit.user_location = train_py;
       thread.native_calls.push_back(exit);
     }
     process.threads.push_back(std::move(thread));
     ResolveInferredOperations(process, names);
     CHECK(SpansOf(process.threads[0], names) == expected);
+  }
+  SECTION("a run of statements ends where a line goes back or skips more than 3 lines") {
+    // Line 84 (the step's outputs), 95 and 96 (the batch), 99 (the `with`):
+    // 99 - 96 = 3 is one run. Line 90 after 96 goes back, 100 after 96 skips 4.
+    for (uint32_t last_line : {90u, 100u}) {
+      std::vector<NativeCall> broken = calls;
+      for (NativeCall& call : broken) {
+        if (call.line == 99) call.line = call.user_line = last_line;
+      }
+      const Resolved resolved_broken = Resolve(loop, 110, {}, "/usr/bin/python3", broken);
+      CHECK(resolved_broken.spans[2] == Span{18, 20, "replay"});  // The last statement only.
+    }
   }
   SECTION("not in an on-policy loop, whose training follows a whole rollout") {
     // Two rollouts of 20 env steps, each followed by a training phase.
