@@ -16,6 +16,13 @@ enum {
   RLSCOPE_PY_TPFLAGS_HAVE_VECTORCALL = 1 << 11,   /* Py_TPFLAGS_HAVE_VECTORCALL */
   RLSCOPE_PY_TP_CALL_SLOT = 50,                   /* Py_tp_call, for PyType_GetSlot */
   RLSCOPE_PY_METH_FASTCALL = 0x0080,              /* METH_FASTCALL */
+  RLSCOPE_PY_TYPE_BASICSIZE_OFFSET = 32,          /* PyTypeObject.tp_basicsize */
+  /* An interpreter frame (3.12+): its caller's frame, and the instruction
+     it runs now (3.12 prev_instr, 3.13 and 3.14 instr_ptr), which stays on
+     a call while the callee runs. A code object's instructions start at the
+     code type's basic size (co_code_adaptive, its variable part). */
+  RLSCOPE_PY_INTERPRETER_FRAME_PREVIOUS_OFFSET = 8,
+  RLSCOPE_PY_INTERPRETER_FRAME_INSTRUCTION_OFFSET = 56,
   /* Where a thread state keeps its running frame: 3.12 in
      tstate->cframe->current_frame, 3.13 in tstate->current_frame, which the
      hook finds at attach between these offsets. */

@@ -205,6 +205,31 @@ inline FrameKey FrameKeyNow() {
 
 inline int OffsetOf(PyObject* offset) { return static_cast<int>(g_api.long_as_long(offset)); }
 
+// Reading where an outer interpreter frame is (3.12+, frames keyed by
+// interpreter frame): the instruction it runs stays on its call while the
+// callee runs, so its line is exact however many of its call sites
+// sys.monitoring no longer reports.
+constexpr size_t kTypeBasicsizeOffset = RLSCOPE_PY_TYPE_BASICSIZE_OFFSET;
+constexpr size_t kInterpreterFramePreviousOffset = RLSCOPE_PY_INTERPRETER_FRAME_PREVIOUS_OFFSET;
+constexpr size_t kInterpreterFrameInstructionOffset = RLSCOPE_PY_INTERPRETER_FRAME_INSTRUCTION_OFFSET;
+
+// RunningOffset: the byte offset of the instruction interpreter frame
+// `frame` of `code` runs now (sys.monitoring's offsets), or -1 if it is
+// not within the code.
+inline int RunningOffset(FrameKey frame, PyObject* code) {
+  const auto* type = static_cast<const void*>(TypeOf(code));
+  const uintptr_t first = reinterpret_cast<uintptr_t>(code) + LoadPointer(type, kTypeBasicsizeOffset);
+  const auto code_units = static_cast<uintptr_t>(LoadPointer(code, sizeof(Py_ssize_t) * 2));  // ob_size.
+  const uintptr_t instruction = LoadPointer(frame, kInterpreterFrameInstructionOffset);
+  if (instruction < first || instruction - first >= code_units * 2) return -1;
+  return static_cast<int>(instruction - first);
+}
+
+// CallerFrame: the interpreter frame that called `frame` (0 at the bottom).
+inline FrameKey CallerFrame(FrameKey frame) {
+  return reinterpret_cast<FrameKey>(LoadPointer(frame, kInterpreterFramePreviousOffset));
+}
+
 inline PyObject* RunningGlobals() { return g_api.eval_get_globals(); }  // Borrowed.
 
 // CallableFunction: the C code a call of `callable` runs, or 0 with

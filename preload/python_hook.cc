@@ -542,20 +542,57 @@ uint16_t LineAt(CodeInfo* code, PyObject* code_object, int offset) {
   return CachedLine(code, offset, [&] { return g_api.code_addr_to_line(code_object, offset); });
 }
 
-// MarkUserLine: before a native call made from library code, record the
-// user's innermost line when it differs from the last one recorded (code
-// id 0 when no user frame is open), so the analysis can tie the call to
-// the line in the user's script that led to it.
-void MarkUserLine(PythonThread* thread) {
+// Under sys.monitoring a user frame's line is read from the frame itself
+// (RunningOffset) where it is found on the running thread's chain within
+// kMaxFrameWalk callers: the offset of its latest reported call goes stale
+// once sites are disabled (a class called, `with torch.no_grad():`, then
+// library code that calls native code). A stale entry (a greenlet's) is
+// never found, so never read. The first kOffsetChecks calls made from user
+// frames compare the frame's offset with the event's; one miss and the
+// latest call's offset is used from then on.
+constexpr int kMaxFrameWalk = 64;
+constexpr int kOffsetChecks = 256;
+int g_offset_checks = 0;
+bool g_running_offsets = true;
+
+// CheckRunningOffset: a call at byte `offset` of `code` made by `frame`
+// (the event's own) against the frame's running instruction.
+void CheckRunningOffset(FrameKey frame, PyObject* code, int offset) {
+  ++g_offset_checks;
+  if (RunningOffset(frame, code) == offset) return;
+  g_running_offsets = false;
+  ReportProblem("python-lines",
+                "could not read a frame's running instruction on this Python; the user's line behind a call "
+                "made from library code is the line of the user's latest reported call");
+}
+
+// UserFrameOffset: the offset `user_frame` (of `code`) runs now, or -1
+// (not found from `frame`, the running one, within kMaxFrameWalk).
+int UserFrameOffset(FrameKey frame, FrameKey user_frame, PyObject* code) {
+  if (!g_running_offsets || g_frame_objects || g_offset_checks == 0) return -1;
+  for (int i = 0; i < kMaxFrameWalk && frame != nullptr; ++i, frame = CallerFrame(frame)) {
+    if (frame == user_frame) return RunningOffset(frame, code);
+  }
+  return -1;
+}
+
+// MarkUserLine: before a native call made from library code by `frame`,
+// record the user's innermost line when it differs from the last one
+// recorded (code id 0 when no user frame is open), so the analysis can tie
+// the call to the line in the user's script that led to it.
+void MarkUserLine(PythonThread* thread, FrameKey frame) {
   uint32_t code_id = 0;
   uint16_t line = 0;
   if (thread->user_depth > 0) {
     const int top = thread->user_depth - 1;
     CodeInfo* code = thread->user_codes[top];
     code_id = code->code_id;
-    line = thread->user_code_objects[top] != nullptr
-               ? LineAt(code, thread->user_code_objects[top], thread->user_offsets[top])
-               : LineOf(code, const_cast<PyFrameObject*>(static_cast<const PyFrameObject*>(thread->user_frames[top])));
+    if (PyObject* code_object = thread->user_code_objects[top]; code_object != nullptr) {
+      const int running = UserFrameOffset(frame, thread->user_frames[top], code_object);
+      line = LineAt(code, code_object, running >= 0 ? running : thread->user_offsets[top]);
+    } else {
+      line = LineOf(code, const_cast<PyFrameObject*>(static_cast<const PyFrameObject*>(thread->user_frames[top])));
+    }
   }
   if (thread->user_line_recorded && thread->user_line_code_id == code_id && thread->user_line == line) return;
   if (!thread->user_line_recorded && code_id == 0) return;  // Nothing to undo.
@@ -606,7 +643,7 @@ bool OnNativeCall(PythonThread* thread, FrameKey frame, uintptr_t function, PyFr
   uint16_t line = 0;
   where(&code, &line);
   const uint32_t code_id = code != nullptr ? code->code_id : 0;
-  if (code == nullptr || !code->user_code) MarkUserLine(thread);
+  if (code == nullptr || !code->user_code) MarkUserLine(thread, frame);
   if (!closed) operation_id = opens(&wrapped);
   const uint64_t now = NowTicks();
   if (operation_id != 0) Record(wire::EventKind::kOperationPush, operation_id, now, now, 0, kInferredSource);
@@ -992,7 +1029,11 @@ PyObject* MonitorCall(PyObject*, PyObject* const* args, Py_ssize_t nargs) {  // 
   const FrameKey frame = FrameKeyNow();
   // The user's line is the one of its frame's latest call.
   if (thread->user_depth > 0 && thread->user_frames[thread->user_depth - 1] == frame) {
-    thread->user_offsets[thread->user_depth - 1] = OffsetOf(args[1]);
+    const int offset = OffsetOf(args[1]);
+    thread->user_offsets[thread->user_depth - 1] = offset;
+    if (__builtin_expect(g_offset_checks < kOffsetChecks, 0) && g_running_offsets && !g_frame_objects) {
+      CheckRunningOffset(frame, args[0], offset);
+    }
   }
   bool python;
   const uintptr_t function = CallableFunction(args[2], &python);

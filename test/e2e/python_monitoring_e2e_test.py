@@ -144,6 +144,37 @@ class Monitoring(unittest.TestCase):
         # The same without the gradient: no operation at all.
         self.assertNotIn("backprop", self.run_stand_in_for_jit(takes_gradient=False))
 
+    def test_native_calls_made_by_library_code_are_on_the_users_running_line(self):
+        # gauges.note is reported (a call), then `with gauge:` and
+        # `gauge[i]` enter the library with no call reported from main's
+        # frame: each of the three lines makes one math.sqrt a step, and
+        # each must be its own row, not the row of the latest reported call.
+        site = os.path.join(scratch_dir(self), "venv", "lib", "site-packages")
+        os.makedirs(os.path.join(site, "gauges"))
+        with open(os.path.join(site, "gauges", "__init__.py"), "w") as f:
+            f.write("import math\n"
+                    "class Gauge:\n"
+                    "    def __enter__(self):\n"
+                    "        math.sqrt(4.0)\n"
+                    "        return self\n"
+                    "    def __exit__(self, *exc):\n"
+                    "        return False\n"
+                    "    def __getitem__(self, i):\n"
+                    "        return math.sqrt(i + 1.0)\n"
+                    "def note(i):\n"
+                    "    return math.sqrt(i + 2.0)\n")
+        steps = 120
+        program = os.path.join(os.path.dirname(PROGRAM), "user_lines.py")
+        run = ProfiledRun(self, [ARGS.python, program, str(steps)], options=("--quiet",),
+                          env=dict(os.environ, PYTHONPATH=site))
+        (process,) = run.report["processes"]
+        self.assertEqual(process["problems"], [])
+        calls = {}
+        for line in process["python_lines"]:
+            if line["function"] == "main":
+                calls[line["source"].strip()] = calls.get(line["source"].strip(), 0) + line["calls"]
+        self.assertEqual(calls, {"gauges.note(i)": steps, "with gauge:": steps, "total += gauge[i]": steps})
+
     def test_the_profile_function_can_be_asked_for_and_misses_other_callables(self):
         run, process = self.profile(env=dict(os.environ, RLSCOPE_PYTHON_HOOK="profile"))
         self.check_profile_function(run, process)

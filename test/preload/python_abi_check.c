@@ -35,6 +35,20 @@ int main(void) {
   Check("Py_tp_call", RLSCOPE_PY_TP_CALL_SLOT, (long)Py_tp_call);
   Check("METH_FASTCALL", RLSCOPE_PY_METH_FASTCALL, (long)METH_FASTCALL);
 #if PY_VERSION_HEX >= 0x030C0000
+  Check("PyTypeObject.tp_basicsize", RLSCOPE_PY_TYPE_BASICSIZE_OFFSET, (long)offsetof(PyTypeObject, tp_basicsize));
+  /* That the code type's basic size is where co_code_adaptive starts (so
+     in Objects/codeobject.c) needs the interpreter linked in: the hook
+     checks it at run time, with the frames' offsets. */
+  Check("PyVarObject.ob_size", 2 * (long)sizeof(void*), (long)offsetof(PyVarObject, ob_size));
+  Check("_PyInterpreterFrame.previous", RLSCOPE_PY_INTERPRETER_FRAME_PREVIOUS_OFFSET,
+        (long)offsetof(_PyInterpreterFrame, previous));
+#if PY_VERSION_HEX >= 0x030D0000
+  Check("_PyInterpreterFrame.instr_ptr", RLSCOPE_PY_INTERPRETER_FRAME_INSTRUCTION_OFFSET,
+        (long)offsetof(_PyInterpreterFrame, instr_ptr));
+#else
+  Check("_PyInterpreterFrame.prev_instr", RLSCOPE_PY_INTERPRETER_FRAME_INSTRUCTION_OFFSET,
+        (long)offsetof(_PyInterpreterFrame, prev_instr));
+#endif
   /* The running frame's code is the interpreter frame's first word. */
 #if PY_VERSION_HEX >= 0x030D0000
   Check("_PyInterpreterFrame.f_executable", 0, (long)offsetof(_PyInterpreterFrame, f_executable));
