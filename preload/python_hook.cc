@@ -104,8 +104,11 @@ struct CodeInfo {
   bool quiet;
   bool quiet_decided;
   // A function a C callable wraps (jax.jit's) whose traced computation
-  // opened a backprop operation: every call of the wrapper is backprop.
+  // opened a backprop operation: every call of the wrapper is backprop;
+  // else one that opened a forward pass (a flax Module.apply): every call
+  // is a forward pass, whatever the function is called.
   bool computes_gradient;
+  bool computes_forward;
   // Line numbers of the few places the code makes native calls from:
   // PyFrame_GetLineNumber scans the line table, too slow for every call.
   static constexpr int kLines = 4;
@@ -850,7 +853,7 @@ inline bool Quiet(const PythonThread* thread, CodeInfo* code) {
   return code->quiet;
 }
 
-void NoteGradient(PythonThread* thread, const CodeInfo* code);  // Wrapped callables, below.
+void NoteTracedOperation(PythonThread* thread, const CodeInfo* code);  // Wrapped callables, below.
 
 PyObject* MonitorStart(PyObject*, PyObject* const* args, Py_ssize_t nargs) {  // code, offset
   PythonThread* thread = CurrentPythonThread();
@@ -865,7 +868,7 @@ PyObject* MonitorStart(PyObject*, PyObject* const* args, Py_ssize_t nargs) {  //
   CountUnrecorded(wire::OverheadKind::kPythonCall);
   CodeInfo* info = LookUpCodeObject(code, RunningGlobals);
   if (Quiet(thread, info)) return g_disable;
-  NoteGradient(thread, info);
+  NoteTracedOperation(thread, info);
   OnCall(thread, frame, info, nullptr, code);
   return g_api.none;
 }
@@ -905,7 +908,10 @@ PyObject* MonitorThrow(PyObject*, PyObject* const* args, Py_ssize_t nargs) {  //
 // keep f as `__wrapped__`. A call of the wrapper runs f's computation
 // (compiled) without running f's code, so no start of f is seen: the call
 // itself takes f's operation rule (a jitted `update` is backprop, a jitted
-// flax `Module.apply` a forward pass), open for as long as it runs.
+// flax `Module.apply` a forward pass), open for as long as it runs. Where f
+// has no rule, what its first call traced decides (NoteTracedOperation): a
+// gradient transform makes every call backprop, a module applied a
+// forward pass (`pick = jax.jit(lambda p, o: policy.apply(p, o))`).
 // Instances of types without instance dicts cannot hold `__wrapped__`
 // (json's encoder, ctypes' own, numpy's ufuncs): told once per type.
 // A callable looked up and found unwrapped is remembered by its address
@@ -954,7 +960,7 @@ PyObject* OwnWrapped(PyObject* object, PyObject** dict) {
 // flax's Module.apply under its traceback filter, jitted as a bound method
 // (`q_network.apply = jax.jit(q_network.apply)`). The chain is followed to
 // the first function a rule names, else the outermost function is the one
-// whose computation is noted (NoteGradient).
+// whose computation is noted (NoteTracedOperation).
 CodeInfo* WrappedCode(PyObject* callable) {
   if (!InstancesHaveDicts(TypeOf(callable))) return nullptr;
   const size_t slot = (reinterpret_cast<uintptr_t>(callable) >> 4) % kUnwrappedSlots;
@@ -987,16 +993,18 @@ CodeInfo* WrappedCode(PyObject* callable) {
   return info;  // Kept on the code object, which the wrapper keeps alive.
 }
 
-uint32_t g_backprop_id = 0;  // Interned "backprop", set with the rules.
+uint32_t g_backprop_id = 0;  // Interned "backprop" and "forward", set with the rules.
+uint32_t g_forward_id = 0;
 
 // WrappedOperation: the operation a call of the callable whose wrapped
 // function is `code` (null: none) opens, or 0: backprop when its traced
 // computation opened one (a gradient transform, an optimizer update),
-// else the function's own rule.
+// else the function's own rule, else a forward pass when its traced
+// computation applied a module.
 uint32_t WrappedOperation(const PythonThread* thread, const CodeInfo* code) {
   if (code == nullptr || g_rules == nullptr || g_rules->empty()) return 0;
   if (code->computes_gradient) return g_backprop_id;
-  if (code->rule == kNoRule) return 0;
+  if (code->rule == kNoRule) return code->computes_forward ? g_forward_id : 0;
   const CompiledRule& rule = (*g_rules)[static_cast<size_t>(code->rule)];
   return SuppressedByOpenOperation(thread, rule) ? 0 : rule.operation_id;
 }
@@ -1011,14 +1019,17 @@ CodeInfo* WrappedCallable(PyObject* callable) {
   return g_rules != nullptr && !g_rules->empty() ? WrappedCode(callable) : nullptr;
 }
 
-// NoteGradient: `code` starts; if it opens backprop while wrapped calls
-// are open (a jitted function being traced), their functions compute
-// gradients.
-void NoteGradient(PythonThread* thread, const CodeInfo* code) {
+// NoteTracedOperation: `code` starts; if it opens backprop or a forward
+// pass while wrapped calls are open (a jitted function being traced),
+// their functions compute gradients or a forward pass.
+void NoteTracedOperation(PythonThread* thread, const CodeInfo* code) {
   if (code == nullptr || code->rule == kNoRule || thread->call_depth == 0 || g_backprop_id == 0) return;
-  if ((*g_rules)[static_cast<size_t>(code->rule)].operation_id != g_backprop_id) return;
+  const uint32_t operation_id = (*g_rules)[static_cast<size_t>(code->rule)].operation_id;
+  if (operation_id != g_backprop_id && operation_id != g_forward_id) return;
   for (int i = 0; i < thread->call_depth; ++i) {
-    if (thread->calls[i].wrapped != nullptr) thread->calls[i].wrapped->computes_gradient = true;
+    if (CodeInfo* wrapped = thread->calls[i].wrapped; wrapped != nullptr) {
+      (operation_id == g_backprop_id ? wrapped->computes_gradient : wrapped->computes_forward) = true;
+    }
   }
 }
 
@@ -1252,6 +1263,7 @@ void LoadRules() {
     g_rules->push_back(std::move(compiled));
   }
   g_backprop_id = StringTable::Intern("backprop");
+  g_forward_id = StringTable::Intern("forward");  // report/operation_inference.h's kForwardCandidate.
 }
 
 }  // namespace

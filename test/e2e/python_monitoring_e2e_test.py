@@ -97,35 +97,46 @@ class Monitoring(unittest.TestCase):
         self.assertEqual(instances(children[0]).get("inference"), 50)
         self.assertEqual(calls_at(children[0], "Walker.act"), 50)
 
-    def run_stand_in_for_jit(self, takes_gradient, calls=40):
+    def run_stand_in_for_jit(self, computes, calls=40):
         """A stand-in for JAX: jax/_src/api.py in a site-packages folder of
-        its own (a package by its layout) with a value_and_grad, and for
-        jax.jit a ctypes callback (a callable of a C type that calls back
-        into Python, as a jitted function's first call traces) with the
-        traced function, named nothing any rule knows, as __wrapped__.
-        Returns the calls of the stand-in, by operation."""
+        its own (a package by its layout) with a value_and_grad, flax's
+        Module.apply likewise, and for jax.jit a ctypes callback (a
+        callable of a C type that calls back into Python at its first
+        call, as a jitted function traces then) with the traced function, named
+        nothing any rule knows, as __wrapped__. `computes`: "gradient"
+        (its trace takes one), "forward" (it applies a flax module) or
+        "nothing". Returns the calls of the stand-in, by operation."""
         site = os.path.join(scratch_dir(self), "venv", "lib", "site-packages")
         os.makedirs(os.path.join(site, "jax", "_src"))
+        os.makedirs(os.path.join(site, "flax", "linen"))
         for name, text in (("jax/__init__.py", ""), ("jax/_src/__init__.py", ""),
                            ("jax/_src/api.py", "def value_and_grad(f):\n"
                                                "    def value_and_grad_f(*args):\n"
                                                "        return f(*args), 0.0\n"
-                                               "    return value_and_grad_f\n")):
+                                               "    return value_and_grad_f\n"),
+                           ("flax/__init__.py", ""), ("flax/linen/__init__.py", ""),
+                           ("flax/linen/module.py", "class Module:\n"
+                                                    "    def apply(self, x):\n"
+                                                    "        return x * 3.0\n")):
             with open(os.path.join(site, name), "w") as f:
                 f.write(text)
-        body = "value_and_grad(lambda v: v * 2.0)(x)[0]" if takes_gradient else "x * 2.0"
+        body = {"gradient": "value_and_grad(lambda v: v * 2.0)(x)[0]", "forward": "Module().apply(x)",
+                "nothing": "x * 2.0"}[computes]
         script = ("import ctypes\n"
                   "from jax._src.api import value_and_grad\n"
+                  "from flax.linen.module import Module\n"
                   "def polish(x):\n"
                   f"    return {body}\n"
+                  "traced = []\n"
                   "def trace():\n"
-                  "    polish(3.0)\n"
+                  "    if not traced:  # Only the first call traces, as jax.jit's.\n"
+                  "        traced.append(polish(3.0))\n"
                   "    return 0\n"
                   "stand_in = ctypes.CFUNCTYPE(ctypes.c_int)(trace)\n"
                   "stand_in.__wrapped__ = polish\n"
                   f"for _ in range({calls}):\n"
                   "    stand_in()\n")
-        program = os.path.join(scratch_dir(self), f"jit_stand_in_{takes_gradient}.py")
+        program = os.path.join(scratch_dir(self), f"jit_stand_in_{computes}.py")
         with open(program, "w") as f:
             f.write(script)
         run = ProfiledRun(self, [ARGS.python, program], options=("--quiet",), env=dict(os.environ, PYTHONPATH=site))
@@ -140,9 +151,15 @@ class Monitoring(unittest.TestCase):
         # The first call traces (its gradient transform opens backprop inside
         # it, but the call began before any operation: start-up); every
         # later call is backprop as a whole.
-        self.assertEqual(self.run_stand_in_for_jit(takes_gradient=True), {"startup": 1, "backprop": 39})
+        self.assertEqual(self.run_stand_in_for_jit("gradient"), {"startup": 1, "backprop": 39})
         # The same without the gradient: no operation at all.
-        self.assertNotIn("backprop", self.run_stand_in_for_jit(takes_gradient=False))
+        self.assertNotIn("backprop", self.run_stand_in_for_jit("nothing"))
+
+    def test_a_jitted_function_whose_trace_applies_a_module_is_a_forward_pass(self):
+        # Its trace applies a flax module: every later call is a forward
+        # pass, acting here (no training step follows).
+        self.assertEqual(self.run_stand_in_for_jit("forward"), {"startup": 1, "inference": 39})
+        self.assertNotIn("inference", self.run_stand_in_for_jit("nothing"))
 
     def test_native_calls_made_by_library_code_are_on_the_users_running_line(self):
         # gauges.note is reported (a call), then `with gauge:` and
