@@ -89,6 +89,23 @@ class UnconventionalScript(unittest.TestCase):
         self.assertNotIn("replay", counted)
         self.check_glue_is_attributed(run, process)
 
+    def test_a_policy_distribution_evaluated_after_the_env_step_is_the_policy_s(self):
+        # A2C inline: dist.log_prob(action) and dist.entropy() after
+        # env.step are the policy's computation (acting, or on a rollout's
+        # last step the training step's), never the env step's.
+        run, process, did = self.profile("a2c", "40")
+        counted = instances(process)
+        self.assertEqual(counted.get("simulation"), did["env_steps"] + did["resets"], counted)
+        self.assertEqual(counted.get("backprop"), did["train_steps"], counted)
+        evaluated = {}
+        for line in process["python_lines"]:
+            if line["source"].strip() in ("log_probs.append(dist.log_prob(action))", "entropies.append(dist.entropy())"):
+                evaluated[line["operation"]] = evaluated.get(line["operation"], 0) + line["ns"]
+        self.assertTrue(evaluated, process["python_lines"])
+        self.assertEqual(set(evaluated) - {"inference", "backprop"}, set(), evaluated)
+        self.assertGreater(evaluated.get("inference", 0), evaluated.get("backprop", 0), evaluated)
+        self.check_glue_is_attributed(run, process)
+
     def test_lines_are_the_users_own_with_their_text(self):
         run, process, did = self.profile("dqn", "400")
         lines = process["python_lines"]

@@ -4,7 +4,7 @@ named after rlscope's conventions: a flat loop, an env class called Pole
 a torch "Brain" whose methods are think/judge, an "Experience" store with
 put/draw, the training step written inline in the loop.
 
-  unconventional_rl.py dqn STEPS | ppo ITERATIONS
+  unconventional_rl.py dqn STEPS | ppo ITERATIONS | a2c UPDATES
 
 Prints one JSON line with what it did (the test's ground truth): greedy
 forward passes (acting), env steps and resets, training steps, buffer calls.
@@ -198,9 +198,51 @@ def ppo(iterations, horizon=64):
     return did
 
 
+def a2c(updates, horizon=5):
+    """A2C written inline: the policy's distribution is evaluated at the
+    chosen action after the env step (log-probability, entropy), outside
+    any module method."""
+    did = dict(greedy=0, env_steps=0, resets=0, train_steps=0, buffer_calls=0, evaluations=0)
+    env = Maze()
+    brain = Brain(4)
+    optimizer = torch.optim.RMSprop(brain.parameters(), lr=7e-4)
+    obs = torch.from_numpy(env.reset())
+    did["resets"] += 1
+    for update in range(updates):
+        log_probs, entropies, values, rewards = [], [], [], []
+        for t in range(horizon):
+            hidden = brain.body(obs)
+            dist = torch.distributions.Categorical(logits=brain.head(hidden))
+            action = dist.sample()
+            did["greedy"] += 1
+            next_obs, reward, done = env.step(int(action))
+            did["env_steps"] += 1
+            log_probs.append(dist.log_prob(action))
+            entropies.append(dist.entropy())
+            did["evaluations"] += 2
+            values.append(brain.value(hidden).squeeze(-1))
+            rewards.append(reward)
+            if done:
+                next_obs = env.reset()
+                did["resets"] += 1
+            obs = torch.from_numpy(next_obs)
+        returns, running = [], 0.0
+        for reward in reversed(rewards):
+            running = reward + 0.99 * running
+            returns.insert(0, running)
+        advantage = torch.tensor(returns) - torch.stack(values)
+        loss = (-(torch.stack(log_probs) * advantage.detach()).mean() + 0.5 * advantage.pow(2).mean()
+                - 0.01 * torch.stack(entropies).mean())
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        did["train_steps"] += 1
+    return did
+
+
 if __name__ == "__main__":
     algorithm, amount = sys.argv[1], int(sys.argv[2])
     torch.manual_seed(0)
     np.random.seed(0)
     random.seed(0)
-    print(json.dumps((dqn if algorithm == "dqn" else ppo)(amount)))
+    print(json.dumps({"dqn": dqn, "ppo": ppo, "a2c": a2c}[algorithm](amount)))
