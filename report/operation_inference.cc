@@ -27,6 +27,9 @@ struct Labels {
   int32_t startup;
   int32_t teardown;
   int32_t compile;
+
+  // IsEnvStep: an env step or an env reset a rule found.
+  bool IsEnvStep(int32_t label) const { return label == simulation || label == reset; }
 };
 
 // RlscopeCalls: the calling locations (sorted) of rlscope's own Python
@@ -185,10 +188,10 @@ bool TrainsAfterEnvSteps(const IntervalList& flat, const Labels& labels) {
   std::vector<size_t> steps_between;  // Env steps before each phase that follows one.
   for (size_t i = 0; i < flat.size(); ++i) {
     const int32_t label = flat[i].label;
-    if (label == labels.simulation || label == labels.reset) ++steps_since_phase;
+    if (labels.IsEnvStep(label)) ++steps_since_phase;
     if (label != labels.backprop || (i > 0 && flat[i - 1].label == labels.backprop)) continue;
     ++phases;
-    if (i > 0 && (flat[i - 1].label == labels.simulation || flat[i - 1].label == labels.reset)) {
+    if (i > 0 && labels.IsEnvStep(flat[i - 1].label)) {
       steps_between.push_back(steps_since_phase);
     }
     steps_since_phase = 0;
@@ -221,7 +224,7 @@ struct HandWrittenAgent {
 
   // BetweenEnvSteps: glue from an env step or reset to the next env step.
   static bool BetweenEnvSteps(int32_t before, int32_t after, const Labels& labels) {
-    return (before == labels.simulation || before == labels.reset) && after == labels.simulation;
+    return labels.IsEnvStep(before) && after == labels.simulation;
   }
 
   // Of: the agent of `thread`, whose resolved operations are `flat`;
@@ -300,7 +303,7 @@ IntervalList FillGlue(const IntervalList& flat, ThreadTimeline& thread, bool rul
         filled.push_back(flat[i]);
         continue;
       }
-      const bool after_env_step = before == labels.simulation || before == labels.reset;
+      const bool after_env_step = labels.IsEnvStep(before);
       int64_t split = end;
       int32_t tail = after;
       if ((before == labels.backprop || after_env_step) && after == labels.inference) {
@@ -401,9 +404,8 @@ void ResolveThread(ThreadTimeline& thread, const Labels& labels, const RlscopeCa
   const IntervalList top = TopLevel(inferred);
   IntervalList flat = FlattenInnermost(std::move(inferred));
   ResolveBySegment(flat, labels);
-  const bool rule_steps = std::any_of(flat.begin(), flat.end(), [&](const Interval& interval) {
-    return interval.label == labels.simulation || interval.label == labels.reset;
-  });
+  const bool rule_steps =
+      std::any_of(flat.begin(), flat.end(), [&](const Interval& interval) { return labels.IsEnvStep(interval.label); });
   // Simulator code is simulation wherever no rule said otherwise (a
   // MuJoCo loop whose env class no rule knows).
   flat = MergeTouching(AddWhereUncovered(flat, SimulatorTime(thread, labels)));
