@@ -515,7 +515,12 @@ class ProcessShapes(FaultCase):
         out, run, report = self.profiled([ARGS.program, "threads", "64"])
         self.assert_accounted(report, 1)
         self.assertGreaterEqual(len(report["processes"][0]["threads"]), 65)
-        self.assertTrue(all(thread["events"] > 0 for thread in report["processes"][0]["threads"]))
+        # Each thread's events delivered or counted as dropped (the promise,
+        # docs/guarantees.md): on a busy 2-core machine the collector falls
+        # behind this flood and some threads' rings go wholly to drops
+        # (seen: 13 of 25 runs beside two CPU hogs, up to 47 threads).
+        self.assertTrue(all(thread["events"] + thread["dropped_events"] > 0
+                            for thread in report["processes"][0]["threads"]), report["processes"][0]["threads"][:3])
 
     def test_threads_ending_while_flushed(self):
         out, run, report = self.profiled([ARGS.program, "churn", "500"])
