@@ -4,8 +4,10 @@ over torch.distributed's gloo backend (Debian's torch), started by a
 torchrun stand-in that sets RANK/WORLD_SIZE, and by
 torch.multiprocessing.spawn. Both are one job of four ranks in the report,
 each rank's operations side by side, and rank 1, whose env steps take
-fifteen times as long, is the slowest in simulation and the straggler the
-others wait for in their all_reduce calls (Communication, in backprop).
+about a hundred times as long, is the slowest in simulation and the
+straggler the others wait for in their all_reduce calls (Communication,
+in backprop). Who arrived last at each all_reduce is checked against the
+workers' own clock reads.
 
   ranks_e2e_test.py --rlscope BIN --python PYTHON [unittest args]
 """
@@ -24,6 +26,18 @@ WORKER = os.path.join(PROGRAMS, "ranks_worker.py")
 LAUNCHER = os.path.join(PROGRAMS, "ranks_launcher.py")
 STEPS = 60
 RANKS = 4
+
+
+# Arrivals closer than this (ns) may be ordered one way by the worker's
+# clock read and the other by rlscope's record of the call just after it.
+CLOSE_ARRIVAL_NS = 1_000_000
+
+
+def arrivals_by_rank(stdout):
+    """{torch rank: [ns at which it reached each step's all_reduce]}, as
+    the worker printed them."""
+    found = re.findall(r"rank (\d+) arrivals: ([\d ]+)", stdout)
+    return {int(rank): [int(t) for t in times.split()] for rank, times in found}
 
 
 def free_port():
@@ -83,17 +97,40 @@ class Ranks(unittest.TestCase):
         self.assertTrue(communication["lined_up"], communication)
         self.assertGreaterEqual(communication["collectives"], STEPS)
         self.assertLessEqual(communication["collectives"], STEPS + 4)
-        self.assertGreater(communication["per_rank_last"][slow], communication["collectives"] / 2, communication)
+        # Who arrived last at each step's all_reduce, by the workers' own
+        # clocks (the ground truth): rlscope's count per rank must match it,
+        # but for the set-up's and teardown's collectives and the steps
+        # where the last two arrived too close together to order.
+        arrivals = arrivals_by_rank(run.result.stdout)
+        self.assertEqual(sorted(arrivals), list(range(RANKS)), run.result.stdout)
+        truth_last, close = [0] * RANKS, 0
+        for step in range(STEPS):
+            times = sorted(((arrivals[torch_rank[r["pid"]]][step], i) for i, r in enumerate(job["ranks"])),
+                           reverse=True)
+            truth_last[times[0][1]] += 1
+            close += times[0][0] - times[1][0] < CLOSE_ARRIVAL_NS
+        slack = communication["collectives"] - STEPS + close
+        print(f"\nlast at a step's all_reduce, by the workers' clocks {truth_last} ({close} too close to order), "
+              f"by rlscope {communication['per_rank_last']}", file=sys.stderr)
+        for index in range(RANKS):
+            self.assertLessEqual(abs(communication["per_rank_last"][index] - truth_last[index]), slack,
+                                 (truth_last, close, communication))
         waits = communication["per_rank_wait_ns"]
         training = operations["backprop"]["per_rank_wait_ns"]
         self.assertEqual(len(training), RANKS, operations["backprop"])
         for index in range(RANKS):
             self.assertLessEqual(waits[index], communication["per_rank_ns"][index])
             self.assertLessEqual(training[index], waits[index])
-            if index != slow:
-                self.assertGreater(training[index], training[slow], (training, communication))
-        self.assertIn("Rank %d of the %d-rank job is its straggler" % (job["ranks"][slow]["rank"], RANKS),
-                      "\n".join(run.report["headline"]["findings"]))
+        # Where rank 1 was clearly the straggler (so on a quiet machine; on
+        # a busy one preemption decides who arrives last, seen: 27 of 61),
+        # the others waited longer for it than it for them, and the
+        # headline names it.
+        if truth_last[slow] > STEPS * 3 // 4:
+            for index in range(RANKS):
+                if index != slow:
+                    self.assertGreater(training[index], training[slow], (training, communication))
+            self.assertIn("Rank %d of the %d-rank job is its straggler" % (job["ranks"][slow]["rank"], RANKS),
+                          "\n".join(run.report["headline"]["findings"]))
         with open(os.path.join(run.out, "report.txt")) as text:
             report_text = text.read()
         self.assertIn("job: %d ranks" % RANKS, report_text)
