@@ -129,6 +129,14 @@ enum class EventKind : uint16_t {
   // events of the same batch, only for spans inside a capture window.
   // Readers that predate it skip it.
   kThreadIdle = 21,
+  // Instant: records of this thread were lost right before this point (its
+  // ring was full: they are counted in ThreadEvents.dropped). Written by the
+  // ring itself before the first record it keeps after a drop, at that
+  // record's begin, so the reader knows where the stream has a hole: an
+  // operation pop lost there must not leave its operation open for the
+  // rest of the run (report/timeline_builder.h). payload: how many were
+  // lost in this hole. Readers that predate it skip it.
+  kRecordsLost = 22,
 };
 
 // RecordedWhileCaptureClosed: the kinds a closed capture window still
@@ -148,7 +156,8 @@ constexpr bool RecordedWhileCaptureClosed(EventKind kind) {
     case EventKind::kThreadEnd:
     case EventKind::kPythonThread:
     case EventKind::kPythonHookReplaced:
-    case EventKind::kChildProcess: return true;
+    case EventKind::kChildProcess:
+    case EventKind::kRecordsLost: return true;
     case EventKind::kInvalid:
     case EventKind::kCudaApi:
     case EventKind::kSimulatorCall:

@@ -21,6 +21,7 @@ ThreadBuffer* ThreadRegistry::Claim(uint32_t tid) {
       b->tid_.store(tid, std::memory_order_relaxed);
       b->instance_.store(NextInstance(), std::memory_order_relaxed);
       b->name_id_.store(0, std::memory_order_relaxed);
+      b->lost_in_hole_ = 0;  // The last owner's hole is not the new owner's.
       b->state_.store(ThreadBuffer::kOwned, std::memory_order_release);  // Publishes tid and instance.
       return b;
     }
@@ -71,6 +72,7 @@ void ThreadRegistry::ResetAfterFork(ThreadBuffer* survivor, uint32_t child_tid) 
     if (b != survivor) b->state_.store(ThreadBuffer::kFree, std::memory_order_relaxed);
   }
   if (survivor != nullptr) {
+    survivor->lost_in_hole_ = 0;  // The child's stream starts whole.
     survivor->tid_.store(child_tid, std::memory_order_relaxed);
     survivor->instance_.store(NextInstance(), std::memory_order_relaxed);
   }

@@ -34,12 +34,25 @@ class ThreadBuffer {
   static_assert((kCapacity & (kCapacity - 1)) == 0, "capacity must be a power of two");
 
   // Append: producer side. Never blocks: a full ring drops and counts.
+  // The first record kept after a drop is preceded by a kRecordsLost
+  // marker (both fit, or neither is kept), so the reader knows where the
+  // stream has its hole.
   inline void Append(const EventRecord& record) {
-    const uint64_t write = write_index_.load(std::memory_order_relaxed);
-    const uint64_t used = write - read_index_.load(std::memory_order_acquire);
-    if (used >= kCapacity) {
+    uint64_t write = write_index_.load(std::memory_order_relaxed);
+    uint64_t used = write - read_index_.load(std::memory_order_acquire);
+    if (used + (lost_in_hole_ != 0 ? 2 : 1) > kCapacity) {
       dropped_.store(dropped_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+      ++lost_in_hole_;
       return;
+    }
+    if (__builtin_expect(lost_in_hole_ != 0, 0)) {
+      // Timed now, not at the record's begin: a stack-frame record carries
+      // addresses there.
+      const uint64_t now = NowTicks();
+      records_[write & (kCapacity - 1)] = EventRecord{now, now, 0, wire::EventKind::kRecordsLost, 0, lost_in_hole_};
+      ++write;
+      ++used;
+      lost_in_hole_ = 0;
     }
     records_[write & (kCapacity - 1)] = record;
     write_index_.store(write + 1, std::memory_order_release);
@@ -142,6 +155,8 @@ class ThreadBuffer {
   std::atomic<uint64_t> write_index_{0};
   alignas(64) std::atomic<uint64_t> read_index_{0};
   std::atomic<uint64_t> dropped_{0};
+  // Producer-owned: records dropped since the last one kept (Append).
+  uint64_t lost_in_hole_ = 0;
   uint64_t dropped_reported_ = 0;  // Consumer-owned.
   std::atomic<uint32_t> tid_{0};
   std::atomic<uint64_t> instance_{0};

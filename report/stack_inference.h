@@ -33,6 +33,9 @@ class StackSamples {
   void Begin(int64_t time_ns, uint32_t frame_count, uint64_t first_frame);
   // More: frames of the last sample (past its count: padding, ignored).
   void More(std::initializer_list<uint64_t> frames);
+  // Interrupt: the last sample's missing frames were lost (records lost):
+  // frames that follow belong to no sample until the next Begin.
+  void Interrupt() { expected_ = 0; }
 
   const std::vector<Sample>& samples() const { return samples_; }
   const std::vector<uint64_t>& frames() const { return frames_; }  // Return addresses, innermost first.

@@ -208,6 +208,14 @@ void TimelineBuilder::AddEvents(const wire::ThreadEvents& events) {
       --thread.events;
       continue;
     }
+    if (event->kind() == static_cast<uint16_t>(wire::EventKind::kRecordsLost)) {
+      // Made by the ring, not the thread: no record it made, and the hole
+      // begins at the thread's last event before it.
+      OnRecordsLost(thread, state, state.last_ns != INT64_MIN ? state.last_ns : begin);
+      state.lost_marked += event->payload();
+      --thread.events;
+      continue;
+    }
     if (event->kind() != static_cast<uint16_t>(wire::EventKind::kNativeStackFrames)) {
       state.first_ns = std::min(state.first_ns, begin);
       state.last_ns = std::max(state.last_ns, end);
@@ -284,22 +292,43 @@ void TimelineBuilder::OnOperationPush(ThreadTimeline& thread, ThreadState& state
 
 void TimelineBuilder::OnOperationPop(ThreadTimeline& thread, ThreadState& state, const wire::Event& event,
                                      int64_t begin) {
-  // A token names the operation to close; without one, the innermost.
+  // A token names the operation to close; without one, the innermost
+  // without a token (an inferred or NVTX pop never closes an
+  // rlscope.operation: those do not nest with them, e.g. in interleaved
+  // asyncio tasks, and after lost records its own push may be gone).
   auto open = state.open.end();
   if (event.payload() != 0) {
     open = std::find_if(state.open.begin(), state.open.end(),
                         [&](const OpenOperation& o) { return o.token == event.payload(); });
-  } else if (!state.open.empty()) {
-    open = std::prev(state.open.end());
+  } else {
+    auto untokened =
+        std::find_if(state.open.rbegin(), state.open.rend(), [](const OpenOperation& o) { return o.token == 0; });
+    if (untokened != state.open.rend()) open = std::prev(untokened.base());
   }
   if (open == state.open.end()) {
-    ++unbalanced_pops_;
+    if (!state.lost_records) ++unbalanced_pops_;  // Else its push was lost: said as dropped events.
     return;
   }
   AddOperationSite(thread, open->source, begin);
   (open->inferred ? thread.inferred_operations : thread.operations)
       .push_back({open->begin_ns, begin, static_cast<int32_t>(open->name_id)});
   state.open.erase(open);
+}
+
+void TimelineBuilder::OnRecordsLost(ThreadTimeline& thread, ThreadState& state, int64_t hole_ns) {
+  state.lost_records = true;
+  state.stacks.Interrupt();
+  std::vector<OpenOperation> kept;
+  for (OpenOperation& open : state.open) {
+    if (open.token != 0) {
+      if (!open.before_hole) open.before_hole = true, open.hole_ns = hole_ns;
+      kept.push_back(open);
+      continue;
+    }
+    (open.inferred ? thread.inferred_operations : thread.operations)
+        .push_back({open.begin_ns, std::max(open.begin_ns, hole_ns), static_cast<int32_t>(open.name_id)});
+  }
+  state.open = std::move(kept);
 }
 
 void TimelineBuilder::OnRange(size_t index, ThreadState& state, const wire::Event& event, int64_t begin) {
@@ -501,12 +530,18 @@ ProcessTimeline TimelineBuilder::Finish() {
     if (!state.saw_begin) thread.begin_ns = state.first_ns;
     if (!state.saw_end) thread.end_ns = process_.end_ns;
     thread.end_ns = std::max(thread.end_ns, std::max(thread.begin_ns, state.last_ns));
+    // Drops no marker told of lost the stream's end (no record was kept
+    // after them): what was open at its last event may have closed there.
+    if (thread.dropped > state.lost_marked && state.last_ns != INT64_MIN) OnRecordsLost(thread, state, state.last_ns);
     for (const OpenOperation& open : state.open) {
+      // One open since before lost records whose pop never came: its pop
+      // was lost with them, so it ends where they did.
+      const int64_t end_ns = open.before_hole ? std::max(open.begin_ns, open.hole_ns) : thread.end_ns;
       (open.inferred ? thread.inferred_operations : thread.operations)
-          .push_back({open.begin_ns, thread.end_ns, static_cast<int32_t>(open.name_id)});
+          .push_back({open.begin_ns, end_ns, static_cast<int32_t>(open.name_id)});
       // Inferred operations open at the end are the program's outer
       // functions (its main loop): expected, not a problem to report.
-      if (!open.inferred) ++unclosed;
+      if (!open.inferred && !open.before_hole) ++unclosed;
     }
     ClassifyNativeCalls(thread, state);
     // After the native calls are categorised: a blocked span inside one

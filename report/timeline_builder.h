@@ -46,6 +46,10 @@ class TimelineBuilder {
     bool inferred;
     uint64_t token;  // rlscope.operation's; 0 for others.
     wire::OperationSource source;
+    // Open when records were lost (OnRecordsLost): its pop may have been
+    // among them. Then at most until `hole_ns`, unless its pop comes.
+    bool before_hole = false;
+    int64_t hole_ns = 0;
   };
   struct RawNativeCall {
     int64_t begin_ns;
@@ -79,6 +83,8 @@ class TimelineBuilder {
     IntervalList idle_spans;                        // wire kThreadIdle; made Wait at Finish (idle_waits.h).
     bool saw_begin = false;
     bool saw_end = false;
+    bool lost_records = false;  // Records were lost (OnRecordsLost): pops may miss their pushes.
+    uint64_t lost_marked = 0;   // Drops the kRecordsLost markers told of (the rest ended the stream).
     int64_t first_ns = INT64_MAX;
     int64_t last_ns = INT64_MIN;
   };
@@ -90,6 +96,15 @@ class TimelineBuilder {
   void OnCudaCall(ThreadTimeline& thread, const wire::Event& event, int64_t begin, int64_t end);
   void OnOperationPush(ThreadTimeline& thread, ThreadState& state, const wire::Event& event, int64_t begin);
   void OnOperationPop(ThreadTimeline& thread, ThreadState& state, const wire::Event& event, int64_t begin);
+  // OnRecordsLost: the thread's records were lost after `hole_ns` (its
+  // last event before them; wire kRecordsLost). A pop among them would
+  // leave its operation open for the rest of the run, so the operations
+  // open there that a later pop cannot name (inferred ones, NVTX push/pop:
+  // no token) end at the hole; a tokened one (rlscope.operation) stays
+  // open, as its own pop, if it comes, proves it was, and ends at the hole
+  // if none comes (Finish). Pops that then find nothing to close are the
+  // lost pushes' and no problem of the stream.
+  void OnRecordsLost(ThreadTimeline& thread, ThreadState& state, int64_t hole_ns);
   void OnRange(size_t index, ThreadState& state, const wire::Event& event, int64_t begin);
   void OnPython(ThreadTimeline& thread, ThreadState& state, const wire::Event& event, int64_t begin, int64_t end);
   void OnTimedCall(ThreadTimeline& thread, const wire::Event& event, int64_t begin, int64_t end);

@@ -47,6 +47,33 @@ TEST_CASE("ThreadBuffer drops and counts when full, never overwrites", "[thread_
   CHECK(ThreadRegistry::ReleaseIfDrained(buffer));
 }
 
+TEST_CASE("The first record kept after a drop follows a marker of the hole", "[thread_buffer]") {
+  ThreadBuffer* buffer = ThreadRegistry::Claim(6);
+  REQUIRE(buffer != nullptr);
+  const uint64_t start = buffer->ReadIndex();
+  for (uint64_t i = 0; i < ThreadBuffer::kCapacity + 3; ++i) buffer->Append(Numbered(6, i));
+  CHECK(buffer->TakeDropped() == 3);
+  // One slot free: the marker and the record need two, so neither is kept.
+  buffer->Consume(1);
+  buffer->Append(Numbered(6, 100));
+  CHECK(buffer->WriteIndex() - start == ThreadBuffer::kCapacity);
+  CHECK(buffer->TakeDropped() == 1);
+  // Room again: the marker (with the drops so far), then the record.
+  buffer->Consume(buffer->WriteIndex() - buffer->ReadIndex());
+  buffer->Append(Numbered(6, 200));
+  buffer->Append(Numbered(6, 201));
+  REQUIRE(buffer->WriteIndex() - buffer->ReadIndex() == 3);
+  const EventRecord& marker = buffer->At(buffer->ReadIndex());
+  CHECK(marker.kind == EventKind::kRecordsLost);
+  CHECK(marker.payload == 4);  // Lost in this hole.
+  CHECK(buffer->At(buffer->ReadIndex() + 1).begin_ticks == 200);
+  CHECK(buffer->At(buffer->ReadIndex() + 2).begin_ticks == 201);  // One marker per hole.
+  buffer->Consume(3);
+  ThreadRegistry::Retire(buffer);
+  TakeAllOverhead(buffer);
+  CHECK(ThreadRegistry::ReleaseIfDrained(buffer));
+}
+
 TEST_CASE("Hook counts are taken once, and a reused buffer starts with none", "[thread_buffer]") {
   ThreadBuffer* buffer = ThreadRegistry::Claim(3);
   REQUIRE(buffer != nullptr);

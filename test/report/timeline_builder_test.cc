@@ -3,8 +3,10 @@
 #include <link.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "format/rule_file.h"
@@ -67,6 +69,14 @@ const ThreadTimeline& OnlyThread(const ProcessTimeline& process, uint32_t tid) {
   }
   REQUIRE(found != nullptr);
   return *found;
+}
+
+// LabelAt: the label of the interval of `intervals` (disjoint) holding `time_ns`; -1 if none.
+int32_t LabelAt(const IntervalList& intervals, int64_t time_ns) {
+  for (const Interval& interval : intervals) {
+    if (interval.begin_ns <= time_ns && time_ns < interval.end_ns) return interval.label;
+  }
+  return -1;
 }
 
 ThreadTimeline MakeThread(uint32_t tid, uint64_t instance, std::string name, int64_t begin, int64_t end,
@@ -136,6 +146,95 @@ TEST_CASE("Unbalanced pops and unclosed operations are reported, not fatal", "[t
   REQUIRE(process.problems.size() == 2);
   CHECK(process.problems[0].find("without a matching push") != std::string::npos);
   CHECK(process.problems[1].find("still open") != std::string::npos);
+}
+
+TEST_CASE("Records lost inside an operation do not leave it open for the rest of the run", "[timeline]") {
+  // The ring dropped records from 20 on (the pops of both operations among
+  // them) and kept them again at 50, saying so with a kRecordsLost marker.
+  const auto push = [](int64_t t, uint32_t name, wire::OperationSource source, uint64_t token = 0) {
+    return wire::Event(t, t, name, static_cast<uint16_t>(wire::EventKind::kOperationPush),
+                       static_cast<uint16_t>(source), token);
+  };
+  const auto pop = [](int64_t t, uint64_t token = 0) { return Ev(t, t, wire::EventKind::kOperationPop, 0, token); };
+  NameTable names;
+  TimelineBuilder builder(names);
+  FeedHello(builder, 10, 0);
+  FeedEvents(builder, 10,
+             {Ev(0, 0, wire::EventKind::kThreadBegin), push(5, 1, wire::OperationSource::kPythonApi, 7),
+              push(6, 1, wire::OperationSource::kPythonApi, 8), push(10, 2, wire::OperationSource::kInferred),
+              Ev(12, 20, wire::EventKind::kCudaApi, 3)},
+             {{1, "explicit"}, {2, "simulation"}, {3, "cudaLaunchKernel"}});
+  FeedEvents(builder, 10,
+             {Ev(50, 50, wire::EventKind::kRecordsLost, 0, 1000),
+              // The lost records closed the inferred operation: its pop is
+              // gone, so this one (a push lost with them) finds nothing.
+              pop(52), push(60, 2, wire::OperationSource::kInferred), pop(70), pop(80, 8),
+              Ev(100, 100, wire::EventKind::kThreadEnd)});
+  const ProcessTimeline process = builder.Finish();
+  const ThreadTimeline& thread = OnlyThread(process, 10);
+  // The inferred view (resolved at Finish, glue filled): the env step ends
+  // where the records were lost (its last event before them), so the time
+  // after the last step is teardown, not a step open to the end.
+  CHECK(names.Name(LabelAt(thread.inferred_operations, 15)) == "simulation");
+  CHECK(names.Name(LabelAt(thread.inferred_operations, 65)) == "simulation");
+  CHECK(names.Name(LabelAt(thread.inferred_operations, 90)) == "teardown");
+  std::vector<std::tuple<std::string, int64_t, int64_t>> explicit_ops;
+  for (const Interval& op : thread.operations) explicit_ops.emplace_back(names.Name(op.label), op.begin_ns, op.end_ns);
+  std::sort(explicit_ops.begin(), explicit_ops.end());
+  // Token 8's pop came: open all along. Token 7's never did: it ends at the hole.
+  CHECK(explicit_ops ==
+        std::vector<std::tuple<std::string, int64_t, int64_t>>{{"explicit", 5, 20}, {"explicit", 6, 80}});
+  CHECK(thread.events == 10);  // The marker is the ring's, not the thread's.
+  // The lost pop and push are what the dropped count says: no problem of their own.
+  CHECK(process.problems.empty());
+}
+
+TEST_CASE("Records lost at a stream's end close what was open at its last event", "[timeline]") {
+  // 40 records dropped and none kept after them (the program ended while
+  // the collector stalled): no marker, only the count.
+  NameTable names;
+  TimelineBuilder builder(names);
+  FeedHello(builder, 10, 0);
+  BatchEncoder encoder;
+  encoder.BeginBatch(1, 0);
+  encoder.AddString(1, "explicit");
+  const std::vector<wire::Event> events = {Ev(0, 0, wire::EventKind::kThreadBegin),
+                                           wire::Event(5, 5, 1, static_cast<uint16_t>(wire::EventKind::kOperationPush),
+                                                       static_cast<uint16_t>(wire::OperationSource::kPythonApi), 7),
+                                           Ev(10, 30, wire::EventKind::kCudaApi)};
+  encoder.AddThreadEvents(10, 10, static_cast<uint32_t>(events.size()), 40, {}, [&](wire::Event* out) {
+    for (size_t i = 0; i < events.size(); ++i) out[i] = events[i];
+  });
+  Feed(builder, encoder.FinishBatch());
+  Feed(builder, encoder.EncodeGoodbye(100, 3, 40, "exit"));
+  const ProcessTimeline process = builder.Finish();
+  const ThreadTimeline& thread = OnlyThread(process, 10);
+  REQUIRE(thread.operations.size() == 1);
+  CHECK(thread.operations[0].end_ns == 30);
+  for (const std::string& problem : process.problems) CHECK(problem.find("still open") == std::string::npos);
+}
+
+TEST_CASE("A pop without a token closes the innermost operation without one", "[timeline]") {
+  // An inferred pop inside an rlscope.operation opened after its push
+  // (interleaved with-blocks of asyncio tasks) closes the inferred one.
+  NameTable names;
+  TimelineBuilder builder(names);
+  FeedHello(builder, 10, 0);
+  FeedEvents(builder, 10,
+             {wire::Event(1, 1, 2, static_cast<uint16_t>(wire::EventKind::kOperationPush),
+                          static_cast<uint16_t>(wire::OperationSource::kInferred), 0),
+              wire::Event(3, 3, 1, static_cast<uint16_t>(wire::EventKind::kOperationPush),
+                          static_cast<uint16_t>(wire::OperationSource::kPythonApi), 4),
+              Ev(5, 5, wire::EventKind::kOperationPop), Ev(9, 9, wire::EventKind::kOperationPop, 0, 4)},
+             {{1, "explicit"}, {2, "forward"}});
+  const ProcessTimeline process = builder.Finish();
+  const ThreadTimeline& thread = OnlyThread(process, 10);
+  CHECK(names.Name(LabelAt(thread.inferred_operations, 4)) == "inference");  // The forward pass, resolved.
+  CHECK(names.Name(LabelAt(thread.inferred_operations, 7)) == "teardown");
+  REQUIRE(thread.operations.size() == 1);
+  CHECK(thread.operations[0].begin_ns == 3);
+  CHECK(thread.operations[0].end_ns == 9);
+  CHECK(process.problems.empty());
 }
 
 TEST_CASE("Events of unknown kinds are skipped and counted", "[timeline]") {
