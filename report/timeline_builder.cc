@@ -310,9 +310,13 @@ void TimelineBuilder::OnOperationPop(ThreadTimeline& thread, ThreadState& state,
     return;
   }
   AddOperationSite(thread, open->source, begin);
-  (open->inferred ? thread.inferred_operations : thread.operations)
-      .push_back({open->begin_ns, begin, static_cast<int32_t>(open->name_id)});
+  CloseOperation(thread, *open, begin);
   state.open.erase(open);
+}
+
+void TimelineBuilder::CloseOperation(ThreadTimeline& thread, const OpenOperation& open, int64_t end_ns) {
+  (open.inferred ? thread.inferred_operations : thread.operations)
+      .push_back({open.begin_ns, end_ns, static_cast<int32_t>(open.name_id)});
 }
 
 void TimelineBuilder::OnRecordsLost(ThreadTimeline& thread, ThreadState& state, int64_t hole_ns) {
@@ -325,8 +329,7 @@ void TimelineBuilder::OnRecordsLost(ThreadTimeline& thread, ThreadState& state, 
       kept.push_back(open);
       continue;
     }
-    (open.inferred ? thread.inferred_operations : thread.operations)
-        .push_back({open.begin_ns, std::max(open.begin_ns, hole_ns), static_cast<int32_t>(open.name_id)});
+    CloseOperation(thread, open, std::max(open.begin_ns, hole_ns));
   }
   state.open = std::move(kept);
 }
@@ -537,8 +540,7 @@ ProcessTimeline TimelineBuilder::Finish() {
       // One open since before lost records whose pop never came: its pop
       // was lost with them, so it ends where they did.
       const int64_t end_ns = open.before_hole ? std::max(open.begin_ns, open.hole_ns) : thread.end_ns;
-      (open.inferred ? thread.inferred_operations : thread.operations)
-          .push_back({open.begin_ns, end_ns, static_cast<int32_t>(open.name_id)});
+      CloseOperation(thread, open, end_ns);
       // Inferred operations open at the end are the program's outer
       // functions (its main loop): expected, not a problem to report.
       if (!open.inferred && !open.before_hole) ++unclosed;

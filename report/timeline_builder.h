@@ -96,6 +96,9 @@ class TimelineBuilder {
   void OnCudaCall(ThreadTimeline& thread, const wire::Event& event, int64_t begin, int64_t end);
   void OnOperationPush(ThreadTimeline& thread, ThreadState& state, const wire::Event& event, int64_t begin);
   void OnOperationPop(ThreadTimeline& thread, ThreadState& state, const wire::Event& event, int64_t begin);
+  // CloseOperation: `open` becomes an interval ending at `end_ns`, among
+  // the thread's inferred or explicit operations as it is.
+  static void CloseOperation(ThreadTimeline& thread, const OpenOperation& open, int64_t end_ns);
   // OnRecordsLost: the thread's records were lost after `hole_ns` (its
   // last event before them; wire kRecordsLost). A pop among them would
   // leave its operation open for the rest of the run, so the operations

@@ -37,14 +37,15 @@ void Feed(TimelineBuilder& builder, BatchEncoder::Frame frame) {
   builder.AddFrame(**verified);
 }
 
-// Events of thread `tid` (instance `instance`, by default the tid itself).
+// Events of thread `tid` (instance `instance`, by default the tid itself),
+// `dropped` more lost.
 void FeedEvents(TimelineBuilder& builder, uint32_t tid, std::vector<wire::Event> events,
                 std::vector<std::pair<uint32_t, std::string>> strings = {}, int64_t flushed_ns = 0,
-                uint64_t instance = 0) {
+                uint64_t instance = 0, uint64_t dropped = 0) {
   BatchEncoder encoder;
   encoder.BeginBatch(1, flushed_ns);
   for (const auto& [id, text] : strings) encoder.AddString(id, text);
-  encoder.AddThreadEvents(tid, instance != 0 ? instance : tid, static_cast<uint32_t>(events.size()), 0, {},
+  encoder.AddThreadEvents(tid, instance != 0 ? instance : tid, static_cast<uint32_t>(events.size()), dropped, {},
                           [&](wire::Event* out) {
                             for (size_t i = 0; i < events.size(); ++i) out[i] = events[i];
                           });
@@ -195,17 +196,13 @@ TEST_CASE("Records lost at a stream's end close what was open at its last event"
   NameTable names;
   TimelineBuilder builder(names);
   FeedHello(builder, 10, 0);
+  FeedEvents(builder, 10,
+             {Ev(0, 0, wire::EventKind::kThreadBegin),
+              wire::Event(5, 5, 1, static_cast<uint16_t>(wire::EventKind::kOperationPush),
+                          static_cast<uint16_t>(wire::OperationSource::kPythonApi), 7),
+              Ev(10, 30, wire::EventKind::kCudaApi)},
+             {{1, "explicit"}}, 0, 0, 40);
   BatchEncoder encoder;
-  encoder.BeginBatch(1, 0);
-  encoder.AddString(1, "explicit");
-  const std::vector<wire::Event> events = {Ev(0, 0, wire::EventKind::kThreadBegin),
-                                           wire::Event(5, 5, 1, static_cast<uint16_t>(wire::EventKind::kOperationPush),
-                                                       static_cast<uint16_t>(wire::OperationSource::kPythonApi), 7),
-                                           Ev(10, 30, wire::EventKind::kCudaApi)};
-  encoder.AddThreadEvents(10, 10, static_cast<uint32_t>(events.size()), 40, {}, [&](wire::Event* out) {
-    for (size_t i = 0; i < events.size(); ++i) out[i] = events[i];
-  });
-  Feed(builder, encoder.FinishBatch());
   Feed(builder, encoder.EncodeGoodbye(100, 3, 40, "exit"));
   const ProcessTimeline process = builder.Finish();
   const ThreadTimeline& thread = OnlyThread(process, 10);
