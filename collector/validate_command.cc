@@ -27,6 +27,7 @@
 #include "collector/run_directory.h"
 #include "collector/validation_summary.h"
 #include "nlohmann/json.hpp"
+#include "report/python_hook_check.h"
 #include "report/run_report.h"
 
 namespace rlscope::collector {
@@ -357,6 +358,10 @@ class Validation {
     rep.profiled_wall_ns = outcome->wall_ns;
     rep.run_dir = fs::path(*run_dir).filename().string();
     const report::RunReport& analysed = *written.report;
+    if (const auto hook = report::CheckPythonHook(analysed.overhead); hook && analysed.corrected) {
+      rep.python_hook_ns = static_cast<int64_t>(hook->hook_ns);
+      rep.python_hook_priced_ns = static_cast<int64_t>(hook->priced_ns);
+    }
     if (analysed.corrected && analysed.corrected_wall_ns) {
       rep.corrected_wall_ns = analysed.corrected_wall_ns;
     } else {

@@ -37,6 +37,10 @@ struct Repetition {
   std::optional<int64_t> corrected_wall_ns;
   std::string correction_message;  // Why not, when it was not corrected.
   std::string run_dir;             // The profiled run's directory, relative to validate's.
+  // The Python hook timed in the profiled run and its price
+  // (report/python_hook_check.h); empty when the report has no such check.
+  std::optional<int64_t> python_hook_ns;
+  std::optional<int64_t> python_hook_priced_ns;
 };
 
 struct ValidateSummary {

@@ -46,12 +46,15 @@
 #include "preload/gpu_activity_queue.h"
 #include "preload/problem_notice.h"
 #include "preload/python_api.h"
+#include "preload/python_hook_sample.h"
 #include "preload/raw_log.h"
 #include "preload/recorder.h"
 #include "preload/string_table.h"
 #include "preload/tick_clock.h"
 
 namespace rlscope::preload {
+
+__thread uint32_t t_python_hook_callbacks __attribute__((tls_model("initial-exec")));
 
 namespace {
 
@@ -711,6 +714,7 @@ void OnNativeReturn(PythonThread* thread, FrameKey frame, FunctionOf&& function_
 // ProfileHook: the profile-function backend (CPython 3.10, 3.11; 3.12+
 // when sys.monitoring is not to be had).
 int ProfileHook(PyObject*, PyFrameObject* frame, int what, PyObject* arg) {
+  const PythonHookSample sample;
   PythonThread* thread = CurrentPythonThread();
   if (thread == nullptr) return 0;
   switch (what) {
@@ -856,6 +860,7 @@ inline bool Quiet(const PythonThread* thread, CodeInfo* code) {
 void NoteTracedOperation(PythonThread* thread, const CodeInfo* code);  // Wrapped callables, below.
 
 PyObject* MonitorStart(PyObject*, PyObject* const* args, Py_ssize_t nargs) {  // code, offset
+  const PythonHookSample sample;
   PythonThread* thread = CurrentPythonThread();
   if (thread == nullptr || nargs < 1) return g_api.none;
   PyObject* code = args[0];
@@ -874,6 +879,7 @@ PyObject* MonitorStart(PyObject*, PyObject* const* args, Py_ssize_t nargs) {  //
 }
 
 PyObject* MonitorReturn(PyObject*, PyObject* const* args, Py_ssize_t nargs) {  // code, offset, value
+  const PythonHookSample sample;
   PythonThread* thread = CurrentPythonThread();
   if (thread == nullptr || nargs < 1) return g_api.none;
   CodeInfo* info = LookUpCodeObject(args[0], RunningGlobals);
@@ -885,6 +891,7 @@ PyObject* MonitorReturn(PyObject*, PyObject* const* args, Py_ssize_t nargs) {  /
 // MonitorUnwind: PY_UNWIND is not a local event: DISABLE may not be
 // returned from it.
 PyObject* MonitorUnwind(PyObject*, PyObject* const* args, Py_ssize_t nargs) {  // code, offset, exception
+  const PythonHookSample sample;
   PythonThread* thread = CurrentPythonThread();
   if (thread == nullptr || nargs < 1) return g_api.none;
   OnReturn(thread, FrameKeyNow(), [&] { return LookUpCodeObject(args[0], RunningGlobals); });
@@ -894,6 +901,7 @@ PyObject* MonitorUnwind(PyObject*, PyObject* const* args, Py_ssize_t nargs) {  /
 // MonitorThrow: PY_THROW (a generator resumed with an exception) is not
 // local either.
 PyObject* MonitorThrow(PyObject*, PyObject* const* args, Py_ssize_t nargs) {  // code, offset, exception
+  const PythonHookSample sample;
   PythonThread* thread = CurrentPythonThread();
   if (thread == nullptr || nargs < 1) return g_api.none;
   CodeInfo* info = LookUpCodeObject(args[0], RunningGlobals);
@@ -1034,6 +1042,7 @@ void NoteTracedOperation(PythonThread* thread, const CodeInfo* code) {
 }
 
 PyObject* MonitorCall(PyObject*, PyObject* const* args, Py_ssize_t nargs) {  // code, offset, callable, arg0
+  const PythonHookSample sample;
   PythonThread* thread = CurrentPythonThread();
   if (thread == nullptr || nargs < 3) return g_api.none;
   RestartIfCaptureReopened();
@@ -1076,6 +1085,7 @@ PyObject* MonitorCall(PyObject*, PyObject* const* args, Py_ssize_t nargs) {  // 
 }
 
 PyObject* MonitorNativeReturn(PyObject*, PyObject* const* args, Py_ssize_t nargs) {  // code, offset, callable, arg0
+  const PythonHookSample sample;
   PythonThread* thread = CurrentPythonThread();
   if (thread == nullptr || nargs < 3) return g_api.none;
   OnNativeReturn(thread, FrameKeyNow(), [&] {

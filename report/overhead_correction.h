@@ -77,6 +77,10 @@ struct SiteOverhead {
   bool uncertain() const { return events > 0 && calibration::Uncertain(per_event()); }
 };
 
+// The site under which the correction removes the Python hook's timed
+// time beyond its calibrated price (overhead_correction.cc, PythonHookFloor).
+inline constexpr char kPythonHookFloorSite[] = "python_hook_timed";
+
 struct ProcessCorrection {
   double estimated_ns = 0;             // rlscope's estimated cost on all threads.
   double removed_ns = 0;               // Of it, removed from the timelines.
@@ -89,6 +93,11 @@ struct ProcessCorrection {
   std::map<std::string, SiteOverhead> by_site;  // Site name (overhead_model.h) -> estimate.
   // Sites recorded here that the calibration has no cost for (not removed).
   std::map<std::string, uint64_t> uncalibrated;
+  // The Python hook's callbacks timed in the run (one in
+  // wire::kPythonHookSampleStride) and their time: not removed, their cost
+  // is priced by the Python sites (python_hook_check.h compares the two).
+  uint64_t python_hook_samples = 0;
+  double python_hook_sample_ns = 0;
 };
 
 // The removal profile of one thread: a piecewise-linear map from profiled

@@ -3,6 +3,7 @@
 #include "calibration/calibration_verdict.h"
 #include "nlohmann/json.hpp"
 #include "report/headline.h"
+#include "report/python_hook_check.h"
 
 namespace rlscope::report {
 
@@ -304,6 +305,19 @@ std::string FormatReportJson(const RunReport& report) {
     correction["main_thread_removed_ns"] = report.overhead.main_thread_removed_ns;
     correction["sites"] = std::move(sites);
     correction["uncalibrated"] = report.overhead.uncalibrated;
+    // The Python hook timed in the run against its price (null: too few
+    // callbacks timed).
+    nlohmann::ordered_json hook;
+    if (const auto check = CheckPythonHook(report.overhead)) {
+      hook = {{"timed_callbacks", check->timed_callbacks},
+              {"callbacks", check->callbacks},
+              {"per_callback_ns", check->per_callback_ns},
+              {"hook_ns", static_cast<int64_t>(check->hook_ns)},
+              {"priced_ns", static_cast<int64_t>(check->priced_ns)},
+              {"under_priced_ns", static_cast<int64_t>(check->under_priced_ns())},
+              {"floor_removed_ns", static_cast<int64_t>(check->floor_removed_ns)}};
+    }
+    correction["python_hook"] = std::move(hook);
     // The calibration's verdict, so no reader takes an accepted-uncertain
     // correction for a trusted one ("unrecorded": an older file).
     const calibration::CalibrationQuality& quality = report.calibration_quality;

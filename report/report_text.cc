@@ -11,6 +11,7 @@
 #include "calibration/calibration_verdict.h"
 #include "calibration/overhead_model.h"
 #include "report/headline.h"
+#include "report/python_hook_check.h"
 #include "report/report_tables.h"
 #include "report/report_vocabulary.h"
 
@@ -428,6 +429,9 @@ std::string CorrectionSection(const RunReport& report) {
   std::vector<std::string> parts;
   for (const auto& [ns, text] : sites) parts.push_back(text);
   if (!parts.empty()) out += absl::StrFormat("  largest costs: %s\n", absl::StrJoin(parts, ", "));
+  if (const auto hook = CheckPythonHook(report.overhead)) {
+    out += absl::StrFormat("  %s\n", DescribePythonHookCheck(*hook));
+  }
   if (report.overhead.unplaced_ns >= 1e6) {
     out += absl::StrFormat("  %s of the estimate had no time left to be removed from (estimate too high there)\n",
                            FormatDuration(static_cast<int64_t>(report.overhead.unplaced_ns)));

@@ -380,6 +380,8 @@ void AddInto(ProcessCorrection& total, const ProcessCorrection& part) {
     sum.spread_ns += tally.spread_ns;
   }
   for (const auto& [site, count] : part.uncalibrated) total.uncalibrated[site] += count;
+  total.python_hook_samples += part.python_hook_samples;
+  total.python_hook_sample_ns += part.python_hook_sample_ns;
 }
 
 }  // namespace

@@ -9,6 +9,9 @@
 #      are carried in .device/bench_sources (inference_accuracy.py
 #      prepare-sources): CleanRL's dqn.py, ppo.py and dqn_jax.py on
 #      CartPole-v1 (THIRD_PARTY=0 skips them)
+# Each validation's summary row is followed by the Python hook's own time,
+# timed in-band in its profiled runs, against what the calibration priced
+# it at (a positive share: under-corrected by at least that much).
 # ONLY="cleanrl_dqn_cuda ..." runs only the named validations;
 # CALIBRATION_IN=FILE reuses a calibration instead of making one.
 # Full log, the calibration and every validate.json (merged) in $OUT; a
@@ -101,6 +104,14 @@ for path in sorted(glob.glob(os.path.join(work, "*", "validate.json"))):
         text += ", uncorrected: " + str(v.get("correction_message"))
     text += ", unprofiled %.2f s" % s["unprofiled_wall_s"]["mean"]
     rows.append((name, text))
+    # The Python hook timed in-band in each profiled run, against its price.
+    reps = [r for r in v.get("repetitions", []) if r.get("python_hook_ns") is not None]
+    if reps:
+        hook = sum(r["python_hook_ns"] for r in reps) / len(reps)
+        priced = sum(r["python_hook_priced_ns"] for r in reps) / len(reps)
+        unprofiled = sum(r["unprofiled_wall_ns"] for r in reps) / len(reps)
+        rows.append(("  python hook", "timed %.3f s, priced %.3f s (%+.1f %% of unprofiled wall)"
+                     % (hook / 1e9, priced / 1e9, 100 * (hook - priced) / unprofiled)))
 json.dump(merged, open(os.path.join(out, "validate_all.json"), "w"), indent=1)
 costs = json.load(open(os.path.join(out, "calibration.json")))["costs"]
 for site in sorted(costs):

@@ -80,3 +80,21 @@ TEST_CASE("SummarizeRepetitions: one uncorrected repetition leaves the corrected
   CHECK(summary.raw_overhead.mean == Approx(1.375));
   CHECK(summary.uncorrected_bias_of_means == Approx(1.0 / 3.0));
 }
+
+TEST_CASE("The Python hook's timed time and price are summarised when every run has them") {
+  std::vector<Repetition> reps = {Rep(1, 10, 12, 11), Rep(2, 10, 12, 11)};
+  CHECK(rlscope::collector::FormatSummaryText(reps).find("Python hook") == std::string::npos);
+  for (Repetition& rep : reps) {
+    rep.python_hook_ns = 400'000'000;
+    rep.python_hook_priced_ns = 150'000'000;
+  }
+  const std::string text = rlscope::collector::FormatSummaryText(reps);
+  // 0.25 s more than priced, of 10 s unprofiled.
+  CHECK(text.find("Python hook                0.400 s timed in-band, priced 0.150 s (means per run; +2.50% of the "
+                  "unprofiled wall)") != std::string::npos);
+  const auto json = rlscope::collector::RepetitionsJson(reps);
+  CHECK(json[0]["python_hook_ns"] == 400'000'000);
+  CHECK(json[1]["python_hook_priced_ns"] == 150'000'000);
+  reps[1].python_hook_ns.reset();  // One run without: no line.
+  CHECK(rlscope::collector::FormatSummaryText(reps).find("Python hook") == std::string::npos);
+}

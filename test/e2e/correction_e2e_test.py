@@ -270,6 +270,63 @@ class Correction(unittest.TestCase):
         with open(os.path.join(out, "report.json")) as f:
             self.assertTrue(json.load(f)["corrected"])
 
+    def run_python_loop(self, calibration):
+        """A Python loop of function calls, builtins and native calls,
+        profiled and corrected by `calibration`: its report.json."""
+        directory = scratch_dir(self)
+        program = os.path.join(directory, "loop.py")
+        with open(program, "w") as f:
+            f.write("import json\n"
+                    "def step(i):\n"
+                    "    return len(json.dumps([i, i + 1])) + abs(-i)\n"
+                    "total = 0\n"
+                    "for i in range(40000):\n"
+                    "    total += step(i)\n"
+                    "print(total)\n")
+        out = os.path.join(directory, "run")
+        result = run_rlscope("run", "--quiet", "--calibration", calibration, "--out", out, "--", sys.executable,
+                             program, env=self.env)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        with open(os.path.join(out, "report.json")) as f:
+            return json.load(f)
+
+    def test_the_python_hook_is_timed_in_band_on_every_kind_of_callback(self):
+        report = self.run_python_loop(self.calibration)
+        hook = report["correction"]["python_hook"]
+        self.assertIsNotNone(hook, report["correction"])
+        self.assertGreater(hook["per_callback_ns"], 0)
+        # One callback in 256 timed, whatever its kind: on the profile
+        # function (3.11) each counted call, builtin and recorded native
+        # call is two callbacks (its start and its return).
+        sites = report["correction"]["sites"]
+        version = "%d.%d" % sys.version_info[:2]
+        if sys.version_info < (3, 12):
+            counted = sum(sites.get(f"{site}@{version}", {}).get("events", 0)
+                          for site in ("python_call", "python_builtin", "python_transition"))
+            self.assertGreater(counted, 100_000, sites)
+            self.assertLess(abs(hook["callbacks"] / (2 * counted) - 1), 0.1, (hook, sites))
+        self.assertLessEqual(hook["under_priced_ns"], hook["hook_ns"])
+
+    def test_a_price_below_the_python_hooks_own_time_gives_way_to_it(self):
+        with open(self.calibration) as f:
+            calibration = json.load(f)
+        for site, cost in calibration["costs"].items():
+            if site.startswith("python_") and not site.startswith("python_process"):
+                cost.update(ns=0.5, spread_ns=0.0)
+        doctored = os.path.join(scratch_dir(self), "cheap_python.json")
+        with open(doctored, "w") as f:
+            json.dump(calibration, f)
+        report = self.run_python_loop(doctored)
+        hook = report["correction"]["python_hook"]
+        self.assertIsNotNone(hook, report["correction"])
+        # The hook's own time is tens of ns a callback, the price 0.5 ns:
+        # the correction removes the timed time instead, and says so.
+        self.assertGreater(hook["under_priced_ns"], 0.5 * hook["hook_ns"], hook)
+        self.assertLess(hook["priced_ns"], hook["hook_ns"], hook)
+        self.assertAlmostEqual(hook["floor_removed_ns"], hook["under_priced_ns"], delta=0.01 * hook["hook_ns"])
+        sites = report["correction"]["sites"]
+        self.assertAlmostEqual(sites["python_hook_timed"]["ns"], hook["floor_removed_ns"], delta=1000)
+
     def test_a_calibration_of_another_machine_is_not_applied(self):
         cache = scratch_dir(self)
         env = dict(self.env, XDG_CACHE_HOME=cache)

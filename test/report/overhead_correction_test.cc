@@ -154,6 +154,55 @@ TEST_CASE("self-timed work is removed exactly; Profiler events leave the correct
   CHECK(process.end_ns == 3700);
 }
 
+TEST_CASE("the Python hook's timed callbacks are noted, not removed again", "[correction]") {
+  // Priced 1000 x 100 ns = 100 us; timed 3 x 80 ns x 256 = 61 us: within it.
+  ProcessTimeline process;
+  process.end_ns = 1'000'000;
+  ThreadTimeline thread = Thread(0, 1'000'000);
+  thread.overhead_windows.push_back(
+      {0, 1'000'000, static_cast<uint16_t>(rlscope::wire::OverheadKind::kPythonCall), 1000, 0});
+  thread.overhead_windows.push_back(
+      {0, 1'000'000, static_cast<uint16_t>(rlscope::wire::OverheadKind::kPythonHookSample), 3, 240});
+  process.threads.push_back(thread);
+  NameTable names;
+  const ProcessCorrection result = CorrectProcess(process, Model({{"python_call@3.11", 100}}), "3.11", names);
+  CHECK(result.removed_ns == Approx(100'000));
+  CHECK(result.estimated_ns == Approx(100'000));
+  CHECK(result.python_hook_samples == 3);
+  CHECK(result.python_hook_sample_ns == Approx(240));
+  CHECK(process.end_ns == 900'000);
+}
+
+TEST_CASE("the Python hook's timed time is removed where its price is lower", "[correction]") {
+  // 1000 counted calls priced 20 ns: 20 us. 10 callbacks timed at 100 ns,
+  // one in 256: 256 us of hook time, so 236 us more are removed.
+  auto thread_with = [](double sample_ns_each) {
+    ThreadTimeline thread = Thread(0, 10'000'000);
+    thread.overhead_windows.push_back(
+        {0, 10'000'000, static_cast<uint16_t>(rlscope::wire::OverheadKind::kPythonCall), 1000, 0});
+    thread.overhead_windows.push_back({0, 10'000'000,
+                                       static_cast<uint16_t>(rlscope::wire::OverheadKind::kPythonHookSample), 10,
+                                       static_cast<uint64_t>(10 * sample_ns_each)});
+    return thread;
+  };
+  NameTable names;
+  ProcessTimeline slow;
+  slow.end_ns = 10'000'000;
+  slow.threads.push_back(thread_with(100));
+  const ProcessCorrection floored = CorrectProcess(slow, Model({{"python_call@3.11", 20}}), "3.11", names);
+  const double timed = 100.0 * 10 * rlscope::wire::kPythonHookSampleStride;
+  CHECK(floored.removed_ns == Approx(timed));
+  CHECK(floored.by_site.at(kPythonHookFloorSite).ns == Approx(timed - 20'000));
+  CHECK(slow.end_ns == 10'000'000 - static_cast<int64_t>(timed));
+  // 10 callbacks at 5 ns: 12.8 us timed, below the price: the price stands.
+  ProcessTimeline fast;
+  fast.end_ns = 10'000'000;
+  fast.threads.push_back(thread_with(5));
+  const ProcessCorrection priced = CorrectProcess(fast, Model({{"python_call@3.11", 20}}), "3.11", names);
+  CHECK(priced.removed_ns == Approx(20'000));
+  CHECK(priced.by_site.count(kPythonHookFloorSite) == 0);
+}
+
 TEST_CASE("GPU work moves with its launch, keeps its length and its stream order", "[correction]") {
   ProcessTimeline process;
   process.end_ns = 100'000;
