@@ -17,6 +17,7 @@
 #include "preload/native_stack_sampler.h"
 #include "preload/problem_notice.h"
 #include "preload/python_hook.h"
+#include "preload/python_hook_sample.h"
 #include "preload/raw_log.h"
 #include "preload/recorder.h"
 #include "preload/string_table.h"
@@ -295,7 +296,10 @@ void Flusher::FlushOnce() {
   ClockSyncPoint now = TickClock::SamplePoint();
   const bool rate_was_known = clock_.RateKnown();
   clock_.Update(now);
-  if (clock_.RateKnown() && !rate_was_known) SetStackSampleTicksPerNs(1.0 / clock_.ns_per_tick());
+  if (clock_.RateKnown() && !rate_was_known) {
+    SetStackSampleTicksPerNs(1.0 / clock_.ns_per_tick());
+    SetPythonHookSampleTicksPerNs(1.0 / clock_.ns_per_tick());
+  }
   if (!clock_.RateKnown()) {
     // A later flush will know the tick rate, unless there is none: the
     // process is exiting, or crashing (the crash flush waits for this one).

@@ -55,6 +55,14 @@
 namespace rlscope::preload {
 
 __thread uint32_t t_python_hook_callbacks __attribute__((tls_model("initial-exec")));
+std::atomic<uint64_t> g_python_hook_sample_cap_ticks{static_cast<uint64_t>(kPythonHookSampleCapNs * 5)};
+
+void SetPythonHookSampleTicksPerNs(double ticks_per_ns) {
+  if (ticks_per_ns > 0) {
+    g_python_hook_sample_cap_ticks.store(static_cast<uint64_t>(kPythonHookSampleCapNs * ticks_per_ns),
+                                         std::memory_order_relaxed);
+  }
+}
 
 namespace {
 
