@@ -182,7 +182,7 @@ TEST_CASE("the Python hook's timed time is removed where its price is lower", "[
         {0, 10'000'000, static_cast<uint16_t>(rlscope::wire::OverheadKind::kPythonCall), 1000, 0});
     thread.overhead_windows.push_back({0, 10'000'000,
                                        static_cast<uint16_t>(rlscope::wire::OverheadKind::kPythonHookSample), 10,
-                                       static_cast<uint64_t>(10 * sample_ns_each)});
+                                       static_cast<int64_t>(10 * sample_ns_each)});
     return thread;
   };
   NameTable names;
