@@ -280,7 +280,7 @@ class Correction(unittest.TestCase):
                     "def step(i):\n"
                     "    return len(json.dumps([i, i + 1])) + abs(-i)\n"
                     "total = 0\n"
-                    "for i in range(40000):\n"
+                    "for i in range(300000):\n"
                     "    total += step(i)\n"
                     "print(total)\n")
         out = os.path.join(directory, "run")
@@ -319,8 +319,11 @@ class Correction(unittest.TestCase):
         report = self.run_python_loop(doctored)
         hook = report["correction"]["python_hook"]
         self.assertIsNotNone(hook, report["correction"])
-        # The hook's own time is tens of ns a callback, the price 0.5 ns:
-        # the correction removes the timed time instead, and says so.
+        # The hook's own time is 15-50 ns a callback, the price 0.5 ns (the
+        # rest of the price is the self-timed first sights of code, which
+        # a busy machine inflates: 7.8 ms with 0.7 M callbacks timed at
+        # 11.6 ms was seen; the loop is long enough to dwarf them): the
+        # correction removes the timed time instead, and says so.
         self.assertGreater(hook["under_priced_ns"], 0.5 * hook["hook_ns"], hook)
         self.assertLess(hook["priced_ns"], hook["hook_ns"], hook)
         self.assertAlmostEqual(hook["floor_removed_ns"], hook["under_priced_ns"], delta=0.01 * hook["hook_ns"])
