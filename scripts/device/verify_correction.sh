@@ -11,7 +11,8 @@
 #      CartPole-v1 (THIRD_PARTY=0 skips them)
 # Each validation's summary row is followed by the Python hook's own time,
 # timed in-band in its profiled runs, against what the calibration priced
-# it at (a positive share: under-corrected by at least that much).
+# it at (a positive share: the price was too low by at least that much,
+# and the correction removed the timed time instead).
 # ONLY="cleanrl_dqn_cuda ..." runs only the named validations;
 # CALIBRATION_IN=FILE reuses a calibration instead of making one.
 # Full log, the calibration and every validate.json (merged) in $OUT; a
