@@ -432,6 +432,7 @@ std::string CorrectionSection(const RunReport& report) {
   if (const auto hook = CheckPythonHook(report.overhead)) {
     out += absl::StrFormat("  %s\n", DescribePythonHookCheck(*hook));
   }
+  if (const auto caveat = BytecodeSlowdownCaveat(report.overhead)) out += absl::StrFormat("  %s\n", *caveat);
   if (report.overhead.unplaced_ns >= 1e6) {
     out += absl::StrFormat("  %s of the estimate had no time left to be removed from (estimate too high there)\n",
                            FormatDuration(static_cast<int64_t>(report.overhead.unplaced_ns)));

@@ -51,3 +51,15 @@ TEST_CASE("a price below the hook's own time is named as under-correction", "[py
   CHECK(covered->under_priced_ns() == 0);
   CHECK(DescribePythonHookCheck(*covered).find("under-corrected") == std::string::npos);
 }
+
+TEST_CASE("Python 3.11's calls carry the caveat of its bytecode slowdown", "[python_hook_check]") {
+  ProcessCorrection correction = Correction(100, 1000);
+  CHECK_FALSE(BytecodeSlowdownCaveat(correction).has_value());  // 3.12: no slowdown to caveat.
+  correction.by_site["python_call@3.11"] = {0, 0, 0};
+  CHECK_FALSE(BytecodeSlowdownCaveat(correction).has_value());  // Priced, but no call seen.
+  correction.by_site["python_call@3.11"] = {5000, 800'000, 0};
+  const auto caveat = BytecodeSlowdownCaveat(correction);
+  REQUIRE(caveat.has_value());
+  CHECK_THAT(*caveat,
+             Catch::Contains("Python 3.11") && Catch::Contains("under-corrected") && Catch::Contains("over-corrected"));
+}
