@@ -1,0 +1,61 @@
+#!/usr/bin/env python3
+"""Small GPU loops whose own timers isolate what a GPU-level profiler adds
+per step, start-up aside (scripts/device/probe_cupti_cost.sh):
+
+  gpu_loops.py torch_sync    N steps of a small matmul + .item() (a launch or
+                             two and a device-to-host copy each)
+  gpu_loops.py jax_sync      the same with a jitted function and float()
+  gpu_loops.py jax_compile   N distinct jitted functions, each compiled,
+                             loaded and run once (N/100 of them)
+
+Prints "MODE <ms> ms <us> us/step" for the timed part."""
+import sys
+import time
+
+
+def torch_sync(n):
+    import torch
+    x = torch.randn(64, 64, device="cuda")
+    for _ in range(20):
+        (x @ x).sum().item()
+    begin = time.perf_counter()
+    for _ in range(n):
+        (x @ x).sum().item()
+    return time.perf_counter() - begin, n
+
+
+def jax_sync(n):
+    import jax
+    import jax.numpy as jnp
+    f = jax.jit(lambda x: (x @ x).sum())
+    x = jnp.ones((64, 64))
+    for _ in range(20):
+        float(f(x))
+    begin = time.perf_counter()
+    for _ in range(n):
+        float(f(x))
+    return time.perf_counter() - begin, n
+
+
+def jax_compile(n):
+    import jax
+    import jax.numpy as jnp
+    x = jnp.ones((32, 32))
+    float(jax.jit(lambda x: x.sum())(x))
+    count = max(1, n // 100)
+    begin = time.perf_counter()
+    for i in range(count):
+        scale = float(i + 1)
+        float(jax.jit(lambda x, s=scale: (jnp.tanh(x * s) @ x).sum())(x))
+    return time.perf_counter() - begin, count
+
+
+def main():
+    mode = sys.argv[1]
+    n = int(sys.argv[2]) if len(sys.argv) > 2 else 3000
+    seconds, steps = {"torch_sync": torch_sync, "jax_sync": jax_sync, "jax_compile": jax_compile}[mode](n)
+    print(f"{mode} {seconds * 1e3:.1f} ms {seconds * 1e6 / steps:.1f} us/step")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,130 @@
+#!/usr/bin/env bash
+# The correction's bias on the GPU machine, measured with the host's noise
+# cancelled: each pair runs its unprofiled and its profiled run at the same
+# time, on disjoint halves of the vCPUs (taskset), so a slow stretch of the
+# shared host (scripts/device/RESULTS.md: one loop at 35 or 55-75 ns a
+# call, from one moment to the next, unseen by the guest) slows both alike.
+# The halves swap every pair. Both runs share the GPU, as they would share
+# it with any other process: the baseline is "unprofiled beside a twin",
+# not "unprofiled alone", which is what `rlscope validate` measures
+# (run it too, for the standalone figure). Torch's and OpenMP's CPU threads
+# are capped to the half's size in both runs alike (OMP_NUM_THREADS), so
+# the twins do not compete for cores.
+# First probe_host_speed.py: whether the host slows vCPUs together at all.
+# With .device carried and CleanRL's sources in .device/bench_sources;
+# CALIBRATION_IN=FILE reuses a calibration; PAIRS (default 6), ONLY="dqn
+# ppo dqn_jax bundled_dqn bundled_ppo", STEPS_DQN, STEPS_PPO; CONFIGS="all nocupti" (default all)
+# also profiles without CUPTI. Table last; logs, and each profiled run's
+# correction (report.json's "correction", by cost) in $OUT/pairs.json.
+set -uo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh" verify_bias_side_by_side.log
+pairs="${PAIRS:-6}"
+work=/tmp/rlscope-side-by-side
+rm -rf "$work" && mkdir -p "$work"
+[[ -d /usr/local/cuda/lib64 ]] && export LD_LIBRARY_PATH="$LD_LIBRARY_PATH:/usr/local/cuda/lib64"
+cpus=$(nproc)
+half=$((cpus / 2))
+low="0-$((half - 1))"
+high="$half-$((cpus - 1))"
+export OMP_NUM_THREADS=$half MKL_NUM_THREADS=$half
+
+echo "== host speed, side by side ($low vs $high)"
+probe_cpus=(0 "$half")
+((half >= 4)) && probe_cpus=(1 3 $((half + 1)) $((half + 3)))
+timeout 120 python3 "$root/scripts/device/probe_host_speed.py" "${HOST_SECONDS:-10}" "${probe_cpus[@]}"
+
+if [[ -n "${CALIBRATION_IN:-}" ]]; then
+  cp "$CALIBRATION_IN" "$out/calibration.json" && echo "reused $CALIBRATION_IN"
+else
+  timeout 300 "$rlscope" calibrate --calibration "$out/calibration.json" --accept-uncertain
+fi
+
+sources="$bundle/bench_sources"
+standins="$root/scripts/bench/inference_corpus/standins"
+export PYTHONPATH="$sources/cleanrl:$sources/gymnasium-0.29.1:$standins${PYTHONPATH:+:$PYTHONPATH}"
+scripts="$sources/cleanrl/cleanrl"
+cd "$work" || exit 1
+
+pair() {  # name, index, rlscope run options, --, the command: one unprofiled and one profiled run at once
+  local name="$1" i="$2"; shift 2
+  local options=()
+  while [[ "$1" != -- ]]; do options+=("$1"); shift; done
+  shift
+  local u_cpus="$low" p_cpus="$high"
+  ((i % 2 == 0)) && { u_cpus="$high"; p_cpus="$low"; }
+  local dir="$work/$name/$i"
+  mkdir -p "$dir/u" "$dir/p"
+  (
+    cd "$dir/u" || exit 1
+    begin=$(date +%s%N)
+    taskset -c "$u_cpus" "$@" >stdout 2>stderr
+    echo "$(($(date +%s%N) - begin))" >"$dir/u_wall_ns"
+  ) &
+  local unprofiled=$!
+  (
+    cd "$dir/p" || exit 1
+    taskset -c "$p_cpus" "$rlscope" run --quiet --calibration "$out/calibration.json" --out "$dir/run" "${options[@]}" -- "$@" \
+      >stdout 2>stderr
+  ) &
+  # Not a bare `wait`: it would wait for common.sh's tee too.
+  wait "$unprofiled" $!
+}
+run_pairs() {  # name, then the command; once per configuration
+  local name="$1"; shift
+  [[ -n "${ONLY:-}" && " $ONLY " != *" $name "* ]] && return 0
+  local config
+  for config in ${CONFIGS:-all}; do
+    local options=()
+    [[ "$config" == nocupti ]] && options=(--no-cupti)
+    echo "== $name ($config): $pairs pairs"
+    for ((i = 1; i <= pairs; i++)); do pair "${name}_$config" "$i" "${options[@]}" -- "$@"; done
+  done
+}
+# The bundled workloads too (ONLY="bundled_dqn bundled_ppo"; on the
+# build machine BUNDLED_DEVICE=cpu, with PATH's python3 the one with torch).
+run_pairs bundled_dqn python3 "$root/scripts/workloads/dqn.py" --device "${BUNDLED_DEVICE:-cuda}" \
+  --steps "${STEPS_BUNDLED_DQN:-1000}" --quiet
+run_pairs bundled_ppo python3 "$root/scripts/workloads/ppo.py" --device "${BUNDLED_DEVICE:-cuda}" \
+  --steps "${STEPS_BUNDLED_PPO:-2000}" --quiet
+cleanrl=(python3 "$standins/run_with_standins.py")
+run_pairs dqn "${cleanrl[@]}" "$scripts/dqn.py" --env-id CartPole-v1 --total-timesteps "${STEPS_DQN:-3000}" \
+  --learning-starts 1000 --cuda
+run_pairs ppo "${cleanrl[@]}" "$scripts/ppo.py" --env-id CartPole-v1 --total-timesteps "${STEPS_PPO:-4096}" --cuda
+python3 -c 'import jax, flax, optax' 2>/dev/null &&
+  run_pairs dqn_jax "${cleanrl[@]}" "$scripts/dqn_jax.py" --env-id CartPole-v1 \
+    --total-timesteps "${STEPS_DQN:-3000}" --learning-starts 1000
+
+echo "== summary: per pair, unprofiled and profiled at the same time"
+python3 - "$work" "$out" <<'PY'
+import glob, json, os, statistics, sys
+work, out = sys.argv[1:]
+kept = {}
+for name in sorted(os.listdir(work)):
+    raws, biases, uncorrected = [], [], []
+    for d in sorted(glob.glob(os.path.join(work, name, "*"))):
+        try:
+            u = int(open(os.path.join(d, "u_wall_ns")).read())
+            report = json.load(open(os.path.join(d, "run", "report.json")))
+        except (OSError, ValueError) as e:
+            print(f"{name} {os.path.basename(d)}: no result ({e})")
+            continue
+        p, c = report["wall_ns"], report.get("corrected_wall_ns")
+        kept[f"{name}/{os.path.basename(d)}"] = {"unprofiled_wall_ns": u, "profiled_wall_ns": p,
+                                                 "corrected_wall_ns": c, "correction": report.get("correction")}
+        raws.append(p / u)
+        uncorrected.append(p / u - 1)
+        if c:
+            biases.append(c / u - 1)
+        print(f"{name} pair {os.path.basename(d)}: unprofiled {u / 1e9:.2f} s, profiled {p / 1e9:.2f} s, "
+              f"corrected {c / 1e9 if c else float('nan'):.2f} s")
+    if not raws:
+        continue
+    sd = lambda xs: statistics.stdev(xs) if len(xs) > 1 else 0.0
+    line = f"{name:<8} pairs {len(raws)}  raw {statistics.fmean(raws):.3f}x sd {sd(raws):.3f}"
+    if biases:
+        se = sd(biases) / len(biases) ** 0.5
+        line += (f"  bias {100 * statistics.fmean(biases):+.2f} % sd {100 * sd(biases):.2f} "
+                 f"(+- {100 * se:.2f} standard error)  uncorrected {100 * statistics.fmean(uncorrected):+.2f} %")
+    print(line)
+json.dump(kept, open(os.path.join(out, "pairs.json"), "w"), indent=1)
+PY
