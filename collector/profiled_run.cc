@@ -413,6 +413,8 @@ absl::StatusOr<ProfileOutcome> ProfileCommand(const ProfileRequest& request) {
   report::RunMetadata metadata;
   metadata.command = request.command;
   metadata.rlscope_version = RLSCOPE_VERSION;
+  metadata.capture_request = DescribeCaptureWindow(request.capture);
+  metadata.capture_delay_ns = request.capture.delay_ns.value_or(0);
   {
     std::error_code error;  // An unreachable working directory only costs relative paths in the report.
     const std::filesystem::path cwd = std::filesystem::current_path(error);

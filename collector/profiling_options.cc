@@ -1,12 +1,15 @@
 #include "collector/profiling_options.h"
 
 #include <csignal>
+#include <cstring>
 #include <filesystem>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "calibration/overhead_model.h"
 #include "format/rule_file.h"
 #include "report/memory_budget.h"
@@ -272,6 +275,28 @@ absl::StatusOr<bool> TakeProfilingOption(const std::string& command, const Parse
     options.cupti_path = std::filesystem::absolute(*value).string();
   }
   return true;
+}
+
+std::string DescribeCaptureWindow(const CaptureWindow& window) {
+  std::vector<std::string> parts;
+  // Seconds as typed: whole ones bare, others to the millisecond.
+  auto seconds = [](int64_t ns) {
+    return ns % 1'000'000'000 == 0 ? absl::StrFormat("%d", ns / 1'000'000'000) : absl::StrFormat("%.3f", ns / 1e9);
+  };
+  if (window.delay_ns) parts.push_back("--delay " + seconds(*window.delay_ns));
+  if (window.duration_ns) parts.push_back("--duration " + seconds(*window.duration_ns));
+  if (window.api) parts.push_back("--capture-range api");
+  if (window.profiler_api) parts.push_back("--capture-range cudaProfilerApi");
+  if (!window.nvtx_range.empty()) parts.push_back("--capture-range nvtx:" + window.nvtx_range);
+  if (window.signal != 0) {
+    const char* name = sigabbrev_np(window.signal);
+    parts.push_back(name != nullptr ? absl::StrCat("--capture-signal=SIG", name)
+                                    : absl::StrFormat("--capture-signal=%d", window.signal));
+  }
+  if (window.skip) parts.push_back(absl::StrFormat("--skip %d", *window.skip));
+  if (window.count) parts.push_back(absl::StrFormat("--capture %d", *window.count));
+  if ((window.skip || window.count) && !window.operation.empty()) parts.push_back("--capture-op " + window.operation);
+  return absl::StrJoin(parts, " ");
 }
 
 }  // namespace rlscope::collector

@@ -59,6 +59,11 @@ struct ProfilingOptions {
 absl::StatusOr<bool> TakeProfilingOption(const std::string& command, const ParsedOption& option, ArgCursor& cursor,
                                          ProfilingOptions& options);
 
+// DescribeCaptureWindow: the capture options as a user would type them
+// ("--delay 60 --duration 5", "--capture-range api"); "" for none. Kept in
+// meta.json, so a report whose window never opened can say what was asked.
+std::string DescribeCaptureWindow(const CaptureWindow& window);
+
 // kProfilingOptionsHelp: the help lines of those options, as `--help`
 // texts list them (two leading spaces, descriptions from column 24).
 extern const char kProfilingOptionsHelp[];

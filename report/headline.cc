@@ -222,12 +222,24 @@ std::string CaptureFinding(const RunReport& report) {
                                                   FormatCount(report.whole_run_steps))
                                 : "";
   if (report.capture_windows.empty()) {
+    const RunMetadata& run = report.metadata;
+    const std::string run_steps = report.whole_run_steps > 0 ? absl::StrFormat("; the run took %s environment steps",
+                                                                               FormatCount(report.whole_run_steps))
+                                                             : "";
+    // A --delay the run ended before is no error: say so plainly.
+    if (run.capture_delay_ns > 0 && run.wall_ns > 0 && run.wall_ns <= run.capture_delay_ns) {
+      return absl::StrFormat(
+          "Capture never opened: the run ended after %s, before its --delay of %s (%s), so nothing but operation "
+          "boundaries was recorded%s. Profile again with a shorter --delay.",
+          FormatDuration(run.wall_ns), FormatDuration(run.capture_delay_ns), run.capture_request, run_steps);
+    }
+    const std::string why = !run.capture_request.empty()
+                                ? absl::StrFormat("%s asked for a window the run never reached", run.capture_request)
+                                : "--delay beyond the run's end, rlscope.start() never called, or no capture "
+                                  "signal sent";
     return absl::StrFormat(
-        "Capture never opened: no window was captured (--delay beyond the run's end, rlscope.start() never called, "
-        "or no capture signal sent), so nothing but operation boundaries was recorded%s.",
-        report.whole_run_steps > 0
-            ? absl::StrFormat("; the run took %s environment steps", FormatCount(report.whole_run_steps))
-            : "");
+        "Capture never opened: no window was captured (%s), so nothing but operation boundaries was recorded%s.", why,
+        run_steps);
   }
   const size_t windows = report.capture_windows.size();
   std::string finding = absl::StrFormat("Only %s of the run was captured, in %d window%s%s: every figure below is %s.",

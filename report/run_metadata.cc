@@ -39,6 +39,8 @@ absl::Status WriteRunMetadata(const std::string& path, const RunMetadata& metada
       {"collector_problems", metadata.collector_problems},
       {"gpu_capture", metadata.gpu_capture},
       {"working_directory", metadata.working_directory},
+      {"capture_request", metadata.capture_request},
+      {"capture_delay_ns", metadata.capture_delay_ns},
   };
   // argv may hold any bytes: invalid UTF-8 is replaced, never fatal.
   std::string error;
@@ -71,7 +73,9 @@ absl::StatusOr<RunMetadata> ReadRunMetadata(const std::string& path) {
     absl::StatusOr<int64_t> exit_code = Integer(json, "exit_code", -1'000'000, 1'000'000);
     if (!exit_code.ok()) return absl::DataLossError(absl::StrFormat("%s: %s", path, exit_code.status().message()));
     metadata.exit_code = static_cast<int>(*exit_code);
-    for (auto [key, field] : {std::pair{"wall_ns", &metadata.wall_ns}, {"start_unix_ns", &metadata.start_unix_ns}}) {
+    for (auto [key, field] : {std::pair{"wall_ns", &metadata.wall_ns},
+                              {"start_unix_ns", &metadata.start_unix_ns},
+                              {"capture_delay_ns", &metadata.capture_delay_ns}}) {
       absl::StatusOr<int64_t> value = Integer(json, key, 0, std::numeric_limits<int64_t>::max());
       if (!value.ok()) return absl::DataLossError(absl::StrFormat("%s: %s", path, value.status().message()));
       *field = *value;
@@ -80,6 +84,7 @@ absl::StatusOr<RunMetadata> ReadRunMetadata(const std::string& path) {
     metadata.collector_problems = json.value("collector_problems", std::vector<std::string>{});
     metadata.gpu_capture = json.value("gpu_capture", "");
     metadata.working_directory = json.value("working_directory", "");
+    metadata.capture_request = json.value("capture_request", "");
   } catch (const nlohmann::json::exception& error) {
     return absl::DataLossError(absl::StrFormat("%s: malformed field: %s", path, error.what()));
   }

@@ -29,6 +29,11 @@ struct RunMetadata {
   // shows the user's files relative to it and reads their lines from it.
   // "" for runs from before it was recorded.
   std::string working_directory;
+  // The capture window asked for, as typed ("--delay 60"; "" for the whole
+  // run), and its --delay (0: none), so that a report whose window never
+  // opened says what was asked and whether the run ended first.
+  std::string capture_request;
+  int64_t capture_delay_ns = 0;
   // False when meta.json could not be read: the fields above are then
   // defaults, not facts, and reports say "unknown" instead of "exit status 0".
   bool recorded = true;

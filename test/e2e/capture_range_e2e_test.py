@@ -69,7 +69,10 @@ class CaptureRanges(unittest.TestCase):
         capture = run.report["capture"]
         self.assertEqual(capture["windows_ns"], [])
         self.assertEqual(capture["whole_run_steps"], STEPS)
-        self.assertIn("Capture never opened", run.report["headline"]["findings"][0])
+        finding = run.report["headline"]["findings"][0]
+        self.assertIn("Capture never opened", finding)
+        # What was asked, as typed.
+        self.assertIn("--capture-range nvtx:some_other_range asked for a window the run never reached", finding)
 
 
 if __name__ == "__main__":
