@@ -12,7 +12,7 @@
 # reuses a calibration made on this machine kind, else one is made
 # (--accept-uncertain, as verify_correction.sh). REPS pairs per validation
 # (default 4); ONLY="torch_all jax_nocupti mix_arith ..." runs just those.
-# Full log and validate_all.json in $OUT; a table is printed last.
+# Full log and validate_all.json in $OUT; a table (validate_table.py) last.
 set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh" probe_startup.log
 bounded() { timeout -k 10 "${RUN_TIMEOUT:-240}" "$@"; }
@@ -82,29 +82,4 @@ PY
 fi
 
 echo "== summary"
-python3 - "$work" "$out" <<'PY'
-import glob, json, os, sys
-work, out = sys.argv[1:]
-merged, rows = {}, []
-for path in sorted(glob.glob(os.path.join(work, "*", "validate.json"))):
-    name = os.path.basename(os.path.dirname(path))
-    v = json.load(open(path))
-    merged[name] = v
-    s = v.get("summary", {})
-    if not s:
-        rows.append((name, f"{v.get('status')}: {v.get('message')}"))
-        continue
-    raw, bias = s["raw_overhead"], s.get("bias") or {}
-    text = "unprofiled %6.2f s  raw %.3fx [%.3f..%.3f]" % (s["unprofiled_wall_s"]["mean"], raw["mean"], raw["min"], raw["max"])
-    if bias.get("mean") is not None:
-        text += "  bias %+6.2f%% [%+.2f..%+.2f]" % (100 * bias["mean"], 100 * bias["min"], 100 * bias["max"])
-    reps = [r for r in v.get("repetitions", []) if r.get("python_hook_ns") is not None]
-    if reps:
-        text += "  hook timed/priced %.3f/%.3f s" % (sum(r["python_hook_ns"] for r in reps) / len(reps) / 1e9,
-                                                   sum(r["python_hook_priced_ns"] for r in reps) / len(reps) / 1e9)
-    rows.append((name, text))
-json.dump(merged, open(os.path.join(out, "validate_all.json"), "w"), indent=1)
-width = max((len(k) for k, _ in rows), default=0)
-for k, v in rows:
-    print(f"{k:<{width}}  {v}")
-PY
+python3 "$root/scripts/device/validate_table.py" "$work" "$out"

@@ -83,42 +83,4 @@ else
 fi
 
 echo "== summary"
-python3 - "$work" "$out" <<'PY'
-import glob, json, os, sys
-work, out = sys.argv[1:]
-merged = {}
-rows = []
-for path in sorted(glob.glob(os.path.join(work, "*", "validate.json"))):
-    name = os.path.basename(os.path.dirname(path))
-    v = json.load(open(path))
-    merged[name] = v
-    s = v.get("summary", {})
-    if not s:
-        rows.append((name, f"{v.get('status')}: {v.get('message')}"))
-        continue
-    raw, bias = s["raw_overhead"], s.get("bias") or {}
-    text = "raw %.3fx [%.3f..%.3f]" % (raw["mean"], raw["min"], raw["max"])
-    if bias.get("mean") is not None:
-        text += ", bias %+.2f%% [%+.2f..%+.2f] sd %.2f%%" % (100 * bias["mean"], 100 * bias["min"], 100 * bias["max"],
-                                                            100 * (bias["stddev"] or 0))
-    else:
-        text += ", uncorrected: " + str(v.get("correction_message"))
-    text += ", unprofiled %.2f s" % s["unprofiled_wall_s"]["mean"]
-    rows.append((name, text))
-    # The Python hook timed in-band in each profiled run, against its price.
-    reps = [r for r in v.get("repetitions", []) if r.get("python_hook_ns") is not None]
-    if reps:
-        hook = sum(r["python_hook_ns"] for r in reps) / len(reps)
-        priced = sum(r["python_hook_priced_ns"] for r in reps) / len(reps)
-        unprofiled = sum(r["unprofiled_wall_ns"] for r in reps) / len(reps)
-        rows.append(("  python hook", "timed %.3f s, priced %.3f s (%+.1f %% of unprofiled wall)"
-                     % (hook / 1e9, priced / 1e9, 100 * (hook - priced) / unprofiled)))
-json.dump(merged, open(os.path.join(out, "validate_all.json"), "w"), indent=1)
-costs = json.load(open(os.path.join(out, "calibration.json")))["costs"]
-for site in sorted(costs):
-    c = costs[site]
-    rows.append(("cost " + site, "%.1f ns +- %.1f" % (c["ns"], c["spread_ns"])))
-width = max(len(k) for k, _ in rows)
-for k, v in rows:
-    print(f"{k:<{width}}  {v}")
-PY
+python3 "$root/scripts/device/validate_table.py" "$work" "$out" --costs
