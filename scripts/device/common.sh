@@ -13,3 +13,16 @@ export RLSCOPE_MUJOCO_LIB="$bundle/mujoco/libmujoco.so.2.2.2"
 rlscope="$bundle/bin/rlscope"
 workloads="$root/scripts/workloads"
 exec > >(tee -a "$out/$1") 2>&1
+# calibration_into_out: $out/calibration.json for the check's reports:
+# CALIBRATION_IN's (a calibration made by an earlier call on this machine
+# kind, carried in .device: the device is handed back between calls), else
+# a fresh one, stored even where some costs stay uncertain (the host is
+# shared: ACCEPT_UNCERTAIN=0 refuses those).
+calibration_into_out() {
+  if [[ -n "${CALIBRATION_IN:-}" ]]; then
+    cp "$CALIBRATION_IN" "$out/calibration.json" && echo "reused $CALIBRATION_IN"
+  else
+    timeout -k 10 "${CALIBRATE_TIMEOUT:-300}" "$rlscope" calibrate --calibration "$out/calibration.json" \
+      $([[ "${ACCEPT_UNCERTAIN:-1}" != 0 ]] && echo --accept-uncertain)
+  fi
+}

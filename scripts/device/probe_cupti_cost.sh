@@ -13,11 +13,7 @@ reps="${REPS:-3}"
 work=/tmp/rlscope-cupti-cost
 rm -rf "$work" && mkdir -p "$work"
 [[ -d /usr/local/cuda/lib64 ]] && export LD_LIBRARY_PATH="$LD_LIBRARY_PATH:/usr/local/cuda/lib64"
-if [[ -n "${CALIBRATION_IN:-}" ]]; then
-  cp "$CALIBRATION_IN" "$out/calibration.json"
-else
-  timeout 300 "$rlscope" calibrate --calibration "$out/calibration.json" --accept-uncertain
-fi
+calibration_into_out
 loops="$root/scripts/device/gpu_loops.py"
 results="$work/results.txt"
 for ((i = 1; i <= reps; i++)); do

@@ -22,11 +22,7 @@ rm -rf "$work" && mkdir -p "$work"
 [[ -d /usr/local/cuda/lib64 ]] && export LD_LIBRARY_PATH="$LD_LIBRARY_PATH:/usr/local/cuda/lib64"
 python3 -c 'import sys, torch; print(sys.version.split()[0], "torch", torch.__version__, torch.cuda.is_available())'
 
-if [[ -n "${CALIBRATION_IN:-}" ]]; then
-  cp "$CALIBRATION_IN" "$out/calibration.json" && echo "reused $CALIBRATION_IN"
-else
-  bounded "$rlscope" calibrate --calibration "$out/calibration.json" --accept-uncertain
-fi
+calibration_into_out
 
 validate() {  # name, then validate's options, --, the command
   local name="$1"; shift

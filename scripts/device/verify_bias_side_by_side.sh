@@ -33,11 +33,7 @@ probe_cpus=(0 "$half")
 ((half >= 4)) && probe_cpus=(1 3 $((half + 1)) $((half + 3)))
 timeout 120 python3 "$root/scripts/device/probe_host_speed.py" "${HOST_SECONDS:-10}" "${probe_cpus[@]}"
 
-if [[ -n "${CALIBRATION_IN:-}" ]]; then
-  cp "$CALIBRATION_IN" "$out/calibration.json" && echo "reused $CALIBRATION_IN"
-else
-  timeout 300 "$rlscope" calibrate --calibration "$out/calibration.json" --accept-uncertain
-fi
+calibration_into_out
 
 sources="$bundle/bench_sources"
 standins="$root/scripts/bench/inference_corpus/standins"
