@@ -332,42 +332,59 @@ void SpreadWindow(const IntervalList& busy, int64_t begin, int64_t end, double o
   }
 }
 
-// PythonHookFloor: how much more than its price the Python hook's own
-// time on the thread is (0 when the price covers it). The hook timed one
-// callback in wire::kPythonHookSampleStride (PythonHookSample); that
-// time, scaled up, is a floor of what the hook cost the thread, since it
-// leaves out the interpreter's side of each callback. The calibration's
-// prices come from tight loops where the hook's code and data are hot and
-// its slow paths never run; where a real run's hook time alone exceeds
-// them (seen on Python 3.12 on the GPU machine: 234 ns a callback in
-// CleanRL's DQN, 2.7x the price), the price is known too low and the floor
-// is removed instead. `python_priced`: the thread's Python sites priced
-// by SiteRemovals.
-double PythonHookFloor(const ThreadTimeline& thread, Estimator& estimator, double python_priced) {
-  double timed = 0;
+// SelfTimedSite: the site of a kind the hook times itself; nullptr for
+// the kinds that are priced or not known.
+const char* SelfTimedSite(wire::OverheadKind kind) {
+  switch (kind) {
+    case wire::OverheadKind::kThreadSetup: return kThreadSetupSite;
+    case wire::OverheadKind::kCodeSetup: return kCodeSetupSite;
+    case wire::OverheadKind::kFlusherWake: return kFlusherWakeSite;
+    default: return nullptr;
+  }
+}
+
+// PricedPythonSite: the calibration's site of a Python kind priced per
+// count; empty for the others.
+std::string_view PricedPythonSite(wire::OverheadKind kind) {
+  switch (kind) {
+    case wire::OverheadKind::kPythonCall: return cal::kPythonCall;
+    case wire::OverheadKind::kPythonBuiltin: return cal::kPythonBuiltin;
+    case wire::OverheadKind::kPythonCallSite: return cal::kPythonCallSite;
+    default: return {};
+  }
+}
+
+// The Python hook's timed time on a thread, set beside its price.
+struct HookFloor {
+  double sampled_ns = 0;  // The timed callbacks' own time (one in the stride).
+  double excess_ns = 0;   // How much more than the price the scaled-up time is; 0 when covered.
+};
+
+// PythonHookFloor: the thread's Python hook time as timed, and how much
+// more than its price it is. The hook timed one callback in
+// wire::kPythonHookSampleStride (PythonHookSample); that time, scaled up,
+// is a floor of what the hook cost the thread, since it leaves out the
+// interpreter's side of each callback. The calibration's prices come from
+// tight loops where the hook's code and data are hot and its slow paths
+// never run; where a real run's hook time alone exceeds them (seen on
+// Python 3.12 on the GPU machine: 234 ns a callback in CleanRL's DQN, 2.7x
+// the price), the price is known too low and the floor is removed instead.
+// `python_priced`: the thread's Python sites priced by SiteRemovals.
+HookFloor PythonHookFloor(const ThreadTimeline& thread, Estimator& estimator, double python_priced) {
+  HookFloor floor;
   for (const OverheadWindow& window : thread.overhead_windows) {
-    const auto count = static_cast<double>(window.count);
-    switch (static_cast<wire::OverheadKind>(window.kind)) {
-      case wire::OverheadKind::kPythonCall:
-        python_priced += estimator.PythonCost(cal::kPythonCall).value_or(0) * count;
-        break;
-      case wire::OverheadKind::kPythonBuiltin:
-        python_priced += estimator.PythonCost(cal::kPythonBuiltin).value_or(0) * count;
-        break;
-      case wire::OverheadKind::kPythonCallSite:
-        python_priced += estimator.PythonCost(cal::kPythonCallSite).value_or(0) * count;
-        break;
-      // Self-timed work done inside callbacks (within the timed time too).
-      case wire::OverheadKind::kThreadSetup:
-      case wire::OverheadKind::kCodeSetup:
-      case wire::OverheadKind::kFlusherWake: python_priced += static_cast<double>(window.self_ns); break;
-      case wire::OverheadKind::kPythonHookSample:
-        timed += static_cast<double>(window.self_ns) * wire::kPythonHookSampleStride;
-        break;
-      default: break;
+    const auto kind = static_cast<wire::OverheadKind>(window.kind);
+    if (kind == wire::OverheadKind::kPythonHookSample) {
+      floor.sampled_ns += static_cast<double>(window.self_ns);
+    } else if (const std::string_view site = PricedPythonSite(kind); !site.empty()) {
+      python_priced += estimator.PythonCost(site).value_or(0) * static_cast<double>(window.count);
+    } else if (const char* self_timed = SelfTimedSite(kind); self_timed && PricedInsideCallbacks(self_timed)) {
+      python_priced += static_cast<double>(window.self_ns);
     }
   }
-  return std::max(0.0, timed - python_priced);
+  floor.excess_ns =
+      std::max(0.0, floor.sampled_ns * static_cast<double>(wire::kPythonHookSampleStride) - python_priced);
+  return floor;
 }
 
 // WindowRemovals: the removals of the thread's counted and self-timed
@@ -378,13 +395,7 @@ void WindowRemovals(const ThreadTimeline& thread, Estimator& estimator, double p
   if (thread.overhead_windows.empty()) return;
   const IntervalList busy = BusyIntervals(thread);
   // The floor's excess goes where the hook was timed, in proportion.
-  const double floor_excess = PythonHookFloor(thread, estimator, python_priced);
-  double sampled_ns = 0;
-  for (const OverheadWindow& window : thread.overhead_windows) {
-    if (window.kind == static_cast<uint16_t>(wire::OverheadKind::kPythonHookSample)) {
-      sampled_ns += static_cast<double>(window.self_ns);
-    }
-  }
+  const HookFloor floor = PythonHookFloor(thread, estimator, python_priced);
   // Entries of one batch share its window: summed, then spread once.
   for (size_t i = 0; i < thread.overhead_windows.size();) {
     const OverheadWindow& first = thread.overhead_windows[i];
@@ -397,33 +408,25 @@ void WindowRemovals(const ThreadTimeline& thread, Estimator& estimator, double p
       const auto self = static_cast<double>(window.self_ns);
       switch (static_cast<wire::OverheadKind>(window.kind)) {
         case wire::OverheadKind::kPythonCall:
-          outside += estimator.Python(cal::kPythonCall, window.count).value_or(0) * count;
-          break;
         case wire::OverheadKind::kPythonBuiltin:
-          outside += estimator.Python(cal::kPythonBuiltin, window.count).value_or(0) * count;
-          break;
         case wire::OverheadKind::kPythonCallSite:
-          outside += estimator.Python(cal::kPythonCallSite, window.count).value_or(0) * count;
+          outside += estimator.Python(PricedPythonSite(static_cast<wire::OverheadKind>(window.kind)), window.count)
+                         .value_or(0) *
+                     count;
           break;
         case wire::OverheadKind::kNestedHook:
           inside += estimator.Plain(cal::kNestedHook, window.count).value_or(0) * count;  // Inside hooked calls.
           break;
         case wire::OverheadKind::kThreadSetup:
-          estimator.SelfTimed("thread_setup", window.count, self);
-          outside += self;
-          break;
         case wire::OverheadKind::kCodeSetup:
-          estimator.SelfTimed("code_setup", window.count, self);
-          outside += self;
-          break;
         case wire::OverheadKind::kFlusherWake:
-          estimator.SelfTimed("flusher_wake", window.count, self);
+          estimator.SelfTimed(SelfTimedSite(static_cast<wire::OverheadKind>(window.kind)), window.count, self);
           outside += self;
           break;
         case wire::OverheadKind::kPythonHookSample:  // Priced above already: noted; only the floor's excess.
           estimator.HookSample(window.count, self);
-          if (floor_excess > 0 && sampled_ns > 0) {
-            const double share = floor_excess * self / sampled_ns;
+          if (floor.excess_ns > 0 && floor.sampled_ns > 0) {
+            const double share = floor.excess_ns * self / floor.sampled_ns;
             estimator.SelfTimed(kPythonHookFloorSite, window.count * wire::kPythonHookSampleStride, share);
             outside += share;
           }
@@ -485,6 +488,13 @@ void MapIntervals(const TimeCorrection& correction, IntervalList& intervals) {
 }
 
 }  // namespace
+
+bool PricedInsideCallbacks(std::string_view site) {
+  auto starts_with = [site](std::string_view prefix) { return site.substr(0, prefix.size()) == prefix; };
+  if (starts_with(cal::kPythonProcess)) return false;  // Start-up and exit: no callback.
+  if (site == kPythonHookFloorSite) return false;      // Beyond the price, not priced.
+  return starts_with("python_") || site == kThreadSetupSite || site == kCodeSetupSite || site == kFlusherWakeSite;
+}
 
 ProcessCorrection CorrectProcess(ProcessTimeline& process, const cal::OverheadModel& model,
                                  std::string_view python_version, const NameTable& names) {

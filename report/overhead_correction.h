@@ -81,6 +81,19 @@ struct SiteOverhead {
 // time beyond its calibrated price (overhead_correction.cc, PythonHookFloor).
 inline constexpr char kPythonHookFloorSite[] = "python_hook_timed";
 
+// The sites of work the hook times itself (by_site names); all of it runs
+// inside a Python hook callback.
+inline constexpr char kThreadSetupSite[] = "thread_setup";  // A new thread's ring.
+inline constexpr char kCodeSetupSite[] = "code_setup";      // First sight of a code object.
+inline constexpr char kFlusherWakeSite[] = "flusher_wake";  // Waking the flusher.
+
+// PricedInsideCallbacks: whether a by_site entry prices work that a Python
+// hook callback does, and so lies within the callbacks' timed time: the
+// Python sites but a process's start-up and exit, and the self-timed
+// sites above. The one definition the floor (PythonHookFloor) and the
+// report's check (python_hook_check.h) share.
+bool PricedInsideCallbacks(std::string_view site);
+
 struct ProcessCorrection {
   double estimated_ns = 0;             // rlscope's estimated cost on all threads.
   double removed_ns = 0;               // Of it, removed from the timelines.

@@ -1,24 +1,10 @@
 #include "report/python_hook_check.h"
 
 #include "absl/strings/str_format.h"
-#include "calibration/overhead_model.h"
 #include "format/wire_format.h"
 #include "report/report_vocabulary.h"
 
 namespace rlscope::report {
-
-namespace cal = rlscope::calibration;
-
-namespace {
-
-// PricedInsideCallbacks: whether `site`'s cost is work a Python hook
-// callback does (and so inside the timed callbacks).
-bool PricedInsideCallbacks(const std::string& site) {
-  if (site.rfind(std::string(cal::kPythonProcess), 0) == 0) return false;  // Start-up and exit: no callback.
-  return site.rfind("python_", 0) == 0 || site == "code_setup" || site == "flusher_wake" || site == "thread_setup";
-}
-
-}  // namespace
 
 std::optional<PythonHookCheck> CheckPythonHook(const ProcessCorrection& correction) {
   if (correction.python_hook_samples < kMinTimedCallbacks) return std::nullopt;
@@ -53,16 +39,6 @@ std::string DescribePythonHookCheck(const PythonHookCheck& check) {
                     "; the hook's own time alone is more, so the correction removed it instead (%s more, as %s; "
                     "the interpreter's side of each callback is not in it)",
                     FormatDuration(static_cast<int64_t>(check.floor_removed_ns)), kPythonHookFloorSite);
-}
-
-std::optional<std::string> BytecodeSlowdownCaveat(const ProcessCorrection& correction) {
-  const auto call = correction.by_site.find(std::string(cal::kPythonCall) + "@3.11");
-  if (call == correction.by_site.end() || call->second.events == 0) return std::nullopt;
-  return std::string(
-      "Python 3.11 runs every bytecode slower while a profiler is attached (its specialised instructions are "
-      "off), which the correction prices as a typical small function's body per call: a long loop inside one "
-      "call is under-corrected, many one-line functions over-corrected (docs/overhead-correction.md; on 3.12+ "
-      "this slowdown is gone)");
 }
 
 }  // namespace rlscope::report

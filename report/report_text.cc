@@ -10,6 +10,7 @@
 #include "absl/strings/str_join.h"
 #include "calibration/calibration_verdict.h"
 #include "calibration/overhead_model.h"
+#include "report/bytecode_slowdown_caveat.h"
 #include "report/headline.h"
 #include "report/python_hook_check.h"
 #include "report/report_tables.h"

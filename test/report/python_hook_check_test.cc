@@ -52,14 +52,15 @@ TEST_CASE("a price below the hook's own time is named as under-correction", "[py
   CHECK(DescribePythonHookCheck(*covered).find("under-corrected") == std::string::npos);
 }
 
-TEST_CASE("Python 3.11's calls carry the caveat of its bytecode slowdown", "[python_hook_check]") {
-  ProcessCorrection correction = Correction(100, 1000);
-  CHECK_FALSE(BytecodeSlowdownCaveat(correction).has_value());  // 3.12: no slowdown to caveat.
-  correction.by_site["python_call@3.11"] = {0, 0, 0};
-  CHECK_FALSE(BytecodeSlowdownCaveat(correction).has_value());  // Priced, but no call seen.
-  correction.by_site["python_call@3.11"] = {5000, 800'000, 0};
-  const auto caveat = BytecodeSlowdownCaveat(correction);
-  REQUIRE(caveat.has_value());
-  CHECK_THAT(*caveat,
-             Catch::Contains("Python 3.11") && Catch::Contains("under-corrected") && Catch::Contains("over-corrected"));
+TEST_CASE("the sites priced inside callbacks are the callbacks' work, not start-up or the floor",
+          "[python_hook_check]") {
+  CHECK(PricedInsideCallbacks("python_call@3.12"));
+  CHECK(PricedInsideCallbacks("python_transition@3.11"));
+  CHECK(PricedInsideCallbacks(kCodeSetupSite));
+  CHECK(PricedInsideCallbacks(kThreadSetupSite));
+  CHECK(PricedInsideCallbacks(kFlusherWakeSite));
+  CHECK_FALSE(PricedInsideCallbacks("python_process@3.12"));
+  CHECK_FALSE(PricedInsideCallbacks(kPythonHookFloorSite));
+  CHECK_FALSE(PricedInsideCallbacks("cuda_hook"));
+  CHECK_FALSE(PricedInsideCallbacks("cupti"));
 }
