@@ -7,6 +7,7 @@
 #include "collector/diff_command.h"
 #include "collector/dump_command.h"
 #include "collector/export_command.h"
+#include "collector/huge_page_malloc.h"
 #include "collector/launcher.h"
 #include "collector/python_path_command.h"
 #include "collector/report_command.h"
@@ -39,6 +40,14 @@ options: -h/--help, --version
 }  // namespace
 
 int main(int argc, char** argv) {
+  // The commands that analyse traces run on huge pages (huge_page_malloc.h);
+  // the others start faster without re-executing.
+  if (argc > 1) {
+    const std::string command = argv[1];
+    if (command == "run" || command == "report" || command == "export" || command == "diff" || command == "validate") {
+      rlscope::collector::UseHugePageMalloc(argv);
+    }
+  }
   // Before any command blocks signals of its own: the profiled command
   // gets this mask back.
   rlscope::collector::RememberInheritedSignalMask();

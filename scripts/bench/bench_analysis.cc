@@ -10,6 +10,8 @@
 //       timelines are corrected and analysed twice, corrected and not)
 //
 // Prints: events, trace bytes per event, analysis seconds, events/s.
+// Runs on huge pages as rlscope does (collector/huge_page_malloc.h;
+// RLSCOPE_HUGE_PAGES=0 measures without).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -19,6 +21,7 @@
 #include <string>
 
 #include "calibration/overhead_model.h"
+#include "collector/huge_page_malloc.h"
 #include "format/run_layout.h"
 #include "preload/batch_encoder.h"
 #include "report/run_metadata.h"
@@ -51,6 +54,7 @@ wire::Event SyntheticEvent(uint64_t i) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  rlscope::collector::UseHugePageMalloc(argv);
   const uint64_t total_events = argc > 1 ? strtoull(argv[1], nullptr, 10) : 20'000'000;
   const std::filesystem::path dir = argc > 2 ? argv[2] : "/tmp/rlscope-bench-analysis";
   std::filesystem::remove_all(dir);

@@ -169,6 +169,24 @@ class ProgramIsUnharmed(unittest.TestCase):
         run = ProfiledRun(self, [PYTHON, "-c", script])
         self.assertEqual(run.result.stdout, "True 0\n")
 
+    def test_the_program_gets_the_users_glibc_tunables_while_rlscope_uses_huge_pages(self):
+        # rlscope re-executes itself with glibc.malloc.hugetlb=1
+        # (collector/huge_page_malloc.h); the program it launches (its
+        # child: $PPID is rlscope) sees GLIBC_TUNABLES as the user set it,
+        # or unset, and none of rlscope's bookkeeping.
+        script = ("import os\n"
+                  "print(repr(os.environ.get('GLIBC_TUNABLES')))\n"
+                  "print(sorted(k for k in os.environ if k.startswith('RLSCOPE_SAVED')))\n"
+                  "with open(f'/proc/{os.getppid()}/environ', 'rb') as f:\n"
+                  "    print(b'glibc.malloc.hugetlb=1' in f.read())\n")
+        env = {k: v for k, v in os.environ.items() if k not in ("GLIBC_TUNABLES", "RLSCOPE_HUGE_PAGES")}
+        unset = ProfiledRun(self, [PYTHON, "-c", script], env=env)
+        self.assertEqual(unset.result.stdout, "None\n[]\nTrue\n")
+        user = ProfiledRun(self, [PYTHON, "-c", script], env=dict(env, GLIBC_TUNABLES="glibc.malloc.perturb=0"))
+        self.assertEqual(user.result.stdout, "'glibc.malloc.perturb=0'\n[]\nTrue\n")
+        off = ProfiledRun(self, [PYTHON, "-c", script], env=dict(env, RLSCOPE_HUGE_PAGES="0"))
+        self.assertEqual(off.result.stdout, "None\n[]\nFalse\n")
+
     def test_names_that_are_not_utf8_do_not_break_the_report(self):
         run = ProfiledRun(self, ["/bin/echo", b"caf\xe9"])  # Latin-1, invalid as UTF-8.
         self.assertEqual(run.report["command"][1], "caf\ufffd")
