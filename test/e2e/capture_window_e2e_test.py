@@ -98,6 +98,34 @@ class CaptureWindows(unittest.TestCase):
         self.assertEqual(recorded["capture_request"], "--delay 3600")
         self.assertEqual(recorded["capture_delay_ns"], 3600 * 10**9)
 
+    def test_a_timed_window_opens_and_closes_mid_run(self):
+        # 3 s of paced steps; the window is [1.5 s, 2 s] after launch, inside
+        # the loop even when start-up is slow (the loop's 3 s begin after it).
+        run = ProfiledRun(self, [ARGS.python, PROGRAM, "0", "0", "0", "--paced", "3"],
+                          options=("--delay", "1.5", "--duration", "0.5"))
+        steps = int(run.result.stdout.split("rlscope")[0].split()[1])
+        capture = run.report["capture"]
+        self.assertTrue(capture["windowed"])
+        self.assertEqual(len(capture["windows_ns"]), 1)
+        # From the process's start, which comes after rlscope launched it
+        # (the delay counts from the launch, as in Nsight): the window opens
+        # the launch's lag (exec, loading the preload) before 1.5 s.
+        begin, end = capture["windows_ns"][0]
+        self.assertGreater(begin, 1_200_000_000)
+        self.assertLess(begin, 2_000_000_000)
+        self.assertLess(end, run.report["wall_ns"])
+        self.assertEqual(capture["captured_ns"], end - begin)
+        # At most the duration, give or take the flusher's toggling (a flush
+        # interval; more on a busy machine).
+        self.assertGreater(capture["captured_ns"], 0)
+        self.assertLessEqual(capture["captured_ns"], 750_000_000)
+        # Steps before, inside and after the window; the run counts them all
+        # (and the stretch's one reset).
+        self.assertEqual(capture["whole_run_steps"], steps + 1)
+        self.assertGreater(run.report["per_step"]["steps"], 0)
+        self.assertLess(run.report["per_step"]["steps"], steps - 1)
+        self.assertIn("of the run was captured, in 1 window", run.report["headline"]["findings"][0])
+
     def test_a_duration_longer_than_the_run_captures_all_of_it(self):
         run = ProfiledRun(self, command(), options=("--duration", "3600"))
         # Capture never closed: the whole run, reported as one.

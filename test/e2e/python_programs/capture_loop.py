@@ -2,9 +2,12 @@
 ways a user marks it: `--api` wraps steps [first, last) in `with
 rlscope.capture():`; `--signal` sends the process the capture signal at
 step `first` (and waits for the collector to see it), so capture opens
-there. Prints the same output profiled or not.
+there. `--paced SECONDS` instead runs one stretch of steps, 5 ms apart,
+until SECONDS after it began, for windows placed by time (--delay,
+--duration), and prints how many steps it took. Prints the same output
+profiled or not (but --paced's count).
 
-  capture_loop.py STEPS FIRST LAST [--api | --signal]
+  capture_loop.py STEPS FIRST LAST [--api | --signal | --paced SECONDS]
 """
 import os
 import signal
@@ -45,9 +48,23 @@ def run(env, agent, steps):
     return total
 
 
+def run_paced(env, agent, seconds):
+    end = time.monotonic() + seconds
+    obs = env.reset()
+    steps = 0
+    while time.monotonic() < end:
+        obs, _, _ = env.step(agent.select_action(obs))
+        steps += 1
+        time.sleep(0.005)
+    return steps
+
+
 def main():
     steps, first, last = (int(arg) for arg in sys.argv[1:4])
     env, agent = GridEnv(), Agent()
+    if "--paced" in sys.argv:
+        print("steps", run_paced(env, agent, float(sys.argv[sys.argv.index("--paced") + 1])))
+        return
     total = run(env, agent, first)
     if "--api" in sys.argv:
         import rlscope
