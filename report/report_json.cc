@@ -210,11 +210,18 @@ nlohmann::ordered_json CaptureJson(const RunReport& report) {
   json["whole_run_steps"] = report.whole_run_steps;
   nlohmann::ordered_json estimates = nlohmann::ordered_json::array();
   for (const RunReport::Estimate& estimate : report.whole_run_estimate) {
+    nlohmann::ordered_json levels = nlohmann::ordered_json::array();
+    for (const auto& [level, ns] : estimate.estimated_ns_by_level) {
+      levels.push_back({{"level", std::string(CategoryName(level))},
+                        {"window_ns", estimate.window_ns_by_level.at(level)},
+                        {"estimated_ns", ns}});
+    }
     estimates.push_back({{"operation", estimate.operation},
                          {"window_instances", estimate.window_instances},
                          {"run_instances", estimate.run_instances},
                          {"window_ns", estimate.window_ns},
-                         {"estimated_ns", estimate.estimated_ns}});
+                         {"estimated_ns", estimate.estimated_ns},
+                         {"by_level", std::move(levels)}});
   }
   json["whole_run_estimate"] = std::move(estimates);
   return json;

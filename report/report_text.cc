@@ -148,9 +148,27 @@ std::string WholeRunEstimate(const RunReport& report) {
                      FormatDuration(estimate.window_ns / instances), FormatCount(estimate.run_instances),
                      FormatDuration(estimate.estimated_ns)});
   }
+  // By level, over the estimated operations: each operation's window mix
+  // of levels scaled by its instances (RunReport::Estimate).
+  std::map<Category, int64_t> by_level;
+  int64_t total = 0;
+  for (const RunReport::Estimate& estimate : report.whole_run_estimate) {
+    for (const auto& [level, ns] : estimate.estimated_ns_by_level) {
+      by_level[level] += ns;
+      total += ns;
+    }
+  }
+  std::vector<std::pair<Category, int64_t>> levels(by_level.begin(), by_level.end());
+  std::sort(levels.begin(), levels.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  std::string level_line = "  by level:";
+  for (size_t i = 0; i < levels.size(); ++i) {
+    level_line += absl::StrFormat("%s %s %s (%.0f%%)", i == 0 ? "" : ",", CategoryName(levels[i].first),
+                                  FormatDuration(levels[i].second),
+                                  total > 0 ? 100.0 * static_cast<double>(levels[i].second) / total : 0.0);
+  }
   return "\nthe whole run, estimated from the capture windows (CPU thread time per instance x the run's "
          "instances):\n" +
-         FormatTable(table);
+         FormatTable(table) + (levels.empty() ? "" : level_line + "\n");
 }
 
 // JobSection: each job's ranks side by side (job_ranks.h).

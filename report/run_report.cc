@@ -235,6 +235,7 @@ void SummariseCapture(RunReport& report) {
   for (const BreakdownRow& row : report.rows) {
     if (row.resource == Resource::kGpu || row.category == Category::kWait) continue;
     estimates[row.operation].window_ns += row.ns;
+    estimates[row.operation].window_ns_by_level[row.category] += row.ns;
   }
   for (const ProcessReport& process : report.processes) {
     for (const auto& [operation, n] : process.operation_instances) estimates[operation].window_instances += n;
@@ -245,9 +246,11 @@ void SummariseCapture(RunReport& report) {
   for (auto& [operation, estimate] : estimates) {
     if (estimate.window_instances == 0 || estimate.window_ns <= 0) continue;
     estimate.operation = operation;
-    estimate.estimated_ns =
-        static_cast<int64_t>(static_cast<double>(estimate.window_ns) / static_cast<double>(estimate.window_instances) *
-                             static_cast<double>(estimate.run_instances));
+    const double scale = static_cast<double>(estimate.run_instances) / static_cast<double>(estimate.window_instances);
+    estimate.estimated_ns = static_cast<int64_t>(static_cast<double>(estimate.window_ns) * scale);
+    for (const auto& [level, ns] : estimate.window_ns_by_level) {
+      estimate.estimated_ns_by_level[level] = static_cast<int64_t>(static_cast<double>(ns) * scale);
+    }
     report.whole_run_estimate.push_back(estimate);
   }
   std::sort(report.whole_run_estimate.begin(), report.whole_run_estimate.end(),

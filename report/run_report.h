@@ -212,13 +212,17 @@ struct RunReport {
   // instances in the windows, its CPU thread time there divided by those
   // instances, times the instances of the whole run (every process
   // summed). Start-up, teardown and time in no operation have no
-  // instances and are not estimated. Largest estimate first.
+  // instances and are not estimated. Each level (category) of an
+  // operation is scaled alike: the window's mix of levels per instance is
+  // taken to hold for the whole run. Largest estimate first.
   struct Estimate {
     std::string operation;
     uint64_t window_instances = 0;
     uint64_t run_instances = 0;
     int64_t window_ns = 0;
     int64_t estimated_ns = 0;
+    std::map<Category, int64_t> window_ns_by_level;
+    std::map<Category, int64_t> estimated_ns_by_level;
   };
   std::vector<Estimate> whole_run_estimate;
   // Ranks of distributed jobs among the processes (job_ranks.h).

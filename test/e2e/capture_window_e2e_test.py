@@ -72,6 +72,17 @@ class CaptureWindows(unittest.TestCase):
         self.assertEqual(simulation["window_ns"], window_ns)
         self.assertAlmostEqual(simulation["estimated_ns"],
                                window_ns / (LAST - FIRST + 1) * (STEPS + RESETS), delta=1)
+        # By level: the window's levels of the operation, each scaled alike.
+        levels = {level["level"]: level for level in simulation["by_level"]}
+        self.assertIn("Python", levels)
+        self.assertEqual(sum(level["window_ns"] for level in levels.values()), window_ns)
+        for name, level in levels.items():
+            window_level_ns = sum(r["ns"] for r in run.report["rows"] if r["operation"] == "simulation"
+                                  and r["resource"] != "GPU" and r["category"] == name)
+            self.assertEqual(level["window_ns"], window_level_ns, name)
+            self.assertAlmostEqual(level["estimated_ns"],
+                                   window_level_ns / (LAST - FIRST + 1) * (STEPS + RESETS), delta=1)
+        self.assertIn("  by level: Python ", report_text)
         self.assertIn("Estimated for the whole run, its loop takes about", finding)
 
     def test_without_a_capture_option_the_api_changes_nothing(self):
