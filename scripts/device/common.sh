@@ -26,3 +26,21 @@ calibration_into_out() {
       $([[ "${ACCEPT_UNCERTAIN:-1}" != 0 ]] && echo --accept-uncertain)
   fi
 }
+# fresh_work DIR: an empty scratch folder for the check, and CUDA's
+# libraries on the loader's path where the machine has them.
+fresh_work() {
+  work="$1"
+  rm -rf "$work" && mkdir -p "$work"
+  if [[ -d /usr/local/cuda/lib64 ]]; then export LD_LIBRARY_PATH="$LD_LIBRARY_PATH:/usr/local/cuda/lib64"; fi
+}
+# use_cleanrl: CleanRL and Gymnasium from .device/bench_sources (fetched,
+# never committed) and our stand-ins for their small dependencies on
+# PYTHONPATH; sets standins, scripts (CleanRL's script folder) and cleanrl
+# (the command prefix that runs a script with the stand-ins).
+use_cleanrl() {
+  local sources="$bundle/bench_sources"
+  standins="$root/scripts/bench/inference_corpus/standins"
+  export PYTHONPATH="$sources/cleanrl:$sources/gymnasium-0.29.1:$standins${PYTHONPATH:+:$PYTHONPATH}"
+  scripts="$sources/cleanrl/cleanrl"
+  cleanrl=(python3 "$standins/run_with_standins.py")
+}

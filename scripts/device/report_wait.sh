@@ -13,15 +13,10 @@ set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh" report_wait.log
 rounds="${ROUNDS:-3}"
 only="${ONLY:-dqn ppo dqn_jax}"
-work=/tmp/rlscope-report-wait
-rm -rf "$work" && mkdir -p "$work"
-[[ -d /usr/local/cuda/lib64 ]] && export LD_LIBRARY_PATH="$LD_LIBRARY_PATH:/usr/local/cuda/lib64"
+fresh_work /tmp/rlscope-report-wait
 calibration_into_out
 
-sources="$bundle/bench_sources"
-standins="$root/scripts/bench/inference_corpus/standins"
-export PYTHONPATH="$sources/cleanrl:$sources/gymnasium-0.29.1:$standins${PYTHONPATH:+:$PYTHONPATH}"
-scripts="$sources/cleanrl/cleanrl"
+use_cleanrl
 cd "$work" || exit 1
 
 seconds_of() {  # the command's wall seconds, its output to $work/last.log
@@ -48,7 +43,6 @@ measure() {  # name, then the command
     tail -5 "$work/times"
   done
 }
-cleanrl=(python3 "$standins/run_with_standins.py")
 measure bundled_dqn python3 "$root/scripts/workloads/dqn.py" --device "${BUNDLED_DEVICE:-cuda}" --steps 1000 --quiet
 measure dqn "${cleanrl[@]}" "$scripts/dqn.py" --env-id CartPole-v1 --total-timesteps "${STEPS_DQN:-3000}" \
   --learning-starts 1000 --cuda

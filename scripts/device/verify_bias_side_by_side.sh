@@ -19,9 +19,7 @@
 set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh" verify_bias_side_by_side.log
 pairs="${PAIRS:-6}"
-work=/tmp/rlscope-side-by-side
-rm -rf "$work" && mkdir -p "$work"
-[[ -d /usr/local/cuda/lib64 ]] && export LD_LIBRARY_PATH="$LD_LIBRARY_PATH:/usr/local/cuda/lib64"
+fresh_work /tmp/rlscope-side-by-side
 cpus=$(nproc)
 half=$((cpus / 2))
 low="0-$((half - 1))"
@@ -35,10 +33,7 @@ timeout 120 python3 "$root/scripts/device/probe_host_speed.py" "${HOST_SECONDS:-
 
 calibration_into_out
 
-sources="$bundle/bench_sources"
-standins="$root/scripts/bench/inference_corpus/standins"
-export PYTHONPATH="$sources/cleanrl:$sources/gymnasium-0.29.1:$standins${PYTHONPATH:+:$PYTHONPATH}"
-scripts="$sources/cleanrl/cleanrl"
+use_cleanrl
 cd "$work" || exit 1
 
 pair() {  # name, index, rlscope run options, --, the command: one unprofiled and one profiled run at once
@@ -82,7 +77,6 @@ run_pairs bundled_dqn python3 "$root/scripts/workloads/dqn.py" --device "${BUNDL
   --steps "${STEPS_BUNDLED_DQN:-1000}" --quiet
 run_pairs bundled_ppo python3 "$root/scripts/workloads/ppo.py" --device "${BUNDLED_DEVICE:-cuda}" \
   --steps "${STEPS_BUNDLED_PPO:-2000}" --quiet
-cleanrl=(python3 "$standins/run_with_standins.py")
 run_pairs dqn "${cleanrl[@]}" "$scripts/dqn.py" --env-id CartPole-v1 --total-timesteps "${STEPS_DQN:-3000}" \
   --learning-starts 1000 --cuda
 run_pairs ppo "${cleanrl[@]}" "$scripts/ppo.py" --env-id CartPole-v1 --total-timesteps "${STEPS_PPO:-4096}" --cuda
