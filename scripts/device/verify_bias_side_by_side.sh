@@ -13,8 +13,10 @@
 # First probe_host_speed.py: whether the host slows vCPUs together at all.
 # With .device carried and CleanRL's sources in .device/bench_sources;
 # CALIBRATION_IN=FILE reuses a calibration; PAIRS (default 6), ONLY="dqn
-# ppo dqn_jax bundled_dqn bundled_ppo", STEPS_DQN, STEPS_PPO; CONFIGS="all nocupti" (default all)
-# also profiles without CUPTI. Table last; logs, and each profiled run's
+# ppo dqn_jax bundled_dqn bundled_ppo", STEPS_DQN, STEPS_PPO; CONFIGS="all
+# nocupti nopython" (default all) also profiles without CUPTI and without
+# the Python level (RLSCOPE_PYTHON_HOOK=off), the configurations in turn
+# within each pair's round. Table last; logs, and each profiled run's
 # correction (report.json's "correction", by cost) in $OUT/pairs.json.
 set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh" verify_bias_side_by_side.log
@@ -54,7 +56,7 @@ pair() {  # name, index, rlscope run options, --, the command: one unprofiled an
   local unprofiled=$!
   (
     cd "$dir/p" || exit 1
-    taskset -c "$p_cpus" "$rlscope" run --quiet --calibration "$out/calibration.json" --out "$dir/run" "${options[@]}" -- "$@" \
+    env "${profiled_env[@]}" taskset -c "$p_cpus" "$rlscope" run --quiet --calibration "$out/calibration.json" --out "$dir/run" "${options[@]}" -- "$@" \
       >stdout 2>stderr
   ) &
   # Not a bare `wait`: it would wait for common.sh's tee too.
@@ -63,12 +65,16 @@ pair() {  # name, index, rlscope run options, --, the command: one unprofiled an
 run_pairs() {  # name, then the command; once per configuration
   local name="$1"; shift
   [[ -n "${ONLY:-}" && " $ONLY " != *" $name "* ]] && return 0
-  local config
-  for config in ${CONFIGS:-all}; do
-    local options=()
-    [[ "$config" == nocupti ]] && options=(--no-cupti)
-    echo "== $name ($config): $pairs pairs"
-    for ((i = 1; i <= pairs; i++)); do pair "${name}_$config" "$i" "${options[@]}" -- "$@"; done
+  local config i
+  echo "== $name (${CONFIGS:-all}): $pairs pairs of each, the configurations in turn"
+  for ((i = 1; i <= pairs; i++)); do
+    for config in ${CONFIGS:-all}; do
+      local options=()
+      profiled_env=()
+      [[ "$config" == nocupti ]] && options=(--no-cupti)
+      [[ "$config" == nopython ]] && profiled_env=(RLSCOPE_PYTHON_HOOK=off)
+      pair "${name}_$config" "$i" "${options[@]}" -- "$@"
+    done
   done
 }
 # The bundled workloads too (ONLY="bundled_dqn bundled_ppo"; on the
