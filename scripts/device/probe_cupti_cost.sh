@@ -10,9 +10,7 @@
 set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh" probe_cupti_cost.log
 reps="${REPS:-3}"
-work=/tmp/rlscope-cupti-cost
-rm -rf "$work" && mkdir -p "$work"
-[[ -d /usr/local/cuda/lib64 ]] && export LD_LIBRARY_PATH="$LD_LIBRARY_PATH:/usr/local/cuda/lib64"
+fresh_work /tmp/rlscope-cupti-cost
 calibration_into_out
 loops="$root/scripts/device/gpu_loops.py"
 results="$work/results.txt"

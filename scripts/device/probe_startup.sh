@@ -17,9 +17,7 @@ set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh" probe_startup.log
 bounded() { timeout -k 10 "${RUN_TIMEOUT:-240}" "$@"; }
 reps="${REPS:-4}"
-work=/tmp/rlscope-startup
-rm -rf "$work" && mkdir -p "$work"
-[[ -d /usr/local/cuda/lib64 ]] && export LD_LIBRARY_PATH="$LD_LIBRARY_PATH:/usr/local/cuda/lib64"
+fresh_work /tmp/rlscope-startup
 python3 -c 'import sys, torch; print(sys.version.split()[0], "torch", torch.__version__, torch.cuda.is_available())'
 
 calibration_into_out

@@ -21,10 +21,8 @@ set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh" verify_correction.log
 bounded() { timeout -k 10 "${RUN_TIMEOUT:-240}" "$@"; }
 reps="${REPS:-3}"
-work=/tmp/rlscope-correction
-rm -rf "$work" && mkdir -p "$work"
 # NVIDIA's runtime for rlscope-calibrate-cuda (torch brings its own copy).
-[[ -d /usr/local/cuda/lib64 ]] && export LD_LIBRARY_PATH="$LD_LIBRARY_PATH:/usr/local/cuda/lib64"
+fresh_work /tmp/rlscope-correction
 
 echo "== machine"
 python3 -c 'import sys, torch; print(sys.version.split()[0], "torch", torch.__version__, torch.cuda.is_available())'
@@ -63,13 +61,9 @@ validate jax_cuda python3 "$workloads/dqn_jax.py" --device cuda --steps "${STEPS
 
 # Third-party scripts run through the stand-ins for what the GPU machine
 # lacks or what would write outside the run (tyro, the SummaryWriter).
-sources="$bundle/bench_sources"
-standins="$root/scripts/bench/inference_corpus/standins"
-if [[ "${THIRD_PARTY:-1}" != 0 && -d "$sources/cleanrl" ]]; then
-  export PYTHONPATH="$sources/cleanrl:$sources/gymnasium-0.29.1:$standins${PYTHONPATH:+:$PYTHONPATH}"
+if [[ "${THIRD_PARTY:-1}" != 0 && -d "$bundle/bench_sources/cleanrl" ]]; then
+  use_cleanrl
   cd "$work"  # CleanRL writes its runs/ (the SummaryWriter's) into the working directory.
-  cleanrl=(python3 "$standins/run_with_standins.py")
-  scripts="$sources/cleanrl/cleanrl"
   validate cleanrl_dqn_cuda "${cleanrl[@]}" "$scripts/dqn.py" --env-id CartPole-v1 \
     --total-timesteps "${STEPS_CLEANRL_DQN:-6000}" --learning-starts 1000 --cuda
   validate cleanrl_ppo_cuda "${cleanrl[@]}" "$scripts/ppo.py" --env-id CartPole-v1 \
@@ -79,7 +73,7 @@ if [[ "${THIRD_PARTY:-1}" != 0 && -d "$sources/cleanrl" ]]; then
     validate cleanrl_dqn_jax_cuda "${cleanrl[@]}" "$scripts/dqn_jax.py" --env-id CartPole-v1 \
       --total-timesteps "${STEPS_CLEANRL_DQN:-6000}" --learning-starts 1000
 else
-  echo "== third-party scripts skipped (THIRD_PARTY=0 or no $sources/cleanrl)"
+  echo "== third-party scripts skipped (THIRD_PARTY=0 or no $bundle/bench_sources/cleanrl)"
 fi
 
 echo "== summary"
