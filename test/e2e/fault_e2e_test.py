@@ -676,15 +676,19 @@ class DiskFaults(FaultCase):
             self.assertGreater(os.path.getsize(trace), 0)
         shutil.rmtree(out)
         # Compressed (the default): the room counts the bytes on disk,
-        # 1 MiB of the ~2 MB this trace compresses to.
+        # 256 KiB. The trace compresses to 1.8-2.6 MB on a quiet machine;
+        # on a loaded one under ASan the collector falls behind, the
+        # program drops events and the trace is smaller (a CI run's stayed
+        # under 1 MiB), so the room is a small part of what any run writes.
         out = os.path.join(mount_point, "compressed")
-        run = bounded(self, profile_command(out, command, options=("--keep-free", "63M")))
+        run = bounded(self, profile_command(out, command, options=("--keep-free", f"{(64 << 10) - 256}K")))
         self.assertEqual(run.returncode, plain.returncode, run.stderr)
-        self.assertIn("trace recording stopped at", run.stderr)
         traces = glob.glob(os.path.join(out, "trace", "*.rlt"))
         self.assertEqual(len(traces), 1)
-        self.assertLess(os.path.getsize(traces[0]), 5 << 18)  # 1.25 MiB: room, and a block past a reading.
-        self.assertGreater(os.path.getsize(traces[0]), 128 << 10)
+        size = os.path.getsize(traces[0])
+        self.assertIn("trace recording stopped at", run.stderr, f"the trace grew to {size} bytes")
+        self.assertLess(size, 512 << 10)  # The room, and a block past a reading.
+        self.assertGreater(size, 64 << 10)
         again = run_rlscope("report", "--quiet", out, timeout=CASE_TIMEOUT_S)
         self.assertEqual(again.returncode, 0, again.stderr)
 
