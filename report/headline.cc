@@ -315,8 +315,7 @@ Headline MakeHeadline(const RunReport& report) {
                           name, Percent(operation_ns, figures.loop_ns), FormatDuration(operation_ns),
                           FormatDuration(figures.loop_ns), Percent(level_ns, operation_ns), LevelName(level)));
     }
-    std::vector<std::pair<Category, int64_t>> levels(figures.loop_levels.begin(), figures.loop_levels.end());
-    std::sort(levels.begin(), levels.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+    const std::vector<std::pair<Category, int64_t>> levels = LevelsLargestFirst(figures.loop_levels);
     std::string by_level = "By level, the loop is";
     for (size_t i = 0; i < levels.size() && i < 3; ++i) {
       by_level += absl::StrFormat("%s %s %s", i == 0 ? "" : ",", CategoryName(levels[i].first),

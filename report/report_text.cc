@@ -158,8 +158,7 @@ std::string WholeRunEstimate(const RunReport& report) {
       total += ns;
     }
   }
-  std::vector<std::pair<Category, int64_t>> levels(by_level.begin(), by_level.end());
-  std::sort(levels.begin(), levels.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  const std::vector<std::pair<Category, int64_t>> levels = LevelsLargestFirst(by_level);
   std::string level_line = "  by level:";
   for (size_t i = 0; i < levels.size(); ++i) {
     level_line += absl::StrFormat("%s %s %s (%.0f%%)", i == 0 ? "" : ",", CategoryName(levels[i].first),

@@ -1,5 +1,6 @@
 #include "report/report_vocabulary.h"
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -33,6 +34,13 @@ std::vector<BreakdownRow> RowsOfProcess(const std::vector<BreakdownRow>& rows, i
     if (row.pid == pid) own.push_back(row);
   }
   return own;
+}
+
+std::vector<std::pair<Category, int64_t>> LevelsLargestFirst(const std::map<Category, int64_t>& ns_by_level) {
+  std::vector<std::pair<Category, int64_t>> levels(ns_by_level.begin(), ns_by_level.end());
+  // Stable over the map's category order: equal times keep that order.
+  std::stable_sort(levels.begin(), levels.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  return levels;
 }
 
 std::string FormatPercent(int64_t part, int64_t whole) {

@@ -6,7 +6,9 @@
 #define RLSCOPE_REPORT_REPORT_VOCABULARY_H_
 
 #include <cstdint>
+#include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "report/run_report.h"
@@ -39,6 +41,10 @@ std::string FormatSourceLine(const std::string& location, uint32_t line);
 // FormatLine: a report line as "FILE:LINE  FUNCTION: SOURCE TEXT", the
 // file relative to the run's working directory (source_lines.h).
 std::string FormatLine(const LineRow& row);
+
+// LevelsLargestFirst: levels and their time, the largest first (ties in
+// the categories' order, so every view lists them alike).
+std::vector<std::pair<Category, int64_t>> LevelsLargestFirst(const std::map<Category, int64_t>& ns_by_level);
 
 // SplitQuietProcesses: the processes a report shows, and the quiet ones
 // (nothing intercepted: no operation, no category but Native, no problem),
