@@ -18,26 +18,27 @@ namespace cal = rlscope::calibration;
 
 namespace {
 
-// SortNearlySorted: insertion sort, linear for steps in record order (a
-// nested call's steps are a few places early); beyond a budget of moves
-// it hands over to std::sort.
-template <typename Step>
-void SortNearlySorted(std::vector<Step>& steps) {
-  auto earlier = [](const Step& a, const Step& b) { return a.time < b.time; };
-  size_t budget = 8 * steps.size() + 64;
-  for (size_t i = 1; i < steps.size(); ++i) {
-    const Step step = steps[i];
+// SortNearlySorted: insertion sort of [first, last), linear for steps in
+// record order (a nested call's steps are a few places early); beyond a
+// budget of moves it hands over to std::sort.
+template <typename Iterator>
+void SortNearlySorted(Iterator first, Iterator last) {
+  auto earlier = [](const auto& a, const auto& b) { return a.time < b.time; };
+  const size_t size = static_cast<size_t>(last - first);
+  size_t budget = 8 * size + 64;
+  for (size_t i = 1; i < size; ++i) {
+    const auto step = first[i];
     size_t j = i;
-    while (j > 0 && step.time < steps[j - 1].time) {
+    while (j > 0 && step.time < first[j - 1].time) {
       if (budget-- == 0) {
-        steps[j] = step;  // Put the held step back before handing over.
-        std::sort(steps.begin(), steps.end(), earlier);
+        first[j] = step;  // Put the held step back before handing over.
+        std::sort(first, last, earlier);
         return;
       }
-      steps[j] = steps[j - 1];
+      first[j] = first[j - 1];
       --j;
     }
-    steps[j] = step;
+    first[j] = step;
   }
 }
 
@@ -48,63 +49,80 @@ TimeCorrection::TimeCorrection(const std::vector<Removal>& removals) {
   Finish();
 }
 
-void TimeCorrection::AddTo(std::vector<Step>& steps, double begin, double end, double amount) {
+void TimeCorrection::Add(double begin, double end, double amount) {
+  if (ordered_begin_ != kNoOrdered && amount > 0) interleaved_ = true;
+  AddStep(begin, end, amount);
+}
+
+void TimeCorrection::AddOrdered(double begin, double end, double amount) {
+  if (ordered_begin_ == kNoOrdered) ordered_begin_ = steps_.size();
+  AddStep(begin, end, amount);
+}
+
+void TimeCorrection::AddStep(double begin, double end, double amount) {
   if (amount <= 0) return;
   if (end <= begin) {
     unplaced_ns_ += amount;  // No room at all (zero-length stretch).
     return;
   }
   const double rate = amount / (end - begin);
-  steps.push_back({begin, rate});
-  steps.push_back({end, -rate});
+  steps_.push_back({begin, rate});
+  steps_.push_back({end, -rate});
 }
 
 void TimeCorrection::Finish() {
-  SortNearlySorted(steps_);
-  SortNearlySorted(ordered_steps_);  // In order already: one pass.
-  // Sweep both series in time order: the rate between consecutive times
-  // is the sum of the stretches covering them, capped at 1.
-  knots_.clear();
-  knots_.reserve(steps_.size() + ordered_steps_.size());
-  size_t i = 0, j = 0;
+  auto earlier = [](const Point& a, const Point& b) { return a.time < b.time; };
+  if (interleaved_) {
+    std::sort(steps_.begin(), steps_.end(), earlier);
+  } else {
+    // Each series sorted (the ordered one in one pass), then merged.
+    const auto middle = steps_.begin() + static_cast<std::ptrdiff_t>(std::min(ordered_begin_, steps_.size()));
+    SortNearlySorted(steps_.begin(), middle);
+    SortNearlySorted(middle, steps_.end());
+    std::inplace_merge(steps_.begin(), middle, steps_.end(), earlier);
+  }
+  // Sweep the steps in time order: the rate between consecutive times is
+  // the sum of the stretches covering them, capped at 1. Knot k is written
+  // over step k, which the sweep has read by then (each knot takes at
+  // least one step).
+  size_t knots = 0;
   double rate = 0, removed = 0, last_time = 0;
-  while (i < steps_.size() || j < ordered_steps_.size()) {
-    const bool from_first =
-        j == ordered_steps_.size() || (i < steps_.size() && steps_[i].time <= ordered_steps_[j].time);
-    const double time = from_first ? steps_[i].time : ordered_steps_[j].time;
-    if (!knots_.empty()) {
+  for (size_t i = 0; i < steps_.size();) {
+    const double time = steps_[i].time;
+    if (knots > 0) {
       const double span = time - last_time;
       removed += std::min(rate, 1.0) * span;
       if (rate > 1) unplaced_ns_ += (rate - 1) * span;
     }
-    for (; i < steps_.size() && steps_[i].time == time; ++i) rate += steps_[i].delta;
-    for (; j < ordered_steps_.size() && ordered_steps_[j].time == time; ++j) rate += ordered_steps_[j].delta;
+    for (; i < steps_.size() && steps_[i].time == time; ++i) rate += steps_[i].value;
     if (rate < 1e-12) rate = 0;  // Rounding residue of +r -r.
-    // A knot only where the rate changes the slope of the map.
-    knots_.push_back({time, removed});
+    steps_[knots++] = {time, removed};
     last_time = time;
   }
-  std::vector<Step>().swap(steps_);
-  std::vector<Step>().swap(ordered_steps_);
+  steps_.resize(knots);
+  knots_ = std::move(steps_);
+  std::vector<Point>().swap(steps_);
+  ordered_begin_ = kNoOrdered;
+  interleaved_ = false;
 }
 
 double TimeCorrection::RemovedAt(size_t knot, double t) const {
-  const Knot& at = knots_[knot];
-  if (knot + 1 == knots_.size()) return at.removed;
-  const Knot& next = knots_[knot + 1];
+  const Point& at = knots_[knot];
+  if (knot + 1 == knots_.size()) return at.value;
+  const Point& next = knots_[knot + 1];
   const double span = next.time - at.time;
-  return span > 0 ? at.removed + (next.removed - at.removed) * (t - at.time) / span : at.removed;
+  return span > 0 ? at.value + (next.value - at.value) * (t - at.time) / span : at.value;
 }
 
 double TimeCorrection::Removed(double t) const {
-  auto after =
-      std::upper_bound(knots_.begin(), knots_.end(), t, [](double time, const Knot& knot) { return time < knot.time; });
+  auto after = std::upper_bound(knots_.begin(), knots_.end(), t,
+                                [](double time, const Point& knot) { return time < knot.time; });
   if (after == knots_.begin()) return 0;
   return RemovedAt(static_cast<size_t>(after - knots_.begin()) - 1, t);
 }
 
 int64_t TimeCorrection::Mapper::operator()(int64_t t) {
-  const std::vector<Knot>& knots = correction_.knots_;
+  const std::vector<Point>& knots = correction_.knots_;
   const int64_t base = std::llround(correction_.base_);
   if (knots.empty()) return t - base;
   const double time = correction_.Rel(t);
@@ -115,13 +133,13 @@ int64_t TimeCorrection::Mapper::operator()(int64_t t) {
     while (i + 1 < knots.size() && knots[i + 1].time <= time && ++steps < 16) ++i;
     if (i + 1 < knots.size() && knots[i + 1].time <= time) {
       i = static_cast<size_t>(std::upper_bound(knots.begin() + static_cast<std::ptrdiff_t>(i), knots.end(), time,
-                                               [](double value, const Knot& knot) { return value < knot.time; }) -
+                                               [](double value, const Point& knot) { return value < knot.time; }) -
                               knots.begin()) -
           1;
     }
   } else {
     auto after = std::upper_bound(knots.begin(), knots.begin() + static_cast<std::ptrdiff_t>(i), time,
-                                  [](double value, const Knot& knot) { return value < knot.time; });
+                                  [](double value, const Point& knot) { return value < knot.time; });
     if (after == knots.begin()) return t - base;  // Before any removal.
     i = static_cast<size_t>(after - knots.begin()) - 1;
   }
@@ -527,6 +545,7 @@ ProcessCorrection CorrectProcess(ProcessTimeline& process, const cal::OverheadMo
     double base = 0;
     if (main_correction) base = main_correction->Removed(main_correction->Rel(thread.begin_ns));
     TimeCorrection correction(thread.begin_ns, base);
+    correction.Reserve(thread.overhead_sites.size());
     const double python_priced = SiteRemovals(thread, estimator, correction);
     WindowRemovals(thread, estimator, python_priced, correction);
     correction.Finish();

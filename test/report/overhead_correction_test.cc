@@ -436,3 +436,31 @@ TEST_CASE("a thread's time keeps the GPU overlap it had when measured", "[correc
   CHECK(at(Resource::kCpuGpu) == 1000);
   CHECK(at(Resource::kCpu) == 6000 - 1000);
 }
+
+TEST_CASE("an ordered series merged in, before or among the others, gives the same map", "[correction]") {
+  // Stretches overlapping across the two series, some above a rate of 1.
+  const std::vector<TimeCorrection::Removal> plain = {{5, 25, 10}, {40, 41, 1}, {30, 33, 3}, {0, 2, 2}, {50, 52, 4}};
+  const std::vector<TimeCorrection::Removal> ordered = {{1, 6, 2}, {20, 30, 5}, {32, 36, 2}, {51, 60, 9}};
+  std::vector<TimeCorrection::Removal> all = plain;
+  all.insert(all.end(), ordered.begin(), ordered.end());
+  const TimeCorrection reference(all);
+  TimeCorrection after(0), among(0);
+  after.Reserve(plain.size());
+  for (const auto& r : plain) after.Add(r.begin, r.end, r.amount);
+  for (const auto& r : ordered) after.AddOrdered(r.begin, r.end, r.amount);
+  after.Finish();
+  for (size_t i = 0; i < plain.size(); ++i) {  // An Add after an AddOrdered.
+    among.Add(plain[i].begin, plain[i].end, plain[i].amount);
+    if (i < ordered.size()) among.AddOrdered(ordered[i].begin, ordered[i].end, ordered[i].amount);
+  }
+  among.Finish();
+  CHECK(after.removed_ns() == Approx(reference.removed_ns()));
+  CHECK(among.removed_ns() == Approx(reference.removed_ns()));
+  CHECK(after.unplaced_ns() == Approx(reference.unplaced_ns()));
+  // Above a rate of 1: [1, 2] 0.4, [32, 33] 0.5, [50, 51] 1, [51, 52] 2.
+  CHECK(reference.unplaced_ns() == Approx(3.9));
+  for (int64_t t = -1; t <= 62; ++t) {
+    CHECK(after.Map(t) == reference.Map(t));
+    CHECK(among.Map(t) == reference.Map(t));
+  }
+}
