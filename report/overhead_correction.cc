@@ -547,7 +547,11 @@ ProcessCorrection CorrectProcess(ProcessTimeline& process, const cal::OverheadMo
     TimeCorrection correction(thread.begin_ns, base);
     correction.Reserve(thread.overhead_sites.size());
     const double python_priced = SiteRemovals(thread, estimator, correction);
+    // Read once: freed now (as many as the events), not held through the
+    // rest of the correction and the analysis.
+    std::vector<OverheadSite>().swap(thread.overhead_sites);
     WindowRemovals(thread, estimator, python_priced, correction);
+    std::vector<OverheadWindow>().swap(thread.overhead_windows);
     correction.Finish();
     result.removed_ns += correction.Removed(correction.Rel(thread.end_ns));
     result.unplaced_ns += correction.unplaced_ns();
@@ -588,8 +592,6 @@ ProcessCorrection CorrectProcess(ProcessTimeline& process, const cal::OverheadMo
       call.end_ns = call_ends(call.end_ns);
     }
     for (GpuLaunchPoint& launch : thread.gpu_launches) launch.time_ns = launch_times(launch.time_ns);
-    thread.overhead_sites.clear();
-    thread.overhead_windows.clear();
     if (index == main_thread) main_correction = std::move(correction);
   }
   estimator.Flush();
