@@ -128,6 +128,13 @@ absl::StatusOr<OverheadModel> ReadOverheadModel(const std::string& path) {
   return ParseOverheadModel(text, path);
 }
 
+double MaxCostNs(std::string_view site) {
+  const bool process = site == kNativeProcess || site == kPythonProcess ||
+                       (site.size() > kPythonProcess.size() &&
+                        site.substr(0, kPythonProcess.size()) == kPythonProcess && site[kPythonProcess.size()] == '@');
+  return process ? kMaxProcessCostNs : kMaxCostNs;
+}
+
 namespace {
 
 // CheckedCost: one entry of "costs", or why it is unusable.
@@ -146,8 +153,8 @@ absl::StatusOr<MeasuredCost> CheckedCost(const std::string& site, const nlohmann
     return value;
   };
   if (!cost.contains("ns")) return absl::InvalidArgumentError(absl::StrFormat("cost '%s' has no ns", site));
-  absl::StatusOr<double> ns = number("ns", 0, kMaxCostNs);
-  absl::StatusOr<double> spread_ns = number("spread_ns", 0, kMaxCostNs);
+  absl::StatusOr<double> ns = number("ns", 0, MaxCostNs(site));
+  absl::StatusOr<double> spread_ns = number("spread_ns", 0, MaxCostNs(site));
   absl::StatusOr<double> repetitions = number("repetitions", 0, 1e6);
   absl::StatusOr<double> events = number("events", 0, 1e15);
   for (const absl::StatusOr<double>* value : {&ns, &spread_ns, &repetitions, &events}) {
@@ -330,8 +337,15 @@ absl::Status WriteOverheadModel(const std::string& path, const OverheadModel& mo
   // device, FIFO or directory at `path` is refused and a link is replaced,
   // never written through (`calibrate` refuses a link before measuring:
   // CheckReplaceable).
+  const std::string text = json.dump(2) + "\n";
+  if (absl::StatusOr<OverheadModel> again = ParseOverheadModel(text, path); !again.ok()) {
+    return absl::FailedPreconditionError(
+        absl::StrFormat("not stored, it would not read back: %s; calibrate again "
+                        "on a quieter machine",
+                        again.status().message()));
+  }
   std::string error;
-  if (!ReplaceFile(path, json.dump(2) + "\n", &error)) return absl::PermissionDeniedError(error);
+  if (!ReplaceFile(path, text, &error)) return absl::PermissionDeniedError(error);
   return absl::OkStatus();
 }
 

@@ -134,6 +134,14 @@ absl::StatusOr<OverheadModel> ParseOverheadModel(std::string_view text, const st
 // A per-event cost beyond a second is no measurement of a hook: a damaged
 // or hand-edited file, refused rather than subtracted from every event.
 inline constexpr double kMaxCostNs = 1e9;
+// A process's start and exit (kNativeProcess, kPythonProcess@VERSION) may
+// take over a second on a busy machine (1.46 s seen beside two CPU hogs);
+// beyond a minute it is no measurement either.
+inline constexpr double kMaxProcessCostNs = 60e9;
+// MaxCostNs: the largest cost the file may hold for `site`.
+double MaxCostNs(std::string_view site);
+// WriteOverheadModel: refuses (and writes nothing) where the file would not
+// read back, so a calibration never stores what every report then rejects.
 absl::Status WriteOverheadModel(const std::string& path, const OverheadModel& model);
 // ContentionJson: the figures as the file stores them (also in report.json):
 // unknown figures (-1) are null.

@@ -74,3 +74,30 @@ TEST_CASE("a malformed quality object is refused with one message naming the fil
   bad.replace(bad.find(R"({"uncertain_costs": []})"), 23, R"({"contention": {"steal_fraction": "x"}})");
   CHECK_FALSE(cal::ParseOverheadModel(bad, "bad.json").ok());
 }
+
+TEST_CASE("a process's start-up may cost seconds; a file that would not read back is not written", "[quality]") {
+  CHECK(cal::MaxCostNs("python_process@3.11") == cal::kMaxProcessCostNs);
+  CHECK(cal::MaxCostNs("native_process") == cal::kMaxProcessCostNs);
+  CHECK(cal::MaxCostNs("python_processor") == cal::kMaxCostNs);
+  CHECK(cal::MaxCostNs("python_call@3.11") == cal::kMaxCostNs);
+  const std::string path = "/tmp/rlscope-quality-range-" + std::to_string(getpid()) + ".json";
+  std::remove(path.c_str());
+  cal::OverheadModel model;
+  model.costs["python_process@3.11"] = {1.458e9, 2e8, 5, 5};  // Seen beside two CPU hogs.
+  REQUIRE(cal::WriteOverheadModel(path, model).ok());
+  absl::StatusOr<cal::OverheadModel> read = cal::ReadOverheadModel(path);
+  REQUIRE(read.ok());
+  CHECK(read->costs.at("python_process@3.11").ns == Approx(1.458e9));
+  // A per-event cost beyond a second would be refused by every reader:
+  // not stored, and the file before it is kept.
+  model.costs["python_call@3.11"] = {2e9, 1, 5, 1000};
+  const absl::Status refused = cal::WriteOverheadModel(path, model);
+  CHECK_FALSE(refused.ok());
+  CHECK_THAT(std::string(refused.message()), Catch::Contains("would not read back") &&
+                                                 Catch::Contains("python_call@3.11") &&
+                                                 Catch::Contains("calibrate again"));
+  read = cal::ReadOverheadModel(path);
+  std::remove(path.c_str());
+  REQUIRE(read.ok());
+  CHECK(read->costs.count("python_call@3.11") == 0);
+}

@@ -188,15 +188,23 @@ class CollectorKilled(FaultCase):
             rlscope = subprocess.Popen(profile_command(out, command), stdout=stdout, stderr=stderr,
                                        stdin=subprocess.DEVNULL, preexec_fn=no_core_dumps, env=env)
         started = time.monotonic()
-        deadline = started + 20
+        # Any of the traces: under a fork storm the first file listed may
+        # be a short child's that never grows past a block. 60 s: a loaded
+        # machine (CI beside CPU hogs) is slow to start them all.
+        deadline = started + 60
         while time.monotonic() < deadline:
-            traces = glob.glob(os.path.join(out, "trace", "*.rlt"))
-            if traces and os.path.getsize(traces[0]) > 4096:
+            sizes = []
+            for trace in glob.glob(os.path.join(out, "trace", "*.rlt")):
+                try:
+                    sizes.append(os.path.getsize(trace))
+                except FileNotFoundError:
+                    pass  # Renamed or removed between the listing and here.
+            if sum(sizes) > 4096:
                 return rlscope, started
             time.sleep(0.01)
         rlscope.kill()
         kill_everything()
-        self.fail("no trace data within 20 s")
+        self.fail(f"no trace data within 60 s (trace files: {sizes})")
 
     def kill_collector_mid_run(self, command):
         """`command` under rlscope, SIGKILLed 0.3 s into the trace. The
