@@ -129,10 +129,8 @@ absl::StatusOr<OverheadModel> ReadOverheadModel(const std::string& path) {
 }
 
 double MaxCostNs(std::string_view site) {
-  const bool process = site == kNativeProcess || site == kPythonProcess ||
-                       (site.size() > kPythonProcess.size() &&
-                        site.substr(0, kPythonProcess.size()) == kPythonProcess && site[kPythonProcess.size()] == '@');
-  return process ? kMaxProcessCostNs : kMaxCostNs;
+  const std::string_view base = site.substr(0, site.find('@'));  // As PythonSite names them.
+  return base == kNativeProcess || base == kPythonProcess ? kMaxProcessCostNs : kMaxCostNs;
 }
 
 namespace {

@@ -101,7 +101,7 @@ void TimeCorrection::Finish() {
   }
   steps_.resize(knots);
   knots_ = std::move(steps_);
-  std::vector<Point>().swap(steps_);
+  steps_.clear();  // Moved from: empty, in a state to reuse.
   ordered_begin_ = kNoOrdered;
   interleaved_ = false;
 }
