@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <optional>
 
 #include "absl/container/flat_hash_map.h"
@@ -296,29 +297,31 @@ double SiteRemovals(const ThreadTimeline& thread, Estimator& estimator, TimeCorr
 
 // BusyIntervals: the union of the thread's recorded calls (not Python),
 // Wait included: the hook's Python-side costs are never spread into time
-// the thread spent blocked (it ran no Python there).
+// the thread spent blocked (it ran no Python there). The native calls are
+// among the CPU events already (TimelineBuilder::ClassifyNativeCalls, never
+// as Python). Held while every batch window is spread, so sized exactly
+// and shrunk to the union: as many as the thread's events otherwise.
 IntervalList BusyIntervals(const ThreadTimeline& thread) {
+  auto not_python = [](const Interval& event) { return event.label != static_cast<int32_t>(Category::kPython); };
   IntervalList busy;
-  busy.reserve(thread.cpu_events.size() + thread.native_calls.size());
-  for (const Interval& event : thread.cpu_events) {
-    if (event.label != static_cast<int32_t>(Category::kPython)) busy.push_back(event);
-  }
-  for (const NativeCall& call : thread.native_calls) busy.push_back({call.begin_ns, call.end_ns, 0});
-  return UnionIntervals(std::move(busy));
+  busy.reserve(static_cast<size_t>(std::count_if(thread.cpu_events.begin(), thread.cpu_events.end(), not_python)));
+  std::copy_if(thread.cpu_events.begin(), thread.cpu_events.end(), std::back_inserter(busy), not_python);
+  busy = UnionIntervals(std::move(busy));
+  busy.shrink_to_fit();
+  return busy;
 }
 
-// SpreadWindow: removes `outside` evenly over the parts of [begin, end]
-// outside the busy intervals and `inside` over the parts inside them (over
-// all of [begin, end] when there are none of the kind), in time order.
-void SpreadWindow(const IntervalList& busy, int64_t begin, int64_t end, double outside, double inside,
-                  TimeCorrection& removals) {
-  if (outside <= 0 && inside <= 0) return;
-  // The window as alternating pieces: (begin, end, is inside).
-  struct Piece {
-    int64_t begin, end;
-    bool inside;
-  };
-  std::vector<Piece> pieces;
+// WindowPiece: a stretch of a batch window inside or outside the busy
+// intervals.
+struct WindowPiece {
+  int64_t begin, end;
+  bool inside;
+};
+
+// WindowPieces: [begin, end] as alternating pieces, cut where the busy
+// intervals begin and end (into `pieces`, reused from window to window).
+void WindowPieces(const IntervalList& busy, int64_t begin, int64_t end, std::vector<WindowPiece>& pieces) {
+  pieces.clear();
   auto first = std::lower_bound(busy.begin(), busy.end(), begin,
                                 [](const Interval& interval, int64_t t) { return interval.end_ns <= t; });
   int64_t cursor = begin;
@@ -329,8 +332,17 @@ void SpreadWindow(const IntervalList& busy, int64_t begin, int64_t end, double o
     cursor = std::max(cursor, e);
   }
   if (end > cursor) pieces.push_back({cursor, end, false});
+}
+
+// SpreadWindow: removes `outside` evenly over the parts of [begin, end]
+// outside the busy intervals and `inside` over the parts inside them (over
+// all of [begin, end] when there are none of the kind), in time order.
+void SpreadWindow(const IntervalList& busy, int64_t begin, int64_t end, double outside, double inside,
+                  std::vector<WindowPiece>& pieces, TimeCorrection& removals) {
+  if (outside <= 0 && inside <= 0) return;
+  WindowPieces(busy, begin, end, pieces);
   int64_t total[2] = {0, 0};
-  for (const Piece& piece : pieces) total[piece.inside] += piece.end - piece.begin;
+  for (const WindowPiece& piece : pieces) total[piece.inside] += piece.end - piece.begin;
   const double amount[2] = {outside, inside};
   // A kind with no time of its own is spread over the whole window.
   double whole = 0;
@@ -342,12 +354,46 @@ void SpreadWindow(const IntervalList& busy, int64_t begin, int64_t end, double o
     removals.AddOrdered(removals.Rel(begin), removals.Rel(end), whole);  // Unplaced.
     whole = 0;
   }
-  for (const Piece& piece : pieces) {
+  for (const WindowPiece& piece : pieces) {
     const double span = static_cast<double>(piece.end - piece.begin);
     double share = whole * span / static_cast<double>(std::max<int64_t>(length, 1));
     if (total[piece.inside] > 0) share += amount[piece.inside] * span / static_cast<double>(total[piece.inside]);
     if (share > 0) removals.AddOrdered(removals.Rel(piece.begin), removals.Rel(piece.end), share);
   }
+}
+
+// BatchWindowEnd: the index past the entries of the batch window that
+// begins at `first` (entries of one batch share its window).
+size_t BatchWindowEnd(const std::vector<OverheadWindow>& windows, size_t first) {
+  size_t i = first;
+  while (i < windows.size() && windows[i].begin_ns == windows[first].begin_ns &&
+         windows[i].end_ns == windows[first].end_ns) {
+    ++i;
+  }
+  return i;
+}
+
+// ClippedWindow: a batch window clipped to the thread's life (a window
+// starts at the previous cut, possibly before the thread did).
+std::pair<int64_t, int64_t> ClippedWindow(const ThreadTimeline& thread, const OverheadWindow& window) {
+  const int64_t begin = std::max(window.begin_ns, thread.begin_ns);
+  return {begin, std::max(begin, std::min(window.end_ns, thread.end_ns))};
+}
+
+// WindowPieceCount: how many pieces WindowRemovals may spread the thread's
+// batch windows over (an upper bound on its AddOrdered calls), so that the
+// correction's steps are reserved once: grown by doubling they held up to
+// twice the room they used, at the report's memory peak.
+size_t WindowPieceCount(const ThreadTimeline& thread, const IntervalList& busy) {
+  std::vector<WindowPiece> pieces;
+  size_t count = 0;
+  for (size_t i = 0; i < thread.overhead_windows.size();) {
+    const auto [begin, end] = ClippedWindow(thread, thread.overhead_windows[i]);
+    WindowPieces(busy, begin, end, pieces);
+    count += std::max<size_t>(pieces.size(), 1);  // 1: a window with no length, unplaced.
+    i = BatchWindowEnd(thread.overhead_windows, i);
+  }
+  return count;
 }
 
 // SelfTimedSite: the site of a kind the hook times itself; nullptr for
@@ -407,20 +453,18 @@ HookFloor PythonHookFloor(const ThreadTimeline& thread, Estimator& estimator, do
 
 // WindowRemovals: the removals of the thread's counted and self-timed
 // work, batch window by batch window (in time order); `python_priced`:
-// see PythonHookFloor.
-void WindowRemovals(const ThreadTimeline& thread, Estimator& estimator, double python_priced,
+// see PythonHookFloor; `busy`: the thread's BusyIntervals.
+void WindowRemovals(const ThreadTimeline& thread, const IntervalList& busy, Estimator& estimator, double python_priced,
                     TimeCorrection& removals) {
   if (thread.overhead_windows.empty()) return;
-  const IntervalList busy = BusyIntervals(thread);
   // The floor's excess goes where the hook was timed, in proportion.
   const HookFloor floor = PythonHookFloor(thread, estimator, python_priced);
+  std::vector<WindowPiece> pieces;
   // Entries of one batch share its window: summed, then spread once.
   for (size_t i = 0; i < thread.overhead_windows.size();) {
     const OverheadWindow& first = thread.overhead_windows[i];
     double outside = 0, inside = 0;
-    for (; i < thread.overhead_windows.size() && thread.overhead_windows[i].begin_ns == first.begin_ns &&
-           thread.overhead_windows[i].end_ns == first.end_ns;
-         ++i) {
+    for (const size_t window_end = BatchWindowEnd(thread.overhead_windows, i); i < window_end; ++i) {
       const OverheadWindow& window = thread.overhead_windows[i];
       const auto count = static_cast<double>(window.count);
       const auto self = static_cast<double>(window.self_ns);
@@ -452,11 +496,8 @@ void WindowRemovals(const ThreadTimeline& thread, Estimator& estimator, double p
         default: break;  // A kind from a newer rlscope: not known, not removed.
       }
     }
-    // Clipped to the thread's life (a window starts at the previous cut,
-    // possibly before the thread did).
-    const int64_t begin = std::max(first.begin_ns, thread.begin_ns);
-    const int64_t end = std::max(begin, std::min(first.end_ns, thread.end_ns));
-    SpreadWindow(busy, begin, end, outside, inside, removals);
+    const auto [begin, end] = ClippedWindow(thread, first);
+    SpreadWindow(busy, begin, end, outside, inside, pieces, removals);
   }
 }
 
@@ -545,13 +586,16 @@ ProcessCorrection CorrectProcess(ProcessTimeline& process, const cal::OverheadMo
     double base = 0;
     if (main_correction) base = main_correction->Removed(main_correction->Rel(thread.begin_ns));
     TimeCorrection correction(thread.begin_ns, base);
-    correction.Reserve(thread.overhead_sites.size());
+    IntervalList busy;
+    if (!thread.overhead_windows.empty()) busy = BusyIntervals(thread);
+    correction.Reserve(thread.overhead_sites.size() + WindowPieceCount(thread, busy));
     const double python_priced = SiteRemovals(thread, estimator, correction);
     // Read once: freed now (as many as the events), not held through the
     // rest of the correction and the analysis.
     std::vector<OverheadSite>().swap(thread.overhead_sites);
-    WindowRemovals(thread, estimator, python_priced, correction);
+    WindowRemovals(thread, busy, estimator, python_priced, correction);
     std::vector<OverheadWindow>().swap(thread.overhead_windows);
+    IntervalList().swap(busy);
     correction.Finish();
     result.removed_ns += correction.Removed(correction.Rel(thread.end_ns));
     result.unplaced_ns += correction.unplaced_ns();

@@ -132,9 +132,9 @@ class TimeCorrection {
   explicit TimeCorrection(const std::vector<Removal>& removals);
   // Rel: `t` as this map's relative time.
   double Rel(int64_t t) const { return static_cast<double>(t - origin_); }
-  // Reserve: room for `stretches` Add calls (one thread's overhead
-  // sites), so their steps do not double into spare room (AddOrdered's
-  // may still grow the vector once).
+  // Reserve: room for `stretches` Add and AddOrdered calls (one thread's
+  // overhead sites and batch-window pieces), so that the steps do not
+  // double into spare room.
   void Reserve(size_t stretches) { steps_.reserve(2 * stretches); }
   // Add: a stretch (relative times), in roughly time order (record order:
   // fastest); AddOrdered: one of a second series in strict time order

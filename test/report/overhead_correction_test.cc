@@ -115,7 +115,10 @@ TEST_CASE("counted Python calls are spread over the time outside recorded calls"
   ThreadTimeline thread = Thread(0, 2000);
   thread.python = true;
   // A native call fills [500, 1500]; Python runs in [0, 500] and [1500, 2000].
+  // Listed among the CPU events too, as the timeline builder lists every
+  // native call.
   thread.native_calls.push_back({500, 1500, Category::kBackend, 0, 1});
+  thread.cpu_events.push_back({500, 1500, static_cast<int32_t>(Category::kBackend)});
   thread.overhead_windows.push_back({0, 2000, static_cast<uint16_t>(rlscope::wire::OverheadKind::kPythonCall), 10, 0});
   process.threads.push_back(thread);
   NameTable names;
