@@ -122,11 +122,17 @@ class ThreadBuffer {
   }
 
   // Discard: consumer side, forgets all not sent yet (records, drop counts,
-  // hook counts); returns the records and drops it forgot.
+  // hook counts); returns the records and drops it forgot. A kRecordsLost
+  // marker among the unsent records is the ring's, not the thread's: the
+  // drops it tells of are in the drop count already, so it is not counted
+  // (counting it would charge the thread one record it never made).
   uint64_t Discard() {
-    const uint64_t unsent = WriteIndex() - ReadIndex();
-    Consume(unsent);
-    const uint64_t forgotten = unsent + TakeDropped();
+    const uint64_t read = ReadIndex();
+    const uint64_t write = WriteIndex();
+    uint64_t forgotten = 0;
+    for (uint64_t i = read; i < write; ++i) forgotten += At(i).kind != wire::EventKind::kRecordsLost;
+    Consume(write - read);
+    forgotten += TakeDropped();
     ForgetOverhead();
     return forgotten;
   }

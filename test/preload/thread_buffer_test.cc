@@ -127,6 +127,29 @@ TEST_CASE("Drops counted while the flusher drained, then the thread exited, are 
   CHECK(ThreadRegistry::ReleaseIfDrained(buffer));
 }
 
+TEST_CASE("Discard counts what the thread made, not the marker of a hole", "[thread_buffer]") {
+  // The flood e2e case with the collector stalled across the exit: the
+  // flusher drains a full ring (its drops taken), the thread keeps a record
+  // after the hole (marker + record), ends, and its ring is reclaimed while
+  // a send waits. Every record made is sent or counted dropped exactly once.
+  ThreadBuffer* buffer = ThreadRegistry::Claim(11);
+  REQUIRE(buffer != nullptr);
+  uint64_t made = 0, sent = 0, dropped = 0;
+  for (uint64_t i = 0; i < ThreadBuffer::kCapacity + 3; ++i, ++made) buffer->Append(Numbered(11, i));
+  dropped += buffer->TakeDropped();  // The flusher's pass: 3 drops, the full ring sent.
+  sent += buffer->WriteIndex() - buffer->ReadIndex();
+  buffer->Consume(buffer->WriteIndex() - buffer->ReadIndex());
+  buffer->Append(Numbered(11, 200));  // Marker of the hole, then the record.
+  buffer->Append(Numbered(11, 201));  // The thread's ThreadEnd, say.
+  made += 2;
+  REQUIRE(buffer->At(buffer->ReadIndex()).kind == EventKind::kRecordsLost);
+  ThreadRegistry::Retire(buffer);
+  dropped += buffer->Discard();  // Reclaimed while a send waits.
+  CHECK(sent == ThreadBuffer::kCapacity);
+  CHECK(sent + dropped == made);
+  CHECK(ThreadRegistry::ReleaseIfDrained(buffer));
+}
+
 TEST_CASE("Concurrent writers and one draining reader lose nothing", "[thread_buffer][concurrency]") {
   constexpr int kWriters = 8;
   constexpr uint64_t kPerWriter = 200000;
