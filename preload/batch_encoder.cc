@@ -36,9 +36,18 @@ ProcessIdentity ProcessIdentity::ReadCurrent(int64_t start_ns, int forked_from) 
   id.ppid = getppid();
   id.forked_from = forked_from;
   id.start_ns = start_ns;
-  timespec real{};
+  // The wall-clock time at start_ns, which may be milliseconds past (the
+  // clock's origin is set before the connection): real time now, less the
+  // monotonic time since. A merge of several hosts' runs aligns their
+  // clocks by this pair (report/clock_alignment.h), so it must be one
+  // instant; read between two monotonic reads, it is to within their gap.
+  timespec before{}, real{}, after{};
+  clock_gettime(CLOCK_MONOTONIC, &before);
   clock_gettime(CLOCK_REALTIME, &real);
-  id.start_unix_ns = int64_t{real.tv_sec} * 1000000000 + real.tv_nsec;
+  clock_gettime(CLOCK_MONOTONIC, &after);
+  const auto ns = [](const timespec& t) { return int64_t{t.tv_sec} * 1000000000 + t.tv_nsec; };
+  const int64_t monotonic_now = ns(before) + (ns(after) - ns(before)) / 2;
+  id.start_unix_ns = ns(real) - (monotonic_now - start_ns);
   char path[4096];
   ssize_t length = readlink("/proc/self/exe", path, sizeof(path) - 1);
   if (length > 0) id.executable.assign(path, static_cast<size_t>(length));
