@@ -9,6 +9,7 @@
 #include "collector/export_command.h"
 #include "collector/huge_page_malloc.h"
 #include "collector/launcher.h"
+#include "collector/merge_command.h"
 #include "collector/python_path_command.h"
 #include "collector/report_command.h"
 #include "collector/run_command.h"
@@ -27,6 +28,7 @@ commands:
   report DIR                  re-analyse a run directory and print it
   diff DIR_A DIR_B [DIR...]   compare runs side by side (the first is the baseline)
   export DIR --chrome F|--csv F|--folded F   write the run for other tools
+  merge DIR DIR [DIR...]      one distributed job's runs on several nodes, as one job
   dump FILE.rlt               print a raw trace file as text (debugging)
   calibrate                   measure rlscope's overhead on this machine (once),
                               so reports can be corrected for it
@@ -70,6 +72,7 @@ int main(int argc, char** argv) {
   if (command == "report") return rlscope::collector::ReportCommandMain(rest);
   if (command == "export") return rlscope::collector::ExportCommandMain(rest);
   if (command == "diff") return rlscope::collector::DiffCommandMain(rest);
+  if (command == "merge") return rlscope::collector::MergeCommandMain(rest);
   if (command == "dump") return rlscope::collector::DumpCommandMain(rest);
   if (command == "validate") return rlscope::collector::ValidateCommandMain(rest);
   if (command == "calibrate") return rlscope::collector::CalibrateCommandMain(rest);

@@ -167,7 +167,7 @@ std::vector<JobReport> JobsOf(const RunReport& report) {
     job.launcher = key.first;
     job.world_size = key.second;
     for (const auto& [rank, process] : ranks) {
-      job.ranks.push_back({rank, report.processes[process].pid, process});
+      job.ranks.push_back({rank, report.processes[process].pid, process, {}});
       taken[process] = true;
     }
     jobs.push_back(std::move(job));
@@ -187,7 +187,7 @@ std::vector<JobReport> JobsOf(const RunReport& report) {
     job.parent_pid = key.first;
     job.world_size = static_cast<int>(members.size());
     for (size_t r = 0; r < members.size(); ++r) {
-      job.ranks.push_back({static_cast<int>(r), report.processes[members[r]].pid, members[r]});
+      job.ranks.push_back({static_cast<int>(r), report.processes[members[r]].pid, members[r], {}});
     }
     jobs.push_back(std::move(job));
   }

@@ -35,6 +35,7 @@ struct JobReport {
     int rank = 0;
     int pid = 0;
     size_t process = 0;  // Index in RunReport::processes.
+    std::string node;    // Its node's label in a merge of several nodes' runs (job_merge.h); "" otherwise.
   };
   std::vector<Rank> ranks;  // By rank.
   struct Operation {

@@ -51,6 +51,8 @@ void MergeExecChain(ProcessTimeline& earlier, ProcessTimeline&& later) {
   earlier.reconnection_lost_events += later.reconnection_lost_events;
   earlier.executable = std::move(later.executable);
   earlier.argv = std::move(later.argv);
+  // The clock pair goes with the begin time it was read at.
+  if (later.begin_ns < earlier.begin_ns) earlier.begin_unix_ns = later.begin_unix_ns;
   earlier.begin_ns = std::min(earlier.begin_ns, later.begin_ns);
   earlier.end_ns = std::max(earlier.end_ns, later.end_ns);
   earlier.ended_cleanly = later.ended_cleanly;

@@ -196,6 +196,10 @@ struct ProcessTimeline {
   LauncherRank rank;              // Its rank as its launcher told it (Hello).
   int64_t begin_ns = 0;
   int64_t end_ns = 0;
+  // CLOCK_REALTIME at begin_ns (Hello.start_unix_ns): how this host's
+  // monotonic clock relates to the others' when runs of several nodes are
+  // merged (job_merge.h). 0: not known.
+  int64_t begin_unix_ns = 0;
   bool ended_cleanly = false;  // A Goodbye frame closed the (last) stream.
   // Streams that carried on after the program closed rlscope's socket
   // (Hello.continues_stream), and the events lost at those moments.

@@ -90,6 +90,18 @@ nlohmann::ordered_json GpuJson(const GpuAnalysis& gpu) {
           {"lines", lines}};
 }
 
+// CollectivesJson: the process's collectives (collective_calls.h) on the
+// measured clock, compact ([begin_ns, end_ns, index in "operations"] each:
+// a rank may issue hundreds of thousands), so `rlscope merge` can line up
+// the ranks of several nodes' runs without their traces.
+nlohmann::ordered_json CollectivesJson(const ProcessReport& process) {
+  nlohmann::ordered_json calls = nlohmann::ordered_json::array();
+  for (const CollectiveCall& call : process.collectives) {
+    calls.push_back(nlohmann::ordered_json::array({call.begin_ns, call.end_ns, call.operation}));
+  }
+  return {{"operations", process.collective_operations}, {"calls", std::move(calls)}};
+}
+
 nlohmann::ordered_json ProcessJson(const ProcessReport& process) {
   nlohmann::ordered_json threads = nlohmann::ordered_json::array();
   for (const ThreadReport& thread : process.threads) threads.push_back(ThreadJson(thread));
@@ -158,6 +170,9 @@ nlohmann::ordered_json ProcessJson(const ProcessReport& process) {
                                                           {"local_rank", process.rank.local_rank}})},
           {"begin_ns", process.begin_ns},
           {"end_ns", process.end_ns},
+          // CLOCK_REALTIME at begin_ns (null: not known): with begin_ns, how
+          // this host's clock relates to another's (rlscope merge).
+          {"begin_unix_ns", process.begin_unix_ns > 0 ? nlohmann::ordered_json(process.begin_unix_ns) : nullptr},
           {"traced_thread_ns", process.traced_thread_ns},
           // Blocked thread time (category "Wait" in the threads' rows), in
           // no operation's rows: run_report.h.
@@ -172,7 +187,8 @@ nlohmann::ordered_json ProcessJson(const ProcessReport& process) {
           {"python_lines", lines},
           {"python_library_lines", line_rows(process.library_lines)},
           {"unmatched", unmatched},
-          {"gpu", GpuJson(process.gpu)}};
+          {"gpu", GpuJson(process.gpu)},
+          {"collectives", CollectivesJson(process)}};
 }
 
 // PerStepJson: the environment steps (StepsOf) and the time per step: of
@@ -227,12 +243,23 @@ nlohmann::ordered_json CaptureJson(const RunReport& report) {
   return json;
 }
 
+// HeadlineJson: the answer the report leads with (headline.h).
+nlohmann::ordered_json HeadlineJson(const Headline& headline) {
+  return {{"findings", headline.findings}, {"next_steps", headline.next_steps}, {"correction", headline.correction}};
+}
+
+}  // namespace
+
 // JobsJson: the ranks of distributed jobs, side by side (job_ranks.h).
 nlohmann::ordered_json JobsJson(const RunReport& report) {
   nlohmann::ordered_json jobs = nlohmann::ordered_json::array();
   for (const JobReport& job : report.jobs) {
     nlohmann::ordered_json ranks = nlohmann::ordered_json::array();
-    for (const JobReport::Rank& rank : job.ranks) ranks.push_back({{"rank", rank.rank}, {"pid", rank.pid}});
+    for (const JobReport::Rank& rank : job.ranks) {
+      nlohmann::ordered_json entry = {{"rank", rank.rank}, {"pid", rank.pid}};
+      if (!rank.node.empty()) entry["node"] = rank.node;  // Merged runs of several nodes only.
+      ranks.push_back(std::move(entry));
+    }
     nlohmann::ordered_json operations = nlohmann::ordered_json::array();
     for (const JobReport::Operation& operation : job.operations) {
       operations.push_back({{"operation", operation.operation},
@@ -259,13 +286,6 @@ nlohmann::ordered_json JobsJson(const RunReport& report) {
   }
   return jobs;
 }
-
-// HeadlineJson: the answer the report leads with (headline.h).
-nlohmann::ordered_json HeadlineJson(const Headline& headline) {
-  return {{"findings", headline.findings}, {"next_steps", headline.next_steps}, {"correction", headline.correction}};
-}
-
-}  // namespace
 
 std::string FormatReportJson(const RunReport& report) {
   nlohmann::ordered_json rows = nlohmann::ordered_json::array();

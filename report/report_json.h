@@ -21,6 +21,7 @@
 
 #include <string>
 
+#include "nlohmann/json.hpp"
 #include "report/run_report.h"
 
 namespace rlscope::report {
@@ -28,6 +29,10 @@ namespace rlscope::report {
 inline constexpr const char* kReportSchema = "rlscope.report/1";
 
 std::string FormatReportJson(const RunReport& report);
+
+// JobsJson: report.json's "jobs": the report's distributed jobs
+// (job_ranks.h), also the body of a merged job's job.json (job_merge.h).
+nlohmann::ordered_json JobsJson(const RunReport& report);
 
 }  // namespace rlscope::report
 

@@ -170,37 +170,6 @@ std::string WholeRunEstimate(const RunReport& report) {
          FormatTable(table) + (levels.empty() ? "" : level_line + "\n");
 }
 
-// JobSection: each job's ranks side by side (job_ranks.h).
-std::string JobSection(const RunReport& report) {
-  std::string out;
-  for (const JobReport& job : report.jobs) {
-    const CellTable cells = JobCells(job, /*max_rank_columns=*/8, kMaxOperationsShown);
-    std::vector<std::vector<std::string>> table = {cells.header};
-    table.insert(table.end(), cells.rows.begin(), cells.rows.end());
-    out += "\njob: " + JobTitle(job) + "\n";
-    out += JobCommunicated(job)
-               ? "  CPU thread time per operation (no Wait), summed over the ranks and per rank (a rank waiting in a\n"
-                 "  collective for a slower one counts that wait in the operation that called it):\n"
-               : "  CPU thread time per operation (no Wait), summed over the processes and per process:\n";
-    out += FormatTable(table, /*left_last=*/true);
-    if (cells.total_rows > cells.rows.size()) {
-      out += absl::StrFormat("  (%d more operations in report.json)\n", cells.total_rows - cells.rows.size());
-    }
-    const CellTable communication = JobCommunicationCells(job, /*max_rows=*/8);
-    if (const std::string note = JobCommunicationNote(job); !note.empty()) out += "\n" + Wrapped("  ", note);
-    if (!communication.header.empty()) {
-      std::vector<std::vector<std::string>> rows = {communication.header};
-      rows.insert(rows.end(), communication.rows.begin(), communication.rows.end());
-      out += FormatTable(rows, /*left_last=*/false);
-      if (communication.total_rows > communication.rows.size()) {
-        out +=
-            absl::StrFormat("  (%d more ranks in report.json)\n", communication.total_rows - communication.rows.size());
-      }
-    }
-  }
-  return out;
-}
-
 // InstanceTable: per operation with instances, how long one took; per
 // step: the operation's time divided by the run's environment steps.
 std::string InstanceTable(const ProcessReport& process, uint64_t steps) {
@@ -478,6 +447,36 @@ std::string CorrectionSection(const RunReport& report) {
   return out;
 }
 
+std::string FormatJobsText(const RunReport& report, std::string_view full_file) {
+  std::string out;
+  for (const JobReport& job : report.jobs) {
+    const CellTable cells = JobCells(job, /*max_rank_columns=*/8, kMaxOperationsShown);
+    std::vector<std::vector<std::string>> table = {cells.header};
+    table.insert(table.end(), cells.rows.begin(), cells.rows.end());
+    out += "\njob: " + JobTitle(job) + "\n";
+    out += JobCommunicated(job)
+               ? "  CPU thread time per operation (no Wait), summed over the ranks and per rank (a rank waiting in a\n"
+                 "  collective for a slower one counts that wait in the operation that called it):\n"
+               : "  CPU thread time per operation (no Wait), summed over the processes and per process:\n";
+    out += FormatTable(table, /*left_last=*/true);
+    if (cells.total_rows > cells.rows.size()) {
+      out += absl::StrFormat("  (%d more operations in %s)\n", cells.total_rows - cells.rows.size(), full_file);
+    }
+    const CellTable communication = JobCommunicationCells(job, /*max_rows=*/8);
+    if (const std::string note = JobCommunicationNote(job); !note.empty()) out += "\n" + Wrapped("  ", note);
+    if (!communication.header.empty()) {
+      std::vector<std::vector<std::string>> rows = {communication.header};
+      rows.insert(rows.end(), communication.rows.begin(), communication.rows.end());
+      out += FormatTable(rows, /*left_last=*/false);
+      if (communication.total_rows > communication.rows.size()) {
+        out += absl::StrFormat("  (%d more ranks in %s)\n", communication.total_rows - communication.rows.size(),
+                               full_file);
+      }
+    }
+  }
+  return out;
+}
+
 std::string FormatReportText(const RunReport& report) {
   std::string out;
   const RunMetadata& meta = report.metadata;
@@ -490,7 +489,7 @@ std::string FormatReportText(const RunReport& report) {
       report.corrected ? "corrected for profiling overhead" : "NOT corrected for profiling overhead");
   out += HeadlineSection(MakeHeadline(report));
   out += WholeRunEstimate(report);
-  out += JobSection(report);
+  out += FormatJobsText(report, "report.json");
   // Processes where nothing was intercepted (compilers, shells a program
   // spawns) get one summary line instead of a table each.
   const ProcessSplit split = SplitQuietProcesses(report);

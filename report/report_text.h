@@ -5,12 +5,18 @@
 #define RLSCOPE_REPORT_REPORT_TEXT_H_
 
 #include <string>
+#include <string_view>
 
 #include "report/run_report.h"
 
 namespace rlscope::report {
 
 std::string FormatReportText(const RunReport& report);
+
+// FormatJobsText: the report's distributed jobs (job_ranks.h), each its
+// ranks side by side; `full_file` names the file holding what the tables
+// leave out ("report.json").
+std::string FormatJobsText(const RunReport& report, std::string_view full_file);
 
 }  // namespace rlscope::report
 

@@ -106,6 +106,7 @@ ProcessReport AnalyseProcess(ProcessTimeline& process, const IntervalList& gpu_b
   report.argv = process.argv;
   report.rank = process.rank;
   report.begin_ns = process.begin_ns;
+  report.begin_unix_ns = process.begin_unix_ns;
   report.end_ns = process.end_ns;
   report.ended_cleanly = process.ended_cleanly;
   report.problems = process.problems;

@@ -122,6 +122,7 @@ struct ProcessReport {
   LauncherRank rank;  // As its launcher told it; launcher "" when none did.
   int64_t begin_ns = 0;
   int64_t end_ns = 0;
+  int64_t begin_unix_ns = 0;     // CLOCK_REALTIME at begin_ns; 0: not known.
   int64_t traced_thread_ns = 0;  // Sum of the CPU-side rows (resource CPU or CPU+GPU): work, no Wait.
   int64_t wait_ns = 0;           // The threads' Wait (blocked) time, not in the rows.
   bool ended_cleanly = false;

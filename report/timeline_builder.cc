@@ -48,6 +48,7 @@ void TimelineBuilder::AddHello(const wire::Hello& hello) {
   process_.ppid = hello.ppid();
   process_.forked_from = hello.forked_from();
   process_.begin_ns = hello.start_ns();
+  process_.begin_unix_ns = hello.start_unix_ns();
   process_.proc_start_ticks = hello.proc_start_ticks();
   if (hello.continues_stream()) {
     process_.continues_stream = true;

@@ -237,9 +237,13 @@ class BadInput(unittest.TestCase):
         self.check(["dump"], 2, "exactly one trace file")
         self.check(["python-path", "extra"], 2, "takes no arguments")
         self.check(["python-path", "--bogus"], 2, "unknown option '--bogus'")
+        self.check(["merge", "/tmp"], 2, "give two or more run directories")
+        self.check(["merge", "--bogus", "a", "b"], 2, "unknown option '--bogus'")
+        self.check(["merge", "/tmp", "/tmp/"], 2, "/tmp/ is given twice")
+        self.check(["merge", "/nonexistent-a", "/nonexistent-b"], 1, "/nonexistent-a is not a directory")
 
     def test_help_explains_every_command(self):
-        for command in (["--help"], ["run", "--help"], ["report", "--help"], ["dump", "--help"],
+        for command in (["--help"], ["run", "--help"], ["report", "--help"], ["dump", "--help"], ["merge", "--help"],
                         ["python-path", "--help"]):
             result = run_rlscope(*command)
             self.assertEqual(result.returncode, 0)

@@ -7,19 +7,23 @@ each rank's operations side by side, and rank 1, whose env steps take
 about a hundred times as long, is the slowest in simulation and the
 straggler the others wait for in their all_reduce calls (Communication,
 in backprop). Who arrived last at each all_reduce is checked against the
-workers' own clock reads.
+workers' own clock reads. And the same job as two "nodes" (two launchers
+of two ranks each, each under its own `rlscope run`) made one job by
+`rlscope merge`, with one node's clocks moved by a known amount.
 
   ranks_e2e_test.py --rlscope BIN --python PYTHON [unittest args]
 """
+import json
 import os
 import re
+import shutil
 import socket
 import subprocess
 import sys
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from e2e_support import ARGS, ProfiledRun, main  # noqa: E402
+from e2e_support import ARGS, ProfiledRun, main, run_rlscope, scratch_dir  # noqa: E402
 
 PROGRAMS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "python_programs")
 WORKER = os.path.join(PROGRAMS, "ranks_worker.py")
@@ -153,6 +157,109 @@ class Ranks(unittest.TestCase):
         parent = [p for p in run.report["processes"] if p["pid"] == job["parent_pid"]]
         self.assertEqual(len(parent), 1)
         self.assertIn("--spawn", " ".join(parent[0]["argv"]))
+
+
+def shift_node_clocks(report_json, monotonic_ns, realtime_ns):
+    """Rewrites a node's report.json as if its host's monotonic clock read
+    `monotonic_ns` more (another boot time) and its real-time clock
+    `realtime_ns` more (NTP's error): what a second host would have
+    recorded of the same run."""
+    with open(report_json) as f:
+        report = json.load(f)
+    for process in report["processes"]:
+        process["begin_ns"] += monotonic_ns
+        process["end_ns"] += monotonic_ns
+        if process["begin_unix_ns"] is not None:
+            process["begin_unix_ns"] += realtime_ns
+        for call in process["collectives"]["calls"]:
+            call[0] += monotonic_ns
+            call[1] += monotonic_ns
+    with open(report_json, "w") as f:
+        json.dump(report, f)
+
+
+class TwoNodes(unittest.TestCase):
+    """Ranks 0-1 and 2-3 of one gloo job started by two launchers, each
+    under its own `rlscope run` (one collector each, as on two nodes)."""
+
+    @classmethod
+    def setUpClass(cls):
+        Ranks.setUpClass()
+
+    def merge(self, *dirs):
+        out = os.path.join(scratch_dir(self), "job")
+        result = run_rlscope("merge", "--out", out, *dirs)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        with open(os.path.join(out, "job.json")) as f:
+            job = json.load(f)
+        with open(os.path.join(out, "job.txt")) as f:
+            self.assertEqual(f.read(), result.stdout)
+        return job
+
+    def test_two_nodes_runs_merge_into_one_job_on_one_clock(self):
+        scratch = scratch_dir(self)
+        port = free_port()
+        runs = []
+        for node, first in (("node0", 0), ("node1", 2)):
+            out = os.path.join(scratch, node)
+            command = [ARGS.rlscope, "run", "--quiet", "--out", out, "--", ARGS.python, LAUNCHER, str(RANKS), port,
+                       "--node", str(first), "2", ARGS.python, WORKER, str(STEPS)]
+            runs.append((out, subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)))
+        for out, process in runs:
+            stdout, stderr = process.communicate(timeout=300)
+            self.assertEqual(process.returncode, 0, stderr)
+        node0, node1 = (out for out, _ in runs)
+        # One host, one clock: the true offset is 0, which the collectives
+        # must find (and the real-time pairs agree with, to microseconds).
+        job = self.merge(node0, node1)
+        self.assertEqual([n["label"] for n in job["nodes"]], ["node0", "node1"])
+        clock = job["nodes"][1]["clock"]
+        self.assertEqual(clock["aligned_by"], "collectives", clock)
+        self.assertGreaterEqual(clock["collectives"], STEPS)
+        # Within 100 us, or 3 standard errors where the machine scatters
+        # the collectives' ends more (2 cores for 4 ranks: ~1 ms each).
+        tolerance = max(100_000, 3 * clock["uncertainty_ns"])
+        self.assertLess(abs(clock["offset_ns"]), tolerance, clock)
+        # Each process's (real time, monotonic time) pair is one instant:
+        # on one host the nodes' pairs agree to microseconds.
+        self.assertLess(abs(clock["coarse_offset_ns"]), 100_000, clock)
+        self.assertEqual(len(job["jobs"]), 1, job["jobs"])
+        merged = job["jobs"][0]
+        self.assertEqual(merged["world_size"], RANKS)
+        self.assertEqual([(r["rank"], r["node"]) for r in merged["ranks"]],
+                         [(0, "node0"), (1, "node0"), (2, "node1"), (3, "node1")])
+        self.assertTrue(merged["communication"]["lined_up"], merged["communication"])
+        operations = {o["operation"]: o for o in merged["operations"]}
+        self.assertTrue(all(ns > 0 for ns in operations["backprop"]["per_rank_ns"]), operations["backprop"])
+        # Node 1 as another host would have recorded it: its monotonic clock
+        # 3.5 s behind (booted later), its real-time clock 2 ms fast. The
+        # clock pairs alone are then 2 ms off; the collectives must recover
+        # the 3.5 s within 100 us of what they found on the true clock.
+        behind, ntp_error = 3_500_000_000, 2_000_000
+        shifted = os.path.join(scratch, "node1_elsewhere")
+        os.mkdir(shifted)
+        shutil.copy(os.path.join(node1, "report.json"), shifted)
+        shift_node_clocks(os.path.join(shifted, "report.json"), -behind, ntp_error)
+        moved = self.merge(node0, shifted)
+        moved_clock = moved["nodes"][1]["clock"]
+        print(f"\nnode1's offset on one clock {clock['offset_ns']} ns; moved by {behind} ns: "
+              f"{moved_clock['offset_ns']} ns by {moved_clock['collectives']} collectives "
+              f"(spread {moved_clock['spread_ns']} ns, standard error {moved_clock['uncertainty_ns']} ns), "
+              f"{moved_clock['coarse_offset_ns']} ns by real time",
+              file=sys.stderr)
+        self.assertEqual(moved_clock["aligned_by"], "collectives", moved_clock)
+        # The pairs of one host agree to microseconds.
+        self.assertLess(abs(moved_clock["coarse_offset_ns"] - (behind + ntp_error)), 100_000, moved_clock)
+        self.assertLess(abs(moved_clock["offset_ns"] - behind), tolerance, moved_clock)
+        self.assertEqual(moved_clock["uncertainty_ns"], clock["uncertainty_ns"])
+        self.assertEqual(moved["jobs"][0]["communication"]["collectives"], merged["communication"]["collectives"])
+        # A node's directory without report.json is refused with the
+        # command that makes one.
+        empty = os.path.join(scratch, "node2")
+        os.mkdir(empty)
+        result = run_rlscope("merge", node0, empty)
+        self.assertEqual(result.returncode, 1)
+        self.assertIn("rlscope report %s" % empty, result.stderr)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,123 @@
+#include "report/clock_alignment.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <utility>
+
+namespace rlscope::report {
+
+namespace {
+
+int64_t MedianOf(std::vector<int64_t> values) {
+  const size_t middle = values.size() / 2;
+  std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(middle), values.end());
+  const int64_t upper = values[middle];
+  if (values.size() % 2 == 1) return upper;
+  const int64_t lower = *std::max_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(middle));
+  return lower + (upper - lower) / 2;
+}
+
+using JobKey = std::pair<std::string, int>;  // Launcher, world size.
+
+// RanksByJob: a node's ranks per job, those that issued `count` collectives.
+std::map<JobKey, std::vector<const RankCollectiveEnds*>> RanksByJob(const NodeClockInput& node) {
+  std::map<JobKey, std::vector<const RankCollectiveEnds*>> jobs;
+  for (const RankCollectiveEnds& rank : node.ranks) jobs[{rank.launcher, rank.world_size}].push_back(&rank);
+  return jobs;
+}
+
+// LinedUpCount: the number of collectives every one of `ranks` issued, or
+// 0 when they differ (then the k-th are not known to be one collective).
+size_t LinedUpCount(const std::vector<const RankCollectiveEnds*>& ranks) {
+  if (ranks.empty()) return 0;
+  const size_t count = ranks.front()->ends_ns.size();
+  for (const RankCollectiveEnds* rank : ranks) {
+    if (rank->ends_ns.size() != count) return 0;
+  }
+  return count;
+}
+
+// EndsOf: per collective, the median end over `ranks`.
+std::vector<int64_t> EndsOf(const std::vector<const RankCollectiveEnds*>& ranks, size_t count) {
+  std::vector<int64_t> ends(count);
+  std::vector<int64_t> at_k;
+  for (size_t k = 0; k < count; ++k) {
+    at_k.clear();
+    for (const RankCollectiveEnds* rank : ranks) at_k.push_back(rank->ends_ns[k]);
+    ends[k] = MedianOf(at_k);
+  }
+  return ends;
+}
+
+// Refine: `node`'s offset to `reference` by the collectives of the job
+// they share with the most lined-up collectives; false when none does.
+bool Refine(const NodeClockInput& reference, const NodeClockInput& node, NodeClock& clock) {
+  const auto reference_jobs = RanksByJob(reference);
+  const auto node_jobs = RanksByJob(node);
+  size_t best = 0;
+  std::vector<int64_t> differences;
+  for (const auto& [key, ranks] : node_jobs) {
+    const auto shared = reference_jobs.find(key);
+    if (shared == reference_jobs.end()) continue;
+    const size_t count = LinedUpCount(ranks);
+    if (count < kMinCollectivesToAlign || count <= best || LinedUpCount(shared->second) != count) continue;
+    best = count;
+    const std::vector<int64_t> reference_ends = EndsOf(shared->second, count);
+    const std::vector<int64_t> node_ends = EndsOf(ranks, count);
+    differences.assign(count, 0);
+    for (size_t k = 0; k < count; ++k) differences[k] = reference_ends[k] - node_ends[k];
+  }
+  if (best == 0) return false;
+  clock.offset_ns = MedianOf(differences);
+  std::vector<int64_t> distances;
+  distances.reserve(differences.size());
+  for (int64_t difference : differences) {
+    distances.push_back(difference > clock.offset_ns ? difference - clock.offset_ns : clock.offset_ns - difference);
+  }
+  clock.spread_ns = MedianOf(std::move(distances));
+  clock.uncertainty_ns =
+      std::llround(1.2533 * 1.4826 * static_cast<double>(clock.spread_ns) / std::sqrt(static_cast<double>(best)));
+  clock.collectives = best;
+  clock.by = NodeClock::By::kCollectives;
+  return true;
+}
+
+}  // namespace
+
+std::vector<NodeClock> AlignClocks(const std::vector<NodeClockInput>& nodes) {
+  std::vector<NodeClock> clocks(nodes.size());
+  if (nodes.empty()) return clocks;
+  std::vector<std::optional<int64_t>> realtime_minus_monotonic(nodes.size());
+  for (size_t n = 0; n < nodes.size(); ++n) {
+    if (!nodes[n].realtime_minus_monotonic_ns.empty()) {
+      realtime_minus_monotonic[n] = MedianOf(nodes[n].realtime_minus_monotonic_ns);
+    }
+  }
+  clocks[0].by = NodeClock::By::kReference;
+  clocks[0].coarse_offset_ns = 0;
+  for (size_t n = 1; n < nodes.size(); ++n) {
+    NodeClock& clock = clocks[n];
+    if (realtime_minus_monotonic[n] && realtime_minus_monotonic[0]) {
+      clock.coarse_offset_ns = *realtime_minus_monotonic[n] - *realtime_minus_monotonic[0];
+    }
+    if (Refine(nodes[0], nodes[n], clock)) continue;
+    if (clock.coarse_offset_ns) {
+      clock.offset_ns = *clock.coarse_offset_ns;
+      clock.by = NodeClock::By::kRealtime;
+    }
+  }
+  return clocks;
+}
+
+const char* AlignedBy(NodeClock::By by) {
+  switch (by) {
+    case NodeClock::By::kReference: return "reference";
+    case NodeClock::By::kCollectives: return "collectives";
+    case NodeClock::By::kRealtime: return "realtime";
+    case NodeClock::By::kNothing: break;
+  }
+  return "none";
+}
+
+}  // namespace rlscope::report

@@ -1,0 +1,254 @@
+#include "report/job_merge.h"
+
+#include <catch2/catch.hpp>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "report/clock_alignment.h"
+#include "report/node_summary.h"
+#include "report/report_json.h"
+#include "report/run_report.h"
+
+using namespace rlscope::report;
+
+namespace {
+
+constexpr int64_t kMs = 1'000'000;
+constexpr int64_t kUs = 1'000;
+
+// A deterministic scatter in [-50, 50) us, as scheduling adds to when a
+// rank sees a collective end.
+int64_t Jitter(uint64_t k, uint64_t salt) {
+  const uint64_t mixed = (k + 1) * 0x9E3779B97F4A7C15ULL ^ (salt * 0xC2B2AE3D27D4EB4FULL);
+  return static_cast<int64_t>((mixed >> 33) % 100) * kUs - 50 * kUs;
+}
+
+RankCollectiveEnds Rank(int rank, std::vector<int64_t> ends) { return {"torchrun", 4, rank, std::move(ends)}; }
+
+// Ends of `count` collectives 10 ms apart on the true clock, seen on a
+// node whose clock reads true time - `behind`.
+std::vector<int64_t> Ends(size_t count, int64_t behind, uint64_t salt) {
+  std::vector<int64_t> ends;
+  for (size_t k = 0; k < count; ++k)
+    ends.push_back(1'000 * kMs + static_cast<int64_t>(k) * 10 * kMs + Jitter(k, salt) - behind);
+  return ends;
+}
+
+ProcessReport RankProcess(int pid, int rank, int64_t begin_ns, int64_t unix_ns, std::vector<CollectiveCall> calls) {
+  ProcessReport process;
+  process.pid = pid;
+  process.ppid = 100;
+  process.argv = {"python3", "train.py"};
+  process.rank = {"torchrun", rank, 4, rank % 2};
+  process.begin_ns = begin_ns;
+  process.end_ns = begin_ns + 5'000 * kMs;
+  process.begin_unix_ns = unix_ns;
+  process.traced_thread_ns = 1;
+  process.collectives = std::move(calls);
+  process.collective_operations = {"backprop"};
+  return process;
+}
+
+BreakdownRow Row(int pid, const char* operation, Category category, int64_t ns) {
+  BreakdownRow row;
+  row.pid = pid;
+  row.operation = operation;
+  row.category = category;
+  row.ns = ns;
+  return row;
+}
+
+}  // namespace
+
+TEST_CASE("Collectives' ends give a node's clock offset where the real-time clocks are off", "[merge]") {
+  // Node 1's monotonic clock is 3.5 s behind node 0's (another boot time);
+  // its real-time clock is 2 ms fast (NTP's error, or worse).
+  const int64_t behind = 3'500 * kMs, ntp_error = 2 * kMs;
+  NodeClockInput reference, node;
+  reference.realtime_minus_monotonic_ns = {1'700'000'000'000 * kMs, 1'700'000'000'000 * kMs + 3 * kUs};
+  node.realtime_minus_monotonic_ns = {1'700'000'000'000 * kMs + behind + ntp_error};
+  reference.ranks = {Rank(0, Ends(200, 0, 1)), Rank(1, Ends(200, 0, 2))};
+  node.ranks = {Rank(2, Ends(200, behind, 3)), Rank(3, Ends(200, behind, 4))};
+  // A few collectives seen late on one node (preempted ranks) move a
+  // median little.
+  for (size_t k = 0; k < 200; k += 25) node.ranks[0].ends_ns[k] += 5 * kMs, node.ranks[1].ends_ns[k] += 5 * kMs;
+  const std::vector<NodeClock> clocks = AlignClocks({reference, node});
+  REQUIRE(clocks.size() == 2);
+  CHECK(clocks[0].by == NodeClock::By::kReference);
+  CHECK(clocks[0].offset_ns == 0);
+  CHECK(clocks[1].by == NodeClock::By::kCollectives);
+  CHECK(clocks[1].collectives == 200);
+  REQUIRE(clocks[1].coarse_offset_ns.has_value());
+  CHECK(std::llabs(*clocks[1].coarse_offset_ns - (behind + ntp_error)) < 10 * kUs);
+  CHECK(std::llabs(clocks[1].offset_ns - behind) < 20 * kUs);
+  CHECK(clocks[1].spread_ns > 0);
+  CHECK(clocks[1].spread_ns < 50 * kUs);
+  // 1.858 x spread / sqrt(200): a few microseconds.
+  CHECK(clocks[1].uncertainty_ns > 0);
+  CHECK(clocks[1].uncertainty_ns < clocks[1].spread_ns / 5);
+}
+
+TEST_CASE("Without lined-up collectives a node's clock is aligned by real time, or not at all", "[merge]") {
+  NodeClockInput reference, node;
+  reference.realtime_minus_monotonic_ns = {5 * kMs};
+  node.realtime_minus_monotonic_ns = {12 * kMs};
+  SECTION("too few collectives") {
+    reference.ranks = {Rank(0, Ends(2, 0, 1))};
+    node.ranks = {Rank(1, Ends(2, 0, 2))};
+  }
+  SECTION("the ranks issued different numbers of them") {
+    reference.ranks = {Rank(0, Ends(10, 0, 1)), Rank(1, Ends(9, 0, 1))};
+    node.ranks = {Rank(2, Ends(10, 0, 2))};
+  }
+  SECTION("ranks of another job") {
+    reference.ranks = {Rank(0, Ends(10, 0, 1))};
+    node.ranks = {{"mpirun (Open MPI)", 4, 1, Ends(10, 0, 2)}};
+  }
+  std::vector<NodeClock> clocks = AlignClocks({reference, node});
+  CHECK(clocks[1].by == NodeClock::By::kRealtime);
+  CHECK(clocks[1].offset_ns == 7 * kMs);
+  CHECK(clocks[1].collectives == 0);
+  node.realtime_minus_monotonic_ns.clear();
+  clocks = AlignClocks({reference, node});
+  CHECK(clocks[1].by == NodeClock::By::kNothing);
+  CHECK(clocks[1].offset_ns == 0);
+  CHECK_FALSE(clocks[1].coarse_offset_ns.has_value());
+  CHECK(std::string(AlignedBy(clocks[1].by)) == "none");
+}
+
+TEST_CASE("A node's report.json reads back what the merge needs", "[merge]") {
+  RunReport report;
+  report.processes.push_back(RankProcess(41, 0, 7 * kMs, 1'700'000'000'000 * kMs, {{8 * kMs, 9 * kMs, 0}}));
+  report.processes.push_back(RankProcess(42, 1, 7 * kMs, 0, {}));
+  report.processes.back().rank = {};
+  report.rows = {Row(41, "backprop", Category::kCommunication, 123), Row(42, "simulation", Category::kPython, 7)};
+  report.rows[0].resource = Resource::kCpuGpu;
+  const absl::StatusOr<NodeSummary> node = ParseNodeSummary(FormatReportJson(report), "node0");
+  REQUIRE(node.ok());
+  CHECK(node->dir == "node0");
+  REQUIRE(node->report.processes.size() == 2);
+  const ProcessReport& rank = node->report.processes[0];
+  CHECK(rank.pid == 41);
+  CHECK(rank.ppid == 100);
+  CHECK(rank.argv == std::vector<std::string>{"python3", "train.py"});
+  CHECK(rank.rank.launcher == "torchrun");
+  CHECK(rank.rank.world_size == 4);
+  CHECK(rank.begin_ns == 7 * kMs);
+  CHECK(rank.begin_unix_ns == 1'700'000'000'000 * kMs);
+  REQUIRE(rank.collectives.size() == 1);
+  CHECK(rank.collectives[0].begin_ns == 8 * kMs);
+  CHECK(rank.collectives[0].end_ns == 9 * kMs);
+  CHECK(rank.collective_operations == std::vector<std::string>{"backprop"});
+  CHECK(node->report.processes[1].rank.launcher.empty());
+  CHECK(node->report.processes[1].begin_unix_ns == 0);  // Written null: not known.
+  REQUIRE(node->report.rows.size() == 2);
+  CHECK(node->report.rows[0].pid == 41);
+  CHECK(node->report.rows[0].category == Category::kCommunication);
+  CHECK(node->report.rows[0].resource == Resource::kCpuGpu);
+  CHECK(node->report.rows[0].ns == 123);
+}
+
+TEST_CASE("A report.json the merge cannot use is refused with a reason", "[merge]") {
+  const auto problem = [](const std::string& text) {
+    const absl::StatusOr<NodeSummary> node = ParseNodeSummary(text, "node0");
+    REQUIRE_FALSE(node.ok());
+    return std::string(node.status().message());
+  };
+  CHECK_THAT(problem("{not json"), Catch::Contains("node0/report.json is not valid JSON"));
+  CHECK_THAT(problem(R"({"schema": "rlscope.diff/1"})"), Catch::Contains("has schema \"rlscope.diff/1\""));
+  const std::string old_process = R"({"pid": 1, "ppid": 0, "argv": [], "begin_ns": 0, "end_ns": 1,
+                                      "traced_thread_ns": 0, "launcher_rank": null})";
+  const std::string head = R"({"schema": "rlscope.report/1", "command": ["x"], "corrected": false, "rows": [], )";
+  CHECK_THAT(problem(head + R"("processes": [)" + old_process + "]}"), Catch::Contains("written by an older rlscope"));
+  CHECK_THAT(problem(head + R"("processes": [{"pid": "1"}]})"), Catch::Contains("\"pid\" has the wrong type"));
+  CHECK_THAT(problem(head + R"("processes": [{"pid": 1, "ppid": 0, "argv": [], "begin_ns": 0, "end_ns": 1,
+      "traced_thread_ns": 0, "begin_unix_ns": 5, "collectives": {"operations": [], "calls": [[1, 2, 0]]}}]})"),
+             Catch::Contains("a collective is not"));
+  CHECK_THAT(problem(R"({"schema": "rlscope.report/1", "command": ["x"], "corrected": false,
+      "rows": [{"process": 1, "operation": "a", "resource": "CPU", "category": "Telepathy", "ns": 1}],
+      "processes": []})"),
+             Catch::Contains("unknown category"));
+}
+
+TEST_CASE("Two nodes' ranks are one job, on one clock, whatever their pids", "[merge]") {
+  // Four ranks, two a node; node 1's clock reads 3.5 s less than node 0's
+  // and its real-time clock is 2 ms fast. Both nodes reuse pids 41 and 42.
+  // Rank 3 (node 1) arrives 4 ms late at every collective: the others wait
+  // for it, which only holds once node 1's times are moved onto node 0's
+  // clock.
+  const int64_t behind = 3'500 * kMs, ntp_error = 2 * kMs, unix_base = 1'700'000'000'000 * kMs;
+  const auto calls = [&](int rank, int64_t shift) {
+    std::vector<CollectiveCall> out;
+    for (int64_t k = 0; k < 50; ++k) {
+      const int64_t arrival = 1'000 * kMs + k * 20 * kMs + (rank == 3 ? 4 * kMs : 0) + rank * 10 * kUs;
+      const int64_t end = 1'000 * kMs + k * 20 * kMs + 4 * kMs + 100 * kUs + Jitter(static_cast<uint64_t>(k), rank) / 5;
+      out.push_back({arrival - shift, end - shift, 0});
+    }
+    return out;
+  };
+  NodeSummary node0, node1;
+  node0.dir = "/runs/node0";
+  node1.dir = "/runs/node1";
+  for (int local = 0; local < 2; ++local) {
+    const int pid = 41 + local;
+    node0.report.processes.push_back(RankProcess(pid, local, 0, unix_base, calls(local, 0)));
+    node1.report.processes.push_back(
+        RankProcess(pid, 2 + local, -behind, unix_base + ntp_error, calls(2 + local, behind)));
+    for (NodeSummary* node : {&node0, &node1}) {
+      node->report.rows.push_back(Row(pid, "backprop", Category::kCommunication, 250 * kMs));
+      node->report.rows.push_back(
+          Row(pid, "simulation", Category::kPython, (node == &node1 && local == 1) ? 900 * kMs : 300 * kMs));
+    }
+  }
+  const MergedJob job = MergeNodes({node0, node1});
+  REQUIRE(job.labels == std::vector<std::string>{"node0", "node1"});
+  CHECK(job.clocks[1].by == NodeClock::By::kCollectives);
+  CHECK(std::llabs(job.clocks[1].offset_ns - behind) < 20 * kUs);
+  REQUIRE(job.merged.jobs.size() == 1);
+  const JobReport& merged = job.merged.jobs[0];
+  CHECK(merged.launcher == "torchrun");
+  REQUIRE(merged.ranks.size() == 4);
+  for (int r = 0; r < 4; ++r) {
+    CHECK(merged.ranks[r].rank == r);
+    CHECK(merged.ranks[r].pid == 41 + r % 2);
+    CHECK(merged.ranks[r].node == (r < 2 ? "node0" : "node1"));
+  }
+  // Rank 3 is the straggler: last at every collective, and every other
+  // rank waits about 4 ms at each of the 50.
+  const JobReport::Communication& talk = merged.communication;
+  REQUIRE(talk.lined_up);
+  CHECK(talk.per_rank_last == std::vector<uint64_t>{0, 0, 0, 50});
+  for (int r = 0; r < 3; ++r) {
+    CHECK(talk.per_rank_wait_ns[r] > 50 * 39 * kMs / 10);
+    CHECK(talk.per_rank_wait_ns[r] < 50 * 41 * kMs / 10);
+  }
+  CHECK(talk.per_rank_wait_ns[3] == 0);
+  CHECK(job.problems.empty());
+  const std::string text = FormatJobText(job);
+  CHECK_THAT(text, Catch::Contains("rlscope merge: 2 nodes, 1 job(s)"));
+  CHECK_THAT(text, Catch::Contains("by the ends of 50 collectives"));
+  CHECK_THAT(text, Catch::Contains("job: 4 ranks of torchrun"));
+  const std::string json = FormatJobJson(job);
+  CHECK_THAT(json, Catch::Contains("\"schema\": \"rlscope.job/1\""));
+  CHECK_THAT(json, Catch::Contains("\"aligned_by\": \"collectives\""));
+  CHECK_THAT(json, Catch::Contains("\"node\": \"node1\""));
+}
+
+TEST_CASE("A merge with no job across the nodes says so", "[merge]") {
+  NodeSummary node0, node1;
+  node0.dir = "a/run";
+  node1.dir = "b/run";
+  node0.report.processes.push_back(RankProcess(41, 0, 0, 5, {}));
+  node0.report.processes.back().rank = {};
+  node1.report.processes.push_back(RankProcess(41, 0, 0, 9, {}));
+  node1.report.processes.back().rank = {};
+  node1.corrected = true;
+  const MergedJob job = MergeNodes({node0, node1});
+  CHECK(job.labels == std::vector<std::string>{"run#1", "run#2"});
+  CHECK(job.clocks[1].by == NodeClock::By::kRealtime);
+  CHECK(job.clocks[1].offset_ns == 4);
+  REQUIRE(job.problems.size() == 2);
+  CHECK_THAT(job.problems[0], Catch::Contains("No job has ranks on more than one node"));
+  CHECK_THAT(job.problems[1], Catch::Contains("some are not"));
+}
