@@ -37,15 +37,18 @@ What it does:
     under NTP), then, where the two nodes hold ranks of one job that
     issued the same number (3 or more) of collectives, from the collectives'
     ends (a collective ends at nearly one instant on every rank): the
-    median difference. The output gives each offset, how it was found and
-    how much the per-collective estimates scatter;
+    median difference. Where the first and second halves of the
+    collectives give offsets further apart than their noise allows (hosts'
+    clocks run at slightly different rates: a millisecond or more over an
+    hour), the offset is a line through time (drift). The output gives
+    each offset, how it was found, its drift, how much the per-collective
+    estimates scatter and the offset's standard error;
   - shows the job as 'rlscope report' does for one node: per operation the
     time summed over the ranks and per rank, Communication per rank, how
     long each rank waited in collectives for the last to arrive, and the
     straggler, now across nodes.
 
-Not yet: 'rlscope report', 'diff' and 'export' of JOB itself; a clock
-that drifts during the run (one offset per node is used).
+Not yet: 'rlscope report', 'diff' and 'export' of JOB itself.
 
 options:
   --out JOB     also write JOB/job.json (schema "rlscope.job/1": the nodes,

@@ -52,11 +52,62 @@ std::vector<int64_t> EndsOf(const std::vector<const RankCollectiveEnds*>& ranks,
 
 // Refine: `node`'s offset to `reference` by the collectives of the job
 // they share with the most lined-up collectives; false when none does.
+// Location: a sample's median, the median distance to it, and the median's
+// standard error were the scatter normal (1.2533 x 1.4826 x distance /
+// sqrt(n)).
+struct Location {
+  int64_t median = 0;
+  int64_t spread = 0;
+  double standard_error = 0;
+};
+
+Location Locate(const std::vector<int64_t>& values) {
+  Location location;
+  location.median = MedianOf(values);
+  std::vector<int64_t> distances;
+  distances.reserve(values.size());
+  for (int64_t value : values) distances.push_back(std::llabs(value - location.median));
+  location.spread = MedianOf(std::move(distances));
+  location.standard_error =
+      1.2533 * 1.4826 * static_cast<double>(location.spread) / std::sqrt(static_cast<double>(values.size()));
+  return location;
+}
+
+// FitOffset: the offset through `differences` (reference end - node end)
+// at the node's `times` (the ends, in order): one number, or a line where
+// the two halves' medians differ by more than 3 standard errors.
+void FitOffset(const std::vector<int64_t>& times, const std::vector<int64_t>& differences, NodeClock& clock) {
+  const size_t count = differences.size();
+  clock.anchor_ns = MedianOf(times);
+  clock.drift = 0;
+  if (count >= 2 * kMinCollectivesPerHalf) {
+    const auto half = static_cast<std::ptrdiff_t>(count / 2);
+    using Values = std::vector<int64_t>;
+    const Location first = Locate(Values(differences.begin(), differences.begin() + half));
+    const Location second = Locate(Values(differences.begin() + half, differences.end()));
+    const int64_t first_time = MedianOf(Values(times.begin(), times.begin() + half));
+    const int64_t second_time = MedianOf(Values(times.begin() + half, times.end()));
+    const double gap = static_cast<double>(second.median - first.median);
+    const double noise = std::hypot(first.standard_error, second.standard_error);
+    if (second_time > first_time && std::abs(gap) > 3 * noise) {
+      clock.drift = gap / static_cast<double>(second_time - first_time);
+    }
+  }
+  std::vector<int64_t> residuals(count);
+  for (size_t k = 0; k < count; ++k) {
+    residuals[k] = differences[k] - std::llround(clock.drift * static_cast<double>(times[k] - clock.anchor_ns));
+  }
+  const Location fit = Locate(residuals);
+  clock.offset_ns = fit.median;
+  clock.spread_ns = fit.spread;
+  clock.uncertainty_ns = std::llround(fit.standard_error);
+}
+
 bool Refine(const NodeClockInput& reference, const NodeClockInput& node, NodeClock& clock) {
   const auto reference_jobs = RanksByJob(reference);
   const auto node_jobs = RanksByJob(node);
   size_t best = 0;
-  std::vector<int64_t> differences;
+  std::vector<int64_t> differences, times;
   for (const auto& [key, ranks] : node_jobs) {
     const auto shared = reference_jobs.find(key);
     if (shared == reference_jobs.end()) continue;
@@ -64,20 +115,13 @@ bool Refine(const NodeClockInput& reference, const NodeClockInput& node, NodeClo
     if (count < kMinCollectivesToAlign || count <= best || LinedUpCount(shared->second) != count) continue;
     best = count;
     const std::vector<int64_t> reference_ends = EndsOf(shared->second, count);
-    const std::vector<int64_t> node_ends = EndsOf(ranks, count);
+    times = EndsOf(ranks, count);
+    const std::vector<int64_t>& node_ends = times;
     differences.assign(count, 0);
     for (size_t k = 0; k < count; ++k) differences[k] = reference_ends[k] - node_ends[k];
   }
   if (best == 0) return false;
-  clock.offset_ns = MedianOf(differences);
-  std::vector<int64_t> distances;
-  distances.reserve(differences.size());
-  for (int64_t difference : differences) {
-    distances.push_back(difference > clock.offset_ns ? difference - clock.offset_ns : clock.offset_ns - difference);
-  }
-  clock.spread_ns = MedianOf(std::move(distances));
-  clock.uncertainty_ns =
-      std::llround(1.2533 * 1.4826 * static_cast<double>(clock.spread_ns) / std::sqrt(static_cast<double>(best)));
+  FitOffset(times, differences, clock);
   clock.collectives = best;
   clock.by = NodeClock::By::kCollectives;
   return true;

@@ -15,10 +15,16 @@
 //     or take that latency and scheduling noise; the median over many
 //     collectives keeps that small. Used when both nodes hold ranks of one
 //     job (told by the launcher) that issued one number (>= 3) of
-//     collectives.
+//     collectives. Two hosts' clocks also run at slightly different rates
+//     (NTP keeps them within about a part per million; a free-running
+//     quartz is off by tens): over an hour's run that moves the offset by
+//     milliseconds. So where the first half's and the second half's
+//     offsets differ by more than 3 standard errors, the offset is a line
+//     through the collectives' time (drift), else one number.
 #ifndef RLSCOPE_REPORT_CLOCK_ALIGNMENT_H_
 #define RLSCOPE_REPORT_CLOCK_ALIGNMENT_H_
 
+#include <cmath>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -44,8 +50,12 @@ struct NodeClockInput {
 inline constexpr size_t kMinCollectivesToAlign = 3;
 
 struct NodeClock {
-  // Add to the node's times to put them on the reference node's clock.
+  // Add to the node's times to put them on the reference node's clock
+  // (ToReference): offset_ns at anchor_ns (a time on the node's clock, the
+  // collectives' median), plus drift x the time since.
   int64_t offset_ns = 0;
+  int64_t anchor_ns = 0;
+  double drift = 0;  // kCollectives: reference ns gained per node ns (1e-6: a part per million); 0: none found.
   std::optional<int64_t> coarse_offset_ns;  // By the clock pairs; none when a node has no pair.
   enum class By { kReference, kCollectives, kRealtime, kNothing } by = By::kNothing;
   size_t collectives = 0;  // kCollectives: how many were lined up.
@@ -56,7 +66,14 @@ struct NodeClock {
   // spare the ends scatter by microseconds; where ranks wait for a CPU
   // after a collective (the 2-core build machine, 4 ranks) by milliseconds.
   int64_t uncertainty_ns = 0;
+
+  int64_t ToReference(int64_t ns) const {
+    return ns + offset_ns + static_cast<int64_t>(std::llround(drift * static_cast<double>(ns - anchor_ns)));
+  }
 };
+
+// At least this many lined-up collectives in each half to look for drift.
+inline constexpr size_t kMinCollectivesPerHalf = 8;
 
 // AlignClocks: one entry per node, the first the reference.
 std::vector<NodeClock> AlignClocks(const std::vector<NodeClockInput>& nodes);

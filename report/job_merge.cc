@@ -1,5 +1,6 @@
 #include "report/job_merge.h"
 
+#include <cmath>
 #include <cstdlib>
 #include <map>
 #include <set>
@@ -66,6 +67,12 @@ std::string ClockText(const MergedJob& job, size_t n) {
           "per-collective estimates within %s of it)",
           OffsetText(clock.offset_ns), reference, FormatDuration(clock.uncertainty_ns), clock.collectives,
           FormatDuration(clock.spread_ns));
+      if (clock.drift != 0) {
+        text += absl::StrFormat(
+            ", at the collectives' median time; it drifts by %+.2f parts per million (%s an hour), as the first and "
+            "second halves of the collectives differ by more than their noise",
+            clock.drift * 1e6, FormatDuration(std::llabs(std::llround(clock.drift * 3.6e12))));
+      }
       if (clock.coarse_offset_ns) {
         text += absl::StrFormat("; the hosts' real-time clocks alone said %s (%s apart)",
                                 OffsetText(*clock.coarse_offset_ns),
@@ -100,7 +107,7 @@ MergedJob MergeNodes(std::vector<NodeSummary> nodes) {
   job.nodes = std::move(nodes);
   MergedIds ids;
   for (size_t n = 0; n < job.nodes.size(); ++n) {
-    const int64_t offset = job.clocks[n].offset_ns;
+    const NodeClock& clock = job.clocks[n];
     for (const BreakdownRow& row : job.nodes[n].report.rows) {
       BreakdownRow& merged = job.merged.rows.emplace_back(row);
       merged.pid = ids.Of(n, row.pid);
@@ -109,11 +116,11 @@ MergedJob MergeNodes(std::vector<NodeSummary> nodes) {
       ProcessReport& merged = job.merged.processes.emplace_back(process);
       merged.pid = ids.Of(n, process.pid);
       merged.ppid = process.ppid <= 1 ? process.ppid : ids.Of(n, process.ppid);
-      merged.begin_ns += offset;
-      merged.end_ns += offset;
+      merged.begin_ns = clock.ToReference(process.begin_ns);
+      merged.end_ns = clock.ToReference(process.end_ns);
       for (CollectiveCall& call : merged.collectives) {
-        call.begin_ns += offset;
-        call.end_ns += offset;
+        call.begin_ns = clock.ToReference(call.begin_ns);
+        call.end_ns = clock.ToReference(call.end_ns);
       }
     }
   }
@@ -169,6 +176,8 @@ std::string FormatJobJson(const MergedJob& job) {
            {"coarse_offset_ns",
             clock.coarse_offset_ns ? nlohmann::ordered_json(*clock.coarse_offset_ns) : nlohmann::ordered_json()},
            {"collectives", clock.collectives},
+           {"anchor_ns", refined ? nlohmann::ordered_json(clock.anchor_ns) : nlohmann::ordered_json()},
+           {"drift_ppm", refined ? nlohmann::ordered_json(clock.drift * 1e6) : nlohmann::ordered_json()},
            {"spread_ns", refined ? nlohmann::ordered_json(clock.spread_ns) : nlohmann::ordered_json()},
            {"uncertainty_ns", refined ? nlohmann::ordered_json(clock.uncertainty_ns) : nlohmann::ordered_json()}}}});
   }

@@ -13,6 +13,9 @@
 //    "nodes": [{"label", "dir", "command", "corrected", "processes",
 //               "clock": {"aligned_by": "reference"|"collectives"|"realtime"|"none",
 //                         "offset_ns", "coarse_offset_ns"|null,
+//                         "anchor_ns"|null, "drift_ppm"|null,  (collectives: the
+//                         offset is offset_ns at anchor_ns on the node's clock,
+//                         plus drift_ppm x 1e-6 x the time since)
 //                         "collectives", "spread_ns"|null, "uncertainty_ns"|null}}],
 //    "jobs": [as report.json's "jobs", each rank with its "node"],
 //    "problems": [...]}

@@ -82,11 +82,38 @@ TEST_CASE("Collectives' ends give a node's clock offset where the real-time cloc
   REQUIRE(clocks[1].coarse_offset_ns.has_value());
   CHECK(std::llabs(*clocks[1].coarse_offset_ns - (behind + ntp_error)) < 10 * kUs);
   CHECK(std::llabs(clocks[1].offset_ns - behind) < 20 * kUs);
+  CHECK(clocks[1].drift == 0);  // The halves agree within their noise.
   CHECK(clocks[1].spread_ns > 0);
   CHECK(clocks[1].spread_ns < 50 * kUs);
   // 1.858 x spread / sqrt(200): a few microseconds.
   CHECK(clocks[1].uncertainty_ns > 0);
   CHECK(clocks[1].uncertainty_ns < clocks[1].spread_ns / 5);
+}
+
+TEST_CASE("A node whose clock runs slow over an hour gets an offset that drifts with it", "[merge]") {
+  // One collective a second for an hour; node 1's clock loses 20 parts per
+  // million (72 ms over the hour) on top of being 3.5 s behind. One
+  // offset would be 36 ms off at either end.
+  const int64_t behind = 3'500 * kMs, start = 1'000 * kMs;
+  const double slow = 20e-6;
+  const auto node_time = [&](int64_t true_ns) {
+    return true_ns - behind - static_cast<int64_t>(std::llround(slow * static_cast<double>(true_ns - start)));
+  };
+  NodeClockInput reference, node;
+  std::vector<int64_t> reference_ends, node_ends;
+  for (int64_t k = 0; k < 3600; ++k) {
+    const int64_t end = start + k * 1'000 * kMs;
+    reference_ends.push_back(end + Jitter(static_cast<uint64_t>(k), 1));
+    node_ends.push_back(node_time(end) + Jitter(static_cast<uint64_t>(k), 2));
+  }
+  reference.ranks = {Rank(0, reference_ends)};
+  node.ranks = {Rank(1, node_ends)};
+  const std::vector<NodeClock> clocks = AlignClocks({reference, node});
+  REQUIRE(clocks[1].by == NodeClock::By::kCollectives);
+  CHECK(clocks[1].drift == Approx(slow / (1 - slow)).epsilon(0.01));
+  for (const int64_t true_ns : {start, start + 1'800'000 * kMs, start + 3'599'000 * kMs}) {
+    CHECK(std::llabs(clocks[1].ToReference(node_time(true_ns)) - true_ns) < 50 * kUs);
+  }
 }
 
 TEST_CASE("Without lined-up collectives a node's clock is aligned by real time, or not at all", "[merge]") {
