@@ -7,6 +7,7 @@
 #include "absl/strings/str_format.h"
 #include "collector/cli_args.h"
 #include "collector/file_output.h"
+#include "format/run_layout.h"
 #include "report/job_merge.h"
 #include "report/node_summary.h"
 
@@ -121,7 +122,8 @@ int MergeCommandMain(const std::vector<std::string>& args) {
       return 1;
     }
     for (const auto& [name, content] :
-         {std::pair<const char*, std::string>{"job.json", report::FormatJobJson(job)}, {"job.txt", text}}) {
+         {std::pair<const char*, std::string>{run_layout::kJobJson, report::FormatJobJson(job)},
+          {run_layout::kJobText, text}}) {
       if (const absl::Status written = ReplaceRunFile(std::filesystem::path(out) / name, content); !written.ok()) {
         std::cerr << "rlscope merge: " << written.message() << "\n";
         return 1;

@@ -8,6 +8,10 @@
 //   DIR/calibration.json      the calibration that corrected the reports
 //   DIR/nvidia-smi.csv, .err  nvidia-smi's samples during the run
 //   DIR/.rlscope-report-room  disk room held for the reports (removed after)
+//
+// and of a merged job's directory (`rlscope merge --out JOB`):
+//
+//   JOB/job.json, JOB/job.txt   the nodes' runs as one job (report/job_merge.h)
 #ifndef RLSCOPE_FORMAT_RUN_LAYOUT_H_
 #define RLSCOPE_FORMAT_RUN_LAYOUT_H_
 
@@ -24,6 +28,8 @@ inline constexpr char kCalibration[] = "calibration.json";
 inline constexpr char kNvidiaSmiCsv[] = "nvidia-smi.csv";
 inline constexpr char kNvidiaSmiStderr[] = "nvidia-smi.err";
 inline constexpr char kReportRoom[] = ".rlscope-report-room";
+inline constexpr char kJobJson[] = "job.json";
+inline constexpr char kJobText[] = "job.txt";
 
 }  // namespace rlscope::run_layout
 

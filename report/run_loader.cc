@@ -38,6 +38,13 @@ absl::StatusOr<RunTraces> ListRunTraces(const std::string& run_dir) {
     return absl::NotFoundError(absl::StrFormat("%s: no such directory", run_dir));
   }
   const fs::path trace_dir = fs::path(run_dir) / run_layout::kTraceDir;
+  if (!fs::is_directory(trace_dir, error) && fs::exists(fs::path(run_dir) / run_layout::kJobJson, error)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s is a merged job's directory ('rlscope merge'), which holds no traces: its report is %s (%s for "
+        "tools); to refresh it, merge the nodes' run directories again",
+        run_dir, (fs::path(run_dir) / run_layout::kJobText).string(),
+        (fs::path(run_dir) / run_layout::kJobJson).string()));
+  }
   if (!fs::is_directory(trace_dir, error)) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "%s is not an rlscope run directory (it has no trace/ subdirectory; `rlscope run --out DIR` makes one)",

@@ -190,7 +190,8 @@ class TwoNodes(unittest.TestCase):
         out = os.path.join(scratch_dir(self), "job")
         result = run_rlscope("merge", "--out", out, *dirs)
         self.assertEqual(result.returncode, 0, result.stderr)
-        with open(os.path.join(out, "job.json")) as f:
+        self.last_job_json = os.path.join(out, "job.json")
+        with open(self.last_job_json) as f:
             job = json.load(f)
         with open(os.path.join(out, "job.txt")) as f:
             self.assertEqual(f.read(), result.stdout)
@@ -253,6 +254,11 @@ class TwoNodes(unittest.TestCase):
         self.assertLess(abs(moved_clock["offset_ns"] - behind), tolerance, moved_clock)
         self.assertEqual(moved_clock["uncertainty_ns"], clock["uncertainty_ns"])
         self.assertEqual(moved["jobs"][0]["communication"]["collectives"], merged["communication"]["collectives"])
+        # The merged job's directory holds no traces: report says where its
+        # report is.
+        result = run_rlscope("report", os.path.dirname(self.last_job_json))
+        self.assertEqual(result.returncode, 1)
+        self.assertIn("is a merged job's directory", result.stderr)
         # A node's directory without report.json is refused with the
         # command that makes one.
         empty = os.path.join(scratch, "node2")
