@@ -9,8 +9,10 @@
 #include "report/node_summary.h"
 #include "report/report_json.h"
 #include "report/run_report.h"
+#include "test/report/diff_test_runs.h"
 
 using namespace rlscope::report;
+using rlscope::report::diff_test::Row;
 
 namespace {
 
@@ -48,15 +50,6 @@ ProcessReport RankProcess(int pid, int rank, int64_t begin_ns, int64_t unix_ns, 
   process.collectives = std::move(calls);
   process.collective_operations = {"backprop"};
   return process;
-}
-
-BreakdownRow Row(int pid, const char* operation, Category category, int64_t ns) {
-  BreakdownRow row;
-  row.pid = pid;
-  row.operation = operation;
-  row.category = category;
-  row.ns = ns;
-  return row;
 }
 
 }  // namespace
@@ -149,7 +142,8 @@ TEST_CASE("A node's report.json reads back what the merge needs", "[merge]") {
   report.processes.push_back(RankProcess(41, 0, 7 * kMs, 1'700'000'000'000 * kMs, {{8 * kMs, 9 * kMs, 0}}));
   report.processes.push_back(RankProcess(42, 1, 7 * kMs, 0, {}));
   report.processes.back().rank = {};
-  report.rows = {Row(41, "backprop", Category::kCommunication, 123), Row(42, "simulation", Category::kPython, 7)};
+  report.rows = {Row("backprop", Category::kCommunication, 123, Resource::kCpu, 41),
+                 Row("simulation", Category::kPython, 7, Resource::kCpu, 42)};
   report.rows[0].resource = Resource::kCpuGpu;
   const absl::StatusOr<NodeSummary> node = ParseNodeSummary(FormatReportJson(report), "node0");
   REQUIRE(node.ok());
@@ -223,9 +217,9 @@ TEST_CASE("Two nodes' ranks are one job, on one clock, whatever their pids", "[m
     node1.report.processes.push_back(
         RankProcess(pid, 2 + local, -behind, unix_base + ntp_error, calls(2 + local, behind)));
     for (NodeSummary* node : {&node0, &node1}) {
-      node->report.rows.push_back(Row(pid, "backprop", Category::kCommunication, 250 * kMs));
-      node->report.rows.push_back(
-          Row(pid, "simulation", Category::kPython, (node == &node1 && local == 1) ? 900 * kMs : 300 * kMs));
+      node->report.rows.push_back(Row("backprop", Category::kCommunication, 250 * kMs, Resource::kCpu, pid));
+      node->report.rows.push_back(Row("simulation", Category::kPython,
+                                      (node == &node1 && local == 1) ? 900 * kMs : 300 * kMs, Resource::kCpu, pid));
     }
   }
   const MergedJob job = MergeNodes({node0, node1});
