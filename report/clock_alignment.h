@@ -74,6 +74,13 @@ struct NodeClock {
 
 // At least this many lined-up collectives in each half to look for drift.
 inline constexpr size_t kMinCollectivesPerHalf = 8;
+// A drift beyond this (100 parts per million) is taken for noise.
+inline constexpr double kMaxDrift = 1e-4;
+// Where the collectives and the real-time clocks disagree by more than
+// this, the merge says so (job_merge.h): synchronised hosts agree to a
+// millisecond or so, and the k-th collectives of two nodes may not be one
+// collective (capture windows that opened at different points).
+inline constexpr int64_t kRealtimeDisagreementNs = 10'000'000;
 
 // AlignClocks: one entry per node, the first the reference.
 std::vector<NodeClock> AlignClocks(const std::vector<NodeClockInput>& nodes);

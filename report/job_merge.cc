@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "nlohmann/json.hpp"
 #include "report/job_ranks.h"
 #include "report/report_json.h"
@@ -151,6 +152,17 @@ MergedJob MergeNodes(std::vector<NodeSummary> nodes) {
         "Calibrate each node ('rlscope calibrate') and run 'rlscope report' again.");
   }
   for (size_t n = 1; n < job.nodes.size(); ++n) {
+    const NodeClock& clock = job.clocks[n];
+    if (clock.by == NodeClock::By::kCollectives && clock.coarse_offset_ns &&
+        std::llabs(*clock.coarse_offset_ns - clock.offset_ns) > kRealtimeDisagreementNs) {
+      job.problems.push_back(absl::StrFormat(
+          "Node %s's clock offset by the collectives (%s) and by the hosts' real-time clocks (%s) differ by %s. "
+          "Where the hosts' clocks are synchronised (NTP), the k-th collectives of the two nodes may not be one "
+          "collective (for instance capture windows that opened at different points of the training), and the "
+          "waits across the nodes are then wrong.",
+          job.labels[n], OffsetText(clock.offset_ns), OffsetText(*clock.coarse_offset_ns),
+          FormatDuration(std::llabs(*clock.coarse_offset_ns - clock.offset_ns))));
+    }
     if (job.clocks[n].by == NodeClock::By::kNothing) {
       job.problems.push_back(absl::StrFormat("Node %s's clock could not be aligned with %s's: %s.", job.labels[n],
                                              job.labels.front(), ClockText(job, n)));
@@ -196,6 +208,16 @@ std::string FormatJobText(const MergedJob& job) {
                         FormatCommandLine(node.command), node.report.processes.size(),
                         node.corrected ? "corrected for profiling overhead" : "NOT corrected for profiling overhead");
     out += "    clock: " + ClockText(job, n) + "\n";
+  }
+  for (const JobReport& merged : job.merged.jobs) {
+    // The tables name ranks by number only; pids repeat across hosts.
+    std::map<std::string, std::vector<std::string>> ranks_on;
+    for (const JobReport::Rank& rank : merged.ranks) {
+      ranks_on[rank.node].push_back(absl::StrFormat("%d (pid %d)", rank.rank, rank.pid));
+    }
+    std::vector<std::string> placed;
+    for (const auto& [node, ranks] : ranks_on) placed.push_back(node + ": " + absl::StrJoin(ranks, ", "));
+    out += absl::StrFormat("  ranks of the %s job by node: %s\n", merged.launcher, absl::StrJoin(placed, "; "));
   }
   out += FormatJobsText(job.merged, "job.json");
   if (!job.problems.empty()) {

@@ -17,6 +17,13 @@ namespace {
 
 using Json = nlohmann::json;
 
+// Times the merge accepts: 0 to 2^61 ns (73 years of uptime, or a wall
+// clock until 2043), so the clock arithmetic cannot overflow whatever two
+// nodes hold (job_merge.h); beyond that the file is damaged or forged.
+constexpr int64_t kMaxTimeNs = int64_t{1} << 61;
+
+bool PlausibleTime(int64_t ns) { return ns >= 0 && ns < kMaxTimeNs; }
+
 // Field readers: each says which field is wrong, so a damaged or foreign
 // file gets a message naming what to look at.
 class Fields {
@@ -103,12 +110,18 @@ void ReadCollectives(const Json& collectives, Fields& fields, ProcessReport& pro
   const Json* calls = fields.Get(collectives, "calls", Json::value_t::array);
   if (names == nullptr || calls == nullptr) return;
   process.collective_operations = Strings(*names);
+  if (process.collective_operations.size() != names->size())
+    return fields.Fail("a collective's operation is no string");
   for (const Json& call : *calls) {
     const bool well_formed = call.is_array() && call.size() == 3 && call[0].is_number_integer() &&
                              call[1].is_number_integer() && call[2].is_number_integer() &&
                              call[2].get<int64_t>() >= 0 &&
                              call[2].get<uint64_t>() < process.collective_operations.size();
     if (!well_formed) return fields.Fail("a collective is not [begin_ns, end_ns, operation index]");
+    const int64_t begin = call[0].get<int64_t>(), end = call[1].get<int64_t>();
+    if (!PlausibleTime(begin) || !PlausibleTime(end) || end < begin) {
+      return fields.Fail("a collective's times are not 0 <= begin_ns <= end_ns < 2^61");
+    }
     process.collectives.push_back(
         {call[0].get<int64_t>(), call[1].get<int64_t>(), static_cast<int32_t>(call[2].get<int64_t>())});
   }
@@ -124,6 +137,9 @@ void ReadProcess(const Json& json, Fields& fields, ProcessReport& process) {
   // Written by every report since clock pairs were kept: null when the
   // trace had none, absent in older reports (ParseNodeSummary says so).
   process.begin_unix_ns = fields.Integer(json, "begin_unix_ns", 0, /*required=*/false);
+  if (!PlausibleTime(process.begin_ns) || !PlausibleTime(process.end_ns) || !PlausibleTime(process.begin_unix_ns)) {
+    return fields.Fail("a process's begin_ns, end_ns or begin_unix_ns is not from 0 to 2^61");
+  }
   if (const Json* rank = fields.Get(json, "launcher_rank", Json::value_t::object, /*required=*/false)) {
     process.rank.launcher = fields.String(*rank, "launcher");
     process.rank.rank = static_cast<int>(fields.Integer(*rank, "rank"));

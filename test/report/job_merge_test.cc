@@ -186,6 +186,16 @@ TEST_CASE("A report.json the merge cannot use is refused with a reason", "[merge
   CHECK_THAT(problem(head + R"("processes": [{"pid": 1, "ppid": 0, "argv": [], "begin_ns": 0, "end_ns": 1,
       "traced_thread_ns": 0, "begin_unix_ns": 5, "collectives": {"operations": [], "calls": [[1, 2, 0]]}}]})"),
              Catch::Contains("a collective is not"));
+  const std::string process_head = R"({"pid": 1, "ppid": 0, "argv": [], "end_ns": 9, "traced_thread_ns": 0, )";
+  CHECK_THAT(problem(head + R"("processes": [)" + process_head + R"("begin_ns": 0, "begin_unix_ns": 5,
+      "collectives": {"operations": ["a"], "calls": [[8, 2, 0]]}}]})"),
+             Catch::Contains("0 <= begin_ns <= end_ns < 2^61"));
+  CHECK_THAT(problem(head + R"("processes": [)" + process_head + R"("begin_ns": 0, "begin_unix_ns": 5,
+      "collectives": {"operations": ["a", 5], "calls": []}}]})"),
+             Catch::Contains("operation is no string"));
+  CHECK_THAT(
+      problem(head + R"("processes": [)" + process_head + R"("begin_ns": 9000000000000000000, "begin_unix_ns": 5}]})"),
+      Catch::Contains("is not from 0 to 2^61"));
   CHECK_THAT(problem(R"({"schema": "rlscope.report/1", "command": ["x"], "corrected": false,
       "rows": [{"process": 1, "operation": "a", "resource": "CPU", "category": "Telepathy", "ns": 1}],
       "processes": []})"),
@@ -254,6 +264,59 @@ TEST_CASE("Two nodes' ranks are one job, on one clock, whatever their pids", "[m
   CHECK_THAT(json, Catch::Contains("\"schema\": \"rlscope.job/1\""));
   CHECK_THAT(json, Catch::Contains("\"aligned_by\": \"collectives\""));
   CHECK_THAT(json, Catch::Contains("\"node\": \"node1\""));
+}
+
+TEST_CASE("Collectives that disagree with synchronised real-time clocks are reported", "[merge]") {
+  // Node 1's window of collectives began 10 collectives (100 ms) later
+  // than node 0's: lined up by index they put its clock 100 ms off, where
+  // the hosts' real-time clocks (one host here) say 0.
+  NodeSummary node0, node1;
+  node0.dir = "node0";
+  node1.dir = "node1";
+  std::vector<CollectiveCall> early, late;
+  for (int64_t k = 0; k < 50; ++k) {
+    early.push_back({1'000 * kMs + k * 10 * kMs, 1'001 * kMs + k * 10 * kMs, 0});
+    late.push_back({1'100 * kMs + k * 10 * kMs, 1'101 * kMs + k * 10 * kMs, 0});
+  }
+  node0.report.processes.push_back(RankProcess(41, 0, 0, 7 * kMs, early));
+  node1.report.processes.push_back(RankProcess(41, 1, 0, 7 * kMs, late));
+  for (NodeSummary* node : {&node0, &node1}) {
+    node->report.rows.push_back(Row("backprop", Category::kCommunication, kMs, Resource::kCpu, 41));
+  }
+  const MergedJob job = MergeNodes({node0, node1});
+  CHECK(job.clocks[1].offset_ns == -100 * kMs);
+  REQUIRE(job.problems.size() == 1);
+  CHECK_THAT(job.problems[0], Catch::Contains("differ by 100"));
+  CHECK_THAT(job.problems[0], Catch::Contains("may not be one collective"));
+}
+
+TEST_CASE("Workers of one parent pid on two nodes are two jobs, each on its node", "[merge]") {
+  // Both hosts ran a vector env whose parent had pid 100 and whose
+  // workers had pids 41 and 42: by the tree they are one node's each.
+  std::vector<NodeSummary> nodes(2);
+  for (size_t n = 0; n < 2; ++n) {
+    nodes[n].dir = n == 0 ? "a" : "b";
+    for (int pid : {41, 42}) {
+      ProcessReport worker = RankProcess(pid, 0, 0, 5, {});
+      worker.rank = {};
+      worker.argv = {"python3", "-c", "from multiprocessing.spawn import spawn_main; spawn_main(pipe_handle=7)"};
+      nodes[n].report.processes.push_back(std::move(worker));
+      nodes[n].report.rows.push_back(Row("simulation", Category::kSimulator, 3 * kMs, Resource::kCpu, pid));
+    }
+  }
+  const MergedJob job = MergeNodes(nodes);
+  REQUIRE(job.merged.jobs.size() == 2);
+  for (size_t j = 0; j < 2; ++j) {
+    const JobReport& workers = job.merged.jobs[j];
+    CHECK(workers.launcher == "process tree");
+    CHECK(workers.parent_pid == 100);
+    REQUIRE(workers.ranks.size() == 2);
+    CHECK(workers.ranks[0].node == job.labels[j]);
+    CHECK(workers.ranks[1].node == job.labels[j]);
+    CHECK(workers.ranks[0].pid == 41);
+    CHECK(workers.ranks[1].pid == 42);
+  }
+  CHECK_THAT(FormatJobText(job), Catch::Contains("by node: a: 0 (pid 41), 1 (pid 42)"));
 }
 
 TEST_CASE("A merge with no job across the nodes says so", "[merge]") {
