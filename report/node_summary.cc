@@ -1,11 +1,10 @@
 #include "report/node_summary.h"
 
 #include <filesystem>
-#include <fstream>
 #include <optional>
-#include <sstream>
 
 #include "absl/strings/str_format.h"
+#include "format/input_file.h"
 #include "format/run_layout.h"
 #include "nlohmann/json.hpp"
 #include "report/category.h"
@@ -23,6 +22,11 @@ using Json = nlohmann::json;
 constexpr int64_t kMaxTimeNs = int64_t{1} << 61;
 
 bool PlausibleTime(int64_t ns) { return ns >= 0 && ns < kMaxTimeNs; }
+
+// A node's report.json grows with its ranks' collectives (about 70 bytes
+// each): 8 ranks of a million collectives are 560 MB. Far above that, the
+// file is not one rlscope wrote.
+constexpr size_t kMaxReportJsonBytes = size_t{4} << 30;
 
 // Field readers: each says which field is wrong, so a damaged or foreign
 // file gets a message naming what to look at.
@@ -200,16 +204,20 @@ absl::StatusOr<NodeSummary> ReadNodeSummary(const std::string& dir) {
   if (!std::filesystem::is_directory(dir, error)) {
     return absl::NotFoundError(absl::StrFormat("%s is not a directory (a run directory of 'rlscope run --out')", dir));
   }
-  std::ifstream in(path);
-  if (!in) {
+  if (!std::filesystem::exists(path, error)) {
     return absl::NotFoundError(absl::StrFormat(
-        "%s has no readable report.json: run 'rlscope report %s' on the node that made the run (the merge reads "
-        "each node's analysed report, not its traces)",
+        "%s has no report.json: run 'rlscope report %s' on the node that made the run (the merge reads each "
+        "node's analysed report, not its traces)",
         dir, dir));
   }
-  std::ostringstream text;
-  text << in.rdbuf();
-  return ParseNodeSummary(text.str(), dir);
+  // Through InputFile, as every input: a FIFO or a device at the name
+  // cannot block or exhaust the merge. A link is followed: users gather the
+  // nodes' report.json files by copying or linking them.
+  std::string text, why;
+  if (!ReadInputFile(path.string(), kMaxReportJsonBytes, Symlinks::kFollow, &text, &why)) {
+    return absl::InvalidArgumentError(absl::StrFormat("cannot read %s: %s", path.string(), why));
+  }
+  return ParseNodeSummary(text, dir);
 }
 
 }  // namespace rlscope::report

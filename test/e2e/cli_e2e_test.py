@@ -242,6 +242,13 @@ class BadInput(unittest.TestCase):
         self.check(["merge", "/tmp", "/tmp/"], 2, "/tmp/ is given twice")
         self.check(["merge", "/nonexistent-a", "/nonexistent-b"], 1, "/nonexistent-a is not a directory")
 
+    def test_merge_never_waits_on_a_fifo(self):
+        # A FIFO named report.json in a node's directory is refused, not
+        # read (a read would wait for a writer forever).
+        node = scratch_dir(self)
+        os.mkfifo(os.path.join(node, "report.json"))
+        self.check(["merge", node, "/tmp"], 1, "not a regular file")
+
     def test_help_explains_every_command(self):
         for command in (["--help"], ["run", "--help"], ["report", "--help"], ["dump", "--help"], ["merge", "--help"],
                         ["python-path", "--help"]):
