@@ -9,6 +9,7 @@
 #include "report/diff_html.h"
 #include "report/diff_json.h"
 #include "report/diff_text.h"
+#include "report/job_directory.h"
 #include "report/run_diff.h"
 #include "report/run_report.h"
 #include "report/run_sink.h"
@@ -25,6 +26,14 @@ Compare two or more runs (directories made by 'rlscope run --out DIR'),
 side by side: torch vs jax, eager vs compiled, PPO vs DQN. The first run is
 the baseline; every later run is compared with it. Each run is analysed
 again from its traces, as 'rlscope report DIR' does (nothing is written).
+
+A merged job's directory ('rlscope merge DIR... --out JOB') compares as
+one run: its nodes' rows, operations' instances and transitions summed
+over every rank of every node, its wall time its longest node's (the
+nodes ran at once), its steps those of the rank that stepped most. A job
+can be compared with a job or with a one-node run (the same training on
+one node and on two). GPU busy time is not compared for a job: it is the
+union over every node's GPUs, which the nodes' reports do not hold.
 
 Runs are labelled by their directory's basename; where basenames repeat,
 "#N" (the run's position, from 1) is appended to every one of them.
@@ -167,6 +176,21 @@ int DiffCommandMain(const std::vector<std::string>& args) {
   std::vector<report::RunReport> reports;
   reports.reserve(dirs.size());
   for (const std::string& dir : dirs) {
+    if (report::IsJobDirectory(dir)) {
+      if (!calibration_path.empty()) {
+        return Usage(
+            absl::StrFormat("%s is a merged job, whose nodes' reports were corrected where they were "
+                            "analysed: --calibration applies to runs only",
+                            dir));
+      }
+      absl::StatusOr<report::MergedJob> job = report::LoadJobDirectory(dir);
+      if (!job.ok()) {
+        std::cerr << "rlscope diff: " << job.status().message() << "\n";
+        return 1;
+      }
+      reports.push_back(std::move(job->merged));
+      continue;
+    }
     absl::StatusOr<report::RunReport> run = report::LoadRunReport(dir, calibration_path);
     if (!run.ok()) {
       std::cerr << "rlscope diff: " << run.status().message() << "\n";

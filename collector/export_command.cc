@@ -10,8 +10,10 @@
 #include "report/export_chrome.h"
 #include "report/export_csv.h"
 #include "report/export_folded.h"
+#include "report/export_job.h"
 #include "report/export_perfetto.h"
 #include "report/export_sqlite.h"
+#include "report/job_directory.h"
 #include "report/run_report.h"
 #include "report/run_sink.h"
 
@@ -69,6 +71,17 @@ tools read. At least one of:
                   example queries: share/rlscope/sqlite/ where rlscope is
                   installed (scripts/sqlite/ in its source).
                   Written to FILE.tmp, then renamed over FILE; not to "-".
+
+A merged job's directory ('rlscope merge DIR... --out JOB') holds its
+nodes' reports, not their traces, and exports two formats:
+  --chrome FILE   the job on the first node's clock: a process per (node,
+                  pid), named with its node, pid and rank, with a slice
+                  over its traced life and a "collectives" track of its
+                  collectives (named by the operation they were issued in),
+                  so that the ranks' waits line up across nodes
+  --csv FILE      every node's rows: view,node,process,operation,resource,
+                  category,ns (process: the pid on that node)
+For the rest, export each node's run directory where it is.
 
 FILE "-" writes to stdout (for one format only). Existing files are
 overwritten. --csv, --folded and --sqlite's report tables use the same
@@ -135,6 +148,30 @@ class FormatSink : public report::RunSink {
   Output output_;
 };
 
+// ExportJob: a merged job's --chrome and --csv (report/export_job.h).
+int ExportJob(const std::string& job_dir, const std::string& chrome, const std::string& csv) {
+  absl::StatusOr<report::MergedJob> job = report::LoadJobDirectory(job_dir);
+  if (!job.ok()) {
+    std::cerr << "rlscope export: " << job.status().message() << "\n";
+    return 1;
+  }
+  for (const auto& [path, write] :
+       {std::pair{chrome, &report::WriteJobChromeTrace}, std::pair{csv, &report::WriteJobCsv}}) {
+    if (path.empty()) continue;
+    Output output{path, nullptr};
+    bool written = Open(output);
+    if (written) {
+      write(*job, output.stream());
+      written = Close(output);
+    }
+    if (!written) {
+      std::cerr << "rlscope export: cannot write " << path << "\n";
+      return 1;
+    }
+  }
+  return 0;
+}
+
 }  // namespace
 
 int ExportCommandMain(const std::vector<std::string>& args) {
@@ -181,6 +218,16 @@ int ExportCommandMain(const std::vector<std::string>& args) {
     return Usage("only one format can go to stdout (\"-\")");
   }
   const std::string& run_dir = positional[0];
+  if (report::IsJobDirectory(run_dir)) {
+    if (!perfetto.empty() || !folded.empty() || !sqlite.empty() || !calibration_path.empty()) {
+      return Usage(absl::StrFormat(
+          "%s is a merged job, which holds its nodes' reports, not their traces: export it with --chrome and --csv; "
+          "--perfetto, --folded, --sqlite and --calibration need a run's trace ('rlscope export NODE_DIR ...' on "
+          "each node)",
+          run_dir));
+    }
+    return ExportJob(run_dir, chrome, csv);
+  }
 
   // Open every output first: an unwritable one fails before the analysis.
   std::vector<std::unique_ptr<FormatSink>> sinks;

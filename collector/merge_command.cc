@@ -7,7 +7,9 @@
 #include "absl/strings/str_format.h"
 #include "collector/cli_args.h"
 #include "collector/file_output.h"
+#include "format/input_file.h"
 #include "format/run_layout.h"
+#include "report/job_directory.h"
 #include "report/job_merge.h"
 #include "report/node_summary.h"
 
@@ -49,13 +51,18 @@ What it does:
     long each rank waited in collectives for the last to arrive, and the
     straggler, now across nodes.
 
-Not yet: 'rlscope report', 'diff' and 'export' of JOB itself.
+With --out JOB, the job is kept: 'rlscope report JOB' shows it again
+(merged anew from the copies of the nodes' reports JOB keeps, so JOB can
+be moved off the cluster), 'rlscope diff' compares it with another job or
+a one-node run, 'rlscope export JOB --chrome FILE' draws the ranks'
+collectives on one clock and '--csv FILE' gives every node's rows.
 
 options:
   --out JOB     also write JOB/job.json (schema "rlscope.job/1": the nodes,
                 their clock offsets, the jobs as in report.json with each
-                rank's node) and JOB/job.txt (what is printed); JOB is
-                created if missing
+                rank's node), JOB/job.txt (what is printed) and a copy of
+                each node's report.json (JOB/nodes/N/report.json, N from 1
+                in the order given); JOB is created if missing
   --quiet       do not print the merged job
   -h, --help    show this help
 
@@ -64,7 +71,47 @@ basenames repeat). exit status: 0 merged; 1 a DIR could not be read or JOB
 not written; 2 usage error.
 )USAGE";
 
+// CopyNodeReport: the node's report.json into JOB (job_directory.h), read
+// as the merge read it (a link followed, bounded, never a FIFO).
+absl::Status CopyNodeReport(const std::string& node_dir, const std::string& copy_dir) {
+  namespace fs = std::filesystem;
+  const fs::path from = fs::path(node_dir) / run_layout::kReportJson;
+  const fs::path to = fs::path(copy_dir) / run_layout::kReportJson;
+  std::error_code error;
+  if (fs::equivalent(from, to, error)) return absl::OkStatus();  // Merged from JOB's own copies.
+  std::string text, why;
+  if (!ReadInputFile(from.string(), report::kMaxNodeReportBytes, Symlinks::kFollow, &text, &why)) {
+    return absl::InternalError(absl::StrFormat("cannot read %s again to keep a copy: %s", from.string(), why));
+  }
+  fs::create_directories(copy_dir, error);
+  if (error) return absl::InternalError(absl::StrFormat("cannot create %s: %s", copy_dir, error.message()));
+  return ReplaceRunFile(to, text);
+}
+
 }  // namespace
+
+absl::Status WriteNodeCopies(const std::string& job_dir, const report::MergedJob& job) {
+  for (size_t n = 0; n < job.nodes.size(); ++n) {
+    if (absl::Status copied = CopyNodeReport(job.nodes[n].dir, report::NodeCopyDir(job_dir, n)); !copied.ok()) {
+      return copied;
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status WriteJobFiles(const std::string& job_dir, const report::MergedJob& job, const std::string& text) {
+  std::error_code error;
+  std::filesystem::create_directories(job_dir, error);
+  if (error) return absl::InternalError(absl::StrFormat("cannot create %s: %s", job_dir, error.message()));
+  for (const auto& [name, content] :
+       {std::pair<const char*, std::string>{run_layout::kJobJson, report::FormatJobJson(job)},
+        {run_layout::kJobText, text}}) {
+    if (absl::Status written = ReplaceRunFile(std::filesystem::path(job_dir) / name, content); !written.ok()) {
+      return written;
+    }
+  }
+  return absl::OkStatus();
+}
 
 int MergeCommandMain(const std::vector<std::string>& args) {
   ArgCursor cursor(args);
@@ -115,19 +162,12 @@ int MergeCommandMain(const std::vector<std::string>& args) {
   const report::MergedJob job = report::MergeNodes(std::move(nodes));
   const std::string text = report::FormatJobText(job);
   if (!out.empty()) {
-    std::error_code error;
-    std::filesystem::create_directories(out, error);
-    if (error) {
-      std::cerr << "rlscope merge: cannot create " << out << ": " << error.message() << "\n";
+    // The copies first, so that a job.json never names a copy that is not there.
+    absl::Status written = WriteNodeCopies(out, job);
+    if (written.ok()) written = WriteJobFiles(out, job, text);
+    if (!written.ok()) {
+      std::cerr << "rlscope merge: " << written.message() << "\n";
       return 1;
-    }
-    for (const auto& [name, content] :
-         {std::pair<const char*, std::string>{run_layout::kJobJson, report::FormatJobJson(job)},
-          {run_layout::kJobText, text}}) {
-      if (const absl::Status written = ReplaceRunFile(std::filesystem::path(out) / name, content); !written.ok()) {
-        std::cerr << "rlscope merge: " << written.message() << "\n";
-        return 1;
-      }
     }
   }
   if (!quiet) std::cout << text;

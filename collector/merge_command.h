@@ -7,9 +7,21 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
+#include "report/job_merge.h"
+
 namespace rlscope::collector {
 
 int MergeCommandMain(const std::vector<std::string>& args);
+
+// WriteNodeCopies: each node's report.json copied to JOB/nodes/N/
+// (report/job_directory.h), read again from the node's directory as the
+// merge read it.
+absl::Status WriteNodeCopies(const std::string& job_dir, const report::MergedJob& job);
+
+// WriteJobFiles: JOB/job.json and JOB/job.txt (`text`), JOB created if
+// missing.
+absl::Status WriteJobFiles(const std::string& job_dir, const report::MergedJob& job, const std::string& text);
 
 }  // namespace rlscope::collector
 

@@ -7,8 +7,10 @@
 #include "absl/strings/str_format.h"
 #include "collector/cli_args.h"
 #include "collector/file_output.h"
+#include "collector/merge_command.h"
 #include "collector/report_room.h"
 #include "format/run_layout.h"
+#include "report/job_directory.h"
 #include "report/report_html.h"
 #include "report/report_json.h"
 #include "report/report_text.h"
@@ -52,6 +54,14 @@ one that would not fit even so is refused (exit 1), the trace kept.
 RLSCOPE_REPORT_MEMORY=SIZE (e.g. 16G) sets the memory to plan with;
 RLSCOPE_REPORT_MEMORY=unlimited skips the check.
 
+A merged job's directory ('rlscope merge DIR... --out JOB') is shown
+again: the job is merged anew from the nodes' reports kept in
+JOB/nodes/N/report.json (or the nodes' own directories, for a job merged
+before copies were kept), JOB/job.json and JOB/job.txt are rewritten and
+the job is printed. Each node's report was corrected where it was
+analysed, so --calibration does not apply to a job: run 'rlscope report
+NODE_DIR --calibration FILE' on the node and merge again.
+
 options:
   --quiet             do not print the report
   --calibration FILE  correct with this calibration instead (e.g. one made
@@ -90,6 +100,31 @@ class ReportFile : public report::RunSink {
 std::string ReportJson(const report::RunReport& report) { return report::FormatReportJson(report); }
 std::string ReportText(const report::RunReport& report) { return report::FormatReportText(report); }
 std::string ReportHtml(const report::RunReport& report) { return report::FormatReportHtml(report); }
+
+// ReportJob: a merged job's directory shown again (job_directory.h).
+int ReportJob(const std::string& job_dir, const std::string& calibration_path, bool quiet) {
+  if (!calibration_path.empty()) {
+    std::cerr << UsageError("report", absl::StrFormat("%s is a merged job: its nodes' reports were corrected where "
+                                                      "they were analysed; run 'rlscope report NODE_DIR --calibration "
+                                                      "%s' on each node and merge again",
+                                                      job_dir, calibration_path))
+                     .message()
+              << "\n";
+    return 2;
+  }
+  absl::StatusOr<report::MergedJob> job = report::LoadJobDirectory(job_dir);
+  if (!job.ok()) {
+    std::cerr << "rlscope report: " << job.status().message() << "\n";
+    return 1;
+  }
+  const std::string text = report::FormatJobText(*job);
+  if (const absl::Status written = WriteJobFiles(job_dir, *job, text); !written.ok()) {
+    std::cerr << "rlscope report: " << written.message() << "\n";
+    return 1;
+  }
+  if (!quiet) std::cout << text;
+  return 0;
+}
 
 }  // namespace
 
@@ -147,6 +182,7 @@ int ReportCommandMain(const std::vector<std::string>& args) {
         << "\n";
     return 2;
   }
+  if (report::IsJobDirectory(rest[0])) return ReportJob(rest[0], calibration_path, quiet);
   ReportOutcome outcome = WriteReport(rest[0], calibration_path);
   if (!outcome.status.ok()) {
     std::cerr << "rlscope report: " << outcome.status.message() << "\n";

@@ -12,6 +12,7 @@
 // and of a merged job's directory (`rlscope merge --out JOB`):
 //
 //   JOB/job.json, JOB/job.txt   the nodes' runs as one job (report/job_merge.h)
+//   JOB/nodes/N/report.json     a copy of the N-th node's report.json (N from 1)
 #ifndef RLSCOPE_FORMAT_RUN_LAYOUT_H_
 #define RLSCOPE_FORMAT_RUN_LAYOUT_H_
 
@@ -30,6 +31,7 @@ inline constexpr char kNvidiaSmiStderr[] = "nvidia-smi.err";
 inline constexpr char kReportRoom[] = ".rlscope-report-room";
 inline constexpr char kJobJson[] = "job.json";
 inline constexpr char kJobText[] = "job.txt";
+inline constexpr char kJobNodesDir[] = "nodes";
 
 }  // namespace rlscope::run_layout
 

@@ -1,5 +1,6 @@
 #include "report/job_merge.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <map>
@@ -93,6 +94,29 @@ std::string ClockText(const MergedJob& job, size_t n) {
       reference);
 }
 
+// MergeRunFigures: the job's own figures from its nodes'. The nodes ran at
+// once, so the job's wall time (profiled, corrected, captured) is its
+// longest node's; the command shown is the first node's; the exit status
+// the first node's that failed. The job is corrected only when every node
+// is (a mix is one of the merge's problems).
+void MergeRunFigures(const std::vector<NodeSummary>& nodes, RunReport& merged) {
+  merged.metadata.command = nodes.front().command;
+  merged.corrected = true;
+  for (const NodeSummary& node : nodes) {
+    const RunReport& run = node.report;
+    merged.metadata.wall_ns = std::max(merged.metadata.wall_ns, run.metadata.wall_ns);
+    if (merged.metadata.exit_code == 0) merged.metadata.exit_code = run.metadata.exit_code;
+    merged.corrected = merged.corrected && node.corrected && run.corrected_wall_ns.has_value();
+    if (run.corrected_wall_ns)
+      merged.corrected_wall_ns = std::max(merged.corrected_wall_ns.value_or(0), *run.corrected_wall_ns);
+    merged.windowed = merged.windowed || run.windowed;
+    merged.captured_ns = std::max(merged.captured_ns, run.windowed ? run.captured_ns : run.metadata.wall_ns);
+  }
+  if (!merged.corrected) merged.corrected_wall_ns.reset();
+  if (!merged.windowed) merged.captured_ns = 0;
+  merged.steps = StepsOf(merged, kStepOperation);
+}
+
 }  // namespace
 
 MergedJob MergeNodes(std::vector<NodeSummary> nodes) {
@@ -125,6 +149,7 @@ MergedJob MergeNodes(std::vector<NodeSummary> nodes) {
       }
     }
   }
+  MergeRunFigures(job.nodes, job.merged);
   job.merged.jobs = JobsOf(job.merged);
   bool spans_nodes = false;
   for (JobReport& merged : job.merged.jobs) {

@@ -23,11 +23,6 @@ constexpr int64_t kMaxTimeNs = int64_t{1} << 61;
 
 bool PlausibleTime(int64_t ns) { return ns >= 0 && ns < kMaxTimeNs; }
 
-// A node's report.json grows with its ranks' collectives (about 70 bytes
-// each): 8 ranks of a million collectives are 560 MB. Far above that, the
-// file is not one rlscope wrote.
-constexpr size_t kMaxReportJsonBytes = size_t{4} << 30;
-
 // Field readers: each says which field is wrong, so a damaged or foreign
 // file gets a message naming what to look at.
 class Fields {
@@ -131,6 +126,26 @@ void ReadCollectives(const Json& collectives, Fields& fields, ProcessReport& pro
   }
 }
 
+void ReadTransitions(const Json& transitions, Fields& fields, ProcessReport& process) {
+  for (const Json& entry : transitions) {
+    if (!entry.is_object()) return fields.Fail("a transition is not an object");
+    TransitionRow row;
+    row.operation = fields.String(entry, "operation");
+    const std::optional<Category> from = CategoryNamed(fields.String(entry, "from"));
+    const std::optional<Category> to = CategoryNamed(fields.String(entry, "to"));
+    const int64_t count = fields.Integer(entry, "count");
+    const int64_t instances = fields.Integer(entry, "operation_instances", 0, /*required=*/false);
+    if (!fields.ok()) return;
+    if (!from || !to) return fields.Fail("a transition has an unknown category");
+    if (count < 0 || instances < 0) return fields.Fail("a transition's count is negative");
+    row.from = *from;
+    row.to = *to;
+    row.count = static_cast<uint64_t>(count);
+    row.operation_instances = static_cast<uint64_t>(instances);
+    process.transitions.push_back(std::move(row));
+  }
+}
+
 void ReadProcess(const Json& json, Fields& fields, ProcessReport& process) {
   process.pid = static_cast<int>(fields.Integer(json, "pid"));
   process.ppid = static_cast<int>(fields.Integer(json, "ppid"));
@@ -153,6 +168,41 @@ void ReadProcess(const Json& json, Fields& fields, ProcessReport& process) {
   if (const Json* collectives = fields.Get(json, "collectives", Json::value_t::object, /*required=*/false)) {
     ReadCollectives(*collectives, fields, process);
   }
+  if (const Json* transitions = fields.Get(json, "transitions", Json::value_t::array, /*required=*/false)) {
+    ReadTransitions(*transitions, fields, process);
+  }
+  // The times each operation was entered: instance_stats counts every
+  // instance the analysis timed, which is every entry (report.json does not
+  // list operation_instances on their own).
+  if (const Json* stats = fields.Get(json, "instance_stats", Json::value_t::array, /*required=*/false)) {
+    for (const Json& entry : *stats) {
+      if (!entry.is_object()) return fields.Fail("an instance_stats entry is not an object");
+      const std::string operation = fields.String(entry, "operation");
+      const int64_t instances = fields.Integer(entry, "instances");
+      if (!fields.ok()) return;
+      if (instances < 0) return fields.Fail("an operation's instances are negative");
+      process.operation_instances[operation] += static_cast<uint64_t>(instances);
+    }
+  }
+}
+
+// ReadRunFigures: the run's own figures a job's comparison needs (wall
+// time, exit status, the corrected wall time, capture windows).
+void ReadRunFigures(const Json& json, Fields& fields, RunReport& report) {
+  report.metadata.exit_code = static_cast<int>(fields.Integer(json, "exit_code", 0, /*required=*/false));
+  report.metadata.wall_ns = fields.Integer(json, "wall_ns", 0, /*required=*/false);
+  if (json.contains("corrected_wall_ns") && !json["corrected_wall_ns"].is_null()) {
+    report.corrected_wall_ns = fields.Integer(json, "corrected_wall_ns");
+  }
+  if (const Json* capture = fields.Get(json, "capture", Json::value_t::object, /*required=*/false)) {
+    if (const Json* windowed = fields.Get(*capture, "windowed", Json::value_t::boolean, /*required=*/false)) {
+      report.windowed = windowed->get<bool>();
+    }
+    if (report.windowed) report.captured_ns = fields.Integer(*capture, "captured_ns");
+  }
+  const bool plausible = PlausibleTime(report.metadata.wall_ns) && PlausibleTime(report.captured_ns) &&
+                         PlausibleTime(report.corrected_wall_ns.value_or(0));
+  if (!plausible) fields.Fail("wall_ns, corrected_wall_ns or captured_ns is not from 0 to 2^61");
 }
 
 }  // namespace
@@ -175,6 +225,9 @@ absl::StatusOr<NodeSummary> ParseNodeSummary(std::string_view text, const std::s
   if (const Json* corrected = fields.Get(json, "corrected", Json::value_t::boolean)) {
     node.corrected = corrected->get<bool>();
   }
+  node.report.metadata.command = node.command;
+  node.report.corrected = node.corrected;
+  ReadRunFigures(json, fields, node.report);
   if (const Json* rows = fields.Get(json, "rows", Json::value_t::array)) ReadRows(*rows, fields, node.report.rows);
   bool any_clock_pair_field = false;
   if (const Json* processes = fields.Get(json, "processes", Json::value_t::array)) {
@@ -214,7 +267,7 @@ absl::StatusOr<NodeSummary> ReadNodeSummary(const std::string& dir) {
   // cannot block or exhaust the merge. A link is followed: users gather the
   // nodes' report.json files by copying or linking them.
   std::string text, why;
-  if (!ReadInputFile(path.string(), kMaxReportJsonBytes, Symlinks::kFollow, &text, &why)) {
+  if (!ReadInputFile(path.string(), kMaxNodeReportBytes, Symlinks::kFollow, &text, &why)) {
     return absl::InvalidArgumentError(absl::StrFormat("cannot read %s: %s", path.string(), why));
   }
   return ParseNodeSummary(text, dir);

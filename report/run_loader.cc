@@ -40,9 +40,10 @@ absl::StatusOr<RunTraces> ListRunTraces(const std::string& run_dir) {
   const fs::path trace_dir = fs::path(run_dir) / run_layout::kTraceDir;
   if (!fs::is_directory(trace_dir, error) && fs::exists(fs::path(run_dir) / run_layout::kJobJson, error)) {
     return absl::InvalidArgumentError(absl::StrFormat(
-        "%s is a merged job's directory ('rlscope merge'), which holds no traces: its report is %s (%s for "
-        "tools); to refresh it, merge the nodes' run directories again",
-        run_dir, (fs::path(run_dir) / run_layout::kJobText).string(),
+        "%s is a merged job's directory ('rlscope merge'), which holds its nodes' reports but no traces: "
+        "'rlscope report %s', 'rlscope diff' and 'rlscope export %s --chrome FILE' read it (its report is %s, "
+        "%s for tools); for the rest, use each node's run directory",
+        run_dir, run_dir, run_dir, (fs::path(run_dir) / run_layout::kJobText).string(),
         (fs::path(run_dir) / run_layout::kJobJson).string()));
   }
   if (!fs::is_directory(trace_dir, error)) {

@@ -13,6 +13,7 @@ of two ranks each, each under its own `rlscope run`) made one job by
 
   ranks_e2e_test.py --rlscope BIN --python PYTHON [unittest args]
 """
+import csv
 import json
 import os
 import re
@@ -195,6 +196,7 @@ class TwoNodes(unittest.TestCase):
             job = json.load(f)
         with open(os.path.join(out, "job.txt")) as f:
             self.assertEqual(f.read(), result.stdout)
+        self.last_job_text = result.stdout
         return job
 
     def test_two_nodes_runs_merge_into_one_job_on_one_clock(self):
@@ -256,11 +258,7 @@ class TwoNodes(unittest.TestCase):
         self.assertEqual(moved_clock["offset_ns"], clock["offset_ns"] + behind)
         self.assertEqual(moved_clock["uncertainty_ns"], clock["uncertainty_ns"])
         self.assertEqual(moved["jobs"][0]["communication"]["collectives"], merged["communication"]["collectives"])
-        # The merged job's directory holds no traces: report says where its
-        # report is.
-        result = run_rlscope("report", os.path.dirname(self.last_job_json))
-        self.assertEqual(result.returncode, 1)
-        self.assertIn("is a merged job's directory", result.stderr)
+        self.check_job_directory(os.path.dirname(self.last_job_json), [node0, shifted], moved)
         # A node's directory without report.json is refused with the
         # command that makes one.
         empty = os.path.join(scratch, "node2")
@@ -268,6 +266,98 @@ class TwoNodes(unittest.TestCase):
         result = run_rlscope("merge", node0, empty)
         self.assertEqual(result.returncode, 1)
         self.assertIn("rlscope report %s" % empty, result.stderr)
+
+    def check_job_directory(self, job_dir, node_dirs, job):
+        """`rlscope report`, `diff` and `export` of a merged job's
+        directory, with the nodes' own directories gone (JOB keeps copies
+        of their reports)."""
+        reports = []
+        for node_dir in node_dirs:
+            with open(os.path.join(node_dir, "report.json")) as f:
+                reports.append(json.load(f))
+        gone = [d + ".gone" for d in node_dirs]
+        for d, g in zip(node_dirs, gone):
+            os.rename(d, g)
+        try:
+            result = run_rlscope("report", job_dir)
+            self.assertEqual(result.returncode, 0, result.stderr)
+            self.assertEqual(result.stdout, self.last_job_text)
+            self.check_job_diff(job_dir, reports)
+            self.check_job_export(job_dir, reports, job)
+        finally:
+            for d, g in zip(node_dirs, gone):
+                os.rename(g, d)
+        # A one-node run compares with the job: its share of the job.
+        result = run_rlscope("diff", "--format", "json", "--totals", job_dir, node_dirs[0])
+        self.assertEqual(result.returncode, 0, result.stderr)
+        diff = json.loads(result.stdout)
+        self.assertEqual(diff["totals"]["thread_ns"]["values"][1], cpu_ns(reports[0]))
+        # What needs traces is refused with what to do instead.
+        for args in (("report", "--calibration", "x.json", job_dir), ("diff", "--calibration", "x.json", job_dir,
+                                                                          job_dir),
+                     ("export", job_dir, "--perfetto", os.path.join(job_dir, "t.pftrace"))):
+            result = run_rlscope(*args)
+            self.assertEqual(result.returncode, 2, (args, result.stderr))
+            self.assertIn("merged job", result.stderr)
+
+    def check_job_diff(self, job_dir, reports):
+        result = run_rlscope("diff", "--format", "json", "--totals", job_dir, job_dir)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        diff = json.loads(result.stdout)
+        totals = diff["totals"]
+        # Every rank of every node summed; the nodes ran at once, so the
+        # job's wall time is its longest node's.
+        self.assertEqual(totals["thread_ns"]["values"], [sum(cpu_ns(r) for r in reports)] * 2)
+        walls = [r["corrected_wall_ns"] if r["corrected"] else r["wall_ns"] for r in reports]
+        self.assertEqual(totals["total_wall_ns"]["values"], [max(walls)] * 2)
+        backprop = [o for o in diff["operations"] if o["operation"] == "backprop"]
+        self.assertEqual(len(backprop), 1, [o["operation"] for o in diff["operations"]])
+        self.assertEqual(backprop[0]["cpu_ns"]["values"], [sum(cpu_ns(r, "backprop") for r in reports)] * 2)
+        self.assertEqual(backprop[0]["cpu_ns"]["changes"][1]["ratio"], 1.0)
+        instances = sum(s["instances"] for r in reports for p in r["processes"] for s in p["instance_stats"]
+                        if s["operation"] == "backprop")
+        self.assertGreater(instances, 0)
+        self.assertEqual(backprop[0]["instances"]["values"], [instances] * 2)
+
+    def check_job_export(self, job_dir, reports, job):
+        chrome, csv_path = (os.path.join(scratch_dir(self), name) for name in ("job.trace.json", "job.csv"))
+        result = run_rlscope("export", job_dir, "--chrome", chrome, "--csv", csv_path)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        with open(csv_path, newline="") as f:
+            rows = list(csv.DictReader(f))
+        labels = [n["label"] for n in job["nodes"]]
+        self.assertEqual(len(rows), sum(len(r["rows"]) for r in reports))
+        self.assertEqual({row["node"] for row in rows}, set(labels))
+        for label, report in zip(labels, reports):
+            self.assertEqual(sum(int(row["ns"]) for row in rows if row["node"] == label), sum(
+                row["ns"] for row in report["rows"]))
+        with open(chrome) as f:
+            events = json.load(f)["traceEvents"]
+        names = {e["pid"]: e["args"]["name"] for e in events if e["name"] == "process_name"}
+        calls = {}  # Chrome pid -> collective slices in order.
+        for event in events:
+            if event.get("cat") == "Communication":
+                calls.setdefault(event["pid"], []).append(event)
+        self.assertEqual(sum(len(c) for c in calls.values()),
+                         sum(len(p["collectives"]["calls"]) for r in reports for p in r["processes"]))
+        # The ranks' k-th collectives end together on the job's clock,
+        # although node 1's own clock is 3.5 s behind.
+        by_rank = {}
+        for pid, slices in calls.items():
+            rank = re.search(r"rank (\d+) of", names[pid])
+            if rank:
+                by_rank[(names[pid].split()[0], int(rank.group(1)))] = [e["ts"] + e["dur"] for e in slices]
+        self.assertEqual(sorted(by_rank), [(labels[0], 0), (labels[0], 1), (labels[1], 2), (labels[1], 3)])
+        first, other = by_rank[(labels[0], 0)], by_rank[(labels[1], 2)]
+        n = min(len(first), len(other))
+        gaps = sorted(abs(a - b) for a, b in zip(first[-n:], other[-n:]))
+        self.assertLess(gaps[len(gaps) // 2], 10_000, gaps[:5])  # Microseconds.
+
+
+def cpu_ns(report, operation=None):
+    """The report's thread time (CPU-side rows), of one operation if given."""
+    return sum(row["ns"] for row in report["rows"]
+               if row["resource"] != "GPU" and (operation is None or row["operation"] == operation))
 
 
 if __name__ == "__main__":

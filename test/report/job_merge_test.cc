@@ -2,6 +2,8 @@
 
 #include <catch2/catch.hpp>
 #include <cstdint>
+#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -145,8 +147,31 @@ TEST_CASE("A node's report.json reads back what the merge needs", "[merge]") {
   report.rows = {Row("backprop", Category::kCommunication, 123, Resource::kCpu, 41),
                  Row("simulation", Category::kPython, 7, Resource::kCpu, 42)};
   report.rows[0].resource = Resource::kCpuGpu;
+  report.metadata.command = {"torchrun", "train.py"};
+  report.metadata.wall_ns = 6'000 * kMs;
+  report.metadata.exit_code = 3;
+  report.corrected = true;
+  report.corrected_wall_ns = 5'500 * kMs;
+  report.processes[0].transitions = {{"backprop", Category::kPython, Category::kCommunication, 12, 4}};
+  report.processes[0].instance_stats = {{"backprop", 4, 40 * kMs, 10 * kMs, 10 * kMs, 11 * kMs, 12 * kMs}};
   const absl::StatusOr<NodeSummary> node = ParseNodeSummary(FormatReportJson(report), "node0");
   REQUIRE(node.ok());
+  // What comparing jobs needs: the run's own figures, and per process its
+  // transitions and its operations' instances.
+  CHECK(node->command == std::vector<std::string>{"torchrun", "train.py"});
+  CHECK(node->report.metadata.command == node->command);
+  CHECK(node->report.metadata.wall_ns == 6'000 * kMs);
+  CHECK(node->report.metadata.exit_code == 3);
+  CHECK(node->corrected);
+  CHECK(node->report.corrected_wall_ns == 5'500 * kMs);
+  REQUIRE(node->report.processes[0].transitions.size() == 1);
+  const TransitionRow& transition = node->report.processes[0].transitions[0];
+  CHECK(transition.operation == "backprop");
+  CHECK(transition.from == Category::kPython);
+  CHECK(transition.to == Category::kCommunication);
+  CHECK(transition.count == 12);
+  CHECK(transition.operation_instances == 4);
+  CHECK(node->report.processes[0].operation_instances == std::map<std::string, uint64_t>{{"backprop", 4}});
   CHECK(node->dir == "node0");
   REQUIRE(node->report.processes.size() == 2);
   const ProcessReport& rank = node->report.processes[0];
@@ -335,4 +360,47 @@ TEST_CASE("A merge with no job across the nodes says so", "[merge]") {
   REQUIRE(job.problems.size() == 2);
   CHECK_THAT(job.problems[0], Catch::Contains("No job has ranks on more than one node"));
   CHECK_THAT(job.problems[1], Catch::Contains("some are not"));
+}
+
+TEST_CASE("A merged job compares as one run: rows summed, the longest node's wall time", "[merge]") {
+  const auto node = [](const std::string& dir, int64_t wall_ns, std::optional<int64_t> corrected_wall_ns,
+                       int first_rank, uint64_t steps) {
+    NodeSummary summary;
+    summary.dir = dir;
+    summary.command = {"torchrun", dir};
+    summary.corrected = corrected_wall_ns.has_value();
+    summary.report.metadata.command = summary.command;
+    summary.report.metadata.wall_ns = wall_ns;
+    summary.report.corrected = summary.corrected;
+    summary.report.corrected_wall_ns = corrected_wall_ns;
+    for (int r = 0; r < 2; ++r) {
+      ProcessReport process = RankProcess(10 + r, first_rank + r, 0, 0, {});
+      process.operation_instances = {{"simulation", steps + static_cast<uint64_t>(r)}};
+      summary.report.processes.push_back(process);
+      summary.report.rows.push_back(
+          Row("backprop", Category::kPython, 100 * (first_rank + r + 1), Resource::kCpu, 10 + r));
+    }
+    return summary;
+  };
+  SECTION("every node corrected: the job is, with its longest node's corrected wall time") {
+    const MergedJob job =
+        MergeNodes({node("a", 6'000 * kMs, 5'000 * kMs, 0, 50), node("b", 7'000 * kMs, 4'000 * kMs, 2, 70)});
+    const RunReport& run = job.merged;
+    CHECK(run.metadata.command == std::vector<std::string>{"torchrun", "a"});
+    CHECK(run.metadata.wall_ns == 7'000 * kMs);
+    CHECK(run.corrected);
+    CHECK(run.corrected_wall_ns == 5'000 * kMs);
+    CHECK_FALSE(run.windowed);
+    CHECK(run.steps == 71);  // The rank that stepped most.
+    int64_t backprop = 0;
+    for (const BreakdownRow& row : run.rows) backprop += row.ns;
+    CHECK(backprop == 100 + 200 + 300 + 400);
+  }
+  SECTION("one node uncorrected: the job is not corrected") {
+    const MergedJob job =
+        MergeNodes({node("a", 6'000 * kMs, 5'000 * kMs, 0, 5), node("b", 7'000 * kMs, std::nullopt, 2, 5)});
+    CHECK_FALSE(job.merged.corrected);
+    CHECK_FALSE(job.merged.corrected_wall_ns.has_value());
+    CHECK(job.merged.metadata.wall_ns == 7'000 * kMs);
+  }
 }
