@@ -43,7 +43,9 @@ What it does:
     median difference. Where the first and second halves of the
     collectives give offsets further apart than their noise allows (hosts'
     clocks run at slightly different rates: a millisecond or more over an
-    hour), the offset is a line through time (drift). The output gives
+    hour), the offset is a line through time (drift). A node sharing
+    no job with the first node is aligned through one that shares a job
+    with both (the offsets composed, their errors added). The output gives
     each offset, how it was found, its drift, how much the per-collective
     estimates scatter and the offset's standard error;
   - shows the job as 'rlscope report' does for one node: per operation the

@@ -50,8 +50,6 @@ std::vector<int64_t> EndsOf(const std::vector<const RankCollectiveEnds*>& ranks,
   return ends;
 }
 
-// Refine: `node`'s offset to `reference` by the collectives of the job
-// they share with the most lined-up collectives; false when none does.
 // Location: a sample's median, the median distance to it, and the median's
 // standard error were the scatter normal (1.2533 x 1.4826 x distance /
 // sqrt(n)).
@@ -106,6 +104,8 @@ void FitOffset(const std::vector<int64_t>& times, const std::vector<int64_t>& di
   clock.uncertainty_ns = std::llround(fit.standard_error);
 }
 
+// Refine: `node`'s offset to `reference` by the collectives of the job
+// they share with the most lined-up collectives; false when none does.
 bool Refine(const NodeClockInput& reference, const NodeClockInput& node, NodeClock& clock) {
   const auto reference_jobs = RanksByJob(reference);
   const auto node_jobs = RanksByJob(node);
@@ -130,6 +130,22 @@ bool Refine(const NodeClockInput& reference, const NodeClockInput& node, NodeClo
   return true;
 }
 
+// Compose: `link` (a node's clock to `via`'s) followed by `via` (its clock
+// to the reference's), as one line anchored at `link`'s anchor: the offset
+// there is both offsets (`via`'s taken where `link` lands on its clock);
+// the slopes multiply, (1 + d1)(1 + d2) - 1.
+NodeClock Compose(const NodeClock& link, const NodeClock& via, size_t via_index) {
+  NodeClock clock = link;
+  const int64_t landed = link.anchor_ns + link.offset_ns;
+  clock.offset_ns = link.offset_ns + via.offset_ns +
+                    static_cast<int64_t>(std::llround(via.drift * static_cast<double>(landed - via.anchor_ns)));
+  clock.drift = link.drift + via.drift + link.drift * via.drift;
+  clock.uncertainty_ns =
+      std::llround(std::hypot(static_cast<double>(link.uncertainty_ns), static_cast<double>(via.uncertainty_ns)));
+  clock.via = via_index;
+  return clock;
+}
+
 }  // namespace
 
 std::vector<NodeClock> AlignClocks(const std::vector<NodeClockInput>& nodes) {
@@ -144,15 +160,35 @@ std::vector<NodeClock> AlignClocks(const std::vector<NodeClockInput>& nodes) {
   clocks[0].by = NodeClock::By::kReference;
   clocks[0].coarse_offset_ns = 0;
   for (size_t n = 1; n < nodes.size(); ++n) {
-    NodeClock& clock = clocks[n];
     if (realtime_minus_monotonic[n] && realtime_minus_monotonic[0]) {
-      clock.coarse_offset_ns = *realtime_minus_monotonic[n] - *realtime_minus_monotonic[0];
+      clocks[n].coarse_offset_ns = *realtime_minus_monotonic[n] - *realtime_minus_monotonic[0];
     }
-    if (Refine(nodes[0], nodes[n], clock)) continue;
-    if (clock.coarse_offset_ns) {
-      clock.offset_ns = *clock.coarse_offset_ns;
-      clock.by = NodeClock::By::kRealtime;
+  }
+  // Rounds: first every node sharing a job with the reference, then those
+  // sharing one with a node aligned in an earlier round, and so on; within
+  // a round the lowest-numbered aligned node is the link. A node aligned
+  // through a chain carries the chain's errors, so shorter chains come first.
+  std::vector<bool> aligned(nodes.size(), false);
+  aligned[0] = true;
+  for (bool progress = true; progress;) {
+    progress = false;
+    const std::vector<bool> before = aligned;
+    for (size_t n = 1; n < nodes.size(); ++n) {
+      if (aligned[n]) continue;
+      for (size_t m = 0; m < nodes.size(); ++m) {
+        NodeClock link;
+        if (!before[m] || m == n || !Refine(nodes[m], nodes[n], link)) continue;
+        link.coarse_offset_ns = clocks[n].coarse_offset_ns;
+        clocks[n] = m == 0 ? link : Compose(link, clocks[m], m);
+        aligned[n] = progress = true;
+        break;
+      }
     }
+  }
+  for (size_t n = 1; n < nodes.size(); ++n) {
+    if (aligned[n] || !clocks[n].coarse_offset_ns) continue;
+    clocks[n].offset_ns = *clocks[n].coarse_offset_ns;
+    clocks[n].by = NodeClock::By::kRealtime;
   }
   return clocks;
 }

@@ -21,6 +21,11 @@
 //     milliseconds. So where the first half's and the second half's
 //     offsets differ by more than 3 standard errors, the offset is a line
 //     through the collectives' time (drift), else one number.
+// A node that shares no job with the reference but does with a node
+// already aligned is aligned through it (an actor fleet on nodes 1-2 and a
+// learner job on nodes 0-1): the refined offsets compose. Only a node that
+// is linked to the reference by no chain of shared jobs falls back to the
+// coarse offset.
 #ifndef RLSCOPE_REPORT_CLOCK_ALIGNMENT_H_
 #define RLSCOPE_REPORT_CLOCK_ALIGNMENT_H_
 
@@ -66,6 +71,12 @@ struct NodeClock {
   // spare the ends scatter by microseconds; where ranks wait for a CPU
   // after a collective (the 2-core build machine, 4 ranks) by milliseconds.
   int64_t uncertainty_ns = 0;
+  // kCollectives: the node (its index) whose clock this one was aligned
+  // through, when it shares no lined-up job with the reference but does
+  // with a node that was aligned (directly or through another): the two
+  // offsets (and drifts) compose, their standard errors add in quadrature.
+  // None: aligned with the reference directly.
+  std::optional<size_t> via;
 
   int64_t ToReference(int64_t ns) const {
     return ns + offset_ns + static_cast<int64_t>(std::llround(drift * static_cast<double>(ns - anchor_ns)));

@@ -69,6 +69,12 @@ std::string ClockText(const MergedJob& job, size_t n) {
           "per-collective estimates within %s of it)",
           OffsetText(clock.offset_ns), reference, FormatDuration(clock.uncertainty_ns), clock.collectives,
           FormatDuration(clock.spread_ns));
+      if (clock.via) {
+        text = absl::StrFormat(
+            "%s; it shares no job with %s's ranks, so the collectives were those it shares with node %s, whose "
+            "clock was aligned first: the offsets add, and so do their errors",
+            text, reference, job.labels[*clock.via]);
+      }
       if (clock.drift != 0) {
         text += absl::StrFormat(
             ", at the collectives' median time; it drifts by %+.2f parts per million (%s an hour), as the first and "
@@ -213,6 +219,7 @@ std::string FormatJobJson(const MergedJob& job) {
            {"coarse_offset_ns",
             clock.coarse_offset_ns ? nlohmann::ordered_json(*clock.coarse_offset_ns) : nlohmann::ordered_json()},
            {"collectives", clock.collectives},
+           {"via", refined && clock.via ? nlohmann::ordered_json(job.labels[*clock.via]) : nlohmann::ordered_json()},
            {"anchor_ns", refined ? nlohmann::ordered_json(clock.anchor_ns) : nlohmann::ordered_json()},
            {"drift_ppm", refined ? nlohmann::ordered_json(clock.drift * 1e6) : nlohmann::ordered_json()},
            {"spread_ns", refined ? nlohmann::ordered_json(clock.spread_ns) : nlohmann::ordered_json()},

@@ -16,7 +16,9 @@
 //                         "anchor_ns"|null, "drift_ppm"|null,  (collectives: the
 //                         offset is offset_ns at anchor_ns on the node's clock,
 //                         plus drift_ppm x 1e-6 x the time since)
-//                         "collectives", "spread_ns"|null, "uncertainty_ns"|null}}],
+//                         "collectives", "via": LABEL|null (aligned through that
+//                         node's clock: it shares no job with the first node),
+//                         "spread_ns"|null, "uncertainty_ns"|null}}],
 //    "jobs": [as report.json's "jobs", each rank with its "node"],
 //    "problems": [...]}
 #ifndef RLSCOPE_REPORT_JOB_MERGE_H_

@@ -73,7 +73,9 @@ def main():
         dirs, clocks, size = [], [], 0
         for node in range(args.nodes):
             clock = NodeClock(0, 0, 0) if node == 0 else NodeClock(
-                rng.randrange(-86_400_000 * MS, 86_400_000 * MS), rng.uniform(-5e-6, 5e-6),
+                # Booted up to a day earlier or 5 s later than node 0: a
+                # monotonic time is never negative (the merge refuses one).
+                rng.randrange(-86_400_000 * MS, 5_000 * MS), rng.uniform(-5e-6, 5e-6),
                 rng.randrange(-MS, MS))
             # The true clock is node 0's; a node's real-time clock reads the
             # true time plus its error, whatever its monotonic clock reads.

@@ -111,6 +111,54 @@ TEST_CASE("A node whose clock runs slow over an hour gets an offset that drifts 
   }
 }
 
+TEST_CASE("A node sharing no job with the reference is aligned through one that shares both", "[merge]") {
+  // A learner job (torchrun) on nodes 0 and 1; an actor fleet (mpirun) on
+  // nodes 1 and 2. Node 1's clock is 3.5 s behind node 0's, node 2's 7.25 s
+  // behind and losing 20 parts per million over an hour; the real-time
+  // clocks are 2 ms off.
+  const int64_t start = 1'000 * kMs, behind1 = 3'500 * kMs, behind2 = 7'250 * kMs;
+  const double slow = 20e-6;
+  const auto node2_time = [&](int64_t true_ns) {
+    return true_ns - behind2 - static_cast<int64_t>(std::llround(slow * static_cast<double>(true_ns - start)));
+  };
+  std::vector<int64_t> learner0, learner1, actor1, actor2;
+  for (int64_t k = 0; k < 3600; ++k) {
+    const int64_t end = start + k * 1'000 * kMs;
+    const auto u = static_cast<uint64_t>(k);
+    learner0.push_back(end + Jitter(u, 1));
+    learner1.push_back(end - behind1 + Jitter(u, 2));
+    actor1.push_back(end + 400 * kMs - behind1 + Jitter(u, 3));
+    actor2.push_back(node2_time(end + 400 * kMs) + Jitter(u, 4));
+  }
+  NodeClockInput node0, node1, node2;
+  node0.ranks = {Rank(0, learner0)};
+  node1.ranks = {Rank(1, learner1), {"mpirun (Open MPI)", 2, 0, actor1}};
+  node2.ranks = {{"mpirun (Open MPI)", 2, 1, actor2}};
+  node0.realtime_minus_monotonic_ns = {1'700'000'000'000 * kMs};
+  node2.realtime_minus_monotonic_ns = {1'700'000'000'000 * kMs + behind2 + 2 * kMs};
+  // Listed before the node it is aligned through: the rounds still find it.
+  const std::vector<NodeClock> clocks = AlignClocks({node0, node2, node1});
+  REQUIRE(clocks[2].by == NodeClock::By::kCollectives);
+  CHECK_FALSE(clocks[2].via.has_value());
+  REQUIRE(clocks[1].by == NodeClock::By::kCollectives);
+  REQUIRE(clocks[1].via == std::optional<size_t>(2));
+  CHECK(clocks[1].collectives == 3600);
+  CHECK(clocks[1].drift == Approx(slow / (1 - slow)).epsilon(0.02));
+  for (const int64_t true_ns : {start, start + 1'800'000 * kMs, start + 3'599'000 * kMs}) {
+    CHECK(std::llabs(clocks[1].ToReference(node2_time(true_ns)) - true_ns) < 50 * kUs);
+  }
+  // Both links' errors: more than either alone.
+  CHECK(clocks[1].uncertainty_ns >= clocks[2].uncertainty_ns);
+  CHECK(clocks[1].coarse_offset_ns == behind2 + 2 * kMs);
+  // In the merge's words and job.json, the node it went through.
+  MergedJob job;
+  job.labels = {"n0", "n2", "n1"};
+  job.clocks = clocks;
+  for (int n = 0; n < 3; ++n) job.nodes.emplace_back();
+  CHECK_THAT(FormatJobJson(job), Catch::Contains("\"via\": \"n1\""));
+  CHECK_THAT(FormatJobText(job), Catch::Contains("shares no job with n0's ranks"));
+}
+
 TEST_CASE("Without lined-up collectives a node's clock is aligned by real time, or not at all", "[merge]") {
   NodeClockInput reference, node;
   reference.realtime_minus_monotonic_ns = {5 * kMs};
