@@ -36,6 +36,10 @@ enum class Category : int32_t {
   // told by library rules (rule_file.h: caller=). Innermost-wins like the
   // others; how much of it was waiting for other ranks is the job view's
   // (job_ranks.h). Appended: numbers above are report contract.
+  // GPU (resource GPU): a device ran communication kernels (NCCL's) and no
+  // other kernel: the exposed communication. Communication overlapped by
+  // compute is Kernel time, as one device instant has one category; the
+  // kernel tables still list every NCCL kernel with its full time.
   kCommunication = 10,
   kCount
 };

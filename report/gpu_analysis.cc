@@ -56,6 +56,27 @@ void SetStatus(const ProcessTimeline& process, const std::string& gpu_capture, b
   }
 }
 
+// CommunicationKernels: whether a kernel's name is a collective
+// library's (NCCL's ncclKernel_* / ncclDevKernel_*, RCCL's the same), by
+// name label, each name looked at once.
+class CommunicationKernels {
+ public:
+  explicit CommunicationKernels(const NameTable& names) : names_(names) {}
+  bool Is(int32_t name) {
+    const auto [it, added] = known_.try_emplace(name, false);
+    if (added) it->second = name != kNoLabel && names_.Name(name).starts_with("nccl");
+    return it->second;
+  }
+
+ private:
+  const NameTable& names_;
+  absl::flat_hash_map<int32_t, bool> known_;
+};
+
+// Where communication kernels go among a device's streams (after the
+// operations and the three activity kinds).
+constexpr size_t kCommunicationStream = 4;
+
 }  // namespace
 
 IntervalList GpuBusyIntervals(const std::vector<GpuActivity>& activities) {
@@ -172,18 +193,25 @@ GpuAnalysis AnalyseGpu(const ProcessTimeline& process, const std::vector<Resolve
   } else {
     // By overlap, per device: the main timeline's operation at each
     // instant a device was busy.
+    // Streams: the operations, then per activity kind (compute kernels,
+    // copies, memsets), then communication kernels (kCommunicationStream).
+    CommunicationKernels communication(names);
     for (uint32_t device : devices) {
-      std::array<IntervalList, 4> streams;
+      std::array<IntervalList, 5> streams;
       streams[0] = main_operations;
       for (const GpuActivity& activity : process.gpu_activities) {
         if (activity.device != device) continue;
-        streams[static_cast<size_t>(activity.kind)].push_back({activity.begin_ns, activity.end_ns, 0});
+        const bool talks = activity.kind == GpuActivityKind::kKernel && communication.Is(activity.name);
+        streams[talks ? kCommunicationStream : static_cast<size_t>(activity.kind)].push_back(
+            {activity.begin_ns, activity.end_ns, 0});
       }
       for (size_t kind = 1; kind < streams.size(); ++kind) streams[kind] = UnionIntervals(std::move(streams[kind]));
       SweepStreams(streams, [&](int64_t begin_ns, int64_t end_ns, std::span<const int32_t> labels) {
         Category category;
         if (labels[1] != kNoLabel) {
           category = Category::kGpuKernel;
+        } else if (labels[kCommunicationStream] != kNoLabel) {
+          category = Category::kCommunication;
         } else if (labels[2] != kNoLabel) {
           category = Category::kGpuMemcpy;
         } else if (labels[3] != kNoLabel) {

@@ -83,6 +83,27 @@ TEST_CASE("GPU rows partition each device's busy time by overlap, kernels before
   CHECK(gpu.memsets == 1);
 }
 
+TEST_CASE("NCCL kernels a device runs alone are its exposed Communication; overlapped, Kernel", "[gpu]") {
+  Fixture f;
+  const int32_t all_reduce =
+      f.names.Intern("ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)");
+  const int32_t old_style = f.names.Intern("ncclKernel_Broadcast_RING_LL_Sum_int8_t");
+  ProcessTimeline process;
+  // Backprop [0,100): a gradient all-reduce [20,60) overlapped by the
+  // backward kernel [10,40) (the overlap is Kernel), a copy [50,70) under
+  // the all-reduce (Communication wins: a kernel runs), and an older
+  // NCCL's broadcast [80,90) alone.
+  process.gpu_activities = {
+      Activity(10, 40, GpuActivityKind::kKernel, 1, f.gemm), Activity(20, 60, GpuActivityKind::kKernel, 2, all_reduce),
+      Activity(50, 70, GpuActivityKind::kMemcpy, 3), Activity(80, 90, GpuActivityKind::kKernel, 4, old_style)};
+  const GpuAnalysis gpu = Analyse(process, {}, {{0, 100, f.backprop}}, f.names);
+  CHECK(GpuRow(gpu, f.backprop, Category::kGpuKernel) == 30);           // [10,40)
+  CHECK(GpuRow(gpu, f.backprop, Category::kCommunication) == 20 + 10);  // [40,60) + [80,90)
+  CHECK(GpuRow(gpu, f.backprop, Category::kGpuMemcpy) == 10);           // [60,70)
+  CHECK(gpu.kernels == 3);  // Every kernel is still a kernel in the counts and tables.
+  CHECK(gpu.kernel_ns == 30 + 40 + 10);
+}
+
 TEST_CASE("GPU work is attributed by launch through correlation ids", "[gpu]") {
   Fixture f;
   ProcessTimeline process;
