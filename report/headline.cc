@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "report/launcher_processes.h"
 #include "report/report_vocabulary.h"
 
 namespace rlscope::report {
@@ -50,6 +51,7 @@ struct Figures {
   int64_t total_ns = 0;
   int64_t loop_ns = 0;
   int64_t startup_ns = 0;
+  int64_t launcher_ns = 0;                      // Launcher processes' (launcher_processes.h).
   std::map<std::string, int64_t> operation_ns;  // The loop's operations.
   std::map<std::string, std::map<Category, int64_t>> operation_levels;
   std::map<Category, int64_t> loop_levels;
@@ -61,6 +63,7 @@ Figures FiguresOf(const RunReport& report) {
     if (row.resource == Resource::kGpu || row.category == Category::kWait) continue;
     figures.total_ns += row.ns;
     if (row.operation == "startup") figures.startup_ns += row.ns;
+    if (row.operation == kLauncherOperation) figures.launcher_ns += row.ns;
     if (OutsideTheLoop(row.operation)) continue;
     figures.loop_ns += row.ns;
     figures.operation_ns[row.operation] += row.ns;
@@ -282,7 +285,9 @@ std::string StragglerFinding(const JobReport& job) {
 
 }  // namespace
 
-bool OutsideTheLoop(const std::string& operation) { return operation == "startup" || operation == "teardown"; }
+bool OutsideTheLoop(const std::string& operation) {
+  return operation == "startup" || operation == "teardown" || operation == kLauncherOperation;
+}
 
 int64_t LoopThreadNs(const RunReport& report) { return FiguresOf(report).loop_ns; }
 
@@ -293,27 +298,30 @@ Headline MakeHeadline(const RunReport& report) {
   if (figures.total_ns <= 0) {
     headline.findings.push_back("No thread time was recorded: nothing to break down.");
   } else if (figures.loop_ns <= 0) {
-    headline.findings.push_back(
-        absl::StrFormat("All %s of thread time is start-up and teardown: no training loop ran long enough to show.",
-                        FormatDuration(figures.total_ns)));
+    headline.findings.push_back(absl::StrFormat(
+        "All %s of thread time is %s: no training loop ran long enough to show.", FormatDuration(figures.total_ns),
+        figures.launcher_ns > 0 ? "start-up, teardown and launcher processes" : "start-up and teardown"));
   } else {
+    // What the loop leaves out, as the findings say it.
+    const char* aside =
+        figures.launcher_ns > 0 ? "start-up, teardown and launcher processes aside" : "start-up and teardown aside";
     const auto [operation, operation_ns] = Largest(figures.operation_ns);
     const auto [level, level_ns] = Largest(figures.operation_levels.at(operation));
     if (operation == kNoOperation) {
       // Time no operation covers is not an answer: say so, and where the
       // report explains it.
       headline.findings.push_back(absl::StrFormat(
-          "%s of the training loop is in no operation, (none) (%s of %s; start-up and teardown aside), %s of it "
-          "in %s: the report lists the functions it was spent in and the rule lines that would name them.",
-          Percent(operation_ns, figures.loop_ns), FormatDuration(operation_ns), FormatDuration(figures.loop_ns),
+          "%s of the training loop is in no operation, (none) (%s of %s; %s), %s of it in %s: the report lists the "
+          "functions it was spent in and the rule lines that would name them.",
+          Percent(operation_ns, figures.loop_ns), FormatDuration(operation_ns), FormatDuration(figures.loop_ns), aside,
           Percent(level_ns, operation_ns), LevelName(level)));
     } else {
       std::string name = operation;
       if (!name.empty()) name[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(name[0])));
-      headline.findings.push_back(
-          absl::StrFormat("%s is %s of the training loop (%s of %s; start-up and teardown aside), %s of it in %s.",
-                          name, Percent(operation_ns, figures.loop_ns), FormatDuration(operation_ns),
-                          FormatDuration(figures.loop_ns), Percent(level_ns, operation_ns), LevelName(level)));
+      headline.findings.push_back(absl::StrFormat("%s is %s of the training loop (%s of %s; %s), %s of it in %s.", name,
+                                                  Percent(operation_ns, figures.loop_ns), FormatDuration(operation_ns),
+                                                  FormatDuration(figures.loop_ns), aside,
+                                                  Percent(level_ns, operation_ns), LevelName(level)));
     }
     const std::vector<std::pair<Category, int64_t>> levels = LevelsLargestFirst(figures.loop_levels);
     std::string by_level = "By level, the loop is";

@@ -29,7 +29,8 @@ struct Headline {
 
 Headline MakeHeadline(const RunReport& report);
 
-// OutsideTheLoop: start-up and teardown, the operations not in the loop.
+// OutsideTheLoop: start-up, teardown and launcher processes
+// (launcher_processes.h), the operations not in the loop.
 bool OutsideTheLoop(const std::string& operation);
 // LoopThreadNs: the loop's CPU thread time (work, no Wait), all processes.
 int64_t LoopThreadNs(const RunReport& report);

@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "report/launcher_processes.h"
 #include "report/report_vocabulary.h"
 
 namespace rlscope::report {
@@ -121,7 +122,7 @@ void JudgeChanges(RunDiff& diff) {
     }
   }
   for (DiffOperation& op : diff.operations) {
-    if (diff.per_step && (op.name == "startup" || op.name == "teardown")) continue;
+    if (diff.per_step && (op.name == "startup" || op.name == "teardown" || op.name == kLauncherOperation)) continue;
     JudgeChanges(op.cpu_time);
     JudgeChanges(op.gpu_time);
     for (DiffCategory& category : op.categories) JudgeChanges(category.time);

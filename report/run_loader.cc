@@ -10,6 +10,7 @@
 #include "format/run_layout.h"
 #include "format/trace_reader.h"
 #include "report/capture_windows.h"
+#include "report/launcher_processes.h"
 #include "report/library_classifier.h"
 #include "report/lost_processes.h"
 #include "report/memory_budget.h"
@@ -156,6 +157,7 @@ DecodedRun Decode(const std::string& run_dir, const std::vector<fs::path>& files
   }
   if (files.empty()) problems.push_back("no trace files: no process reported to the collector");
   run.processes = MergeExecChains(std::move(processes));
+  MarkLaunchers(run.processes, run.names);
   for (ProcessTimeline& process : run.processes) ApplyCaptureWindows(process);
   for (std::string& problem : LostChildProblems(run.processes)) problems.push_back(std::move(problem));
 

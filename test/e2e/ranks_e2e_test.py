@@ -150,6 +150,13 @@ class Ranks(unittest.TestCase):
         self.assertEqual(sorted(p["launcher_rank"]["rank"] for p in ranked), list(range(RANKS)))
         self.assertTrue(all(p["launcher_rank"]["world_size"] == RANKS for p in ranked))
         self.assertIn("ranks_worker.py", job["command"])
+        # The launcher runs no operation and starts the ranks: its work is
+        # the operation "launcher", outside the loop the headline sums.
+        launcher = [p for p in run.report["processes"] if p["launcher_rank"] is None]
+        self.assertEqual(len(launcher), 1, [p["argv"] for p in launcher])
+        operations = {row["operation"] for row in run.report["rows"] if row["process"] == launcher[0]["pid"]}
+        self.assertEqual(operations, {"launcher"})
+        self.assertIn("launcher processes aside", run.report["headline"]["findings"][0])
 
     def test_ranks_multiprocessing_spawn_starts(self):
         env = dict(os.environ, MASTER_PORT=free_port())

@@ -174,3 +174,19 @@ TEST_CASE("headline: an operation launching many small kernels on an idle GPU is
   report.processes[0].gpu.operations[0].gpu_busy_ns = 400 * kMs;
   CHECK_FALSE(Has(MakeHeadline(report).next_steps, "Inference launches"));
 }
+
+TEST_CASE("headline: a launcher process's time is outside the loop, and said to be", "[headline]") {
+  RunReport report;
+  report.metadata.wall_ns = 1000 * kMs;
+  // torchrun's agent imported torch (400 ms) and watched its worker; the
+  // worker trained.
+  report.rows = {Row("launcher", Category::kPython, 400), Row("startup", Category::kPython, 100),
+                 Row("backprop", Category::kBackend, 300), Row("simulation", Category::kPython, 100)};
+  const Headline headline = MakeHeadline(report);
+  REQUIRE(!headline.findings.empty());
+  CHECK(headline.findings[0].rfind(
+            "Backprop is 75% of the training loop (300.00 ms of 400.00 ms; start-up, teardown and launcher processes "
+            "aside)",
+            0) == 0);
+  CHECK(LoopThreadNs(report) == 400 * kMs);
+}
