@@ -1,7 +1,9 @@
 #include "report/launcher_processes.h"
 
+#include <algorithm>
 #include <cstddef>
 #include <functional>
+#include <unordered_map>
 
 namespace rlscope::report {
 
@@ -27,11 +29,23 @@ bool StartedBy(const ProcessTimeline& child, const ProcessTimeline& parent) {
 
 void MarkLaunchers(std::vector<ProcessTimeline>& processes, NameTable& names) {
   const size_t n = processes.size();
+  // Parents looked up by pid: a run may hold thousands of short-lived
+  // processes (a helper command started every episode).
+  std::unordered_multimap<int, size_t> by_pid;
+  for (size_t p = 0; p < n; ++p) by_pid.emplace(processes[p].pid, p);
   std::vector<std::vector<size_t>> children(n);
   for (size_t c = 0; c < n; ++c) {
-    for (size_t p = 0; p < n; ++p) {
-      if (StartedBy(processes[c], processes[p])) children[p].push_back(c);
+    const ProcessTimeline& child = processes[c];
+    std::vector<size_t> parents;
+    for (const int pid : {child.ppid, child.forked_from}) {
+      const auto [first, last] = by_pid.equal_range(pid);
+      for (auto it = first; it != last; ++it) {
+        if (StartedBy(child, processes[it->second])) parents.push_back(it->second);
+      }
     }
+    std::sort(parents.begin(), parents.end());
+    parents.erase(std::unique(parents.begin(), parents.end()), parents.end());
+    for (size_t p : parents) children[p].push_back(c);
   }
   // Below[p]: some process p started, directly or through others, has
   // operations. Memoised depth-first; a (corrupt) cycle ends at `visiting`.

@@ -10,6 +10,7 @@
 #include "format/run_layout.h"
 #include "format/trace_reader.h"
 #include "report/capture_windows.h"
+#include "report/job_directory.h"
 #include "report/launcher_processes.h"
 #include "report/library_classifier.h"
 #include "report/lost_processes.h"
@@ -39,7 +40,7 @@ absl::StatusOr<RunTraces> ListRunTraces(const std::string& run_dir) {
     return absl::NotFoundError(absl::StrFormat("%s: no such directory", run_dir));
   }
   const fs::path trace_dir = fs::path(run_dir) / run_layout::kTraceDir;
-  if (!fs::is_directory(trace_dir, error) && fs::exists(fs::path(run_dir) / run_layout::kJobJson, error)) {
+  if (IsJobDirectory(run_dir)) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "%s is a merged job's directory ('rlscope merge'), which holds its nodes' reports but no traces: "
         "'rlscope report %s', 'rlscope diff' and 'rlscope export %s --chrome FILE' read it (its report is %s, "
