@@ -47,6 +47,7 @@ const char* KindName(uint16_t kind) {
     case wire::EventKind::kPythonUserLine: return "python_user_line";
     case wire::EventKind::kThreadIdle: return "thread_idle";
     case wire::EventKind::kRecordsLost: return "records_lost";
+    case wire::EventKind::kCommunicationCall: return "communication";
   }
   return "unknown";
 }

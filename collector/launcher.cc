@@ -137,6 +137,9 @@ std::vector<std::string> BuildChildEnvironment(const std::vector<std::string>& b
   }
   if (!injection.simulator_patterns.empty()) SetVariable(environment, "RLSCOPE_SIM", injection.simulator_patterns);
   if (!injection.backend_patterns.empty()) SetVariable(environment, "RLSCOPE_BACKEND", injection.backend_patterns);
+  if (!injection.communication_patterns.empty()) {
+    SetVariable(environment, "RLSCOPE_COMM", injection.communication_patterns);
+  }
   if (!injection.nvtx_domains.empty()) SetVariable(environment, "RLSCOPE_NVTX_DOMAINS", injection.nvtx_domains);
   if (injection.quiet) {
     SetVariable(environment, "RLSCOPE_QUIET", "1");

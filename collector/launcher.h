@@ -21,6 +21,7 @@ struct InjectionEnvironment {
   std::vector<std::string> rule_files;  // RLSCOPE_RULES_COUNT, RLSCOPE_RULES_<i> (rule_file.h)
   std::string simulator_patterns;       // ','-separated LIB:PATTERN (RLSCOPE_SIM)
   std::string backend_patterns;         // ','-separated LIB:PATTERN (RLSCOPE_BACKEND)
+  std::string communication_patterns;   // ','-separated LIB:PATTERN (RLSCOPE_COMM)
   std::string nvtx_domains;             // ','-separated globs (RLSCOPE_NVTX_DOMAINS)
   // GPU level: CUDA_INJECTION64_PATH names the preload, so the CUDA driver
   // starts CUPTI capture in it; `cupti_path` (RLSCOPE_CUPTI_PATH) picks the

@@ -337,6 +337,7 @@ void SetProfilingOptions(const ProfilingOptions& options, ProfileRequest& reques
   request.rule_files = options.rule_files;
   request.simulator_patterns = options.simulator_patterns;
   request.backend_patterns = options.backend_patterns;
+  request.communication_patterns = options.communication_patterns;
   request.nvtx_domains = options.nvtx_domains;
   request.cupti = options.cupti;
   request.cupti_path = options.cupti_path;
@@ -401,6 +402,7 @@ absl::StatusOr<ProfileOutcome> ProfileCommand(const ProfileRequest& request) {
   injection.rule_files = rule_files;
   injection.simulator_patterns = absl::StrJoin(request.simulator_patterns, ",");
   injection.backend_patterns = absl::StrJoin(request.backend_patterns, ",");
+  injection.communication_patterns = absl::StrJoin(request.communication_patterns, ",");
   injection.nvtx_domains = absl::StrJoin(request.nvtx_domains, ",");
   injection.cupti = request.cupti;
   injection.cupti_path = request.cupti_path;

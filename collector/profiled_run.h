@@ -36,7 +36,7 @@ struct ProfileRequest {
   std::vector<std::string> command;
   std::string run_dir;                  // Exists, empty but for trace/ (PrepareRunDirectory made it).
   std::vector<std::string> rule_files;  // Absolute paths; used after the installation's default rules.
-  std::vector<std::string> simulator_patterns, backend_patterns, nvtx_domains;
+  std::vector<std::string> simulator_patterns, backend_patterns, communication_patterns, nvtx_domains;
   bool cupti = true;
   std::string cupti_path;
   // The overhead calibration: this machine's (empty `calibration_path`) or

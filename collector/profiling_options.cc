@@ -27,6 +27,11 @@ const char kProfilingOptionsHelp[] = R"HELP(  --rules FILE         more operatio
                        matching LIB are Backend time: for native programs
                        using an ML backend's C++ API (libtorch's is hooked
                        by default); repeatable
+  --comm LIB:PATTERN   calls from any library to functions matching PATTERN
+                       in libraries matching LIB are Communication time:
+                       for a collective library rlscope does not know
+                       (gloo's collectives, the NCCL API and MPI_* are
+                       hooked by default); repeatable
   --nvtx-domain GLOB   NVTX ranges of named domains matching GLOB are
                        operations too (default: only the default domain's;
                        libraries such as CUB and XLA annotate their
@@ -232,8 +237,8 @@ absl::StatusOr<bool> TakeProfilingOption(const std::string& command, const Parse
     (name == "--delay" ? options.capture.delay_ns : options.capture.duration_ns) = *ns;
     return true;
   }
-  if (name != "--rules" && name != "--sim" && name != "--backend" && name != "--nvtx-domain" && name != "--cupti" &&
-      name != "--calibration" && name != "--keep-free") {
+  if (name != "--rules" && name != "--sim" && name != "--backend" && name != "--comm" && name != "--nvtx-domain" &&
+      name != "--cupti" && name != "--calibration" && name != "--keep-free") {
     return false;
   }
   absl::StatusOr<std::string> value = cursor.TakeValue(option);
@@ -250,13 +255,16 @@ absl::StatusOr<bool> TakeProfilingOption(const std::string& command, const Parse
     std::string error;
     if (!LoadRuleFile(*value, rules, &error)) return UsageError(command, error);
     options.rule_files.push_back(std::filesystem::absolute(*value).string());
-  } else if (name == "--sim" || name == "--backend") {
+  } else if (name == "--sim" || name == "--backend" || name == "--comm") {
     const size_t colon = value->find(':');
     if (colon == 0 || colon == std::string::npos || colon + 1 == value->size() ||
         value->find(',') != std::string::npos) {
       return UsageError(command, absl::StrFormat("%s wants LIB:PATTERN (two globs), not '%s'", name, *value));
     }
-    (name == "--sim" ? options.simulator_patterns : options.backend_patterns).push_back(*value);
+    (name == "--sim"       ? options.simulator_patterns
+     : name == "--backend" ? options.backend_patterns
+                           : options.communication_patterns)
+        .push_back(*value);
   } else if (name == "--nvtx-domain") {
     if (value->empty() || value->find(',') != std::string::npos) {
       return UsageError(command, absl::StrFormat("--nvtx-domain wants one glob, not '%s'", *value));

@@ -34,12 +34,13 @@ struct CaptureWindow {
 };
 
 struct ProfilingOptions {
-  std::vector<std::string> rule_files;          // --rules, absolute paths (the default rules come on top).
-  std::vector<std::string> simulator_patterns;  // --sim LIB:PATTERN
-  std::vector<std::string> backend_patterns;    // --backend LIB:PATTERN
-  std::vector<std::string> nvtx_domains;        // --nvtx-domain GLOB
-  bool cupti = true;                            // --no-cupti turns it off
-  std::string cupti_path;                       // --cupti PATH, absolute
+  std::vector<std::string> rule_files;              // --rules, absolute paths (the default rules come on top).
+  std::vector<std::string> simulator_patterns;      // --sim LIB:PATTERN
+  std::vector<std::string> backend_patterns;        // --backend LIB:PATTERN
+  std::vector<std::string> communication_patterns;  // --comm LIB:PATTERN
+  std::vector<std::string> nvtx_domains;            // --nvtx-domain GLOB
+  bool cupti = true;                                // --no-cupti turns it off
+  std::string cupti_path;                           // --cupti PATH, absolute
   // --calibration FILE, absolute: the overhead calibration to correct the
   // report with (default: this machine's, from `rlscope calibrate`).
   std::string calibration_path;

@@ -137,6 +137,13 @@ enum class EventKind : uint16_t {
   // rest of the run (report/timeline_builder.h). payload: how many were
   // lost in this hole. Readers that predate it skip it.
   kRecordsLost = 22,
+  // CPU time inside a communication library's function (gloo's collectives
+  // and rendezvous, the NCCL API, MPI) called from any other object
+  // (preload/simulator_rules.h; trampolines): what a framework issues from
+  // C++ with no Python call, such as DistributedDataParallel's gradient
+  // all-reduce during backward. Fields as kBackendCall. The report counts
+  // it as Communication. Readers that predate it skip it.
+  kCommunicationCall = 23,
 };
 
 // RecordedWhileCaptureClosed: the kinds a closed capture window still
@@ -166,6 +173,7 @@ constexpr bool RecordedWhileCaptureClosed(EventKind kind) {
     case EventKind::kNativeStack:
     case EventKind::kNativeStackFrames:
     case EventKind::kBackendCall:
+    case EventKind::kCommunicationCall:
     case EventKind::kCuptiApi:
     case EventKind::kProfilerOverhead:
     case EventKind::kPythonWait:

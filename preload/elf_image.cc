@@ -51,6 +51,7 @@ ElfImage::ElfImage(uintptr_t base, const ElfW(Phdr) * phdr, int phnum, const cha
     }
   }
   if (dynamic == nullptr) return;
+  dynamic_ = dynamic;
   bool plt_is_rela = true;
   for (const ElfW(Dyn)* entry = dynamic; entry->d_tag != DT_NULL; ++entry) {
     const ElfW(Addr) value = entry->d_un.d_ptr;
@@ -72,6 +73,22 @@ ElfImage::ElfImage(uintptr_t base, const ElfW(Phdr) * phdr, int phnum, const cha
     }
   }
   if (!plt_is_rela) jmprel_ = nullptr;  // Not x86-64's format: leave it alone.
+}
+
+bool ElfImage::Needs(const char* file_name) const {
+  if (dynamic_ == nullptr || strtab_ == nullptr || file_name == nullptr) return false;
+  for (const ElfW(Dyn)* entry = dynamic_; entry->d_tag != DT_NULL; ++entry) {
+    if (entry->d_tag == DT_NEEDED && strcmp(strtab_ + entry->d_un.d_val, file_name) == 0) return true;
+  }
+  return false;
+}
+
+const char* ElfImage::Soname() const {
+  if (dynamic_ == nullptr || strtab_ == nullptr) return "";
+  for (const ElfW(Dyn)* entry = dynamic_; entry->d_tag != DT_NULL; ++entry) {
+    if (entry->d_tag == DT_SONAME) return strtab_ + entry->d_un.d_val;
+  }
+  return "";
 }
 
 bool ElfImage::Contains(uintptr_t address) const {

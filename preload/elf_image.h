@@ -27,6 +27,11 @@ class ElfImage {
   // InRelro: whether `address` lies in the part of PT_GNU_RELRO that the
   // loader made read-only (whole pages only, as ld.so rounds it).
   bool InRelro(uintptr_t address) const;
+  // Needs: whether one of the object's DT_NEEDED entries is `file_name`
+  // (a soname such as "libgloo.so.0").
+  bool Needs(const char* file_name) const;
+  // Soname: its DT_SONAME, or "" when it has none.
+  const char* Soname() const;
   bool HasRunpath() const { return has_runpath_; }
   bool HasRpath() const { return has_rpath_; }
 
@@ -60,6 +65,7 @@ class ElfImage {
   const ElfW(Phdr) * phdr_;
   int phnum_;
   const char* name_;
+  const ElfW(Dyn) * dynamic_ = nullptr;
   const ElfW(Sym) * symtab_ = nullptr;
   const char* strtab_ = nullptr;
   const uint32_t* gnu_hash_ = nullptr;

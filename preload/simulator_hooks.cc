@@ -46,6 +46,9 @@ struct LoaderCounters {
 // rule could match, so it never needs another look; kNotScanned, that it
 // was loaded while no library it could call was, so it was not scanned yet.
 constexpr int kNotScanned = -1;
+// kNotLinked: a library linked against none of the hooked libraries loaded
+// when it was looked at; looked at again when another one is loaded.
+constexpr int kNotLinked = -2;
 struct KnownObject {
   uintptr_t base;
   std::string name;
@@ -106,6 +109,15 @@ bool IsSystemObject(const char* path) {
          StartsWith(base, "linux-vdso") || StartsWith(base, "linux-gate");
 }
 
+// EventKindOf: what a call hooked by a rule of `kind` records.
+wire::EventKind EventKindOf(SimulatorRules::Kind kind) {
+  switch (kind) {
+    case SimulatorRules::Kind::kBackend: return wire::EventKind::kBackendCall;
+    case SimulatorRules::Kind::kCommunication: return wire::EventKind::kCommunicationCall;
+    default: return wire::EventKind::kSimulatorCall;
+  }
+}
+
 // The policy for one refresh: hook imports that are bound (or, lazily
 // unbound, would bind) to a function some rule names in a simulator library.
 class SimulatorPolicy : public GotPatcher::Policy {
@@ -134,7 +146,7 @@ class SimulatorPolicy : public GotPatcher::Policy {
       // hooked library (in load order) that defines the symbol.
       real = reinterpret_cast<void*>(DefinitionInSimulators(import.name, &kind));
     }
-    return real != nullptr ? Trampolines::For(real, import.name, kind == SimulatorRules::Kind::kBackend) : nullptr;
+    return real != nullptr ? Trampolines::For(real, import.name, EventKindOf(kind)) : nullptr;
   }
 
  private:
@@ -181,8 +193,10 @@ bool IsSelf(const LoadedObject& object, size_t index) {
 // RefreshLocked: one pass over the loaded objects. g_mutex held.
 //
 // Which objects are scanned: the main program calls into every hooked
-// library (simulator and backend rules), every other object only into
-// simulator libraries. An object with no such library loaded is not
+// library (simulator, backend and communication rules), every other object
+// only into the simulator and communication libraries it is linked against
+// (DT_NEEDED; what it reaches by dlsym is ForLookup's). An object with no
+// such library loaded is not
 // scanned at all (kNotScanned) until one is: a Python process loads
 // hundreds of framework libraries, libtorch among them (a backend
 // library), and scanning their relocations for calls that cannot be
@@ -198,7 +212,7 @@ void RefreshLocked(const LoaderCounters& counters) {
   std::vector<uintptr_t> hooked_bases;
   for (const LoadedObject& object : objects) {
     if (!g_rules.LibraryMatches(object.name)) continue;
-    const bool simulator = g_rules.SimulatorLibrary(object.name);
+    const bool simulator = g_rules.HookedFromEveryObject(object.name);
     hooked.push_back(&object);
     if (simulator) simulators.push_back(&object);
     hooked_bases.push_back(object.base);
@@ -214,18 +228,44 @@ void RefreshLocked(const LoaderCounters& counters) {
 
   SimulatorPolicy program_policy(objects, hooked);
   program_policy.set_caller_is_program(true);
-  SimulatorPolicy library_policy(objects, simulators);
+  // A communication library is called by the objects linked against it
+  // (DT_NEEDED): only those are scanned for it. Every torch program loads
+  // gloo or NCCL, and scanning every object's imports for them cost ~20 ms
+  // of start-up. A simulator's callers may bind to it lazily without
+  // linking against it (a plugin loaded first, the simulator later with
+  // RTLD_GLOBAL), so every object is scanned for simulators.
+  std::vector<std::string> simulator_files;  // Empty: not a communication library.
+  for (const LoadedObject* simulator : simulators) {
+    const char* soname = simulator->Image().Soname();
+    const char* slash = strrchr(simulator->name, '/');
+    simulator_files.push_back(!g_rules.CommunicationLibrary(simulator->name) ? ""
+                              : soname[0] != '\0'                            ? soname
+                              : slash != nullptr                             ? slash + 1
+                                                                             : simulator->name);
+  }
   std::vector<KnownObject> still_loaded;
   for (size_t i = 0; i < objects.size(); ++i) {
     const LoadedObject& object = objects[i];
-    if (IsSystemObject(object.name) || IsSelf(object, i) || g_rules.LibraryMatches(object.name)) continue;
+    if (IsSystemObject(object.name) || IsSelf(object, i) || g_rules.HookedFromEveryObject(object.name)) continue;
     if (i != 0 && object.name[0] == '\0') continue;  // Nameless and not the program: the vDSO.
     const bool program = i == 0;
-    const bool targets = !(program ? hooked : simulators).empty();
     const bool new_target = program ? new_hooked : new_simulator;
     KnownObject* known = FindKnown(object);
     int candidates = known != nullptr ? known->candidates : kNotScanned;
-    const bool scan = targets && (candidates == kNotScanned || (candidates > 0 && (new_target || unloaded)));
+    // Which libraries a non-program object links against is looked at when
+    // it is new, and again only when a hooked library is loaded or unloaded.
+    const bool look = program ? candidates == kNotScanned || (candidates > 0 && (new_target || unloaded))
+                              : candidates == kNotScanned || (candidates != 0 && (new_target || unloaded));
+    std::vector<const LoadedObject*> linked;
+    if (look && !program) {
+      const ElfImage image = object.Image();
+      for (size_t s = 0; s < simulators.size(); ++s) {
+        if (simulator_files[s].empty() || image.Needs(simulator_files[s].c_str())) linked.push_back(simulators[s]);
+      }
+      if (linked.empty()) candidates = kNotLinked;
+    }
+    SimulatorPolicy library_policy(objects, linked);
+    const bool scan = look && !(program ? hooked : linked).empty();
     if (scan) {
       const GotPatcher::Result result = GotPatcher::Patch(object.Image(), program ? program_policy : library_policy);
       candidates = result.candidates;
@@ -259,6 +299,7 @@ void SimulatorHooks::Install(const char* extra_rules) {
     g_rules.AddDefaults();
     g_rules.AddList(extra_rules);
     g_rules.AddList(getenv("RLSCOPE_BACKEND"), SimulatorRules::Kind::kBackend);
+    g_rules.AddList(getenv("RLSCOPE_COMM"), SimulatorRules::Kind::kCommunication);
   }
   pthread_mutex_unlock(&g_mutex);
   if (!first) return;
@@ -298,8 +339,9 @@ void* SimulatorHooks::ForLookup(void* address, const char* symbol) {
   if (dladdr(reinterpret_cast<void*>(&SimulatorHooks::ForLookup), &self) != 0 && self.dli_fbase == info.dli_fbase) {
     return address;  // One of our own definitions (dlsym(h, "dlsym"), say).
   }
-  if (!g_rules.Matches(info.dli_fname, symbol)) return address;
-  void* stub = Trampolines::For(address, symbol, /*backend=*/false);
+  const SimulatorRules::Kind kind = g_rules.Match(info.dli_fname, symbol, /*caller_is_program=*/false);
+  if (kind == SimulatorRules::Kind::kNone) return address;
+  void* stub = Trampolines::For(address, symbol, EventKindOf(kind));
   return stub != nullptr ? stub : address;
 }
 

@@ -32,6 +32,33 @@ const char* const SimulatorRules::kBackendDefaults[] = {
 };
 const int SimulatorRules::kBackendDefaultCount = sizeof(kBackendDefaults) / sizeof(kBackendDefaults[0]);
 
+// gloo's collectives are free functions taking their options struct
+// (gloo::allreduce(const AllreduceOptions&), gloo::barrier(BarrierOptions&),
+// ...), which the first glob matches and gloo's setters and constructors do
+// not; connectFullMesh is the rendezvous with every other rank. NCCL's and
+// MPI's calls that move data or wait for other ranks, not their queries
+// (ncclCommGetAsyncError, which a watchdog thread polls, MPI_Comm_rank,
+// MPI_Wtime): each hooked call is then one collective, transfer or
+// rendezvous, and the job view lines them up across ranks.
+const char* const SimulatorRules::kCommunicationDefaults[] = {
+    "*libgloo*:_ZN4gloo*ER*NS_*OptionsE",
+    "*libgloo*:_ZN4gloo10rendezvous7Context15connectFullMesh*",
+    "*libnccl*:ncclAll*",     // AllReduce, AllGather, AlltoAll.
+    "*libnccl*:ncclReduce*",  // Reduce, ReduceScatter.
+    "*libnccl*:ncclB*cast",   // Broadcast, Bcast.
+    "*libnccl*:ncclSend",
+    "*libnccl*:ncclRecv",
+    "*libnccl*:ncclGroupEnd",   // Where grouped calls are launched.
+    "*libnccl*:ncclCommInit*",  // The rendezvous.
+    "*libmpi*:MPI_All*",        // Allreduce, Allgather(v), Alltoall(v).
+    "*libmpi*:MPI_Reduce*",
+    "*libmpi*:MPI_Bcast",
+    "*libmpi*:MPI_Barrier",
+    "*libmpi*:MPI_Wait*",  // Completion of non-blocking calls.
+};
+const int SimulatorRules::kCommunicationDefaultCount =
+    sizeof(kCommunicationDefaults) / sizeof(kCommunicationDefaults[0]);
+
 namespace {
 
 bool IsGlobSpecial(char c) { return c == '*' || c == '?' || c == '[' || c == ']' || c == '\\'; }
@@ -63,6 +90,9 @@ void SimulatorRules::AddDefaults() {
   for (int i = 0; i < kDefaultCount; ++i) Add(kDefaults[i], strlen(kDefaults[i]), Kind::kSimulator);
   for (int i = 0; i < kBackendDefaultCount; ++i) {
     Add(kBackendDefaults[i], strlen(kBackendDefaults[i]), Kind::kBackend);
+  }
+  for (int i = 0; i < kCommunicationDefaultCount; ++i) {
+    Add(kCommunicationDefaults[i], strlen(kCommunicationDefaults[i]), Kind::kCommunication);
   }
 }
 
@@ -109,14 +139,24 @@ bool SimulatorRules::Add(const char* entry, size_t length, Kind kind) {
   memcpy(rule.symbol, colon + 1, symbol_length);
   rule.symbol[symbol_length] = '\0';
   LongestLiteral(rule.symbol, rule.symbol_literal, sizeof(rule.symbol_literal));
+  LongestLiteral(rule.library, rule.library_literal, sizeof(rule.library_literal));
+  while (rule.symbol[rule.symbol_prefix_length] != '\0' && !IsGlobSpecial(rule.symbol[rule.symbol_prefix_length])) {
+    ++rule.symbol_prefix_length;
+  }
   rule.kind = kind;
   ++count_;
   return true;
 }
 
 bool SimulatorRules::SymbolMatches(const Rule& rule, const char* symbol) const {
+  if (strncmp(symbol, rule.symbol, rule.symbol_prefix_length) != 0) return false;
   if (rule.symbol_literal[0] != '\0' && strstr(symbol, rule.symbol_literal) == nullptr) return false;
   return fnmatch(rule.symbol, symbol, 0) == 0;
+}
+
+bool SimulatorRules::LibraryMatches(const Rule& rule, const char* path) {
+  if (rule.library_literal[0] != '\0' && strstr(path, rule.library_literal) == nullptr) return false;
+  return fnmatch(rule.library, path, 0) == 0;
 }
 
 bool SimulatorRules::SymbolMayMatch(const char* symbol) const {
@@ -134,15 +174,23 @@ bool SimulatorRules::SymbolMayMatch(const char* symbol, bool caller_is_program) 
 bool SimulatorRules::LibraryMatches(const char* path) const {
   if (path == nullptr || path[0] == '\0') return false;  // The main program is never "the simulator".
   for (int i = 0; i < count_; ++i) {
-    if (fnmatch(rules_[i].library, path, 0) == 0) return true;
+    if (LibraryMatches(rules_[i], path)) return true;
   }
   return false;
 }
 
-bool SimulatorRules::SimulatorLibrary(const char* path) const {
+bool SimulatorRules::HookedFromEveryObject(const char* path) const {
   if (path == nullptr || path[0] == '\0') return false;
   for (int i = 0; i < count_; ++i) {
-    if (rules_[i].kind == Kind::kSimulator && fnmatch(rules_[i].library, path, 0) == 0) return true;
+    if (rules_[i].kind != Kind::kBackend && LibraryMatches(rules_[i], path)) return true;
+  }
+  return false;
+}
+
+bool SimulatorRules::CommunicationLibrary(const char* path) const {
+  if (path == nullptr || path[0] == '\0') return false;
+  for (int i = 0; i < count_; ++i) {
+    if (rules_[i].kind == Kind::kCommunication && LibraryMatches(rules_[i], path)) return true;
   }
   return false;
 }
@@ -151,7 +199,7 @@ SimulatorRules::Kind SimulatorRules::Match(const char* path, const char* symbol,
   if (path == nullptr || path[0] == '\0') return Kind::kNone;
   for (int i = 0; i < count_; ++i) {
     if (rules_[i].kind == Kind::kBackend && !caller_is_program) continue;
-    if (SymbolMatches(rules_[i], symbol) && fnmatch(rules_[i].library, path, 0) == 0) return rules_[i].kind;
+    if (SymbolMatches(rules_[i], symbol) && LibraryMatches(rules_[i], path)) return rules_[i].kind;
   }
   return Kind::kNone;
 }

@@ -15,7 +15,7 @@ namespace rlscope::preload {
 
 class SimulatorRules {
  public:
-  static constexpr int kMaxRules = 32;
+  static constexpr int kMaxRules = 64;
   static constexpr size_t kMaxGlobBytes = 160;
 
   // The built-in pairs, e.g. "*libmujoco*:mj_step*".
@@ -32,9 +32,20 @@ class SimulatorRules {
   static const char* const kBackendDefaults[];
   static const int kBackendDefaultCount;
 
-  enum class Kind { kNone, kSimulator, kBackend };
+  // Communication rules (`rlscope run --comm`, RLSCOPE_COMM): calls from
+  // any object into a communication library, as Communication time. Their
+  // point is the collectives a framework issues from C++ with no Python
+  // call (DistributedDataParallel's gradient all-reduce during backward,
+  // from libtorch into gloo or NCCL), which would otherwise be Backend.
+  // Only entry points that communicate are named, not the libraries'
+  // helpers, so a hooked call is one collective, rendezvous or transfer.
+  static const char* const kCommunicationDefaults[];
+  static const int kCommunicationDefaultCount;
 
-  // AddDefaults: appends kDefaults and kBackendDefaults.
+  enum class Kind { kNone, kSimulator, kBackend, kCommunication };
+
+  // AddDefaults: appends kDefaults, kBackendDefaults and
+  // kCommunicationDefaults.
   void AddDefaults();
   // AddList: appends the pairs of a comma-separated `LIB:PATTERN` list.
   // A malformed entry (no ':', an empty side, too long, no room left) is
@@ -54,9 +65,13 @@ class SimulatorRules {
   // LibraryMatches: whether `path` is a hooked library of some rule
   // (simulator or backend).
   bool LibraryMatches(const char* path) const;
-  // SimulatorLibrary: whether `path` is the library of a simulator rule,
-  // one whose calls are hooked from every object, not only the program.
-  bool SimulatorLibrary(const char* path) const;
+  // HookedFromEveryObject: whether `path` is the library of a simulator or
+  // communication rule, one whose calls are hooked from every object, not
+  // only the program.
+  bool HookedFromEveryObject(const char* path) const;
+  // CommunicationLibrary: whether `path` is the library of a communication
+  // rule (its callers are the objects linked against it).
+  bool CommunicationLibrary(const char* path) const;
   // Matches: whether `symbol` defined by the object at `path` is hooked
   // when called from other objects in general (simulator rules).
   bool Matches(const char* path, const char* symbol) const {
@@ -75,10 +90,18 @@ class SimulatorRules {
     // The longest run of plain characters in `symbol`: a name without it
     // cannot match, and strstr is much cheaper than fnmatch.
     char symbol_literal[kMaxGlobBytes] = {};
+    // The same for `library`: every refresh matches every loaded object's
+    // path (hundreds in a Python process) against every rule.
+    char library_literal[kMaxGlobBytes] = {};
+    // How many plain characters `symbol` starts with: a name not starting
+    // with them cannot match, and most names fail at their first character
+    // (a framework library imports tens of thousands of them).
+    size_t symbol_prefix_length = 0;
     Kind kind = Kind::kNone;
   };
   bool Add(const char* entry, size_t length, Kind kind);
   bool SymbolMatches(const Rule& rule, const char* symbol) const;
+  static bool LibraryMatches(const Rule& rule, const char* path);
 
   Rule rules_[kMaxRules] = {};
   int count_ = 0;

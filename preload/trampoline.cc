@@ -105,14 +105,14 @@ void EndCall(ShadowEntry* entry, uint64_t end_ticks) {
   std::atomic_signal_fence(std::memory_order_seq_cst);
   stack.busy = false;
   if (g_recording && !t_state.untraced) {
-    Record(slot->backend != 0 ? wire::EventKind::kBackendCall : wire::EventKind::kSimulatorCall, slot->name_id,
-           begin_ticks, end_ticks, reinterpret_cast<uint64_t>(slot->target));
+    Record(static_cast<wire::EventKind>(slot->event_kind), slot->name_id, begin_ticks, end_ticks,
+           reinterpret_cast<uint64_t>(slot->target));
   }
 }
 
 }  // namespace
 
-void* Trampolines::For(void* target, const char* name, bool backend) {
+void* Trampolines::For(void* target, const char* name, wire::EventKind kind) {
   if (target == nullptr) return nullptr;
   if (IsStub(target)) return target;  // Already ours: never wrap twice.
   if (!g_fork_handlers_registered.exchange(true)) pthread_atfork(&LockForFork, &UnlockAfterFork, &UnlockAfterFork);
@@ -125,7 +125,7 @@ void* Trampolines::For(void* target, const char* name, bool backend) {
   if (stub == nullptr && count < kCapacity) {
     rlscope_trampoline_slots[count].target = target;
     rlscope_trampoline_slots[count].name_id = StringTable::Intern(name);
-    rlscope_trampoline_slots[count].backend = backend ? 1 : 0;
+    rlscope_trampoline_slots[count].event_kind = static_cast<uint32_t>(kind);
     g_stub_count.store(count + 1, std::memory_order_release);
     stub = StubAddress(count);
   }

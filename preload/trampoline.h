@@ -41,14 +41,16 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "format/wire_format.h"
+
 namespace rlscope::preload {
 
 // TrampolineSlot: what one stub forwards to. Written once, before the stub's
 // address is handed out; read by every call through the stub.
 struct TrampolineSlot {
-  void* target;      // The real function.
-  uint32_t name_id;  // Interned symbol name (StringTable).
-  uint32_t backend;  // 1: record as kBackendCall, 0: as kSimulatorCall.
+  void* target;         // The real function.
+  uint32_t name_id;     // Interned symbol name (StringTable).
+  uint32_t event_kind;  // The wire::EventKind it records: kSimulatorCall, kBackendCall, kCommunicationCall.
 };
 static_assert(sizeof(TrampolineSlot) == RLSCOPE_TRAMPOLINE_SLOT_BYTES, "stubs index slots by this size");
 static_assert(offsetof(TrampolineSlot, target) == RLSCOPE_SLOT_TARGET_OFFSET, "the assembly reads target here");
@@ -74,11 +76,13 @@ class Trampolines {
 
   // For: the stub that intercepts `target`, created on first use; the same
   // target always gets the same stub, whoever asks (GOT patcher, dlsym).
-  // `name` is interned once, as the recorded event's name. Returns nullptr
+  // `name` is interned once, as the recorded event's name; `kind` is the
+  // event a call records (a target keeps the kind it was first given).
+  // Returns nullptr
   // once all kCapacity stubs are taken (logged once): callers then leave the
   // function unhooked. Not for the hot path (takes a lock); needs the string
   // table (StringTable::Init) to exist.
-  static void* For(void* target, const char* name, bool backend = false);
+  static void* For(void* target, const char* name, wire::EventKind kind = wire::EventKind::kSimulatorCall);
   // IsStub: whether `address` is one of the stubs (handed out or not).
   static bool IsStub(const void* address);
   // TargetOf: the real function behind a handed-out stub, else nullptr.

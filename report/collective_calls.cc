@@ -1,8 +1,11 @@
 #include "report/collective_calls.h"
 
 #include <algorithm>
+#include <climits>
 
+#include "report/category.h"
 #include "report/operation_timeline.h"
+#include "report/overlap_sweep.h"
 
 namespace rlscope::report {
 
@@ -39,6 +42,44 @@ std::vector<CollectiveCall> CollectiveCallsOf(const std::vector<NativeCall>& cal
     open_line = call->shown_line();
   }
   return collectives;
+}
+
+std::vector<CollectiveCall> NativeCollectivesOf(const IntervalList& cpu_events, const std::vector<NativeCall>& calls,
+                                                const IntervalList& operations, int32_t none) {
+  std::vector<CollectiveCall> collectives;
+  const auto communication = static_cast<int32_t>(Category::kCommunication);
+  IntervalList python_level;
+  for (const NativeCall& call : calls) {
+    if (call.category == Category::kCommunication) python_level.push_back({call.begin_ns, call.end_ns, 0});
+  }
+  python_level = UnionIntervals(std::move(python_level));
+  for (const Interval& event : cpu_events) {
+    if (event.label != communication) continue;
+    const auto after = std::upper_bound(python_level.begin(), python_level.end(), event.begin_ns,
+                                        [](int64_t t, const Interval& interval) { return t < interval.begin_ns; });
+    if (after != python_level.begin() && event.begin_ns < std::prev(after)->end_ns) continue;
+    collectives.push_back({event.begin_ns, event.end_ns, OperationAt(operations, event.begin_ns, none), true});
+  }
+  std::stable_sort(collectives.begin(), collectives.end(),
+                   [](const CollectiveCall& a, const CollectiveCall& b) { return a.begin_ns < b.begin_ns; });
+  return collectives;
+}
+
+std::vector<CollectiveCall> WithoutServedCollectives(std::vector<CollectiveCall> collectives) {
+  std::stable_sort(collectives.begin(), collectives.end(),
+                   [](const CollectiveCall& a, const CollectiveCall& b) { return a.begin_ns < b.begin_ns; });
+  std::vector<CollectiveCall> kept;
+  kept.reserve(collectives.size());
+  int64_t python_level_end = INT64_MIN;  // The latest end of a Python-level one begun so far.
+  for (const CollectiveCall& call : collectives) {
+    if (!call.native) {
+      python_level_end = std::max(python_level_end, call.end_ns);
+    } else if (call.begin_ns < python_level_end) {
+      continue;
+    }
+    kept.push_back(call);
+  }
+  return kept;
 }
 
 }  // namespace rlscope::report

@@ -11,7 +11,16 @@
 // calling all_reduce from one line is then one collective per pass, the
 // same on every rank, since the grouping depends on the calls made, not
 // on their times. Communication calls nested in other native calls (a
-// comm hook called back from C++) are not counted.
+// comm hook called back from C++) are not counted there.
+//
+// A collective issued from native code with no Python call for it (DDP's
+// gradient all-reduce during backward) is a hooked communication library
+// call (wire kCommunicationCall: one gloo collective, NCCL call or MPI
+// call), found as a Communication CPU interval outside the thread's
+// Python-level Communication calls. It may run on another thread than the
+// Python call that waits for it (gloo's worker threads under
+// dist.all_reduce): the process's list then keeps the Python-level one
+// only (WithoutServedCollectives).
 #ifndef RLSCOPE_REPORT_COLLECTIVE_CALLS_H_
 #define RLSCOPE_REPORT_COLLECTIVE_CALLS_H_
 
@@ -27,6 +36,7 @@ struct CollectiveCall {
   int64_t begin_ns = 0;
   int64_t end_ns = 0;
   int32_t operation = 0;  // NameTable label of the operation it began in.
+  bool native = false;    // Issued from native code (a hooked call), not by a Python call.
 };
 
 // CollectiveCallsOf: `calls` (a thread's, in record order), in start
@@ -34,6 +44,18 @@ struct CollectiveCall {
 // `none`: the label of "(none)".
 std::vector<CollectiveCall> CollectiveCallsOf(const std::vector<NativeCall>& calls, const IntervalList& operations,
                                               int32_t none);
+
+// NativeCollectivesOf: the thread's hooked communication calls as
+// collectives (native = true), in start order: its `cpu_events` of category
+// Communication that lie in none of its Python-level Communication `calls`.
+std::vector<CollectiveCall> NativeCollectivesOf(const IntervalList& cpu_events, const std::vector<NativeCall>& calls,
+                                                const IntervalList& operations, int32_t none);
+
+// WithoutServedCollectives: a process's collectives (all its threads'),
+// without the native ones that began inside a Python-level one of the same
+// process (the transfer a Python call waited for, run by another thread),
+// in start order.
+std::vector<CollectiveCall> WithoutServedCollectives(std::vector<CollectiveCall> collectives);
 
 }  // namespace rlscope::report
 

@@ -7,6 +7,7 @@
 #include "absl/strings/str_format.h"
 #include "format/code_origin.h"
 #include "format/run_layout.h"
+#include "report/collective_calls.h"
 #include "report/overlap_sweep.h"
 #include "report/source_lines.h"
 
@@ -76,8 +77,7 @@ ThreadTimeline CopyForAnalysis(ThreadTimeline& thread) {
 // into `report` in start order, their operations indexing its
 // collective_operations.
 void NameCollectives(std::vector<CollectiveCall> collectives, const NameTable& names, ProcessReport& report) {
-  std::stable_sort(collectives.begin(), collectives.end(),
-                   [](const CollectiveCall& a, const CollectiveCall& b) { return a.begin_ns < b.begin_ns; });
+  collectives = WithoutServedCollectives(std::move(collectives));
   std::map<int32_t, int32_t> index_of;
   for (const CollectiveCall& call : collectives) {
     auto [it, inserted] = index_of.try_emplace(call.operation, static_cast<int32_t>(index_of.size()));

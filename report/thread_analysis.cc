@@ -180,6 +180,10 @@ ThreadAnalysis AnalyseThread(ThreadTimeline thread, int32_t none_operation, cons
         inherited, gpu_busy != nullptr ? *gpu_busy : IntervalList{}, thread.captured ? &*thread.captured : nullptr);
   }
   analysis.collectives = CollectiveCallsOf(thread.native_calls, operations, none_operation);
+  for (const CollectiveCall& call :
+       NativeCollectivesOf(thread.cpu_events, thread.native_calls, operations, none_operation)) {
+    analysis.collectives.push_back(call);
+  }
   analysis.launches =
       ResolveLaunches(std::move(thread.gpu_launches), operations, std::move(thread.native_calls), none_operation);
   analysis.active_time_only = inherited;

@@ -236,6 +236,7 @@ void TimelineBuilder::AddEvents(const wire::ThreadEvents& events) {
       case wire::EventKind::kPythonHookReplaced: OnPython(thread, state, *event, begin, end); break;
       case wire::EventKind::kSimulatorCall:
       case wire::EventKind::kBackendCall:
+      case wire::EventKind::kCommunicationCall:
       case wire::EventKind::kProfilerOverhead: OnTimedCall(thread, *event, begin, end); break;
       case wire::EventKind::kNativeStack:
       case wire::EventKind::kNativeStackFrames: OnStackSample(thread, state, *event, begin, end); break;
@@ -388,6 +389,10 @@ void TimelineBuilder::OnTimedCall(ThreadTimeline& thread, const wire::Event& eve
       break;
     case wire::EventKind::kBackendCall:
       thread.cpu_events.push_back({begin, end, static_cast<int32_t>(Category::kBackend)});
+      AddSite(thread, {begin, end, OverheadSiteKind::kTrampoline});
+      break;
+    case wire::EventKind::kCommunicationCall:
+      thread.cpu_events.push_back({begin, end, static_cast<int32_t>(Category::kCommunication)});
       AddSite(thread, {begin, end, OverheadSiteKind::kTrampoline});
       break;
     default:  // kProfilerOverhead: rlscope's own time, timed by itself.

@@ -28,6 +28,7 @@ from e2e_support import ARGS, ProfiledRun, main, run_rlscope, scratch_dir  # noq
 
 PROGRAMS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "python_programs")
 WORKER = os.path.join(PROGRAMS, "ranks_worker.py")
+DDP_WORKER = os.path.join(PROGRAMS, "ranks_ddp_worker.py")
 LAUNCHER = os.path.join(PROGRAMS, "ranks_launcher.py")
 STEPS = 60
 RANKS = 4
@@ -165,6 +166,53 @@ class Ranks(unittest.TestCase):
         parent = [p for p in run.report["processes"] if p["pid"] == job["parent_pid"]]
         self.assertEqual(len(parent), 1)
         self.assertIn("--spawn", " ".join(parent[0]["argv"]))
+
+    def test_ranks_ddp_all_reduce_issued_from_cpp(self):
+        # DistributedDataParallel all-reduces the gradients from C++ inside
+        # loss.backward(), with no Python call: only the hooked gloo
+        # collectives show it. Two ranks (the 2-core machine), rank 1 slow.
+        ranks = 2
+        run = ProfiledRun(self, [ARGS.python, LAUNCHER, str(ranks), free_port(), ARGS.python, DDP_WORKER, str(STEPS)],
+                          options=("--quiet",))
+        torch_rank = {}
+        for rank in range(ranks):
+            match = re.search(r"rank %d: %d steps, loss \S+, pid (\d+)" % (rank, STEPS), run.result.stdout)
+            self.assertIsNotNone(match, run.result.stdout)
+            torch_rank[int(match.group(1))] = rank
+        jobs = run.report["jobs"]
+        self.assertEqual(len(jobs), 1, jobs)
+        job = jobs[0]
+        self.assertEqual(job["world_size"], ranks)
+        # Each rank's all-reduce time is Communication in backprop (before
+        # the hooks it was Backend, with no collective to line up).
+        for rank in job["ranks"]:
+            talk = [r for r in run.report["rows"] if r["process"] == rank["pid"] and r["category"] == "Communication"]
+            self.assertGreater(sum(r["ns"] for r in talk if r["operation"] == "backprop"), 0, talk)
+        # One all-reduce per step (the model's gradients fit one bucket),
+        # plus the set-up's (the rendezvous, DDP's broadcast of the weights)
+        # and teardown's.
+        communication = job["communication"]
+        self.assertTrue(communication["lined_up"], communication)
+        self.assertGreaterEqual(communication["collectives"], STEPS)
+        self.assertLessEqual(communication["collectives"], STEPS + 6)
+        # Who reached each step's all-reduce last, by the ranks' own clocks
+        # at the start of backward (the ground truth); where rank 1 clearly
+        # was (a quiet machine), rlscope names it the straggler and the
+        # other rank waited longer for it in backprop than it for them.
+        starts = {int(r): [int(t) for t in times.split()]
+                  for r, times in re.findall(r"rank (\d+) backward starts: ([\d ]+)", run.result.stdout)}
+        self.assertEqual(sorted(starts), list(range(ranks)), run.result.stdout)
+        slow = next(i for i, r in enumerate(job["ranks"]) if torch_rank[r["pid"]] == 1)
+        fast = 1 - slow
+        slow_last = sum(starts[1][step] > starts[0][step] for step in range(STEPS))
+        print(f"\nDDP: rank 1 last at {slow_last} of {STEPS} steps by its clock, "
+              f"by rlscope {communication['per_rank_last']}", file=sys.stderr)
+        if slow_last > STEPS * 3 // 4:
+            self.assertGreater(communication["per_rank_last"][slow], STEPS // 2, communication)
+            training = {o["operation"]: o for o in job["operations"]}["backprop"]["per_rank_wait_ns"]
+            self.assertGreater(training[fast], training[slow], (training, communication))
+            self.assertIn("Rank %d of the %d-rank job is its straggler" % (job["ranks"][slow]["rank"], ranks),
+                          "\n".join(run.report["headline"]["findings"]))
 
 
 def shift_node_clocks(report_json, monotonic_ns, realtime_ns):

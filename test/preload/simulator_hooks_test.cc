@@ -90,7 +90,8 @@ int FindObject(dl_phdr_info* info, size_t, void* data) {
 TEST_CASE("Rules: defaults cover the simulators, globs match path and symbol", "[simulator_rules]") {
   SimulatorRules rules;
   rules.AddDefaults();
-  CHECK(rules.size() == SimulatorRules::kDefaultCount + SimulatorRules::kBackendDefaultCount);
+  CHECK(rules.size() == SimulatorRules::kDefaultCount + SimulatorRules::kBackendDefaultCount +
+                            SimulatorRules::kCommunicationDefaultCount);
   CHECK(rules.Matches("/usr/lib/x86_64-linux-gnu/libmujoco.so.2.2.2", "mj_step"));
   CHECK(rules.Matches("/usr/lib/x86_64-linux-gnu/libmujoco.so.2.2.2", "mj_step2"));
   CHECK(rules.Matches("/usr/lib/x86_64-linux-gnu/libmujoco.so.2.2.2", "mj_forward"));
@@ -117,6 +118,42 @@ TEST_CASE("Rules: backend rules hook only the main program's own calls", "[simul
   CHECK_FALSE(rules.Matches(torch, linear));  // Library-to-library calls: never.
   CHECK(rules.Match("/opt/libmybackend.so", "my_op_add", true) == SimulatorRules::Kind::kBackend);
   CHECK(rules.Match("/usr/lib/libmujoco.so", "mj_step", true) == SimulatorRules::Kind::kSimulator);
+}
+
+TEST_CASE("Rules: communication libraries' collectives are hooked from every object", "[simulator_rules]") {
+  SimulatorRules rules;
+  rules.AddDefaults();
+  using Kind = SimulatorRules::Kind;
+  const char* gloo = "/lib/libgloo.so.0";
+  // gloo's collectives (free functions of their options struct) and its
+  // rendezvous, called from libtorch (not the program): Communication.
+  CHECK(rules.Match(gloo, "_ZN4gloo9allreduceERKNS_16AllreduceOptionsE", false) == Kind::kCommunication);
+  CHECK(rules.Match(gloo, "_ZN4gloo7barrierERNS_14BarrierOptionsE", false) == Kind::kCommunication);
+  CHECK(rules.Match(gloo, "_ZN4gloo10allgathervERNS_17AllgathervOptionsE", false) == Kind::kCommunication);
+  CHECK(rules.Match(gloo,
+                    "_ZN4gloo10rendezvous7Context15connectFullMeshERNS0_5StoreERSt10shared_ptrINS_9transport6DeviceEE",
+                    false) == Kind::kCommunication);
+  // Their setters and constructors are not collectives.
+  CHECK(rules.Match(gloo, "_ZN4gloo17AllgathervOptions8setInputEPvmm", false) == Kind::kNone);
+  CHECK(rules.Match(gloo, "_ZN4gloo14BarrierOptionsC1ERKSt10shared_ptrINS_7ContextEE", false) == Kind::kNone);
+  // NCCL's and MPI's data-moving calls, not their queries (a watchdog
+  // thread polls ncclCommGetAsyncError).
+  const char* nccl = "/usr/lib/python3/site-packages/nvidia/nccl/lib/libnccl.so.2";
+  for (const char* name : {"ncclAllReduce", "ncclAllGather", "ncclReduceScatter", "ncclBroadcast", "ncclSend",
+                           "ncclRecv", "ncclGroupEnd", "ncclCommInitRank"}) {
+    CHECK(rules.Match(nccl, name, false) == Kind::kCommunication);
+  }
+  CHECK(rules.Match(nccl, "ncclCommGetAsyncError", false) == Kind::kNone);
+  CHECK(rules.Match(nccl, "ncclGetErrorString", false) == Kind::kNone);
+  CHECK(rules.Match("/usr/lib/x86_64-linux-gnu/libmpi.so.40", "MPI_Allreduce", false) == Kind::kCommunication);
+  CHECK(rules.Match("/usr/lib/x86_64-linux-gnu/libmpi.so.40", "MPI_Comm_rank", false) == Kind::kNone);
+  CHECK(rules.Match("/usr/lib/libother.so", "ncclAllReduce", false) == Kind::kNone);  // Right name, wrong library.
+  CHECK(rules.HookedFromEveryObject(gloo));
+  CHECK(rules.HookedFromEveryObject(nccl));
+  CHECK_FALSE(rules.HookedFromEveryObject("/usr/lib/x86_64-linux-gnu/libtorch_cpu.so.1.13"));  // Backend only.
+  // `--comm` adds a library of the user's.
+  CHECK(rules.AddList("*libmyrpc*:rpc_call*", Kind::kCommunication) == 1);
+  CHECK(rules.Match("/opt/libmyrpc.so", "rpc_call_sync", false) == Kind::kCommunication);
 }
 
 TEST_CASE("Rules: RLSCOPE_SIM entries are added; malformed ones are skipped", "[simulator_rules]") {

@@ -59,3 +59,38 @@ TEST_CASE("No Communication call, no collectives", "[collectives]") {
   CHECK(CollectiveCallsOf({Call(0, 10, Category::kBackend, 1)}, {}, kNone).empty());
   CHECK(CollectiveCallsOf({}, {}, kNone).empty());
 }
+
+TEST_CASE("Hooked communication calls outside Python's are collectives of their own", "[collectives]") {
+  const IntervalList operations = {{0, 1000, kBackprop}};
+  const auto communication = static_cast<int32_t>(Category::kCommunication);
+  // A Python-level all_reduce (10-60) with a hooked call inside it (20-50,
+  // NCCL on the calling thread), and two hooked calls inside backward's
+  // Backend call (DDP's buckets, 300-320 and 330-360).
+  const std::vector<NativeCall> calls = {Call(10, 60, Category::kCommunication, 40),
+                                         Call(200, 400, Category::kBackend, 41)};
+  const IntervalList cpu_events = {{10, 60, communication},
+                                   {20, 50, communication},
+                                   {200, 400, static_cast<int32_t>(Category::kBackend)},
+                                   {330, 360, communication},
+                                   {300, 320, communication}};
+  const std::vector<CollectiveCall> native = NativeCollectivesOf(cpu_events, calls, operations, kNone);
+  REQUIRE(native.size() == 2);
+  CHECK((native[0].begin_ns == 300 && native[0].end_ns == 320 && native[0].native));
+  CHECK((native[1].begin_ns == 330 && native[1].end_ns == 360 && native[1].operation == kBackprop));
+}
+
+TEST_CASE("A process keeps the Python-level collective, not the transfer another thread ran for it", "[collectives]") {
+  // Thread A's dist.all_reduce (100-200) waits for gloo's worker thread,
+  // whose hooked collective (120-190) serves it; a later hooked collective
+  // of the worker (DDP, 300-350) and one that began before the Python call
+  // (50-110) stand.
+  std::vector<CollectiveCall> calls = {{300, 350, kBackprop, true},
+                                       {120, 190, kBackprop, true},
+                                       {100, 200, kBackprop, false},
+                                       {50, 110, kBackprop, true}};
+  const std::vector<CollectiveCall> kept = WithoutServedCollectives(calls);
+  REQUIRE(kept.size() == 3);
+  CHECK((kept[0].begin_ns == 50 && kept[0].native));
+  CHECK((kept[1].begin_ns == 100 && !kept[1].native));
+  CHECK((kept[2].begin_ns == 300 && kept[2].native));
+}
