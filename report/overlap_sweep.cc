@@ -9,59 +9,9 @@ namespace rlscope::report {
 
 namespace {
 
-constexpr int64_t kNeverNs = std::numeric_limits<int64_t>::max();
 constexpr size_t kMaxOverlapStreams = 64;
 
-// One stream's read position; raw pointers keep the k-way loop tight.
-struct StreamCursor {
-  const Interval* current;
-  const Interval* end;
-};
-
-// Moves `cursor` past intervals that are over at `now_ns`, sets `label` to
-// what the stream has at `now_ns`, and returns the stream's next boundary
-// after `now_ns` (kNeverNs when exhausted). The skip is a loop rather than
-// one step so zero-length intervals cannot stall the sweep.
-int64_t AdvanceTo(StreamCursor& cursor, int64_t now_ns, int32_t& label) {
-  while (cursor.current != cursor.end && cursor.current->end_ns <= now_ns) ++cursor.current;
-  if (cursor.current == cursor.end) {
-    label = kNoLabel;
-    return kNeverNs;
-  }
-  if (cursor.current->begin_ns <= now_ns) {
-    label = cursor.current->label;
-    return cursor.current->end_ns;
-  }
-  label = kNoLabel;
-  return cursor.current->begin_ns;
-}
-
 }  // namespace
-
-// Each step does O(k) work and ends at the smallest next boundary, which is
-// always > now (every cursor interval ends after now), so the sweep makes
-// progress even on input that breaks the sorted/disjoint contract.
-void SweepStreams(std::span<const IntervalList> streams, const SegmentVisitor& visit) {
-  const size_t stream_count = streams.size();
-  std::vector<StreamCursor> cursors(stream_count);
-  std::vector<int32_t> labels(stream_count, kNoLabel);
-  int64_t now_ns = kNeverNs;
-  for (size_t i = 0; i < stream_count; ++i) {
-    cursors[i] = StreamCursor{streams[i].data(), streams[i].data() + streams[i].size()};
-    if (!streams[i].empty()) now_ns = std::min(now_ns, streams[i].front().begin_ns);
-  }
-  while (now_ns != kNeverNs) {
-    int64_t next_ns = kNeverNs;
-    bool any_active = false;
-    for (size_t i = 0; i < stream_count; ++i) {
-      next_ns = std::min(next_ns, AdvanceTo(cursors[i], now_ns, labels[i]));
-      any_active |= labels[i] != kNoLabel;
-    }
-    // Any active stream bounds next_ns by its end, so next_ns is finite here.
-    if (any_active) visit(now_ns, next_ns, std::span<const int32_t>(labels));
-    now_ns = next_ns;
-  }
-}
 
 // More than 64 streams cannot be keyed by a 64-bit mask; rather than
 // silently dropping streams we return an empty map, which callers can test.
