@@ -67,6 +67,9 @@ void SweepStreams(std::span<const IntervalList> streams, Visit&& visit) {
   const size_t stream_count = streams.size();
   std::vector<sweep_detail::StreamCursor> cursors(stream_count);
   std::vector<int32_t> labels(stream_count, kNoLabel);
+  // Each stream's next boundary: a stream is advanced only when the sweep
+  // reaches it (its label holds until then), not at every segment.
+  std::vector<int64_t> boundaries(stream_count, INT64_MIN);
   int64_t now_ns = kNeverNs;
   for (size_t i = 0; i < stream_count; ++i) {
     cursors[i] = sweep_detail::StreamCursor{streams[i].data(), streams[i].data() + streams[i].size()};
@@ -76,7 +79,8 @@ void SweepStreams(std::span<const IntervalList> streams, Visit&& visit) {
     int64_t next_ns = kNeverNs;
     bool any_active = false;
     for (size_t i = 0; i < stream_count; ++i) {
-      next_ns = std::min(next_ns, sweep_detail::AdvanceTo(cursors[i], now_ns, labels[i]));
+      if (boundaries[i] <= now_ns) boundaries[i] = sweep_detail::AdvanceTo(cursors[i], now_ns, labels[i]);
+      next_ns = std::min(next_ns, boundaries[i]);
       any_active |= labels[i] != kNoLabel;
     }
     // Any active stream bounds next_ns by its end, so next_ns is finite here.
