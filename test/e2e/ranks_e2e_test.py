@@ -60,17 +60,22 @@ class Ranks(unittest.TestCase):
         if probe.stdout.strip() != "True":
             raise unittest.SkipTest(f"{ARGS.python} has no torch.distributed with gloo")
 
-    def check_job(self, run, launcher):
-        # The torch rank each process had ("rank R: ... pid P"); a job told
-        # by the process tree ranks its processes by start order instead.
+    def the_job(self, run, ranks):
+        """{pid: torch rank}, from the workers' "rank R: ... pid P" lines,
+        and the run's one job."""
         torch_rank = {}
-        for rank in range(RANKS):
+        for rank in range(ranks):
             match = re.search(r"rank %d: %d steps, loss \S+, pid (\d+)" % (rank, STEPS), run.result.stdout)
             self.assertIsNotNone(match, run.result.stdout)
             torch_rank[int(match.group(1))] = rank
         jobs = run.report["jobs"]
         self.assertEqual(len(jobs), 1, jobs)
-        job = jobs[0]
+        return torch_rank, jobs[0]
+
+    def check_job(self, run, launcher):
+        # A job told by the process tree ranks its processes by start
+        # order, not by torch rank.
+        torch_rank, job = self.the_job(run, RANKS)
         self.assertEqual(job["launcher"], launcher)
         self.assertEqual(job["world_size"], RANKS)
         self.assertEqual([r["rank"] for r in job["ranks"]], list(range(RANKS)))
@@ -174,14 +179,7 @@ class Ranks(unittest.TestCase):
         ranks = 2
         run = ProfiledRun(self, [ARGS.python, LAUNCHER, str(ranks), free_port(), ARGS.python, DDP_WORKER, str(STEPS)],
                           options=("--quiet",))
-        torch_rank = {}
-        for rank in range(ranks):
-            match = re.search(r"rank %d: %d steps, loss \S+, pid (\d+)" % (rank, STEPS), run.result.stdout)
-            self.assertIsNotNone(match, run.result.stdout)
-            torch_rank[int(match.group(1))] = rank
-        jobs = run.report["jobs"]
-        self.assertEqual(len(jobs), 1, jobs)
-        job = jobs[0]
+        torch_rank, job = self.the_job(run, ranks)
         self.assertEqual(job["world_size"], ranks)
         # Each rank's all-reduce time is Communication in backprop (before
         # the hooks it was Backend, with no collective to line up).
