@@ -196,8 +196,7 @@ bool IsSelf(const LoadedObject& object, size_t index) {
 // library (simulator, backend and communication rules), every other object
 // only into the simulator and communication libraries it is linked against
 // (DT_NEEDED; what it reaches by dlsym is ForLookup's). An object with no
-// such library loaded is not
-// scanned at all (kNotScanned) until one is: a Python process loads
+// such library loaded is not scanned at all (kNotScanned) until one is: a Python process loads
 // hundreds of framework libraries, libtorch among them (a backend
 // library), and scanning their relocations for calls that cannot be
 // hooked cost tens of milliseconds of the program's start-up.
@@ -256,24 +255,25 @@ void RefreshLocked(const LoaderCounters& counters) {
     // it is new, and again only when a hooked library is loaded or unloaded.
     const bool look = program ? candidates == kNotScanned || (candidates > 0 && (new_target || unloaded))
                               : candidates == kNotScanned || (candidates != 0 && (new_target || unloaded));
-    std::vector<const LoadedObject*> linked;
-    if (look && !program) {
+    if (look) {
       const ElfImage image = object.Image();
-      for (size_t s = 0; s < simulators.size(); ++s) {
-        if (simulator_files[s].empty() || image.Needs(simulator_files[s].c_str())) linked.push_back(simulators[s]);
+      std::vector<const LoadedObject*> linked;
+      if (!program) {
+        for (size_t s = 0; s < simulators.size(); ++s) {
+          if (simulator_files[s].empty() || image.Needs(simulator_files[s].c_str())) linked.push_back(simulators[s]);
+        }
+        if (linked.empty()) candidates = kNotLinked;
       }
-      if (linked.empty()) candidates = kNotLinked;
-    }
-    SimulatorPolicy library_policy(objects, linked);
-    const bool scan = look && !(program ? hooked : linked).empty();
-    if (scan) {
-      const GotPatcher::Result result = GotPatcher::Patch(object.Image(), program ? program_policy : library_policy);
-      candidates = result.candidates;
-      g_patched_slots.fetch_add(result.patched, std::memory_order_relaxed);
-      if (result.failed > 0 && !g_failure_logged.exchange(true)) {
-        ReportProblem("simulator-got",
-                      "simulator hooks: could not write %d GOT slot(s) of %s; those calls are not recorded",
-                      result.failed, object.name[0] != '\0' ? object.name : "the program");
+      SimulatorPolicy library_policy(objects, linked);
+      if (!(program ? hooked : linked).empty()) {
+        const GotPatcher::Result result = GotPatcher::Patch(image, program ? program_policy : library_policy);
+        candidates = result.candidates;
+        g_patched_slots.fetch_add(result.patched, std::memory_order_relaxed);
+        if (result.failed > 0 && !g_failure_logged.exchange(true)) {
+          ReportProblem("simulator-got",
+                        "simulator hooks: could not write %d GOT slot(s) of %s; those calls are not recorded",
+                        result.failed, object.name[0] != '\0' ? object.name : "the program");
+        }
       }
     }
     still_loaded.push_back(KnownObject{object.base, object.name, candidates});

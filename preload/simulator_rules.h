@@ -63,7 +63,7 @@ class SimulatorRules {
   bool SymbolMayMatch(const char* symbol) const;
   bool SymbolMayMatch(const char* symbol, bool caller_is_program) const;
   // LibraryMatches: whether `path` is a hooked library of some rule
-  // (simulator or backend).
+  // (simulator, backend or communication).
   bool LibraryMatches(const char* path) const;
   // HookedFromEveryObject: whether `path` is the library of a simulator or
   // communication rule, one whose calls are hooked from every object, not
@@ -73,7 +73,8 @@ class SimulatorRules {
   // rule (its callers are the objects linked against it).
   bool CommunicationLibrary(const char* path) const;
   // Matches: whether `symbol` defined by the object at `path` is hooked
-  // when called from other objects in general (simulator rules).
+  // when called from other objects in general (simulator and communication
+  // rules).
   bool Matches(const char* path, const char* symbol) const {
     return Match(path, symbol, /*caller_is_program=*/false) != Kind::kNone;
   }

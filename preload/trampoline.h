@@ -78,9 +78,8 @@ class Trampolines {
   // target always gets the same stub, whoever asks (GOT patcher, dlsym).
   // `name` is interned once, as the recorded event's name; `kind` is the
   // event a call records (a target keeps the kind it was first given).
-  // Returns nullptr
-  // once all kCapacity stubs are taken (logged once): callers then leave the
-  // function unhooked. Not for the hot path (takes a lock); needs the string
+  // Returns nullptr once all kCapacity stubs are taken (logged once):
+  // callers then leave the function unhooked. Not for the hot path (takes a lock); needs the string
   // table (StringTable::Init) to exist.
   static void* For(void* target, const char* name, wire::EventKind kind = wire::EventKind::kSimulatorCall);
   // IsStub: whether `address` is one of the stubs (handed out or not).

@@ -1,7 +1,7 @@
 #include "report/collective_calls.h"
 
 #include <algorithm>
-#include <climits>
+#include <cstdint>
 
 #include "report/category.h"
 #include "report/operation_timeline.h"
@@ -55,9 +55,7 @@ std::vector<CollectiveCall> NativeCollectivesOf(const IntervalList& cpu_events, 
   python_level = UnionIntervals(std::move(python_level));
   for (const Interval& event : cpu_events) {
     if (event.label != communication) continue;
-    const auto after = std::upper_bound(python_level.begin(), python_level.end(), event.begin_ns,
-                                        [](int64_t t, const Interval& interval) { return t < interval.begin_ns; });
-    if (after != python_level.begin() && event.begin_ns < std::prev(after)->end_ns) continue;
+    if (Covers(python_level, event.begin_ns)) continue;
     collectives.push_back({event.begin_ns, event.end_ns, OperationAt(operations, event.begin_ns, none), true});
   }
   std::stable_sort(collectives.begin(), collectives.end(),
