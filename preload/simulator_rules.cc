@@ -38,8 +38,10 @@ const int SimulatorRules::kBackendDefaultCount = sizeof(kBackendDefaults) / size
 // not; connectFullMesh is the rendezvous with every other rank. NCCL's and
 // MPI's calls that move data or wait for other ranks, not their queries
 // (ncclCommGetAsyncError, which a watchdog thread polls, MPI_Comm_rank,
-// MPI_Wtime): each hooked call is then one collective, transfer or
-// rendezvous, and the job view lines them up across ranks.
+// MPI_Wtime, MPI_Alloc_mem, MPI_Reduce_local: hence MPI's by name). The
+// report decides which of them are collectives the job view lines up
+// across ranks (report/communication_calls.h): point-to-point calls and
+// completions count as Communication time only.
 const char* const SimulatorRules::kCommunicationDefaults[] = {
     "*libgloo*:_ZN4gloo*ER*NS_*OptionsE",
     "*libgloo*:_ZN4gloo10rendezvous7Context15connectFullMesh*",
@@ -50,8 +52,11 @@ const char* const SimulatorRules::kCommunicationDefaults[] = {
     "*libnccl*:ncclRecv",
     "*libnccl*:ncclGroupEnd",   // Where grouped calls are launched.
     "*libnccl*:ncclCommInit*",  // The rendezvous.
-    "*libmpi*:MPI_All*",        // Allreduce, Allgather(v), Alltoall(v).
-    "*libmpi*:MPI_Reduce*",
+    "*libmpi*:MPI_Allreduce",
+    "*libmpi*:MPI_Allgather*",  // Allgather, Allgatherv.
+    "*libmpi*:MPI_Alltoall*",   // Alltoall, Alltoallv, Alltoallw.
+    "*libmpi*:MPI_Reduce",
+    "*libmpi*:MPI_Reduce_scatter*",
     "*libmpi*:MPI_Bcast",
     "*libmpi*:MPI_Barrier",
     "*libmpi*:MPI_Wait*",  // Completion of non-blocking calls.

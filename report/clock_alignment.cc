@@ -38,14 +38,16 @@ size_t LinedUpCount(const std::vector<const RankCollectiveEnds*>& ranks) {
   return count;
 }
 
-// EndsOf: per collective, the median end over `ranks`.
+// EndsOf: per collective, the median end over `ranks`; kQueuedEnd where
+// one rank's is.
 std::vector<int64_t> EndsOf(const std::vector<const RankCollectiveEnds*>& ranks, size_t count) {
   std::vector<int64_t> ends(count);
   std::vector<int64_t> at_k;
   for (size_t k = 0; k < count; ++k) {
     at_k.clear();
     for (const RankCollectiveEnds* rank : ranks) at_k.push_back(rank->ends_ns[k]);
-    ends[k] = MedianOf(at_k);
+    const bool queued = std::find(at_k.begin(), at_k.end(), kQueuedEnd) != at_k.end();
+    ends[k] = queued ? kQueuedEnd : MedianOf(at_k);
   }
   return ends;
 }
@@ -116,12 +118,18 @@ bool Refine(const NodeClockInput& reference, const NodeClockInput& node, NodeClo
     if (shared == reference_jobs.end()) continue;
     const size_t count = LinedUpCount(ranks);
     if (count < kMinCollectivesToAlign || count <= best || LinedUpCount(shared->second) != count) continue;
-    best = count;
     const std::vector<int64_t> reference_ends = EndsOf(shared->second, count);
-    times = EndsOf(ranks, count);
-    const std::vector<int64_t>& node_ends = times;
-    differences.assign(count, 0);
-    for (size_t k = 0; k < count; ++k) differences[k] = reference_ends[k] - node_ends[k];
+    const std::vector<int64_t> node_ends = EndsOf(ranks, count);
+    std::vector<int64_t> job_differences, job_times;
+    for (size_t k = 0; k < count; ++k) {
+      if (reference_ends[k] == kQueuedEnd || node_ends[k] == kQueuedEnd) continue;
+      job_differences.push_back(reference_ends[k] - node_ends[k]);
+      job_times.push_back(node_ends[k]);
+    }
+    if (job_differences.size() < kMinCollectivesToAlign || job_differences.size() <= best) continue;
+    best = job_differences.size();
+    differences = std::move(job_differences);
+    times = std::move(job_times);
   }
   if (best == 0) return false;
   FitOffset(times, differences, clock);

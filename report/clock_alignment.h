@@ -37,6 +37,11 @@
 
 namespace rlscope::report {
 
+// RankCollectiveEnds::ends_ns of a queued collective (CollectiveCall::
+// queued): it ended when the rank queued it, not when the ranks met, so it
+// keeps its place in the line-up but aligns nothing.
+inline constexpr int64_t kQueuedEnd = INT64_MIN;
+
 // One rank on a node: its job's key and its collectives' ends, in order.
 struct RankCollectiveEnds {
   std::string launcher;
@@ -63,7 +68,7 @@ struct NodeClock {
   double drift = 0;  // kCollectives: reference ns gained per node ns (1e-6: a part per million); 0: none found.
   std::optional<int64_t> coarse_offset_ns;  // By the clock pairs; none when a node has no pair.
   enum class By { kReference, kCollectives, kRealtime, kNothing } by = By::kNothing;
-  size_t collectives = 0;  // kCollectives: how many were lined up.
+  size_t collectives = 0;  // kCollectives: how many lined-up ones aligned it (queued ones do not).
   int64_t spread_ns = 0;   // kCollectives: median distance of the per-collective estimates to the offset.
   // kCollectives: the offset's standard error, were the estimates' scatter
   // normal: 1.2533 (a median's) x 1.4826 x spread_ns (sigma from the

@@ -2,15 +2,52 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <utility>
 
 #include "report/category.h"
 #include "report/operation_timeline.h"
-#include "report/overlap_sweep.h"
 
 namespace rlscope::report {
 
-std::vector<CollectiveCall> CollectiveCallsOf(const std::vector<NativeCall>& calls, const IntervalList& operations,
-                                              int32_t none) {
+namespace {
+
+// ClosedSpans: time spans [begin, end], bounds included (a span may be
+// empty: a call the correction shrank to nothing), asked in time order
+// whether one holds a time.
+class ClosedSpans {
+ public:
+  explicit ClosedSpans(std::vector<std::pair<int64_t, int64_t>> spans) : spans_(std::move(spans)) {
+    std::sort(spans_.begin(), spans_.end());
+  }
+  // Holds: whether a span holds `time_ns`; times asked never decrease.
+  bool Holds(int64_t time_ns) {
+    for (; next_ < spans_.size() && spans_[next_].first <= time_ns; ++next_) {
+      latest_end_ = std::max(latest_end_, spans_[next_].second);
+    }
+    return time_ns <= latest_end_;
+  }
+
+ private:
+  std::vector<std::pair<int64_t, int64_t>> spans_;
+  size_t next_ = 0;
+  int64_t latest_end_ = INT64_MIN;
+};
+
+// QueuedBegins: the begins of `hooked`'s queued collectives, sorted.
+std::vector<int64_t> QueuedBegins(const std::vector<HookedCollective>& hooked) {
+  std::vector<int64_t> begins;
+  for (const HookedCollective& call : hooked) {
+    if (call.queued) begins.push_back(call.begin_ns);
+  }
+  std::sort(begins.begin(), begins.end());
+  return begins;
+}
+
+}  // namespace
+
+std::vector<CollectiveCall> CollectiveCallsOf(const std::vector<NativeCall>& calls,
+                                              const std::vector<HookedCollective>& hooked,
+                                              const IntervalList& operations, int32_t none) {
   std::vector<CollectiveCall> collectives;
   if (std::none_of(calls.begin(), calls.end(),
                    [](const NativeCall& call) { return call.category == Category::kCommunication; })) {
@@ -41,38 +78,46 @@ std::vector<CollectiveCall> CollectiveCallsOf(const std::vector<NativeCall>& cal
     open_location = call->shown_location();
     open_line = call->shown_line();
   }
+  const std::vector<int64_t> queued = QueuedBegins(hooked);
+  for (CollectiveCall& collective : collectives) {
+    const auto first = std::lower_bound(queued.begin(), queued.end(), collective.begin_ns);
+    collective.queued = first != queued.end() && *first <= collective.end_ns;
+  }
   return collectives;
 }
 
-std::vector<CollectiveCall> NativeCollectivesOf(const IntervalList& cpu_events, const std::vector<NativeCall>& calls,
-                                                const IntervalList& operations, int32_t none) {
-  std::vector<CollectiveCall> collectives;
-  const auto communication = static_cast<int32_t>(Category::kCommunication);
-  IntervalList python_level;
+std::vector<CollectiveCall> NativeCollectivesOf(const std::vector<HookedCollective>& hooked,
+                                                const std::vector<NativeCall>& calls, const IntervalList& operations,
+                                                int32_t none) {
+  std::vector<std::pair<int64_t, int64_t>> python_level;
   for (const NativeCall& call : calls) {
-    if (call.category == Category::kCommunication) python_level.push_back({call.begin_ns, call.end_ns, 0});
+    if (call.category == Category::kCommunication) python_level.emplace_back(call.begin_ns, call.end_ns);
   }
-  python_level = UnionIntervals(std::move(python_level));
-  for (const Interval& event : cpu_events) {
-    if (event.label != communication) continue;
-    if (Covers(python_level, event.begin_ns)) continue;
-    collectives.push_back({event.begin_ns, event.end_ns, OperationAt(operations, event.begin_ns, none), true});
+  ClosedSpans inside_python_level(std::move(python_level));
+  std::vector<const HookedCollective*> in_order;
+  for (const HookedCollective& call : hooked) in_order.push_back(&call);
+  std::stable_sort(in_order.begin(), in_order.end(),
+                   [](const HookedCollective* a, const HookedCollective* b) { return a->begin_ns < b->begin_ns; });
+  std::vector<CollectiveCall> collectives;
+  for (const HookedCollective* call : in_order) {
+    if (inside_python_level.Holds(call->begin_ns)) continue;
+    collectives.push_back(
+        {call->begin_ns, call->end_ns, OperationAt(operations, call->begin_ns, none), true, call->queued});
   }
-  std::stable_sort(collectives.begin(), collectives.end(),
-                   [](const CollectiveCall& a, const CollectiveCall& b) { return a.begin_ns < b.begin_ns; });
   return collectives;
 }
 
 std::vector<CollectiveCall> WithoutServedCollectives(std::vector<CollectiveCall> collectives) {
-  std::stable_sort(collectives.begin(), collectives.end(),
-                   [](const CollectiveCall& a, const CollectiveCall& b) { return a.begin_ns < b.begin_ns; });
+  std::stable_sort(collectives.begin(), collectives.end(), [](const CollectiveCall& a, const CollectiveCall& b) {
+    return std::make_pair(a.begin_ns, a.native) < std::make_pair(b.begin_ns, b.native);
+  });
   std::vector<CollectiveCall> kept;
   kept.reserve(collectives.size());
   int64_t python_level_end = INT64_MIN;  // The latest end of a Python-level one begun so far.
   for (const CollectiveCall& call : collectives) {
     if (!call.native) {
       python_level_end = std::max(python_level_end, call.end_ns);
-    } else if (call.begin_ns < python_level_end) {
+    } else if (call.begin_ns <= python_level_end) {
       continue;
     }
     kept.push_back(call);

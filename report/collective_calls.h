@@ -15,12 +15,18 @@
 //
 // A collective issued from native code with no Python call for it (DDP's
 // gradient all-reduce during backward) is a hooked communication library
-// call (wire kCommunicationCall: one gloo collective, NCCL call or MPI
-// call), found as a Communication CPU interval outside the thread's
-// Python-level Communication calls. It may run on another thread than the
-// Python call that waits for it (gloo's worker threads under
-// dist.all_reduce): the process's list then keeps the Python-level one
-// only (WithoutServedCollectives).
+// call that is a collective (HookedCollective: one gloo collective, NCCL
+// collective or MPI collective) outside the thread's Python-level
+// Communication calls. It may run on another thread than the Python call
+// that waits for it (gloo's worker threads under dist.all_reduce): the
+// process's list then keeps the Python-level one only
+// (WithoutServedCollectives).
+//
+// Not handled: dist.all_reduce(..., async_op=True) over gloo returns
+// before its worker begins, so the worker's call is a second collective
+// (on every rank alike: they still line up, each counted twice; the
+// Python-level one's wait is at most its own short time). Telling it
+// from DDP's next all-reduce needs the Work handle, which is not traced.
 #ifndef RLSCOPE_REPORT_COLLECTIVE_CALLS_H_
 #define RLSCOPE_REPORT_COLLECTIVE_CALLS_H_
 
@@ -37,24 +43,31 @@ struct CollectiveCall {
   int64_t end_ns = 0;
   int32_t operation = 0;  // NameTable label of the operation it began in.
   bool native = false;    // Issued from native code (a hooked call), not by a Python call.
+  // Returns once queued on a device (NCCL): its end is when this rank
+  // queued it, not when the ranks met (HookedCollective::queued).
+  bool queued = false;
 };
 
 // CollectiveCallsOf: `calls` (a thread's, in record order), in start
-// order. `operations`: the thread's operation timeline (sorted, disjoint);
-// `none`: the label of "(none)".
-std::vector<CollectiveCall> CollectiveCallsOf(const std::vector<NativeCall>& calls, const IntervalList& operations,
-                                              int32_t none);
+// order; queued when a queued one of the thread's `hooked` collectives
+// began inside (dist.all_reduce over NCCL). `operations`: the thread's
+// operation timeline (sorted, disjoint); `none`: the label of "(none)".
+std::vector<CollectiveCall> CollectiveCallsOf(const std::vector<NativeCall>& calls,
+                                              const std::vector<HookedCollective>& hooked,
+                                              const IntervalList& operations, int32_t none);
 
-// NativeCollectivesOf: the thread's hooked communication calls as
-// collectives (native = true), in start order: its `cpu_events` of category
-// Communication that lie in none of its Python-level Communication `calls`.
-std::vector<CollectiveCall> NativeCollectivesOf(const IntervalList& cpu_events, const std::vector<NativeCall>& calls,
-                                                const IntervalList& operations, int32_t none);
+// NativeCollectivesOf: the thread's `hooked` collectives that began in
+// none of its Python-level Communication `calls` (bounds included: a call
+// the correction shrank to nothing still holds what began at its time), as
+// collectives (native = true), in start order.
+std::vector<CollectiveCall> NativeCollectivesOf(const std::vector<HookedCollective>& hooked,
+                                                const std::vector<NativeCall>& calls, const IntervalList& operations,
+                                                int32_t none);
 
 // WithoutServedCollectives: a process's collectives (all its threads'),
 // without the native ones that began inside a Python-level one of the same
-// process (the transfer a Python call waited for, run by another thread),
-// in start order.
+// process, bounds included (the transfer a Python call waited for, run by
+// another thread), in start order; at one time a Python-level one first.
 std::vector<CollectiveCall> WithoutServedCollectives(std::vector<CollectiveCall> collectives);
 
 }  // namespace rlscope::report

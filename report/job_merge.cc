@@ -32,7 +32,8 @@ NodeClockInput ClockInputOf(const NodeSummary& node) {
     const LauncherRank& rank = process.rank;
     if (rank.launcher.empty() || !seen.emplace(rank.launcher, rank.world_size, rank.rank).second) continue;
     RankCollectiveEnds ends{rank.launcher, rank.world_size, rank.rank, {}};
-    for (const CollectiveCall& call : process.collectives) ends.ends_ns.push_back(call.end_ns);
+    for (const CollectiveCall& call : process.collectives)
+      ends.ends_ns.push_back(call.queued ? kQueuedEnd : call.end_ns);
     input.ranks.push_back(std::move(ends));
   }
   return input;

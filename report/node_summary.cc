@@ -112,17 +112,19 @@ void ReadCollectives(const Json& collectives, Fields& fields, ProcessReport& pro
   if (process.collective_operations.size() != names->size())
     return fields.Fail("a collective's operation is no string");
   for (const Json& call : *calls) {
-    const bool well_formed = call.is_array() && call.size() == 3 && call[0].is_number_integer() &&
-                             call[1].is_number_integer() && call[2].is_number_integer() &&
-                             call[2].get<int64_t>() >= 0 &&
+    // A fourth element, true, marks a queued one; summaries before it had three.
+    const bool well_formed = call.is_array() && (call.size() == 3 || (call.size() == 4 && call[3].is_boolean())) &&
+                             call[0].is_number_integer() && call[1].is_number_integer() &&
+                             call[2].is_number_integer() && call[2].get<int64_t>() >= 0 &&
                              call[2].get<uint64_t>() < process.collective_operations.size();
-    if (!well_formed) return fields.Fail("a collective is not [begin_ns, end_ns, operation index]");
+    if (!well_formed) return fields.Fail("a collective is not [begin_ns, end_ns, operation index(, queued)]");
     const int64_t begin = call[0].get<int64_t>(), end = call[1].get<int64_t>();
     if (!PlausibleTime(begin) || !PlausibleTime(end) || end < begin) {
       return fields.Fail("a collective's times are not 0 <= begin_ns <= end_ns < 2^61");
     }
-    process.collectives.push_back(
-        {call[0].get<int64_t>(), call[1].get<int64_t>(), static_cast<int32_t>(call[2].get<int64_t>())});
+    CollectiveCall read{begin, end, static_cast<int32_t>(call[2].get<int64_t>())};
+    read.queued = call.size() == 4 && call[3].get<bool>();
+    process.collectives.push_back(read);
   }
 }
 

@@ -656,6 +656,11 @@ ProcessCorrection CorrectProcess(ProcessTimeline& process, const cal::OverheadMo
       call.end_ns = call_ends(call.end_ns);
     }
     for (GpuLaunchPoint& launch : thread.gpu_launches) launch.time_ns = launch_times(launch.time_ns);
+    TimeCorrection::Mapper collective_begins(correction), collective_ends(correction);
+    for (HookedCollective& call : thread.hooked_collectives) {
+      call.begin_ns = collective_begins(call.begin_ns);
+      call.end_ns = collective_ends(call.end_ns);
+    }
     if (index == main_thread) main_correction = std::move(correction);
   }
   estimator.Flush();

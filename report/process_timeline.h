@@ -50,6 +50,16 @@ struct NativeCall {
   uint32_t shown_line() const { return user_location != kNoLabel ? user_line : line; }
 };
 
+// A hooked communication library call that is a collective
+// (hooked_communication.h): gloo's, NCCL's or MPI's, as torch issues them
+// from C++ with no Python call (DDP's gradient all-reduce).
+struct HookedCollective {
+  int64_t begin_ns = 0;
+  int64_t end_ns = 0;
+  int32_t function = 0;  // NameTable label of the function called.
+  bool queued = false;   // Returns once queued on a device (NCCL): its end is not when the ranks met.
+};
+
 // NestedCalls: per native call (they nest properly), whether it lies
 // inside another one. They are recorded as they return, inner ones first.
 std::vector<bool> NestedCalls(const std::vector<NativeCall>& calls);
@@ -152,6 +162,9 @@ struct ThreadTimeline {
   // CPU category intervals as recorded (may nest); label: Category.
   IntervalList cpu_events;
   std::vector<NativeCall> native_calls;
+  // The thread's hooked communication calls that are collectives, in
+  // record order (they do not nest: only the outermost is recorded).
+  std::vector<HookedCollective> hooked_collectives;
   // Times each operation was entered from outside itself (an update method
   // and the backward step inside it, both backprop, count once), and where
   // each of those instances began (begin = end, label: the operation), so

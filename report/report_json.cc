@@ -91,13 +91,16 @@ nlohmann::ordered_json GpuJson(const GpuAnalysis& gpu) {
 }
 
 // CollectivesJson: the process's collectives (collective_calls.h) on the
-// measured clock, compact ([begin_ns, end_ns, index in "operations"] each:
-// a rank may issue hundreds of thousands), so `rlscope merge` can line up
-// the ranks of several nodes' runs without their traces.
+// measured clock, compact ([begin_ns, end_ns, index in "operations"] each,
+// and a fourth element, true, for a queued one: a rank may issue hundreds
+// of thousands), so `rlscope merge` can line up the ranks of several
+// nodes' runs without their traces.
 nlohmann::ordered_json CollectivesJson(const ProcessReport& process) {
   nlohmann::ordered_json calls = nlohmann::ordered_json::array();
   for (const CollectiveCall& call : process.collectives) {
-    calls.push_back(nlohmann::ordered_json::array({call.begin_ns, call.end_ns, call.operation}));
+    nlohmann::ordered_json entry = nlohmann::ordered_json::array({call.begin_ns, call.end_ns, call.operation});
+    if (call.queued) entry.push_back(true);
+    calls.push_back(std::move(entry));
   }
   return {{"operations", process.collective_operations}, {"calls", std::move(calls)}};
 }

@@ -82,7 +82,7 @@ void NameCollectives(std::vector<CollectiveCall> collectives, const NameTable& n
   for (const CollectiveCall& call : collectives) {
     auto [it, inserted] = index_of.try_emplace(call.operation, static_cast<int32_t>(index_of.size()));
     if (inserted) report.collective_operations.push_back(names.Name(call.operation));
-    report.collectives.push_back({call.begin_ns, call.end_ns, it->second});
+    report.collectives.push_back({call.begin_ns, call.end_ns, it->second, call.native, call.queued});
   }
 }
 

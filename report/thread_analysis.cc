@@ -179,9 +179,9 @@ ThreadAnalysis AnalyseThread(ThreadTimeline thread, int32_t none_operation, cons
         thread.begin_ns, thread.end_ns, operations, thread.cpu_events, thread.native_calls, none_operation, base,
         inherited, gpu_busy != nullptr ? *gpu_busy : IntervalList{}, thread.captured ? &*thread.captured : nullptr);
   }
-  analysis.collectives = CollectiveCallsOf(thread.native_calls, operations, none_operation);
+  analysis.collectives = CollectiveCallsOf(thread.native_calls, thread.hooked_collectives, operations, none_operation);
   for (const CollectiveCall& call :
-       NativeCollectivesOf(thread.cpu_events, thread.native_calls, operations, none_operation)) {
+       NativeCollectivesOf(thread.hooked_collectives, thread.native_calls, operations, none_operation)) {
     analysis.collectives.push_back(call);
   }
   analysis.launches =

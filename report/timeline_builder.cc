@@ -7,6 +7,7 @@
 #include "format/code_origin.h"
 #include "report/category.h"
 #include "report/demangle.h"
+#include "report/hooked_communication.h"
 #include "report/idle_waits.h"
 #include "report/operation_inference.h"
 #include "report/source_lines.h"
@@ -394,6 +395,8 @@ void TimelineBuilder::OnTimedCall(ThreadTimeline& thread, const wire::Event& eve
     case wire::EventKind::kCommunicationCall:
       thread.cpu_events.push_back({begin, end, static_cast<int32_t>(Category::kCommunication)});
       AddSite(thread, {begin, end, OverheadSiteKind::kTrampoline});
+      // Its function's string may come later: sorted out at the end.
+      thread.hooked_collectives.push_back({begin, end, static_cast<int32_t>(event.name_id())});
       break;
     default:  // kProfilerOverhead: rlscope's own time, timed by itself.
       thread.cpu_events.push_back({begin, end, static_cast<int32_t>(Category::kProfiler)});
@@ -496,6 +499,19 @@ void TimelineBuilder::ClassifyNativeCalls(ThreadTimeline& thread, ThreadState& s
   state.user_lines.clear();
 }
 
+void TimelineBuilder::ResolveHookedCollectives(ThreadTimeline& thread) {
+  absl::flat_hash_map<uint32_t, HookedCommunicationKind> kinds;  // A few functions, called many times.
+  std::erase_if(thread.hooked_collectives, [&](HookedCollective& call) {
+    const auto id = static_cast<uint32_t>(call.function);
+    auto [known, inserted] = kinds.try_emplace(id, HookedCommunicationKind::kCollective);
+    if (inserted) known->second = KindOfHookedCommunication(StringOf(id));
+    const HookedCommunicationKind kind = known->second;
+    call.function = StringLabel(id);
+    call.queued = kind == HookedCommunicationKind::kQueuedCollective;
+    return kind == HookedCommunicationKind::kNotCollective;
+  });
+}
+
 Category TimelineBuilder::ClassifyCall(const std::string& path, uint32_t code_id) {
   if (!classifier_->HasCallerRules()) return classifier_->Classify(path);
   auto [it, inserted] = call_categories_[path].try_emplace(code_id, Category::kNative);
@@ -574,6 +590,7 @@ ProcessTimeline TimelineBuilder::Finish() {
     for (OverheadSite& site : thread.overhead_sites) {
       if (site.kind == OverheadSiteKind::kCupti) site.api = StringLabel(static_cast<uint32_t>(site.api));
     }
+    ResolveHookedCollectives(thread);
     for (Interval& op : thread.operations) op.label = OperationLabel(static_cast<uint32_t>(op.label));
     for (Interval& op : thread.inferred_operations) op.label = OperationLabel(static_cast<uint32_t>(op.label));
     for (const RawInstanceStart& start : thread_states_[index].instance_starts) {

@@ -132,6 +132,10 @@ class TimelineBuilder {
   // times). Only after the whole stream is read (Finish).
   int32_t StringLabel(uint32_t id);
   void ClassifyNativeCalls(ThreadTimeline& thread, ThreadState& state);
+  // ResolveHookedCollectives: names `thread`'s hooked communication calls
+  // and keeps the collectives (hooked_communication.h). Only after the
+  // whole stream is read (Finish).
+  void ResolveHookedCollectives(ThreadTimeline& thread);
   // IsUserCode: whether the code object `code_id` is the user's own
   // (code_origin.h, from the file in its name), cached per id.
   bool IsUserCode(uint32_t code_id);

@@ -145,8 +145,15 @@ TEST_CASE("Rules: communication libraries' collectives are hooked from every obj
   }
   CHECK(rules.Match(nccl, "ncclCommGetAsyncError", false) == Kind::kNone);
   CHECK(rules.Match(nccl, "ncclGetErrorString", false) == Kind::kNone);
-  CHECK(rules.Match("/usr/lib/x86_64-linux-gnu/libmpi.so.40", "MPI_Allreduce", false) == Kind::kCommunication);
-  CHECK(rules.Match("/usr/lib/x86_64-linux-gnu/libmpi.so.40", "MPI_Comm_rank", false) == Kind::kNone);
+  const char* mpi = "/usr/lib/x86_64-linux-gnu/libmpi.so.40";
+  for (const char* name : {"MPI_Allreduce", "MPI_Allgather", "MPI_Allgatherv", "MPI_Alltoallv", "MPI_Reduce",
+                           "MPI_Reduce_scatter_block", "MPI_Bcast", "MPI_Barrier", "MPI_Wait", "MPI_Waitall"}) {
+    CHECK(rules.Match(mpi, name, false) == Kind::kCommunication);
+  }
+  // Memory and local calls that share a collective's prefix are not.
+  for (const char* name : {"MPI_Comm_rank", "MPI_Alloc_mem", "MPI_Reduce_local", "MPI_Allreduce_init"}) {
+    CHECK(rules.Match(mpi, name, false) == Kind::kNone);
+  }
   CHECK(rules.Match("/usr/lib/libother.so", "ncclAllReduce", false) == Kind::kNone);  // Right name, wrong library.
   CHECK(rules.HookedFromEveryObject(gloo));
   CHECK(rules.HookedFromEveryObject(nccl));

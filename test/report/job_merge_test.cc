@@ -85,6 +85,35 @@ TEST_CASE("Collectives' ends give a node's clock offset where the real-time cloc
   CHECK(clocks[1].uncertainty_ns < clocks[1].spread_ns / 5);
 }
 
+TEST_CASE("Queued collectives keep their place in the line-up but align nothing", "[merge]") {
+  // Every other collective is NCCL's, ended on the CPU when queued: node
+  // 1's ranks queued theirs 7 ms before the reference's ranks did (they
+  // waited for a straggler on the device instead). Their ends would drag
+  // the offset by up to 7 ms; the blocking ones give it.
+  const int64_t behind = 3'500 * kMs;
+  NodeClockInput reference, node;
+  reference.ranks = {Rank(0, Ends(200, 0, 1))};
+  node.ranks = {Rank(1, Ends(200, behind, 2))};
+  for (size_t k = 0; k < 200; k += 2) node.ranks[0].ends_ns[k] -= 7 * kMs;
+  NodeClockInput marked_reference = reference, marked_node = node;
+  for (size_t k = 0; k < 200; k += 2) {
+    marked_reference.ranks[0].ends_ns[k] = kQueuedEnd;
+    marked_node.ranks[0].ends_ns[k] = kQueuedEnd;
+  }
+  const std::vector<NodeClock> clocks = AlignClocks({marked_reference, marked_node});
+  REQUIRE(clocks[1].by == NodeClock::By::kCollectives);
+  CHECK(clocks[1].collectives == 100);
+  CHECK(std::llabs(clocks[1].offset_ns - behind) < 20 * kUs);
+  // Unmarked, the same ends put the offset milliseconds off.
+  const std::vector<NodeClock> unmarked = AlignClocks({reference, node});
+  CHECK(std::llabs(unmarked[1].offset_ns - behind) > 1 * kMs);
+  // One queued end at k marks the k-th out for the whole job, not just
+  // that node.
+  marked_node = node;
+  for (size_t k = 0; k < 200; k += 2) marked_node.ranks[0].ends_ns[k] = kQueuedEnd;
+  CHECK(AlignClocks({reference, marked_node})[1].collectives == 100);
+}
+
 TEST_CASE("A node whose clock runs slow over an hour gets an offset that drifts with it", "[merge]") {
   // One collective a second for an hour; node 1's clock loses 20 parts per
   // million (72 ms over the hour) on top of being 3.5 s behind. One
@@ -189,7 +218,8 @@ TEST_CASE("Without lined-up collectives a node's clock is aligned by real time, 
 
 TEST_CASE("A node's report.json reads back what the merge needs", "[merge]") {
   RunReport report;
-  report.processes.push_back(RankProcess(41, 0, 7 * kMs, 1'700'000'000'000 * kMs, {{8 * kMs, 9 * kMs, 0}}));
+  report.processes.push_back(RankProcess(41, 0, 7 * kMs, 1'700'000'000'000 * kMs,
+                                         {{8 * kMs, 9 * kMs, 0}, {10 * kMs, 11 * kMs, 0, true, true}}));
   report.processes.push_back(RankProcess(42, 1, 7 * kMs, 0, {}));
   report.processes.back().rank = {};
   report.rows = {Row("backprop", Category::kCommunication, 123, Resource::kCpu, 41),
@@ -230,9 +260,11 @@ TEST_CASE("A node's report.json reads back what the merge needs", "[merge]") {
   CHECK(rank.rank.world_size == 4);
   CHECK(rank.begin_ns == 7 * kMs);
   CHECK(rank.begin_unix_ns == 1'700'000'000'000 * kMs);
-  REQUIRE(rank.collectives.size() == 1);
+  REQUIRE(rank.collectives.size() == 2);
   CHECK(rank.collectives[0].begin_ns == 8 * kMs);
   CHECK(rank.collectives[0].end_ns == 9 * kMs);
+  CHECK_FALSE(rank.collectives[0].queued);
+  CHECK(rank.collectives[1].queued);
   CHECK(rank.collective_operations == std::vector<std::string>{"backprop"});
   CHECK(node->report.processes[1].rank.launcher.empty());
   CHECK(node->report.processes[1].begin_unix_ns == 0);  // Written null: not known.

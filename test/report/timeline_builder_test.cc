@@ -119,6 +119,33 @@ TEST_CASE("Push/pop pairs become operations named once the strings arrive", "[ti
   CHECK(process.problems.empty());
 }
 
+TEST_CASE("Hooked communication calls are Communication time; collectives among them are kept", "[timeline]") {
+  NameTable names;
+  TimelineBuilder builder(names);
+  FeedHello(builder, 10, 0);
+  FeedEvents(builder, 10,
+             {Ev(0, 0, wire::EventKind::kThreadBegin), Ev(10, 20, wire::EventKind::kCommunicationCall, 1),
+              Ev(30, 40, wire::EventKind::kCommunicationCall, 2), Ev(50, 60, wire::EventKind::kCommunicationCall, 3),
+              Ev(70, 80, wire::EventKind::kCommunicationCall, 4)});
+  // The functions' names come after their calls.
+  FeedEvents(
+      builder, 10, {},
+      {{1, "_ZN4gloo9allreduceERKNS_16AllreduceOptionsE"}, {2, "ncclAllReduce"}, {3, "ncclSend"}, {4, "MPI_Waitall"}});
+  BatchEncoder encoder;
+  Feed(builder, encoder.EncodeGoodbye(100, 4, 0, "exit"));
+  const ProcessTimeline process = builder.Finish();
+  const ThreadTimeline& thread = OnlyThread(process, 10);
+  CHECK(thread.cpu_events.size() == 4);
+  for (const Interval& event : thread.cpu_events) CHECK(event.label == static_cast<int32_t>(Category::kCommunication));
+  // A point-to-point send and a completion are no collectives; NCCL's
+  // all-reduce returns once queued.
+  REQUIRE(thread.hooked_collectives.size() == 2);
+  CHECK((thread.hooked_collectives[0].begin_ns == 10 && !thread.hooked_collectives[0].queued));
+  CHECK(names.Name(thread.hooked_collectives[0].function) == "_ZN4gloo9allreduceERKNS_16AllreduceOptionsE");
+  CHECK((thread.hooked_collectives[1].begin_ns == 30 && thread.hooked_collectives[1].queued));
+  CHECK(names.Name(thread.hooked_collectives[1].function) == "ncclAllReduce");
+}
+
 TEST_CASE("A start/end range belongs to the thread that started it", "[timeline]") {
   NameTable names;
   TimelineBuilder builder(names);

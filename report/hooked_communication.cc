@@ -1,0 +1,35 @@
+#include "report/hooked_communication.h"
+
+#include <array>
+
+namespace rlscope::report {
+
+namespace {
+
+bool StartsWith(std::string_view text, std::string_view prefix) { return text.substr(0, prefix.size()) == prefix; }
+
+// Point-to-point calls and completions of NCCL and MPI (preload's default
+// rules hook some; a user's --comm rule may add the others).
+constexpr std::array<std::string_view, 10> kNotCollective = {"ncclSend",  "ncclRecv",  "MPI_Send",     "MPI_Recv",
+                                                             "MPI_Isend", "MPI_Irecv", "MPI_Sendrecv", "MPI_Ssend",
+                                                             "MPI_Probe", "MPI_Mprobe"};
+constexpr std::array<std::string_view, 2> kNotCollectivePrefixes = {"MPI_Wait", "MPI_Test"};
+
+}  // namespace
+
+HookedCommunicationKind KindOfHookedCommunication(std::string_view function) {
+  for (std::string_view name : kNotCollective) {
+    if (function == name) return HookedCommunicationKind::kNotCollective;
+  }
+  for (std::string_view prefix : kNotCollectivePrefixes) {
+    if (StartsWith(function, prefix)) return HookedCommunicationKind::kNotCollective;
+  }
+  // NCCL queues its work on a stream and returns, except when the ranks
+  // first meet (ncclCommInitRank, ncclCommInitAll, ...).
+  if (StartsWith(function, "nccl") && !StartsWith(function, "ncclCommInit")) {
+    return HookedCommunicationKind::kQueuedCollective;
+  }
+  return HookedCommunicationKind::kCollective;
+}
+
+}  // namespace rlscope::report
