@@ -60,6 +60,13 @@ void FeedHello(TimelineBuilder& builder, int pid, int64_t start_ns) {
   Feed(builder, encoder.EncodeHello(identity, "tsc"));
 }
 
+// FinishAt: the process's timeline, its Goodbye at `goodbye_ns`.
+ProcessTimeline FinishAt(TimelineBuilder& builder, int64_t goodbye_ns) {
+  BatchEncoder encoder;
+  Feed(builder, encoder.EncodeGoodbye(goodbye_ns, 4, 0, "exit"));
+  return builder.Finish();
+}
+
 const ThreadTimeline& OnlyThread(const ProcessTimeline& process, uint32_t tid) {
   const ThreadTimeline* found = nullptr;
   for (const ThreadTimeline& thread : process.threads) {
@@ -103,9 +110,7 @@ TEST_CASE("Push/pop pairs become operations named once the strings arrive", "[ti
               Ev(12, 20, wire::EventKind::kCudaApi, 1), Ev(30, 30, wire::EventKind::kOperationPop)});
   // The operation's name comes in a later batch: names resolve at Finish.
   FeedEvents(builder, 10, {}, {{5, "inference"}});
-  BatchEncoder encoder;
-  Feed(builder, encoder.EncodeGoodbye(100, 4, 0, "exit"));
-  const ProcessTimeline process = builder.Finish();
+  const ProcessTimeline process = FinishAt(builder, 100);
   const ThreadTimeline& thread = OnlyThread(process, 10);
   CHECK(thread.begin_ns == 0);
   CHECK(thread.end_ns == 100);  // No ThreadEnd: ends with the process.
@@ -131,9 +136,7 @@ TEST_CASE("Hooked communication calls are Communication time; collectives among 
   FeedEvents(
       builder, 10, {},
       {{1, "_ZN4gloo9allreduceERKNS_16AllreduceOptionsE"}, {2, "ncclAllReduce"}, {3, "ncclSend"}, {4, "MPI_Waitall"}});
-  BatchEncoder encoder;
-  Feed(builder, encoder.EncodeGoodbye(100, 4, 0, "exit"));
-  const ProcessTimeline process = builder.Finish();
+  const ProcessTimeline process = FinishAt(builder, 100);
   const ThreadTimeline& thread = OnlyThread(process, 10);
   CHECK(thread.cpu_events.size() == 4);
   for (const Interval& event : thread.cpu_events) CHECK(event.label == static_cast<int32_t>(Category::kCommunication));
