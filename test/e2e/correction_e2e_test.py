@@ -231,10 +231,13 @@ class Correction(unittest.TestCase):
         # twice the standard error the experiment itself measured (the
         # spread of its repetitions: about 0 on a quiet machine, so the
         # bounds stay as strict there), and an attempt that still misses is
-        # made again with twice the repetitions; a systematic error misses
-        # both times.
+        # made again with twice the repetitions, up to three attempts; a
+        # systematic error misses every time. In one of ten runs beside two
+        # CPU hogs the first attempt was disturbed throughout (raw 2.3x,
+        # each repetition's bias +46 to +134 %) and its retry missed by a
+        # point (+15.4 % against a bound of +14.3 %).
         misses = []
-        for attempt, repetitions in enumerate((3, 6)):
+        for attempt, repetitions in enumerate((3, 6, 12)):
             out = os.path.join(scratch_dir(self), f"validate{attempt}")
             result = run_rlscope("validate", "-n", str(repetitions), "--calibration", self.calibration, "--cupti",
                                  ARGS.cupti, "--out", out, "--", ARGS.client, "--steps", STEPS, env=self.env,
@@ -255,7 +258,8 @@ class Correction(unittest.TestCase):
                     and abs(bias) < abs(uncorrected) / 4 + noise("bias")):
                 return
             misses.append(figures)
-        self.fail(f"corrected bias too large in 2 validations: {misses}; calibration: {self.costs_in_brief()}")
+        self.fail(f"corrected bias too large in {len(misses)} validations: {misses}; "
+                  f"calibration: {self.costs_in_brief()}")
 
     def test_uncertain_costs_are_marked_and_named_by_the_report(self):
         with open(self.calibration) as f:
