@@ -40,7 +40,7 @@ const int SimulatorRules::kBackendDefaultCount = sizeof(kBackendDefaults) / size
 // (ncclCommGetAsyncError, which a watchdog thread polls, MPI_Comm_rank,
 // MPI_Wtime, MPI_Alloc_mem, MPI_Reduce_local: hence MPI's by name). The
 // report decides which of them are collectives the job view lines up
-// across ranks (report/communication_calls.h): point-to-point calls and
+// across ranks (report/hooked_communication.h): point-to-point calls and
 // completions count as Communication time only.
 const char* const SimulatorRules::kCommunicationDefaults[] = {
     "*libgloo*:_ZN4gloo*ER*NS_*OptionsE",

@@ -6,8 +6,6 @@ namespace rlscope::report {
 
 namespace {
 
-bool StartsWith(std::string_view text, std::string_view prefix) { return text.substr(0, prefix.size()) == prefix; }
-
 // Point-to-point calls and completions of NCCL and MPI (preload's default
 // rules hook some; a user's --comm rule may add the others).
 constexpr std::array<std::string_view, 10> kNotCollective = {"ncclSend",  "ncclRecv",  "MPI_Send",     "MPI_Recv",
@@ -22,11 +20,11 @@ HookedCommunicationKind KindOfHookedCommunication(std::string_view function) {
     if (function == name) return HookedCommunicationKind::kNotCollective;
   }
   for (std::string_view prefix : kNotCollectivePrefixes) {
-    if (StartsWith(function, prefix)) return HookedCommunicationKind::kNotCollective;
+    if (function.starts_with(prefix)) return HookedCommunicationKind::kNotCollective;
   }
   // NCCL queues its work on a stream and returns, except when the ranks
   // first meet (ncclCommInitRank, ncclCommInitAll, ...).
-  if (StartsWith(function, "nccl") && !StartsWith(function, "ncclCommInit")) {
+  if (function.starts_with("nccl") && !function.starts_with("ncclCommInit")) {
     return HookedCommunicationKind::kQueuedCollective;
   }
   return HookedCommunicationKind::kCollective;
