@@ -13,10 +13,13 @@
 # First probe_host_speed.py: whether the host slows vCPUs together at all.
 # With .device carried and CleanRL's sources in .device/bench_sources;
 # CALIBRATION_IN=FILE reuses a calibration; PAIRS (default 6), ONLY="dqn
-# ppo dqn_jax bundled_dqn bundled_ppo", STEPS_DQN, STEPS_PPO; CONFIGS="all
+# ppo dqn_jax td3 sac ppo_continuous td3_jax bundled_dqn bundled_ppo",
+# STEPS_DQN, STEPS_PPO, STEPS_OFF_POLICY; CONFIGS="all
 # nocupti nopython" (default all) also profiles without CUPTI and without
 # the Python level (RLSCOPE_PYTHON_HOOK=off), the configurations in turn
-# within each pair's round. Table last; logs, and each profiled run's
+# within each pair's round. DEADLINE_S: no pair starts after that many
+# seconds from the script's start, so the summary still prints within the
+# device's per-command limit. Table last; logs, and each profiled run's
 # correction (report.json's "correction", by cost) in $OUT/pairs.json.
 set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh" verify_bias_side_by_side.log
@@ -69,6 +72,10 @@ run_pairs() {  # name, then the command; once per configuration
   echo "== $name (${CONFIGS:-all}): $pairs pairs of each, the configurations in turn"
   for ((i = 1; i <= pairs; i++)); do
     for config in ${CONFIGS:-all}; do
+      if [[ -n "${DEADLINE_S:-}" ]] && ((SECONDS >= DEADLINE_S)); then
+        echo "   (deadline of ${DEADLINE_S} s reached: ${name} pair $i and later skipped)"
+        return 0
+      fi
       local options=()
       profiled_env=()
       [[ "$config" == nocupti ]] && options=(--no-cupti)
@@ -89,6 +96,18 @@ run_pairs ppo "${cleanrl[@]}" "$scripts/ppo.py" --env-id CartPole-v1 --total-tim
 python3 -c 'import jax, flax, optax' 2>/dev/null &&
   run_pairs dqn_jax "${cleanrl[@]}" "$scripts/dqn_jax.py" --env-id CartPole-v1 \
     --total-timesteps "${STEPS_DQN:-3000}" --learning-starts 1000
+# Continuous control on Pendulum-v1 (classic control: the GPU machine has
+# no MuJoCo): off-policy with a gradient step every step after
+# learning_starts, and on-policy with long minibatch epochs.
+run_pairs td3 "${cleanrl[@]}" "$scripts/td3_continuous_action.py" --env-id Pendulum-v1 \
+  --total-timesteps "${STEPS_OFF_POLICY:-3000}" --learning-starts 1000 --cuda
+run_pairs sac "${cleanrl[@]}" "$scripts/sac_continuous_action.py" --env-id Pendulum-v1 \
+  --total-timesteps "${STEPS_OFF_POLICY:-3000}" --learning-starts 1000 --cuda
+run_pairs ppo_continuous "${cleanrl[@]}" "$scripts/ppo_continuous_action.py" --env-id Pendulum-v1 \
+  --total-timesteps "${STEPS_PPO:-4096}" --cuda
+python3 -c 'import jax, flax, optax' 2>/dev/null &&
+  run_pairs td3_jax "${cleanrl[@]}" "$scripts/td3_continuous_action_jax.py" --env-id Pendulum-v1 \
+    --total-timesteps "${STEPS_OFF_POLICY:-3000}" --learning-starts 1000
 
 echo "== summary: per pair, unprofiled and profiled at the same time"
 python3 - "$work" "$out" <<'PY'
