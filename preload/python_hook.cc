@@ -1103,6 +1103,19 @@ PyObject* MonitorNativeReturn(PyObject*, PyObject* const* args, Py_ssize_t nargs
   return g_api.none;
 }
 
+// MonitorNothing: RLSCOPE_PYTHON_HOOK=noop's one callback for every event,
+// a measuring aid: it records nothing and never disables, so a run with
+// it, set beside one without the Python level (RLSCOPE_PYTHON_HOOK=off),
+// shows what the interpreter's side of a callback costs in that program
+// (passing the arguments, the instrumented instruction): the part of each
+// callback the in-band sample does not time. Only the sample is kept.
+PyObject* MonitorNothing(PyObject*, PyObject* const*, Py_ssize_t) {
+  const PythonHookSample sample;
+  CurrentPythonThread();  // As every callback does: the thread's buffer, for the sample.
+  return g_api.none;
+}
+
+MethodDef g_monitor_nothing{"rlscope_nothing", &MonitorNothing, kMethFastcall, nullptr};
 MethodDef g_monitor_start{"rlscope_py_start", &MonitorStart, kMethFastcall, nullptr};
 MethodDef g_monitor_return{"rlscope_py_return", &MonitorReturn, kMethFastcall, nullptr};
 MethodDef g_monitor_unwind{"rlscope_py_unwind", &MonitorUnwind, kMethFastcall, nullptr};
@@ -1125,8 +1138,15 @@ PyObject* MonitoringCallbacks() {
       {"PY_START", &g_monitor_start},   {"PY_RESUME", &g_monitor_start},        {"PY_THROW", &g_monitor_throw},
       {"PY_RETURN", &g_monitor_return}, {"PY_YIELD", &g_monitor_return},        {"PY_UNWIND", &g_monitor_unwind},
       {"CALL", &g_monitor_call},        {"C_RETURN", &g_monitor_native_return}, {"C_RAISE", &g_monitor_native_return}};
+  const char* hook = getenv("RLSCOPE_PYTHON_HOOK");
+  const bool nothing = hook != nullptr && strcmp(hook, "noop") == 0;
+  if (nothing) {
+    ReportProblem("python-noop",
+                  "RLSCOPE_PYTHON_HOOK=noop: the Python hook's callbacks do nothing (a measuring aid), so no "
+                  "Python call, operation or transition is recorded");
+  }
   for (const auto& [event, definition] : events) {
-    PyObject* callback = g_api.cfunction_new(definition, nullptr, nullptr);
+    PyObject* callback = g_api.cfunction_new(nothing ? &g_monitor_nothing : definition, nullptr, nullptr);
     const bool stored = callback != nullptr && g_api.dict_set_item_string(callbacks, event, callback) == 0;
     if (callback != nullptr) g_api.dec_ref(callback);
     if (!stored) {

@@ -202,6 +202,17 @@ class Monitoring(unittest.TestCase):
         self.assertEqual(calls_at(process, "Walker.act"), 0)
         self.assertEqual(calls_at(process, "Corridor.step"), 2 * self.did["steps"])
 
+    def test_callbacks_that_do_nothing_record_nothing_and_say_so(self):
+        # RLSCOPE_PYTHON_HOOK=noop, the measuring aid for the interpreter's
+        # side of a callback: the same events reach rlscope, nothing is kept.
+        run, process = self.profile(env=dict(os.environ, RLSCOPE_PYTHON_HOOK="noop"))
+        self.assertEqual(run.result.stdout, self.plain_stdout)
+        self.assertTrue(any("RLSCOPE_PYTHON_HOOK=noop" in problem for problem in process["problems"]),
+                        process["problems"])
+        self.assertEqual({operation for operation, count in instances(process).items() if count}, set())
+        self.assertEqual(calls_at(process, "Corridor.step"), 0)
+        self.assertEqual(time_of(run.report, process["pid"], "inference"), 0)
+
     def test_tool_ids_held_by_other_tools_fall_back_to_the_profile_function(self):
         # A .pth file of the user's site directory runs before rlscope's
         # sitecustomize: it takes both ids rlscope would use.
