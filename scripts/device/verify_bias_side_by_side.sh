@@ -15,9 +15,12 @@
 # CALIBRATION_IN=FILE reuses a calibration; PAIRS (default 6), ONLY="dqn
 # ppo dqn_jax td3 sac ppo_continuous td3_jax bundled_dqn bundled_ppo",
 # STEPS_DQN, STEPS_PPO, STEPS_OFF_POLICY; CONFIGS="all
-# nocupti nopython" (default all) also profiles without CUPTI and without
-# the Python level (RLSCOPE_PYTHON_HOOK=off), the configurations in turn
-# within each pair's round. DEADLINE_S: no pair starts after that many
+# nocupti nopython noop" (default all) also profiles without CUPTI,
+# without the Python level (RLSCOPE_PYTHON_HOOK=off) and with a Python
+# hook whose callbacks do nothing (RLSCOPE_PYTHON_HOOK=noop, 3.12+: what
+# the interpreter's side of a callback costs), the configurations in turn
+# within each pair's round. Where the Python hook was timed, each pair's
+# line gives its callbacks and the corrected wall's excess per callback. DEADLINE_S: no pair starts after that many
 # seconds from the script's start, so the summary still prints within the
 # device's per-command limit. Table last; logs, and each profiled run's
 # correction (report.json's "correction", by cost) in $OUT/pairs.json.
@@ -80,6 +83,7 @@ run_pairs() {  # name, then the command; once per configuration
       profiled_env=()
       [[ "$config" == nocupti ]] && options=(--no-cupti)
       [[ "$config" == nopython ]] && profiled_env=(RLSCOPE_PYTHON_HOOK=off)
+      [[ "$config" == noop ]] && profiled_env=(RLSCOPE_PYTHON_HOOK=noop)
       pair "${name}_$config" "$i" "${options[@]}" -- "$@"
     done
   done
@@ -115,7 +119,7 @@ import glob, json, os, statistics, sys
 work, out = sys.argv[1:]
 kept = {}
 for name in sorted(os.listdir(work)):
-    raws, biases, uncorrected = [], [], []
+    raws, biases, uncorrected, excess = [], [], [], []
     for d in sorted(glob.glob(os.path.join(work, name, "*"))):
         try:
             u = int(open(os.path.join(d, "u_wall_ns")).read())
@@ -130,8 +134,14 @@ for name in sorted(os.listdir(work)):
         uncorrected.append(p / u - 1)
         if c:
             biases.append(c / u - 1)
+        hook = (report.get("correction") or {}).get("python_hook") or {}
+        callbacks = ""
+        if c and hook.get("callbacks"):
+            excess.append((c - u) / hook["callbacks"])
+            callbacks = (f", {hook['callbacks'] / 1e6:.2f} M callbacks, hook {hook['per_callback_ns']:.0f} ns "
+                         f"a callback, corrected - unprofiled {excess[-1]:+.0f} ns a callback")
         print(f"{name} pair {os.path.basename(d)}: unprofiled {u / 1e9:.2f} s, profiled {p / 1e9:.2f} s, "
-              f"corrected {c / 1e9 if c else float('nan'):.2f} s")
+              f"corrected {c / 1e9 if c else float('nan'):.2f} s{callbacks}")
     if not raws:
         continue
     sd = lambda xs: statistics.stdev(xs) if len(xs) > 1 else 0.0
@@ -140,6 +150,8 @@ for name in sorted(os.listdir(work)):
         se = sd(biases) / len(biases) ** 0.5
         line += (f"  bias {100 * statistics.fmean(biases):+.2f} % sd {100 * sd(biases):.2f} "
                  f"(+- {100 * se:.2f} standard error)  uncorrected {100 * statistics.fmean(uncorrected):+.2f} %")
+    if excess:
+        line += f"  excess {statistics.fmean(excess):+.0f} ns a callback"
     print(line)
 json.dump(kept, open(os.path.join(out, "pairs.json"), "w"), indent=1)
 PY
