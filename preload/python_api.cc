@@ -122,6 +122,10 @@ void ResolvePythonApi(PythonApi& api) {
   Resolve(api.method_function, "PyMethod_Function");
   Resolve(api.type_get_slot, "PyType_GetSlot");
   Resolve(api.generic_get_dict, "PyObject_GenericGetDict");
+  Resolve(api.function_get_code, "PyFunction_GetCode");
+  Resolve(api.function_get_globals, "PyFunction_GetGlobals");
+  Resolve(api.dict_get_item, "PyDict_GetItem");
+  Resolve(api.unicode_intern_from_string, "PyUnicode_InternFromString");
   api.function_type = dlsym(RTLD_DEFAULT, "PyFunction_Type");
   api.method_type = dlsym(RTLD_DEFAULT, "PyMethod_Type");
   api.none = static_cast<PyObject*>(dlsym(RTLD_DEFAULT, "_Py_NoneStruct"));

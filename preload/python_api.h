@@ -79,6 +79,12 @@ struct PythonApi {
   PyObject* (*method_function)(PyObject*) = nullptr;
   void* (*type_get_slot)(const void*, int) = nullptr;
   PyObject* (*generic_get_dict)(PyObject*, void*) = nullptr;  // PyObject_GenericGetDict
+  // Optional: a wrapped function's code and globals, borrowed, without the
+  // attribute lookup (and its audit event) or a key string made per call.
+  PyObject* (*function_get_code)(PyObject*) = nullptr;             // PyFunction_GetCode
+  PyObject* (*function_get_globals)(PyObject*) = nullptr;          // PyFunction_GetGlobals
+  PyObject* (*dict_get_item)(PyObject*, PyObject*) = nullptr;      // PyDict_GetItem: borrowed
+  PyObject* (*unicode_intern_from_string)(const char*) = nullptr;  // PyUnicode_InternFromString
   const void* function_type = nullptr;
   const void* method_type = nullptr;
   PyObject* none = nullptr;

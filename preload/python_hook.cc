@@ -960,15 +960,44 @@ bool InstancesHaveDicts(const void* type) {
   return value != 0;
 }
 
+// The key "__wrapped__", interned once (PrepareMonitoring), so a lookup
+// makes no string: a jitted function's every call looks it up. Null: the
+// key is made per lookup instead.
+PyObject* g_wrapped_key = nullptr;
+
 // OwnWrapped: `object`'s __wrapped__ from its own dict, where
 // functools.wraps puts it (a dict lookup by a str key runs none of the
 // program's code; an attribute lookup could, through a __getattr__).
 // Borrowed from *dict, a new reference (or null) the caller releases.
 PyObject* OwnWrapped(PyObject* object, PyObject** dict) {
   *dict = g_api.generic_get_dict != nullptr ? g_api.generic_get_dict(object, nullptr) : nullptr;
-  PyObject* wrapped = *dict != nullptr ? g_api.dict_get_item_string(*dict, "__wrapped__") : nullptr;
+  PyObject* wrapped = nullptr;
+  if (*dict != nullptr) {
+    wrapped = g_wrapped_key != nullptr ? g_api.dict_get_item(*dict, g_wrapped_key)
+                                       : g_api.dict_get_item_string(*dict, "__wrapped__");
+  }
   g_api.err_clear();
   return wrapped;
+}
+
+// FunctionCode: a Python function's code, and its globals, as
+// LookUpCodeObject wants them. Read directly where the API allows
+// (borrowed, held by the function), else as attributes (new references,
+// released here: the function holds them meanwhile).
+CodeInfo* FunctionCode(PyObject* function) {
+  if (g_api.function_get_code != nullptr && g_api.function_get_globals != nullptr) {
+    PyObject* code = g_api.function_get_code(function);
+    PyObject* globals = g_api.function_get_globals(function);
+    return code != nullptr ? LookUpCodeObject(code, [&] { return globals; }) : nullptr;
+  }
+  CodeInfo* found = nullptr;
+  PyObject* code = g_api.get_attr_string(function, "__code__");
+  PyObject* globals = g_api.get_attr_string(function, "__globals__");
+  if (code != nullptr) found = LookUpCodeObject(code, [&] { return globals; });
+  if (code != nullptr) g_api.dec_ref(code);
+  if (globals != nullptr) g_api.dec_ref(globals);
+  g_api.err_clear();
+  return found;
 }
 
 // WrappedCode: the info of the Python function `callable` wraps, or null.
@@ -989,13 +1018,7 @@ CodeInfo* WrappedCode(PyObject* callable) {
     PyObject* function = TypeOf(wrapped) == g_api.method_type ? g_api.method_function(wrapped) : wrapped;
     if (function == nullptr || TypeOf(function) != g_api.function_type) break;
     wraps_a_function = true;
-    CodeInfo* found = nullptr;
-    PyObject* code = g_api.get_attr_string(function, "__code__");        // New references, held by
-    PyObject* globals = g_api.get_attr_string(function, "__globals__");  // the function meanwhile.
-    if (code != nullptr) found = LookUpCodeObject(code, [&] { return globals; });
-    if (code != nullptr) g_api.dec_ref(code);
-    if (globals != nullptr) g_api.dec_ref(globals);
-    g_api.err_clear();
+    CodeInfo* found = FunctionCode(function);
     if (info == nullptr || (found != nullptr && found->rule != kNoRule)) info = found;
     if (found != nullptr && found->rule != kNoRule) break;
     PyObject* next_dict = nullptr;
@@ -1375,6 +1398,10 @@ PyObject* PrepareMonitoring(const char* name, const char* holder, PyObject* disa
   }
   PyObject* callbacks = MonitoringCallbacks();
   if (callbacks == nullptr) return nullptr;
+  if (g_api.dict_get_item != nullptr && g_api.unicode_intern_from_string != nullptr && g_wrapped_key == nullptr) {
+    g_wrapped_key = g_api.unicode_intern_from_string("__wrapped__");  // Ours for the process's life.
+    g_api.err_clear();
+  }
   LoadRules();
   PostPythonVersion();
   g_monitoring = true;
