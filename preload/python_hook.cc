@@ -101,9 +101,6 @@ constexpr int16_t kNoRule = -1;
 
 // --- Per-thread state -------------------------------------------------------
 
-// What we know about a code object, cached per thread by its address. The
-// cache holds a reference, so the address cannot be reused by another code
-// object while cached.
 // What we know about a code object, kept on the code object itself (its
 // co_extra slot, which CPython frees with it): no cache to collide in, no
 // reference that outlives the code.
@@ -120,13 +117,30 @@ struct CodeInfo {
   // is a forward pass, whatever the function is called.
   bool computes_gradient;
   bool computes_forward;
-  // Line numbers of the few places the code makes native calls from:
-  // PyFrame_GetLineNumber scans the line table, too slow for every call.
+  // Line numbers of the places the code makes native calls from: finding
+  // one (PyCode_Addr2Line, PyFrame_GetLineNumber) scans the line table from
+  // its start, microseconds into a long function or a flat script's loop,
+  // too slow for every call. The first kLines places are kept here; the
+  // rest in `more`, made at the first place past them (CachedLine).
   static constexpr int kLines = 4;
   int lasti[kLines];
   uint16_t line[kLines];
   uint8_t next_line;
+  struct MoreLines* more;  // Null until needed; freed with the info.
 };
+
+// MoreLines: a code object's places past its first kLines, a table indexed
+// by a hash of the instruction offset; a collision replaces the older
+// place (found again by a scan when it comes back). 256 places cover the
+// loop of a flat training script; 1.5 KiB, only for code that calls native
+// code from more than kLines places.
+struct MoreLines {
+  static constexpr int kSlots = 256;
+  int lasti[kSlots];
+  uint16_t line[kSlots];
+  static int SlotOf(int lasti) { return static_cast<int>((static_cast<uint32_t>(lasti) * 2654435761u) >> 24); }
+};
+static_assert(MoreLines::kSlots == 256, "SlotOf keeps the hash's top 8 bits");
 
 // A Python frame we must see return: an inferred operation, a callback
 // into Python from native code, or both.
@@ -282,7 +296,11 @@ long LongAttribute(PyObject* object, const char* name) {
   return result;
 }
 
-void FreeCodeInfo(void* info) { free(info); }
+void FreeCodeInfo(void* info) {
+  if (info == nullptr) return;
+  free(static_cast<CodeInfo*>(info)->more);
+  free(info);
+}
 
 // LookUpCode: a code object's info, computed once per code object
 // (attribute reads, interning, rule matching) and kept in its co_extra.
@@ -531,18 +549,33 @@ void OnReturn(PythonThread* thread, FrameKey frame, CodeOfFrame&& code_of) {
   CloseWatchedAbove(thread, depth - 1, NowTicks());
 }
 
-// CachedLine: the line of instruction `lasti` of `code` from its few
-// cached places, computing it with `line_of()` on a miss.
+// CachedLine: the line of instruction `lasti` of `code` from its cached
+// places (CodeInfo::lasti, then CodeInfo::more), computing it with
+// `line_of()` on a miss. The first kLines places stay inline for good;
+// later ones go to `more`, made at the first of them (without memory, the
+// line is computed every time, as before).
 template <typename LineOfInstruction>
 uint16_t CachedLine(CodeInfo* code, int lasti, LineOfInstruction&& line_of) {
   for (int i = 0; i < CodeInfo::kLines; ++i) {
     if (code->lasti[i] == lasti) return code->line[i];
   }
-  const int line = line_of();
-  const int slot = code->next_line++ % CodeInfo::kLines;
-  code->lasti[slot] = lasti;
-  code->line[slot] = static_cast<uint16_t>(line < 0 ? 0 : (line > 65535 ? 65535 : line));
-  return code->line[slot];
+  const int more_slot = MoreLines::SlotOf(lasti);
+  if (code->more != nullptr && code->more->lasti[more_slot] == lasti) return code->more->line[more_slot];
+  const int computed = line_of();
+  const auto line = static_cast<uint16_t>(computed < 0 ? 0 : (computed > 65535 ? 65535 : computed));
+  if (code->next_line < CodeInfo::kLines) {
+    code->lasti[code->next_line] = lasti;
+    code->line[code->next_line++] = line;
+    return line;
+  }
+  if (code->more == nullptr) {
+    code->more = static_cast<MoreLines*>(malloc(sizeof(MoreLines)));
+    if (code->more == nullptr) return line;
+    for (int& place : code->more->lasti) place = -1;
+  }
+  code->more->lasti[more_slot] = lasti;
+  code->more->line[more_slot] = line;
+  return line;
 }
 
 uint16_t LineOf(CodeInfo* code, PyFrameObject* frame) {

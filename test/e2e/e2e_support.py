@@ -47,6 +47,24 @@ class ProfiledRun:
         return [p for p in self.report["processes"] if any(needle in arg for arg in p["argv"])]
 
 
+MANY_CALL_SITES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "python_programs", "many_call_sites.py")
+
+
+def check_many_call_sites(test, python, steps=2000):
+    """Profiles python_programs/many_call_sites.py (twelve places in one
+    loop calling native code) and checks that each listed line has its own
+    calls: a _json line `steps` (one C function), a _hashlib line twice
+    that (the constructor, then the hash's digest method)."""
+    run = ProfiledRun(test, [python, MANY_CALL_SITES, str(steps)], options=("--quiet",))
+    test.assertEqual(run.result.stdout.split()[0], str(steps))
+    (process,) = run.report["processes"]
+    lines = [line for line in process["python_lines"] if line["file"].endswith("many_call_sites.py")]
+    test.assertGreaterEqual(len({line["line"] for line in lines}), 8, process["python_lines"])
+    for line in lines:
+        expected = steps if "_json." in line["source"] else 2 * steps if "_hashlib." in line["source"] else 0
+        test.assertEqual(line["calls"], expected, line)
+
+
 def trace_stream_bytes(path):
     """Bytes of stream a trace file holds (format/trace_reader.h,
     TraceStreamBytes): its size when plain, its blocks' stream sizes

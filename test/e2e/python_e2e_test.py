@@ -14,7 +14,7 @@ import sys
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from e2e_support import ARGS, ProfiledRun, main, run_rlscope, scratch_dir  # noqa: E402
+from e2e_support import ARGS, ProfiledRun, check_many_call_sites, main, run_rlscope, scratch_dir  # noqa: E402
 
 LOOP = os.path.join(os.path.dirname(os.path.abspath(__file__)), "python_programs", "rl_loop.py")
 
@@ -80,6 +80,11 @@ class InferredOperations(unittest.TestCase):
         self.assertTrue(all(line["line"] > 0 for line in lines), lines)
         self.assertTrue(any(line["operation"] == "replay" and "ReplayBuffer.add" in line["code"]
                             and "rl_loop.py" in line["code"] for line in lines), lines)
+
+    def test_native_calls_from_many_places_of_one_loop_are_each_on_their_line(self):
+        # A flat script's loop calls native code from more places than the
+        # hook keeps inline per code object (CodeInfo::kLines).
+        check_many_call_sites(self, ARGS.python)
 
     def test_explicit_operations_take_precedence(self):
         run = ProfiledRun(self, [ARGS.python, LOOP, "200", "--explicit"])
