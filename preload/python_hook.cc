@@ -569,7 +569,8 @@ uint16_t CachedLine(CodeInfo* code, int lasti, LineOfInstruction&& line_of) {
     return line;
   }
   if (code->more == nullptr) {
-    code->more = static_cast<MoreLines*>(malloc(sizeof(MoreLines)));
+    // Zeroed: an empty place (-1) asked for reads line 0, as inline.
+    code->more = static_cast<MoreLines*>(calloc(1, sizeof(MoreLines)));
     if (code->more == nullptr) return line;
     for (int& place : code->more->lasti) place = -1;
   }
