@@ -60,9 +60,16 @@ def check_many_call_sites(test, python, steps=2000):
     (process,) = run.report["processes"]
     lines = [line for line in process["python_lines"] if line["file"].endswith("many_call_sites.py")]
     test.assertGreaterEqual(len({line["line"] for line in lines}), 8, process["python_lines"])
+    # Events the collector could not keep (a machine busy enough to stall
+    # it) may take calls away, never add them, and are counted.
+    dropped = process["dropped_events"]
     for line in lines:
         expected = steps if "_json." in line["source"] else 2 * steps if "_hashlib." in line["source"] else 0
-        test.assertEqual(line["calls"], expected, line)
+        if dropped:
+            test.assertLessEqual(line["calls"], expected, (line, dropped))
+            test.assertGreaterEqual(line["calls"], expected - dropped, (line, dropped))
+        else:
+            test.assertEqual(line["calls"], expected, line)
 
 
 def trace_stream_bytes(path):
