@@ -24,11 +24,11 @@ calibration_into_out
 field() {  # a JSON value: field PYTHON_EXPRESSION_OF_v (v: the JSON read from stdin)
   python3 -c "import json, sys; v = json.load(sys.stdin); print($1)" 2>/dev/null || echo nan
 }
-one() {  # case iterations mode: prints "case mode elapsed_ns callbacks hook_ns_per_callback"
+one() {  # case iterations mode: prints "case mode iterations elapsed_ns callbacks hook_ns_per_callback"
   local case="$1" n="$2" mode="$3" loop
   if [[ "$mode" == plain ]]; then
     loop=$("$python" "$script" --case "$case" --iterations "$n" | grep '^{' | tail -1)
-    echo "$case plain $(field 'v["elapsed_ns"]' <<<"$loop") 0 0"
+    echo "$case plain $n $(field 'v["elapsed_ns"]' <<<"$loop") 0 0"
     return
   fi
   rm -rf "$work/run"
@@ -37,7 +37,7 @@ one() {  # case iterations mode: prints "case mode elapsed_ns callbacks hook_ns_
     --calibration "$out/calibration.json" --out "$work/run" -- "$python" "$script" --case "$case" \
     --iterations "$n" 2>/dev/null | grep '^{' | tail -1)
   local hook='h = (v.get("correction") or {}).get("python_hook") or {}; print(h.get("callbacks", 0), h.get("per_callback_ns", 0))'
-  echo "$case $mode $(field 'v["elapsed_ns"]' <<<"$loop") $(python3 -c "import json, sys; v = json.load(open(sys.argv[1])); $hook" \
+  echo "$case $mode $n $(field 'v["elapsed_ns"]' <<<"$loop") $(python3 -c "import json, sys; v = json.load(open(sys.argv[1])); $hook" \
     "$work/run/report.json" 2>/dev/null || echo nan nan)"
 }
 
@@ -52,13 +52,14 @@ echo "== medians over $reps rounds: added time and callbacks per loop iteration,
 python3 - "$work/lines.txt" <<'PY'
 import collections, statistics, sys
 runs = collections.defaultdict(list)
+iterations = {}  # case: loop iterations, as each line gives them
 for line in open(sys.argv[1]):
     fields = line.split()
     try:
-        runs[(fields[0], fields[1])].append([float(x) for x in fields[2:5]])
+        iterations[fields[0]] = int(fields[2])
+        runs[(fields[0], fields[1])].append([float(x) for x in fields[3:6]])
     except (ValueError, IndexError):
         continue
-iterations = {"python_call": 400000, "python_call_site": 1000000}
 print(f"{'loop':<18} {'mode':<5} {'added/iteration':>16} {'callbacks/iteration':>20} {'hook/callback':>14} "
       f"{'added/callback':>15}")
 for case, n in iterations.items():

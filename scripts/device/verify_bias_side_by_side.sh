@@ -20,9 +20,9 @@
 # hook whose callbacks do nothing (RLSCOPE_PYTHON_HOOK=noop, 3.12+: what
 # the interpreter's side of a callback costs), the configurations in turn
 # within each pair's round. Where the Python hook was timed, each pair's
-# line gives its callbacks and the corrected wall's excess per callback. DEADLINE_S: no pair starts after that many
-# seconds from the script's start, so the summary still prints within the
-# device's per-command limit. Table last; logs, and each profiled run's
+# line gives its callbacks and the corrected wall's excess per callback.
+# DEADLINE_S: no pair starts after that many seconds from the script's
+# start, so the summary still prints within the device's per-command limit. Table last; logs, and each profiled run's
 # correction (report.json's "correction", by cost) in $OUT/pairs.json.
 set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh" verify_bias_side_by_side.log
