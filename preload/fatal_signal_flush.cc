@@ -24,7 +24,7 @@ std::atomic<uint64_t> g_managed{0};
 
 void OnFatalSignal(int signal_number, siginfo_t* info, void*) {
   const int saved_errno = errno;
-  if (g_may_flush != nullptr && g_may_flush()) FlushSignal::RequestAndAwait(kFatalFlushWaitMs);
+  if (g_may_flush != nullptr && g_may_flush()) FlushSignal::RequestAndAwait(kFatalFlushStallMs, kFatalFlushLimitMs);
   errno = saved_errno;
   // SIG_DFL, so the crash takes its course when we return. (Also where a
   // program's handler that chains to the one it replaced calls us as a

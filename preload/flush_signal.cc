@@ -12,6 +12,7 @@ namespace rlscope::preload {
 
 std::atomic<uint32_t> FlushSignal::word_{0};
 std::atomic<uint64_t> FlushSignal::waits_{0};
+std::atomic<uint64_t> FlushSignal::progress_{0};
 std::atomic<bool> FlushSignal::sleeping_{false};
 std::atomic<bool> FlushSignal::awaited_{false};
 
@@ -36,7 +37,7 @@ void FlushSignal::WaitFor(int timeout_ms) {
   word_.store(0, std::memory_order_release);
 }
 
-bool FlushSignal::RequestAndAwait(int timeout_ms) {
+bool FlushSignal::RequestAndAwait(int stall_ms, int limit_ms) {
   if (t_is_flusher) return false;
   // Asleep now: the next flush starts after this point and is done at the
   // next WaitFor. Awake: a flush may be under way that already passed the
@@ -45,10 +46,20 @@ bool FlushSignal::RequestAndAwait(int timeout_ms) {
   const bool asleep = sleeping_.load(std::memory_order_acquire);
   const uint64_t target = waits_.load(std::memory_order_acquire) + (asleep ? 1 : 2);
   if (word_.exchange(1, std::memory_order_acq_rel) == 0) Wake();
-  const int64_t deadline_ns = MonotonicNs() + timeout_ms * 1'000'000LL;
+  const int64_t start_ns = MonotonicNs();
+  const int64_t limit_ns = start_ns + limit_ms * 1'000'000LL;
+  uint64_t seen = progress_.load(std::memory_order_acquire) + waits_.load(std::memory_order_acquire);
+  int64_t last_progress_ns = start_ns;
   for (;;) {
-    if (waits_.load(std::memory_order_acquire) >= target) return true;
-    if (MonotonicNs() >= deadline_ns) return false;
+    const uint64_t waits = waits_.load(std::memory_order_acquire);
+    if (waits >= target) return true;
+    const int64_t now_ns = MonotonicNs();
+    const uint64_t progress = progress_.load(std::memory_order_acquire) + waits;
+    if (progress != seen) {
+      seen = progress;
+      last_progress_ns = now_ns;
+    }
+    if (now_ns >= limit_ns || now_ns - last_progress_ns >= stall_ms * 1'000'000LL) return false;
     timespec pause{0, 200'000};
     nanosleep(&pause, nullptr);
   }

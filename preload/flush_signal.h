@@ -27,10 +27,15 @@ class FlushSignal {
     awaited_.store(false, std::memory_order_relaxed);
   }
   // RequestAndAwait: requests a flush and waits, polling, until one that
-  // began after the request has finished, or `timeout_ms` passed (false).
+  // began after the request has finished (true), or the flusher sent
+  // nothing for `stall_ms`, or `limit_ms` passed in all (false). A flush
+  // that is sending may take longer than a stalled one is given: a burst
+  // of calls on a loaded machine (or under ASan) takes over a second.
   // Async-signal-safe (atomics, futex wake, nanosleep): the fatal-signal
   // flush calls it from a crashing thread's handler.
-  static bool RequestAndAwait(int timeout_ms);
+  static bool RequestAndAwait(int stall_ms, int limit_ms);
+  // NoteProgress: the flusher sent a frame (RequestAndAwait waits on).
+  static void NoteProgress() { progress_.fetch_add(1, std::memory_order_release); }
   // Awaited: whether a RequestAndAwait was made (the process is crashing):
   // the flusher must then send, even where it would rather wait (a tick
   // rate not measured yet).
@@ -42,6 +47,7 @@ class FlushSignal {
   // Flusher state for RequestAndAwait: WaitFor calls begun (a flush has
   // finished at each), and whether the flusher is inside the wait.
   static std::atomic<uint64_t> waits_;
+  static std::atomic<uint64_t> progress_;
   static std::atomic<bool> sleeping_;
   static std::atomic<bool> awaited_;
 };

@@ -244,6 +244,7 @@ bool Flusher::SendFrame(BatchEncoder::Frame frame) {
     }
     return false;
   }
+  FlushSignal::NoteProgress();
   return true;
 }
 

@@ -363,7 +363,7 @@ class CollectorKilled(FaultCase):
 
     def test_crash_with_collector_stalled(self):
         """The crash flush cannot send to a stopped collector: the crash
-        waits kFatalFlushWaitMs (500 ms) at most, then happens as usual."""
+        waits kFatalFlushStallMs (500 ms) at most, then happens as usual."""
         command = [ARGS.program, "crash", "segv"]
         plain = self.plain(command)
         directory = scratch_dir(self)
