@@ -164,6 +164,8 @@ std::vector<std::string> BuildChildEnvironment(const std::vector<std::string>& b
   set_or_remove("RLSCOPE_CAPTURE_SKIP", by_instances, absl::StrCat(injection.capture_skip));
   set_or_remove("RLSCOPE_CAPTURE_COUNT", by_instances && injection.capture_count > 0,
                 absl::StrCat(injection.capture_count));
+  set_or_remove("RLSCOPE_CAPTURE_EVERY", by_instances && injection.capture_every > 0,
+                absl::StrCat(injection.capture_every));
   InjectUnlessTaken(environment, "NVTX_INJECTION64_PATH", injection.preload_path, "rlscope will not see NVTX ranges",
                     warnings);
   if (injection.cupti) {

@@ -42,10 +42,12 @@ struct InjectionEnvironment {
   std::string capture_range;  // An NVTX range name.
   int capture_signal = 0;
   // Instances that place the window: the operation ("" none), how many
-  // to skip, how many to capture (-1: unbounded).
+  // to skip, how many to capture (-1: unbounded), and the period of a
+  // repeated window (0: one window).
   std::string capture_operation;
   int64_t capture_skip = 0;
   int64_t capture_count = -1;
+  int64_t capture_every = 0;
 };
 
 // BuildChildEnvironment: `base` (NAME=VALUE entries) with LD_PRELOAD and

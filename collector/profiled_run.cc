@@ -317,10 +317,11 @@ void SetCaptureWindow(const CaptureWindow& window, InjectionEnvironment& injecti
   injection.capture_profiler_api = window.profiler_api;
   injection.capture_range = window.nvtx_range;
   injection.capture_signal = window.signal;
-  if (window.skip || window.count) {
+  if (window.by_instances()) {
     injection.capture_operation = window.operation.empty() ? report::kStepOperation : window.operation;
     injection.capture_skip = window.skip.value_or(0);
     injection.capture_count = window.count.value_or(-1);
+    injection.capture_every = window.every.value_or(0);
   }
 }
 

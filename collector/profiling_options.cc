@@ -91,6 +91,11 @@ const char kCaptureOptionsHelp[] = R"HELP(  --delay SECONDS      capture only fr
                        (an env reset is not a step)
   --capture M          capture M instances of it, then stop for good
                        (from the start, or after --skip)
+  --every P            with --capture M: capture M instances of every P
+                       (M < P), from --skip on, to the end of the run:
+                       windows spread over the whole run, so that its
+                       estimate holds for a program whose steps change
+                       cost as it goes (random actions, then learning)
   --capture-op NAME    the operation --skip and --capture count (default
                        simulation)
   --capture-signal [SIG]
@@ -209,7 +214,7 @@ absl::StatusOr<bool> TakeProfilingOption(const std::string& command, const Parse
     }
     return true;
   }
-  if (name == "--skip" || name == "--capture" || name == "--capture-op") {
+  if (name == "--skip" || name == "--capture" || name == "--every" || name == "--capture-op") {
     absl::StatusOr<std::string> value = cursor.TakeValue(option);
     if (!value.ok()) return UsageError(command, std::string(value.status().message()));
     if (name == "--capture-op") {
@@ -217,12 +222,13 @@ absl::StatusOr<bool> TakeProfilingOption(const std::string& command, const Parse
       options.capture.operation = *value;
       return true;
     }
-    const std::optional<int64_t> n = ParseWholeNumber(*value, name == "--capture" ? 1 : 0, int64_t{1} << 50);
+    const int64_t least = name == "--capture" ? 1 : name == "--every" ? 2 : 0;
+    const std::optional<int64_t> n = ParseWholeNumber(*value, least, int64_t{1} << 50);
     if (!n.has_value()) {
       return UsageError(command, absl::StrFormat("%s wants a whole number of instances%s, not '%s'", name,
-                                                 name == "--capture" ? " (at least 1)" : "", *value));
+                                                 least > 0 ? absl::StrFormat(" (at least %d)", least) : "", *value));
     }
-    (name == "--skip" ? options.capture.skip : options.capture.count) = *n;
+    (name == "--skip" ? options.capture.skip : name == "--every" ? options.capture.every : options.capture.count) = *n;
     return true;
   }
   if (name == "--delay" || name == "--duration" || name == "--capture-range") {
@@ -303,7 +309,8 @@ std::string DescribeCaptureWindow(const CaptureWindow& window) {
   }
   if (window.skip) parts.push_back(absl::StrFormat("--skip %d", *window.skip));
   if (window.count) parts.push_back(absl::StrFormat("--capture %d", *window.count));
-  if ((window.skip || window.count) && !window.operation.empty()) parts.push_back("--capture-op " + window.operation);
+  if (window.every) parts.push_back(absl::StrFormat("--every %d", *window.every));
+  if (window.by_instances() && !window.operation.empty()) parts.push_back("--capture-op " + window.operation);
   return absl::StrJoin(parts, " ");
 }
 

@@ -25,11 +25,13 @@ struct CaptureWindow {
   std::string nvtx_range;              // --capture-range nvtx:NAME: while a range NAME is open.
   int signal = 0;                      // --capture-signal[=SIG]: each one toggles capture.
   // --skip N / --capture M of --capture-op NAME's instances (the operation
-  // defaults to simulation once either is given).
+  // defaults to simulation once either is given); --every P repeats the
+  // window of M every P instances.
   std::string operation;
-  std::optional<int64_t> skip, count;
+  std::optional<int64_t> skip, count, every;
+  bool by_instances() const { return skip || count || every; }
   bool any() const {
-    return delay_ns || duration_ns || api || profiler_api || !nvtx_range.empty() || signal != 0 || skip || count;
+    return delay_ns || duration_ns || api || profiler_api || !nvtx_range.empty() || signal != 0 || by_instances();
   }
 };
 

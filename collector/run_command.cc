@@ -120,9 +120,12 @@ absl::StatusOr<RunOptions> ParseRunOptions(const std::vector<std::string>& args,
   if (!capture.operation.empty() && !capture.skip && !capture.count) {
     return UsageError("run", "--capture-op names what --skip and --capture count: give one of them too");
   }
+  if (capture.every && (!capture.count || *capture.count >= *capture.every)) {
+    return UsageError("run", "--every P repeats a window of --capture M instances: give --capture M too, with M < P");
+  }
   // Each kind opens capture on its own; mixed, one would override another
   // (a --capture count would open at the start despite a --delay).
-  const int kinds = (capture.delay_ns || capture.duration_ns ? 1 : 0) + (capture.skip || capture.count ? 1 : 0) +
+  const int kinds = (capture.delay_ns || capture.duration_ns ? 1 : 0) + (capture.by_instances() ? 1 : 0) +
                     (capture.api || capture.profiler_api || !capture.nvtx_range.empty() ? 1 : 0) +
                     (capture.signal != 0 ? 1 : 0);
   if (kinds > 1) {

@@ -34,6 +34,7 @@ constinit bool g_timer_opened = false;
 constinit std::atomic<bool> g_ended{false};  // The window ended for good (timer or instances).
 constinit std::atomic<unsigned> g_signals{0};
 constinit uint64_t g_skip = 0, g_count = 0;  // --skip N, --capture M (0: unbounded).
+constinit uint64_t g_every = 0;              // --every P: the window of M repeats every P (0: once).
 constinit std::atomic<uint64_t> g_instances{0};
 constinit pthread_mutex_t g_mutex = PTHREAD_MUTEX_INITIALIZER;
 // Heap-allocated once at Init and never freed: hooks may run during
@@ -68,7 +69,7 @@ void CaptureGate::Init() {
   if (g_pending == nullptr) g_pending = new std::vector<wire::CaptureEdge>();
   g_pending->clear();
   g_capture_range_name = g_capture_operation = 0;
-  g_skip = g_count = 0;
+  g_skip = g_count = g_every = 0;
   g_instances.store(0, std::memory_order_relaxed);
   g_ended.store(false, std::memory_order_relaxed);
   g_signals.store(0, std::memory_order_relaxed);
@@ -86,6 +87,9 @@ void CaptureGate::Init() {
   if (const char* operation = getenv("RLSCOPE_CAPTURE_OP"); operation != nullptr && operation[0] != '\0') {
     g_skip = static_cast<uint64_t>(std::max<int64_t>(0, EnvNs("RLSCOPE_CAPTURE_SKIP", 0)));
     g_count = static_cast<uint64_t>(std::max<int64_t>(0, EnvNs("RLSCOPE_CAPTURE_COUNT", 0)));
+    // A period only with a window shorter than it (the launcher checks).
+    const auto every = static_cast<uint64_t>(std::max<int64_t>(0, EnvNs("RLSCOPE_CAPTURE_EVERY", 0)));
+    if (g_count > 0 && every > g_count) g_every = every;
     g_capture_operation = StringTable::Intern(operation);
   }
   const int signal_number = static_cast<int>(EnvNs("RLSCOPE_CAPTURE_SIGNAL", 0));
@@ -152,13 +156,20 @@ void CountCaptureInstance(uint64_t push_ticks) {
   // The edge at the push itself: the instance that opens the window begins
   // inside it (a window is [open, close)), the one that ends it does not.
   const uint64_t seen = g_instances.fetch_add(1, std::memory_order_relaxed) + 1;
-  const bool opens = seen == g_skip + 1, closes = g_count > 0 && seen == g_skip + g_count + 1;
+  bool opens = seen == g_skip + 1, closes = g_count > 0 && seen == g_skip + g_count + 1;
+  if (g_every > 0 && seen > g_skip) {
+    // Instance k (0-based, after the skip) opens a window at every
+    // multiple of the period and closes it M instances later.
+    const uint64_t phase = (seen - g_skip - 1) % g_every;
+    opens = phase == 0;
+    closes = phase == g_count;
+  }
   if (!opens && !closes) return;
   pthread_mutex_lock(&g_mutex);
   if (opens) SetLocked(true, wire::CaptureReason::kInstances, push_ticks);
   if (closes) {
     SetLocked(false, wire::CaptureReason::kInstances, push_ticks);
-    g_ended.store(true, std::memory_order_relaxed);
+    if (g_every == 0) g_ended.store(true, std::memory_order_relaxed);
   }
   pthread_mutex_unlock(&g_mutex);
 }

@@ -20,7 +20,9 @@
 //     open at the push of the operation's instance N+1 in this process,
 //     closed for good at the push of instance N+M+1, so exactly M
 //     instances begin inside. Counted where pushes are recorded (each
-//     process its own; an env reset is not a step);
+//     process its own; an env reset is not a step). With
+//     RLSCOPE_CAPTURE_EVERY=P (`--every P`, M < P) the window repeats:
+//     open at instances N+1, N+P+1, N+2P+1, ..., each for M instances;
 //   - NVTX ranges of one name (RLSCOPE_CAPTURE_RANGE=NAME, `--capture-range
 //     nvtx:NAME`): open while a range of that name is open on any thread
 //     (push/pop or start/end ranges of the domains rlscope records, nested

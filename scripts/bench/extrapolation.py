@@ -2,7 +2,8 @@
 """How well a capture window estimates the whole run: for each workload,
 PAIRS interleaved pairs of `rlscope run`s of the same program, one captured
 whole and one captured in a window placed by counted instances (`--skip N
---capture M`, zero code change). The windowed report's estimate of the
+--capture M`, or M of every P instances with `--every P`, zero code
+change). The windowed report's estimate of the
 whole run (report.json capture.whole_run_estimate: per operation, its
 per-instance time in the window times its instances in the whole run) is
 compared with what the whole run measured of the same operations (its
@@ -32,12 +33,16 @@ import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-# name: (program arguments, --skip, --capture): windows in the middle of
-# the run, after DQN's learning starts and covering two PPO rollouts.
+# name: (program arguments, --skip, --capture, --every or None): one
+# window in the middle of the run, after DQN's learning starts and
+# covering two PPO rollouts; or DQN's run sampled by repeated windows, a
+# fifth of it spread over its phases (random actions before learning,
+# learning, the greedy evaluation).
 WORKLOADS = {
-    "dqn": (["scripts/workloads/dqn.py", "--steps", "3000", "--quiet"], 1000, 1000),
-    "ppo": (["scripts/workloads/ppo.py", "--steps", "4096", "--quiet"], 1024, 1024),
-    "numpy_loop": (["test/e2e/python_programs/capture_loop.py", "30000", "0", "0"], 10000, 10000),
+    "dqn": (["scripts/workloads/dqn.py", "--steps", "3000", "--quiet"], 1000, 1000, None),
+    "dqn_every": (["scripts/workloads/dqn.py", "--steps", "3000", "--quiet"], 0, 100, 500),
+    "ppo": (["scripts/workloads/ppo.py", "--steps", "4096", "--quiet"], 1024, 1024, None),
+    "numpy_loop": (["test/e2e/python_programs/capture_loop.py", "30000", "0", "0"], 10000, 10000, None),
 }
 
 
@@ -47,6 +52,8 @@ def run(args, rlscope, python, out, program, window, calibration):
         command += ["--calibration", calibration]
     if window:
         command += ["--skip", str(window[0]), "--capture", str(window[1])]
+        if window[2]:
+            command += ["--every", str(window[2])]
     command += ["--", python] + [os.path.join(ROOT, program[0])] + program[1:]
     result = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     if result.returncode != 0:
@@ -75,12 +82,13 @@ def main():
     summary = []
     try:
         for name in args.only.split(","):
-            program, skip, capture = WORKLOADS[name]
+            program, skip, capture, every = WORKLOADS[name]
             errors, measured_totals, per_operation = [], [], {}
             for pair in range(args.pairs):
                 # Alternate which run goes first: a machine that slows down
                 # over time biases neither.
-                order = [None, (skip, capture)] if pair % 2 == 0 else [(skip, capture), None]
+                window = (skip, capture, every)
+                order = [None, window] if pair % 2 == 0 else [window, None]
                 reports = {}
                 for window in order:
                     out = os.path.join(scratch, f"{name}{pair}{'w' if window else 'a'}")

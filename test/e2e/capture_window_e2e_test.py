@@ -166,6 +166,24 @@ class CaptureWindows(unittest.TestCase):
                      if s["operation"] == "inference"]
         self.assertEqual(inference, [30])
 
+    def test_a_repeated_window_of_instances_spreads_over_the_run(self):
+        # Windows of 20 steps every 100 from step 11: steps 11-30, 111-130
+        # and 211-230, one in each of the program's three stretches (none
+        # holds a reset).
+        run = ProfiledRun(self, command(), options=("--skip", "10", "--capture", "20", "--every", "100"))
+        self.assertEqual(run.result.stdout.split("rlscope")[0].strip(), self.bare_stdout.strip())
+        capture = run.report["capture"]
+        self.assertEqual(len(capture["windows_ns"]), 3, capture["windows_ns"])
+        self.assertEqual(run.report["per_step"]["steps"], 60)
+        self.assertEqual(simulation_instances(run.report), 60)
+        self.assertEqual(capture["whole_run_steps"], STEPS + RESETS)
+        self.assertIn("of the run was captured, in 3 windows", run.report["headline"]["findings"][0])
+        with open(os.path.join(run.out, "meta.json")) as meta:
+            self.assertEqual(json.load(meta)["capture_request"], "--skip 10 --capture 20 --every 100")
+        estimate = {e["operation"]: e for e in capture["whole_run_estimate"]}
+        self.assertEqual(estimate["simulation"]["window_instances"], 60)
+        self.assertEqual(estimate["simulation"]["run_instances"], STEPS + RESETS)
+
     def test_the_capture_signal_opens_capture(self):
         # The signal's name may follow as an argument of its own.
         run = ProfiledRun(self, command("--signal"), options=("--capture-signal", "USR2"))
@@ -192,6 +210,12 @@ class CaptureWindows(unittest.TestCase):
                                  (["--skip", "-1"], "--skip wants a whole number of instances"),
                                  (["--capture", "0"], "--capture wants a whole number of instances (at least 1)"),
                                  (["--capture-op", "inference"], "--capture-op names what --skip and --capture"),
+                                 (["--every", "1", "--capture", "1"], "--every wants a whole number of instances "
+                                                                      "(at least 2)"),
+                                 (["--every", "10"], "--every P repeats a window of --capture M instances"),
+                                 (["--every", "10", "--capture", "10"], "with M < P"),
+                                 (["--every", "10", "--capture", "5", "--delay", "1"],
+                                  "one kind of capture window per run"),
                                  (["--delay", "1", "--capture", "5"], "one kind of capture window per run"),
                                  (["--capture-signal=RTMIN+999"], "--capture-signal wants a signal"),
                                  (["--capture-signal=32"], "--capture-signal wants a signal")):

@@ -21,9 +21,10 @@ namespace {
 // InitWith: the gate as a process started with only `name`=`value` of
 // the RLSCOPE_CAPTURE_* variables would have it.
 void InitWith(const char* name, const char* value) {
-  for (const char* variable : {"RLSCOPE_CAPTURE_OPEN_NS", "RLSCOPE_CAPTURE_CLOSE_NS", "RLSCOPE_CAPTURE_API",
-                               "RLSCOPE_CAPTURE_PROFILER_API", "RLSCOPE_CAPTURE_RANGE", "RLSCOPE_CAPTURE_OP",
-                               "RLSCOPE_CAPTURE_SKIP", "RLSCOPE_CAPTURE_COUNT", "RLSCOPE_CAPTURE_SIGNAL"}) {
+  for (const char* variable :
+       {"RLSCOPE_CAPTURE_OPEN_NS", "RLSCOPE_CAPTURE_CLOSE_NS", "RLSCOPE_CAPTURE_API", "RLSCOPE_CAPTURE_PROFILER_API",
+        "RLSCOPE_CAPTURE_RANGE", "RLSCOPE_CAPTURE_OP", "RLSCOPE_CAPTURE_SKIP", "RLSCOPE_CAPTURE_COUNT",
+        "RLSCOPE_CAPTURE_EVERY", "RLSCOPE_CAPTURE_SIGNAL"}) {
     unsetenv(variable);
   }
   if (name != nullptr) setenv(name, value, 1);
@@ -162,4 +163,37 @@ TEST_CASE("An instance window's fork child counts from zero and says how it bega
   CaptureGate::ResetAfterFork();
   CHECK_FALSE(CaptureOpen());
   CHECK(CaptureGate::ClosedAtStart());
+}
+
+TEST_CASE("A repeated instance window opens every P instances for M, to the end", "[capture]") {
+  LeaveOpen leave_open;
+  InitWith("RLSCOPE_CAPTURE_OP", "simulation");
+  setenv("RLSCOPE_CAPTURE_SKIP", "1", 1);
+  setenv("RLSCOPE_CAPTURE_COUNT", "2", 1);
+  setenv("RLSCOPE_CAPTURE_EVERY", "5", 1);
+  CaptureGate::Init();
+  CHECK_FALSE(CaptureOpen());
+  // Instances 1..17: skip 1, then windows of 2 at 2-3, 7-8, 12-13, 17-.
+  std::vector<int> open_at;
+  for (int instance = 1; instance <= 17; ++instance) {
+    rlscope::preload::CountCaptureInstance(static_cast<uint64_t>(instance));
+    if (CaptureOpen()) open_at.push_back(instance);
+  }
+  CHECK(open_at == std::vector<int>{2, 3, 7, 8, 12, 13, 17});
+  CHECK(Edges(CaptureReason::kInstances) ==
+        EdgeList{{2, true}, {4, false}, {7, true}, {9, false}, {12, true}, {14, false}, {17, true}});
+}
+
+TEST_CASE("A period not longer than the window is ignored: one window", "[capture]") {
+  LeaveOpen leave_open;
+  InitWith("RLSCOPE_CAPTURE_OP", "simulation");
+  setenv("RLSCOPE_CAPTURE_COUNT", "3", 1);
+  setenv("RLSCOPE_CAPTURE_EVERY", "3", 1);
+  CaptureGate::Init();
+  std::vector<int> open_at;
+  for (int instance = 1; instance <= 8; ++instance) {
+    rlscope::preload::CountCaptureInstance(static_cast<uint64_t>(instance));
+    if (CaptureOpen()) open_at.push_back(instance);
+  }
+  CHECK(open_at == std::vector<int>{1, 2, 3});
 }
