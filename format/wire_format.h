@@ -227,9 +227,9 @@ enum class OverheadKind : uint16_t {
   kPythonHookSample = 8,
 };
 inline constexpr int kOverheadKindCount = 9;  // Array size: kinds are 1..8.
-// Every kPythonHookSampleStride-th callback of a thread is timed: a power
-// of two (a mask test on the hot path); 256 keeps the two clock reads
-// (about 20 ns) below 0.1 ns a callback.
+// One in kPythonHookSampleStride callbacks of a thread is timed, on
+// average (the gaps between timed ones vary, preload/python_hook_sample.h);
+// 256 keeps the two clock reads (about 20 ns) below 0.1 ns a callback.
 inline constexpr uint32_t kPythonHookSampleStride = 256;
 
 // Event.flags of kCuptiApi.

@@ -17,6 +17,7 @@
 #include "preload/native_stack_sampler.h"
 #include "preload/problem_notice.h"
 #include "preload/python_hook.h"
+#include "preload/python_hook_breakdown.h"
 #include "preload/python_hook_sample.h"
 #include "preload/raw_log.h"
 #include "preload/recorder.h"
@@ -88,6 +89,7 @@ void Flusher::Stop(std::string_view reason) {
       return;
     }
   }
+  if (clock_.RateKnown()) LogPythonHookBreakdown(clock_.ns_per_tick());
   // An unreachable collector was announced when it happened (one line);
   // drops with a live collector (full buffers) are announced here. Both
   // counts reach the report (the Goodbye): notices, quiet under --quiet.

@@ -54,7 +54,8 @@
 
 namespace rlscope::preload {
 
-__thread uint32_t t_python_hook_callbacks __attribute__((tls_model("initial-exec")));
+__thread int32_t t_python_hook_countdown __attribute__((tls_model("initial-exec"))) = 0;
+__thread uint32_t t_python_hook_gap_state __attribute__((tls_model("initial-exec"))) = 0;
 std::atomic<uint64_t> g_python_hook_sample_cap_ticks{static_cast<uint64_t>(kPythonHookSampleCapNs * 5)};
 
 void SetPythonHookSampleTicksPerNs(double ticks_per_ns) {
@@ -665,6 +666,7 @@ bool OnNativeCall(PythonThread* thread, FrameKey frame, uintptr_t function, PyFr
     CountUnrecorded(wire::OverheadKind::kPythonBuiltin);
     return false;
   }
+  HookMark(HookStep::kRecorded);
   if (thread->call_depth >= kMaxDepth) {
     if (thread->call_overflow > 0 || OnCurrentStack(legacy_frame, thread->calls[kMaxDepth - 1].frame)) {
       ++thread->call_overflow;  // Nested past the top: counted, not stored.
@@ -692,12 +694,15 @@ bool OnNativeCall(PythonThread* thread, FrameKey frame, uintptr_t function, PyFr
   where(&code, &line);
   const uint32_t code_id = code != nullptr ? code->code_id : 0;
   if (code == nullptr || !code->user_code) MarkUserLine(thread, frame);
+  HookMark(HookStep::kWhere);
   if (!closed) operation_id = opens(&wrapped);
+  HookMark(HookStep::kOpens);
   const uint64_t now = NowTicks();
   if (operation_id != 0) Record(wire::EventKind::kOperationPush, operation_id, now, now, 0, kInferredSource);
   thread->calls[thread->call_depth] = {frame, function, now, code_id, line, wait, operation_id, wrapped};
   ++thread->call_depth;
   FilterAdd(thread->call_filter, frame);
+  HookMark(HookStep::kStore);
   return true;
 }
 
@@ -756,26 +761,36 @@ void OnNativeReturn(PythonThread* thread, FrameKey frame, FunctionOf&& function_
 // ProfileHook: the profile-function backend (CPython 3.10, 3.11; 3.12+
 // when sys.monitoring is not to be had).
 int ProfileHook(PyObject*, PyFrameObject* frame, int what, PyObject* arg) {
-  const PythonHookSample sample;
+  PythonHookSample sample;
   PythonThread* thread = CurrentPythonThread();
   if (thread == nullptr) return 0;
   switch (what) {
     case kTraceCall:
+      sample.set_part(HookPart::kStart);
       CountUnrecorded(wire::OverheadKind::kPythonCall);
       OnCall(thread, frame, LookUpCode(frame), frame, nullptr);
       break;
-    case kTraceReturn: OnReturn(thread, frame, [&] { return LookUpCode(frame); }); break;
+    case kTraceReturn:
+      sample.set_part(HookPart::kReturn);
+      OnReturn(thread, frame, [&] { return LookUpCode(frame); });
+      break;
     case kTraceCCall:
-      OnNativeCall(
-          thread, frame, NativeFunctionOf(arg), frame,
-          [&](CodeInfo** code, uint16_t* line) {
-            *code = LookUpCode(frame);
-            *line = *code != nullptr ? LineOf(*code, frame) : 0;
-          },
-          [](CodeInfo**) { return uint32_t{0}; });  // The profile function sees no wrapping callables.
+      HookMark(HookStep::kCallable);
+      sample.set_part(OnNativeCall(
+                          thread, frame, NativeFunctionOf(arg), frame,
+                          [&](CodeInfo** code, uint16_t* line) {
+                            *code = LookUpCode(frame);
+                            *line = *code != nullptr ? LineOf(*code, frame) : 0;
+                          },
+                          [](CodeInfo**) { return uint32_t{0}; })  // The profile function sees no wrapping callables.
+                          ? HookPart::kCallRecorded
+                          : HookPart::kCallBuiltin);
       break;
     case kTraceCReturn:
-    case kTraceCException: OnNativeReturn(thread, frame, [&] { return NativeFunctionOf(arg); }); break;
+    case kTraceCException:
+      sample.set_part(HookPart::kNativeReturn);
+      OnNativeReturn(thread, frame, [&] { return NativeFunctionOf(arg); });
+      break;
     default: break;
   }
   return 0;
@@ -902,7 +917,8 @@ inline bool Quiet(const PythonThread* thread, CodeInfo* code) {
 void NoteTracedOperation(PythonThread* thread, const CodeInfo* code);  // Wrapped callables, below.
 
 PyObject* MonitorStart(PyObject*, PyObject* const* args, Py_ssize_t nargs) {  // code, offset
-  const PythonHookSample sample;
+  PythonHookSample sample;
+  sample.set_part(HookPart::kStart);
   PythonThread* thread = CurrentPythonThread();
   if (thread == nullptr || nargs < 1) return g_api.none;
   PyObject* code = args[0];
@@ -921,7 +937,8 @@ PyObject* MonitorStart(PyObject*, PyObject* const* args, Py_ssize_t nargs) {  //
 }
 
 PyObject* MonitorReturn(PyObject*, PyObject* const* args, Py_ssize_t nargs) {  // code, offset, value
-  const PythonHookSample sample;
+  PythonHookSample sample;
+  sample.set_part(HookPart::kReturn);
   PythonThread* thread = CurrentPythonThread();
   if (thread == nullptr || nargs < 1) return g_api.none;
   CodeInfo* info = LookUpCodeObject(args[0], RunningGlobals);
@@ -1107,7 +1124,7 @@ void NoteTracedOperation(PythonThread* thread, const CodeInfo* code) {
 }
 
 PyObject* MonitorCall(PyObject*, PyObject* const* args, Py_ssize_t nargs) {  // code, offset, callable, arg0
-  const PythonHookSample sample;
+  PythonHookSample sample;
   PythonThread* thread = CurrentPythonThread();
   if (thread == nullptr || nargs < 3) return g_api.none;
   RestartIfCaptureReopened();
@@ -1123,9 +1140,11 @@ PyObject* MonitorCall(PyObject*, PyObject* const* args, Py_ssize_t nargs) {  // 
   bool python;
   const uintptr_t function = CallableFunction(args[2], &python);
   if (python) {  // Its start, if watched, is counted apart.
+    sample.set_part(HookPart::kCallPython);
     CountUnrecorded(wire::OverheadKind::kPythonCallSite);
     return g_api.none;
   }
+  HookMark(HookStep::kCallable);
   const int depth = thread->call_depth, overflow = thread->call_overflow;
   const bool recorded = OnNativeCall(
       thread, frame, function, nullptr,
@@ -1137,6 +1156,7 @@ PyObject* MonitorCall(PyObject*, PyObject* const* args, Py_ssize_t nargs) {  // 
         *wrapped = WrappedCallable(args[2]);
         return WrappedOperation(thread, *wrapped);
       });
+  sample.set_part(recorded ? HookPart::kCallRecorded : HookPart::kCallBuiltin);
   if (!recorded) return g_disable;
   // Closed capture for a while, and nothing stored: the site waits for
   // the next window.
@@ -1150,7 +1170,8 @@ PyObject* MonitorCall(PyObject*, PyObject* const* args, Py_ssize_t nargs) {  // 
 }
 
 PyObject* MonitorNativeReturn(PyObject*, PyObject* const* args, Py_ssize_t nargs) {  // code, offset, callable, arg0
-  const PythonHookSample sample;
+  PythonHookSample sample;
+  sample.set_part(HookPart::kNativeReturn);
   PythonThread* thread = CurrentPythonThread();
   if (thread == nullptr || nargs < 3) return g_api.none;
   OnNativeReturn(thread, FrameKeyNow(), [&] {

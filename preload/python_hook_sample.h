@@ -4,8 +4,11 @@
 // prices it at (calibrated costs come from tight loops, where the hook's
 // code and data are hot and its slow paths never run).
 //
-// The hot path is a thread-local increment and a mask test; the sampled
-// callback pays two clock reads. A sample's time is added to the thread's
+// The hot path is a thread-local decrement and a test; the sampled
+// callback pays two clock reads. The gap to the next sample is drawn at
+// random from 129..383 callbacks (mean: the stride): a fixed gap aliases
+// with a program's loop, whose callbacks repeat in a fixed order (a
+// native call, then its return), and timed only one kind of callback. A sample's time is added to the thread's
 // kPythonHookSample overhead, which the correction does not remove again.
 //
 // A sample's time is capped at kPythonHookSampleCapNs: scaled up 256x, one
@@ -20,12 +23,24 @@
 #include <cstdint>
 
 #include "format/wire_format.h"
+#include "preload/python_hook_breakdown.h"
 #include "preload/recorder.h"
 #include "preload/tick_clock.h"
 
 namespace rlscope::preload {
 
-extern __thread uint32_t t_python_hook_callbacks __attribute__((tls_model("initial-exec")));
+// Callbacks until the next sample (<= 0: this one), and the generator of
+// the gaps, per thread.
+extern __thread int32_t t_python_hook_countdown __attribute__((tls_model("initial-exec")));
+extern __thread uint32_t t_python_hook_gap_state __attribute__((tls_model("initial-exec")));
+
+// NextPythonHookSampleGap: uniform in [stride/2 + 1, 3 stride/2 - 1]
+// (mean: the stride), from a per-thread linear congruential sequence.
+inline int32_t NextPythonHookSampleGap() {
+  t_python_hook_gap_state = t_python_hook_gap_state * 1103515245u + 12345u;
+  constexpr uint32_t kStride = wire::kPythonHookSampleStride;
+  return static_cast<int32_t>(kStride / 2 + 1 + (t_python_hook_gap_state >> 8) % (kStride - 1));
+}
 
 inline constexpr double kPythonHookSampleCapNs = 20'000;
 // The cap in ticks: until the flusher knows the tick rate, as if ticks
@@ -36,22 +51,35 @@ void SetPythonHookSampleTicksPerNs(double ticks_per_ns);
 
 class PythonHookSample {
  public:
-  PythonHookSample()
-      : begin_(__builtin_expect((++t_python_hook_callbacks & (wire::kPythonHookSampleStride - 1)) == 0, 0) ? NowTicks()
-                                                                                                           : 0) {}
+  PythonHookSample() : begin_(__builtin_expect(--t_python_hook_countdown <= 0, 0) ? Begin() : 0) {}
   ~PythonHookSample() {
     if (__builtin_expect(begin_ == 0, 1)) return;
+    HookMarkBegin(0);
+    const uint64_t cap = g_python_hook_sample_cap_ticks.load(std::memory_order_relaxed);
+    const uint64_t elapsed = NowTicks() - begin_;
+    NoteHookPart(part_, elapsed < cap ? elapsed : cap);
     if (ThreadBuffer* buffer = t_state.buffer; buffer != nullptr) {
-      const uint64_t cap = g_python_hook_sample_cap_ticks.load(std::memory_order_relaxed);
-      const uint64_t elapsed = NowTicks() - begin_;
       buffer->CountOverhead(wire::OverheadKind::kPythonHookSample, elapsed < cap ? elapsed : cap);
     }
   }
+  // set_part: what this callback turned out to be (python_hook_breakdown.h).
+  void set_part(HookPart part) { part_ = part; }
   PythonHookSample(const PythonHookSample&) = delete;
   PythonHookSample& operator=(const PythonHookSample&) = delete;
 
  private:
+  static uint64_t Begin() {
+    // A thread's first callback (its state still 0) only draws the first
+    // gap: it is not timed, as any other callback is not, on average.
+    const bool first = t_python_hook_gap_state == 0;
+    t_python_hook_countdown = NextPythonHookSampleGap();
+    if (first) return 0;
+    const uint64_t now = NowTicks();
+    HookMarkBegin(now);
+    return now;
+  }
   const uint64_t begin_;
+  HookPart part_ = HookPart::kOther;
 };
 
 }  // namespace rlscope::preload

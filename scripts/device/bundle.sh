@@ -17,6 +17,12 @@ for tool in rlscope-calibrate-native rlscope-calibrate-cuda; do
   if [[ -x "$build/bin/$tool" ]]; then cp "$build/bin/$tool" "$bundle/bin/"; fi
 done
 cp "$build/lib/librlscope_calibrate_sim.so" "$bundle/lib/"
+# RLSCOPE_STEPS_BUILD=DIR: a build configured with -DRLSCOPE_HOOK_STEPS=ON,
+# whose preload probe_hook_breakdown.sh uses for the hook's steps.
+if [[ -n "${RLSCOPE_STEPS_BUILD:-}" ]]; then
+  mkdir -p "$bundle/lib/steps"
+  cp "$RLSCOPE_STEPS_BUILD/lib/librlscope_preload.so" "$bundle/lib/steps/"
+fi
 if [[ -d "$build/lib/rlscope" ]]; then cp -r "$build/lib/rlscope" "$bundle/lib/"; fi
 # libunwind, which the preload loads at its first native stack sample (the
 # GPU machine has none: without it, one warning and no native sampling).

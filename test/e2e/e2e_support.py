@@ -4,6 +4,7 @@ import argparse
 import atexit
 import json
 import os
+import re
 import shutil
 import struct
 import subprocess
@@ -70,6 +71,25 @@ def check_many_call_sites(test, python, steps=2000):
             test.assertGreaterEqual(line["calls"], expected - dropped, (line, dropped))
         else:
             test.assertEqual(line["calls"], expected, line)
+
+
+def check_hook_breakdown(test, python, steps=20000):
+    """RLSCOPE_HOOK_BREAKDOWN=1 on many_call_sites.py: the process prints
+    its timed callbacks by kind at exit, and the timed ones include the
+    native calls' returns as well as the calls (their gaps vary: a fixed
+    gap of 256 timed only the calls of this loop, whose callbacks come in
+    pairs). Without the variable, nothing is printed."""
+    env = dict(os.environ, RLSCOPE_HOOK_BREAKDOWN="1")
+    run = ProfiledRun(test, [python, MANY_CALL_SITES, str(steps)], options=("--quiet",), env=env)
+    parts = {}
+    for match in re.finditer(r"python hook part (.+?) +(\d+) samples, +([\d.]+) ns each", run.result.stderr):
+        parts[match.group(1)] = int(match.group(2))
+    test.assertIn("call recorded", parts, run.result.stderr)
+    test.assertIn("native return", parts, run.result.stderr)
+    # Every recorded call returns: their returns are timed about as often.
+    test.assertGreater(parts["native return"], parts["call recorded"] / 2, parts)
+    quiet = ProfiledRun(test, [python, MANY_CALL_SITES, "100"], options=("--quiet",))
+    test.assertNotIn("python hook part", quiet.result.stderr)
 
 
 def trace_stream_bytes(path):

@@ -14,7 +14,7 @@ import sys
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from e2e_support import ARGS, ProfiledRun, check_many_call_sites, main, run_rlscope, scratch_dir  # noqa: E402
+from e2e_support import ARGS, ProfiledRun, check_hook_breakdown, check_many_call_sites, main, run_rlscope, scratch_dir  # noqa: E402
 
 LOOP = os.path.join(os.path.dirname(os.path.abspath(__file__)), "python_programs", "rl_loop.py")
 
@@ -85,6 +85,9 @@ class InferredOperations(unittest.TestCase):
         # A flat script's loop calls native code from more places than the
         # hook keeps inline per code object (CodeInfo::kLines).
         check_many_call_sites(self, ARGS.python)
+
+    def test_hook_breakdown_times_every_kind_of_callback(self):
+        check_hook_breakdown(self, ARGS.python)
 
     def test_explicit_operations_take_precedence(self):
         run = ProfiledRun(self, [ARGS.python, LOOP, "200", "--explicit"])

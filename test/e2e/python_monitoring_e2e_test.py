@@ -14,7 +14,7 @@ import tempfile
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from e2e_support import ARGS, ProfiledRun, check_many_call_sites, main, scratch_dir  # noqa: E402
+from e2e_support import ARGS, ProfiledRun, check_hook_breakdown, check_many_call_sites, main, scratch_dir  # noqa: E402
 
 PROGRAM = os.path.join(os.path.dirname(os.path.abspath(__file__)), "python_programs", "stdlib_rl.py")
 STEPS = 300
@@ -204,6 +204,9 @@ class Monitoring(unittest.TestCase):
 
     def test_native_calls_from_many_places_of_one_loop_are_each_on_their_line(self):
         check_many_call_sites(self, ARGS.python)
+
+    def test_hook_breakdown_times_every_kind_of_callback(self):
+        check_hook_breakdown(self, ARGS.python)
 
     def test_callbacks_that_do_nothing_record_nothing_and_say_so(self):
         # RLSCOPE_PYTHON_HOOK=noop, the measuring aid for the interpreter's
