@@ -18,6 +18,7 @@ set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh" probe_hook_breakdown.log
 fresh_work /tmp/rlscope-hook-breakdown
 use_cleanrl
+cd "$work" || exit 1  # CleanRL's scripts write runs/ where they start.
 steps_preload="$bundle/lib/steps/librlscope_preload.so"
 deadline=$((SECONDS + ${DEADLINE_S:-400}))
 python3 -c 'import sys; print(sys.version.split()[0])'
