@@ -156,20 +156,29 @@ void CountCaptureInstance(uint64_t push_ticks) {
   // The edge at the push itself: the instance that opens the window begins
   // inside it (a window is [open, close)), the one that ends it does not.
   const uint64_t seen = g_instances.fetch_add(1, std::memory_order_relaxed) + 1;
-  bool opens = seen == g_skip + 1, closes = g_count > 0 && seen == g_skip + g_count + 1;
-  if (g_every > 0 && seen > g_skip) {
+  if (g_every > 0) {
     // Instance k (0-based, after the skip) opens a window at every
-    // multiple of the period and closes it M instances later.
+    // multiple of the period and closes it M instances later. Under the
+    // lock the state follows the count as it is then, not this push's
+    // view of it: a push of another thread that closed the window may
+    // have taken the lock first (without the GIL: native or NVTX pushes),
+    // and this late opening must not hold capture open for a period.
+    if (seen <= g_skip) return;
     const uint64_t phase = (seen - g_skip - 1) % g_every;
-    opens = phase == 0;
-    closes = phase == g_count;
+    if (phase != 0 && phase != g_count) return;
+    pthread_mutex_lock(&g_mutex);
+    const uint64_t now_seen = g_instances.load(std::memory_order_relaxed);
+    SetLocked((now_seen - g_skip - 1) % g_every < g_count, wire::CaptureReason::kInstances, push_ticks);
+    pthread_mutex_unlock(&g_mutex);
+    return;
   }
+  const bool opens = seen == g_skip + 1, closes = g_count > 0 && seen == g_skip + g_count + 1;
   if (!opens && !closes) return;
   pthread_mutex_lock(&g_mutex);
   if (opens) SetLocked(true, wire::CaptureReason::kInstances, push_ticks);
   if (closes) {
     SetLocked(false, wire::CaptureReason::kInstances, push_ticks);
-    if (g_every == 0) g_ended.store(true, std::memory_order_relaxed);
+    g_ended.store(true, std::memory_order_relaxed);
   }
   pthread_mutex_unlock(&g_mutex);
 }

@@ -13,6 +13,7 @@ namespace rlscope::preload {
 std::atomic<uint32_t> FlushSignal::word_{0};
 std::atomic<uint64_t> FlushSignal::waits_{0};
 std::atomic<uint64_t> FlushSignal::progress_{0};
+std::atomic<int64_t> FlushSignal::first_limit_ns_{0};
 std::atomic<bool> FlushSignal::sleeping_{false};
 std::atomic<bool> FlushSignal::awaited_{false};
 
@@ -47,7 +48,11 @@ bool FlushSignal::RequestAndAwait(int stall_ms, int limit_ms) {
   const uint64_t target = waits_.load(std::memory_order_acquire) + (asleep ? 1 : 2);
   if (word_.exchange(1, std::memory_order_acq_rel) == 0) Wake();
   const int64_t start_ns = MonotonicNs();
-  const int64_t limit_ns = start_ns + limit_ms * 1'000'000LL;
+  // One limit per process, from its first crash wait: a program's handler
+  // that calls ours and then raises into it again waits once in all.
+  int64_t limit_ns = 0;  // Left 0 where this wait is the first; else the first's.
+  first_limit_ns_.compare_exchange_strong(limit_ns, start_ns + limit_ms * 1'000'000LL, std::memory_order_acq_rel);
+  if (limit_ns == 0) limit_ns = start_ns + limit_ms * 1'000'000LL;
   uint64_t seen = progress_.load(std::memory_order_acquire) + waits_.load(std::memory_order_acquire);
   int64_t last_progress_ns = start_ns;
   for (;;) {

@@ -25,6 +25,7 @@ class FlushSignal {
     word_.store(0, std::memory_order_relaxed);
     sleeping_.store(false, std::memory_order_relaxed);
     awaited_.store(false, std::memory_order_relaxed);
+    first_limit_ns_.store(0, std::memory_order_relaxed);
   }
   // RequestAndAwait: requests a flush and waits, polling, until one that
   // began after the request has finished (true), or the flusher sent
@@ -48,6 +49,7 @@ class FlushSignal {
   // finished at each), and whether the flusher is inside the wait.
   static std::atomic<uint64_t> waits_;
   static std::atomic<uint64_t> progress_;
+  static std::atomic<int64_t> first_limit_ns_;  // RequestAndAwait's limit, set by the first (0: none yet).
   static std::atomic<bool> sleeping_;
   static std::atomic<bool> awaited_;
 };

@@ -26,6 +26,7 @@
 #include "preload/loader_gate.h"
 #include "preload/native_stack_sampler.h"
 #include "preload/problem_notice.h"
+#include "preload/python_hook_breakdown.h"
 #include "preload/raw_log.h"
 #include "preload/real_process_functions.h"
 #include "preload/real_symbol.h"
@@ -151,6 +152,7 @@ __attribute__((constructor)) void StartPreload() {
   ResolveRealSpawnFunctions();        // So do these (real_process_functions.h).
   ResolveRealExecFunctions();
   TickClock::Init();
+  InitPythonHookBreakdown();
   const char* socket_path = getenv("RLSCOPE_SOCKET");
   if (socket_path == nullptr || socket_path[0] == '\0') return;  // Not under `rlscope run`.
   if (strlen(socket_path) >= sizeof(g_socket_path)) {

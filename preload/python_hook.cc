@@ -774,18 +774,19 @@ int ProfileHook(PyObject*, PyFrameObject* frame, int what, PyObject* arg) {
       sample.set_part(HookPart::kReturn);
       OnReturn(thread, frame, [&] { return LookUpCode(frame); });
       break;
-    case kTraceCCall:
+    case kTraceCCall: {
+      const uintptr_t function = NativeFunctionOf(arg);
       HookMark(HookStep::kCallable);
-      sample.set_part(OnNativeCall(
-                          thread, frame, NativeFunctionOf(arg), frame,
-                          [&](CodeInfo** code, uint16_t* line) {
-                            *code = LookUpCode(frame);
-                            *line = *code != nullptr ? LineOf(*code, frame) : 0;
-                          },
-                          [](CodeInfo**) { return uint32_t{0}; })  // The profile function sees no wrapping callables.
-                          ? HookPart::kCallRecorded
-                          : HookPart::kCallBuiltin);
+      const bool recorded = OnNativeCall(
+          thread, frame, function, frame,
+          [&](CodeInfo** code, uint16_t* line) {
+            *code = LookUpCode(frame);
+            *line = *code != nullptr ? LineOf(*code, frame) : 0;
+          },
+          [](CodeInfo**) { return uint32_t{0}; });  // The profile function sees no wrapping callables.
+      sample.set_part(recorded ? HookPart::kCallRecorded : HookPart::kCallBuiltin);
       break;
+    }
     case kTraceCReturn:
     case kTraceCException:
       sample.set_part(HookPart::kNativeReturn);
@@ -1281,6 +1282,7 @@ void OnForkChild() {
   // The child's flusher posts its counts from 0: the parent's are not its own.
   g_stack_resets.store(0, std::memory_order_relaxed);
   g_entries_given_up.store(0, std::memory_order_relaxed);
+  ResetPythonHookBreakdown();
   PythonThread* thread = t_python;
   if (thread == nullptr || !g_recording) return;
   PostPythonVersion();  // The child's stream is new: say again which Python runs.

@@ -18,7 +18,7 @@ struct Tally {
 };
 
 Tally g_parts[static_cast<int>(HookPart::kCount)];
-[[maybe_unused]] Tally g_steps[static_cast<int>(HookStep::kCount)];
+Tally g_steps[static_cast<int>(HookStep::kCount)];
 
 constexpr const char* kPartNames[] = {
     "other", "python start", "python return", "call of python", "call of a builtin", "call recorded", "native return"};
@@ -47,11 +47,24 @@ __thread uint64_t t_hook_mark_ticks __attribute__((tls_model("initial-exec"))) =
 void NoteHookStep(HookStep step, uint64_t ticks) { g_steps[static_cast<int>(step)].Add(ticks); }
 #endif
 
-void NoteHookPart(HookPart part, uint64_t ticks) { g_parts[static_cast<int>(part)].Add(ticks); }
+bool g_hook_breakdown = false;
+
+void InitPythonHookBreakdown() {
+  const char* wanted = getenv("RLSCOPE_HOOK_BREAKDOWN");
+  g_hook_breakdown = wanted != nullptr && wanted[0] == '1';
+}
+
+void ResetPythonHookBreakdown() {
+  for (Tally& tally : g_parts) tally.samples = tally.ticks = 0;
+  for (Tally& tally : g_steps) tally.samples = tally.ticks = 0;
+}
+
+void NoteHookPart(HookPart part, uint64_t ticks) {
+  if (g_hook_breakdown) g_parts[static_cast<int>(part)].Add(ticks);
+}
 
 void LogPythonHookBreakdown(double ns_per_tick) {
-  const char* wanted = getenv("RLSCOPE_HOOK_BREAKDOWN");
-  if (wanted == nullptr || wanted[0] != '1') return;
+  if (!g_hook_breakdown) return;
   LogTallies("part", g_parts, kPartNames, static_cast<int>(HookPart::kCount), ns_per_tick);
 #if RLSCOPE_HOOK_STEPS
   LogTallies("step", g_steps, kStepNames, static_cast<int>(HookStep::kCount), ns_per_tick);

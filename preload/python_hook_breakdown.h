@@ -6,7 +6,8 @@
 //
 // Parts: every sampled callback (PythonHookSample, one in 256) adds its
 // time to its part (the kind of event, and for a call what the callable
-// was). Free for the callbacks that are not sampled.
+// was), when the breakdown was asked for. Free for the callbacks that are
+// not sampled.
 // Steps: with the build option RLSCOPE_HOOK_STEPS, the recorded native
 // call's path marks its steps too (the callable read, the recorded check,
 // the caller's code and line, the wrapped function, the store), each mark
@@ -26,7 +27,7 @@
 namespace rlscope::preload {
 
 enum class HookPart : uint8_t {
-  kOther,         // Unwind, throw, a callback that found no thread.
+  kOther,         // Unwind, throw, the no-op hook's callbacks.
   kStart,         // A Python function's start (PY_START, PY_RESUME; the profile function's call).
   kReturn,        // Its return.
   kCallPython,    // A call site whose callable is a Python function.
@@ -45,6 +46,14 @@ enum class HookStep : uint8_t {
   kCount,
 };
 
+// Whether RLSCOPE_HOOK_BREAKDOWN=1 (read by InitPythonHookBreakdown at
+// the preload's start): the tallies are kept only then.
+extern bool g_hook_breakdown;
+void InitPythonHookBreakdown();
+// ResetPythonHookBreakdown: a fork child starts with no samples (else its
+// exit would print the parent's again).
+void ResetPythonHookBreakdown();
+
 // NoteHookPart: a sampled callback of `part` took `ticks`.
 void NoteHookPart(HookPart part, uint64_t ticks);
 
@@ -53,7 +62,7 @@ void NoteHookPart(HookPart part, uint64_t ticks);
 extern __thread uint64_t t_hook_mark_ticks __attribute__((tls_model("initial-exec")));
 void NoteHookStep(HookStep step, uint64_t ticks);
 inline void HookMark(HookStep step) {
-  if (__builtin_expect(t_hook_mark_ticks != 0, 0)) {
+  if (__builtin_expect(t_hook_mark_ticks != 0, 0) && g_hook_breakdown) {
     const uint64_t now = NowTicks();
     NoteHookStep(step, now - t_hook_mark_ticks);
     t_hook_mark_ticks = now;

@@ -69,9 +69,15 @@ class PythonHookSample {
 
  private:
   static uint64_t Begin() {
-    // A thread's first callback (its state still 0) only draws the first
-    // gap: it is not timed, as any other callback is not, on average.
+    // A thread's first callback (its state still 0) seeds the thread's
+    // gaps (from its thread-local block's address: threads and processes
+    // draw different sequences) and draws the first: it is not timed, as
+    // any other callback is not, on average.
     const bool first = t_python_hook_gap_state == 0;
+    if (first) {
+      const auto seed = reinterpret_cast<uintptr_t>(&t_python_hook_gap_state);
+      t_python_hook_gap_state = static_cast<uint32_t>(seed ^ (seed >> 32)) | 1u;
+    }
     t_python_hook_countdown = NextPythonHookSampleGap();
     if (first) return 0;
     const uint64_t now = NowTicks();

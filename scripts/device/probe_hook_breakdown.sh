@@ -7,7 +7,7 @@
 #   steps          a preload built with -DRLSCOPE_HOOK_STEPS=ON, carried as
 #                  .device/lib/steps/librlscope_preload.so (bundle.sh with
 #                  RLSCOPE_STEPS_BUILD=DIR): also a recorded native call's
-#                  steps (each mark's clock read adds ~10 ns);
+#                  steps (each mark's clock read adds 10-20 ns);
 #   steps_nocupti  the same without CUPTI (--no-cupti): whether the GPU
 #                  level's work between callbacks is what slows them.
 # With .device carried and CleanRL's sources in .device/bench_sources
@@ -34,8 +34,10 @@ script_of() {
 }
 
 for name in ${ONLY:-td3 sac td3_jax}; do
-  read -r -a program <<<"$(script_of "$name")" || { echo "unknown script $name"; continue; }
+  spec=$(script_of "$name") || { echo "unknown script $name"; continue; }
+  read -r -a program <<<"$spec"
   for config in ${CONFIGS:-parts steps steps_nocupti}; do
+    case "$config" in parts | steps | steps_nocupti) ;; *) echo "unknown configuration $config"; continue ;; esac
     if ((SECONDS >= deadline)); then echo "(deadline reached: $name $config skipped)"; continue; fi
     extra=() preload=()
     [[ "$config" == steps* ]] && preload=(RLSCOPE_PRELOAD="$steps_preload")

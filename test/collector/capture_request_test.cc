@@ -23,6 +23,8 @@ TEST_CASE("Each capture option is described as typed", "[capture_request]") {
   instances.count = 2000;
   instances.operation = "simulation";
   CHECK(DescribeCaptureWindow(instances) == "--skip 1000 --capture 2000 --capture-op simulation");
+  instances.every = 10000;
+  CHECK(DescribeCaptureWindow(instances) == "--skip 1000 --capture 2000 --every 10000 --capture-op simulation");
 
   CaptureWindow ranges;
   ranges.api = true;

@@ -42,8 +42,8 @@ TEST_CASE("the crash waits for a flush that keeps sending past the stall time", 
   FlushSignal::Reset();
   // 1.5 s of sending, a frame every 50 ms: three times the stall time.
   std::atomic<bool> done{false};
+  const int64_t start = MonotonicNs();  // Before the flusher's frames begin.
   std::thread flusher = FakeFlusher(30, std::chrono::milliseconds(50), done);
-  const int64_t start = MonotonicNs();
   CHECK(FlushSignal::RequestAndAwait(/*stall_ms=*/500, /*limit_ms=*/60000));
   CHECK(SecondsSince(start) >= 1.5);
   done.store(true);
