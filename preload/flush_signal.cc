@@ -50,9 +50,10 @@ bool FlushSignal::RequestAndAwait(int stall_ms, int limit_ms) {
   const int64_t start_ns = MonotonicNs();
   // One limit per process, from its first crash wait: a program's handler
   // that calls ours and then raises into it again waits once in all.
-  int64_t limit_ns = 0;  // Left 0 where this wait is the first; else the first's.
-  first_limit_ns_.compare_exchange_strong(limit_ns, start_ns + limit_ms * 1'000'000LL, std::memory_order_acq_rel);
-  if (limit_ns == 0) limit_ns = start_ns + limit_ms * 1'000'000LL;
+  const int64_t own_limit_ns = start_ns + limit_ms * 1'000'000LL;
+  int64_t limit_ns = 0;  // The first wait's limit, where this one is not the first.
+  if (first_limit_ns_.compare_exchange_strong(limit_ns, own_limit_ns, std::memory_order_acq_rel))
+    limit_ns = own_limit_ns;
   uint64_t seen = progress_.load(std::memory_order_acquire) + waits_.load(std::memory_order_acquire);
   int64_t last_progress_ns = start_ns;
   for (;;) {

@@ -918,8 +918,7 @@ inline bool Quiet(const PythonThread* thread, CodeInfo* code) {
 void NoteTracedOperation(PythonThread* thread, const CodeInfo* code);  // Wrapped callables, below.
 
 PyObject* MonitorStart(PyObject*, PyObject* const* args, Py_ssize_t nargs) {  // code, offset
-  PythonHookSample sample;
-  sample.set_part(HookPart::kStart);
+  const PythonHookSample sample(HookPart::kStart);
   PythonThread* thread = CurrentPythonThread();
   if (thread == nullptr || nargs < 1) return g_api.none;
   PyObject* code = args[0];
@@ -938,8 +937,7 @@ PyObject* MonitorStart(PyObject*, PyObject* const* args, Py_ssize_t nargs) {  //
 }
 
 PyObject* MonitorReturn(PyObject*, PyObject* const* args, Py_ssize_t nargs) {  // code, offset, value
-  PythonHookSample sample;
-  sample.set_part(HookPart::kReturn);
+  const PythonHookSample sample(HookPart::kReturn);
   PythonThread* thread = CurrentPythonThread();
   if (thread == nullptr || nargs < 1) return g_api.none;
   CodeInfo* info = LookUpCodeObject(args[0], RunningGlobals);
@@ -1171,8 +1169,7 @@ PyObject* MonitorCall(PyObject*, PyObject* const* args, Py_ssize_t nargs) {  // 
 }
 
 PyObject* MonitorNativeReturn(PyObject*, PyObject* const* args, Py_ssize_t nargs) {  // code, offset, callable, arg0
-  PythonHookSample sample;
-  sample.set_part(HookPart::kNativeReturn);
+  const PythonHookSample sample(HookPart::kNativeReturn);
   PythonThread* thread = CurrentPythonThread();
   if (thread == nullptr || nargs < 3) return g_api.none;
   OnNativeReturn(thread, FrameKeyNow(), [&] {

@@ -8,8 +8,9 @@
 // callback pays two clock reads. The gap to the next sample is drawn at
 // random from 129..383 callbacks (mean: the stride): a fixed gap aliases
 // with a program's loop, whose callbacks repeat in a fixed order (a
-// native call, then its return), and timed only one kind of callback. A sample's time is added to the thread's
-// kPythonHookSample overhead, which the correction does not remove again.
+// native call, then its return), and timed only one kind of callback. A
+// sample's time is added to the thread's kPythonHookSample overhead,
+// which the correction does not remove again.
 //
 // A sample's time is capped at kPythonHookSampleCapNs: scaled up 256x, one
 // callback preempted for a few milliseconds on a busy machine would
@@ -51,7 +52,9 @@ void SetPythonHookSampleTicksPerNs(double ticks_per_ns);
 
 class PythonHookSample {
  public:
-  PythonHookSample() : begin_(__builtin_expect(--t_python_hook_countdown <= 0, 0) ? Begin() : 0) {}
+  // `part`: what the callback is, where known at its entry (else set_part).
+  explicit PythonHookSample(HookPart part = HookPart::kOther)
+      : begin_(__builtin_expect(--t_python_hook_countdown <= 0, 0) ? Begin() : 0), part_(part) {}
   ~PythonHookSample() {
     if (__builtin_expect(begin_ == 0, 1)) return;
     HookMarkBegin(0);
@@ -85,7 +88,7 @@ class PythonHookSample {
     return now;
   }
   const uint64_t begin_;
-  HookPart part_ = HookPart::kOther;
+  HookPart part_;
 };
 
 }  // namespace rlscope::preload

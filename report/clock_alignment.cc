@@ -68,19 +68,21 @@ struct Location {
 
 Location Locate(const std::vector<int64_t>& values) {
   Location location;
-  location.median = MedianOf(values);
+  std::vector<int64_t> sorted = values;  // For the median and the order statistics around it.
+  std::sort(sorted.begin(), sorted.end());
+  const size_t middle = sorted.size() / 2;
+  location.median =
+      sorted.size() % 2 == 1 ? sorted[middle] : sorted[middle - 1] + (sorted[middle] - sorted[middle - 1]) / 2;
   std::vector<int64_t> distances;
   distances.reserve(values.size());
   for (int64_t value : values) distances.push_back(std::llabs(value - location.median));
   location.spread = MedianOf(std::move(distances));
   const double n = static_cast<double>(values.size());
   location.standard_error = 1.2533 * 1.4826 * static_cast<double>(location.spread) / std::sqrt(n);
-  std::vector<int64_t> sorted = values;
-  std::sort(sorted.begin(), sorted.end());
   const double reach = 0.98 * std::sqrt(n);
   const auto low = static_cast<size_t>(std::max(0.0, std::floor(n / 2 - reach)));
   const auto high = static_cast<size_t>(std::min(n - 1, std::ceil(n / 2 + reach)));
-  if (!sorted.empty() && high > low) {
+  if (high > low) {
     const double interval = static_cast<double>(sorted[high] - sorted[low]) / (2 * 1.96);
     location.standard_error = std::max(location.standard_error, interval);
   }
