@@ -8,6 +8,7 @@ later (test/CMakeLists.txt finds one; without one the test is not added).
 """
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -204,6 +205,31 @@ class Monitoring(unittest.TestCase):
 
     def test_native_calls_from_many_places_of_one_loop_are_each_on_their_line(self):
         check_many_call_sites(self, ARGS.python)
+
+    def test_sites_that_call_python_functions_stop_calling_back(self):
+        # Each step calls two Python functions; once the user's running
+        # line has been checked, their sites are disabled (their starts are
+        # events of their own), so "call of python" is timed about never,
+        # where keeping them would time one in 256 of 2 * steps. The
+        # helper's native calls are all still seen.
+        steps = 20000
+        program = os.path.join(os.path.dirname(PROGRAM), "python_call_sites.py")
+
+        def profiled(**variables):
+            env = dict(os.environ, RLSCOPE_HOOK_BREAKDOWN="1", **variables)
+            run = ProfiledRun(self, [ARGS.python, program, str(steps)], options=("--quiet",), env=env)
+            self.assertEqual(run.result.stdout.split()[0], str(steps))
+            parts = {match.group(1): int(match.group(2)) for match in
+                     re.finditer(r"python hook part (.+?) +(\d+) samples", run.result.stderr)}
+            (process,) = run.report["processes"]
+            dropped = process["dropped_events"]
+            self.assertLessEqual(calls_at(process, "encode"), steps)
+            self.assertGreaterEqual(calls_at(process, "encode"), steps - dropped, process["python_lines"])
+            return parts.get("call of python", 0)
+
+        self.assertLess(profiled(), 16)
+        # The control: with nothing disabled the same loop's sites are timed.
+        self.assertGreater(profiled(RLSCOPE_PYTHON_DISABLE="0"), 60)
 
     def test_hook_breakdown_times_every_kind_of_callback(self):
         check_hook_breakdown(self, ARGS.python)
