@@ -56,6 +56,7 @@ namespace rlscope::preload {
 
 __thread int32_t t_python_hook_countdown __attribute__((tls_model("initial-exec"))) = 0;
 __thread uint32_t t_python_hook_gap_state __attribute__((tls_model("initial-exec"))) = 0;
+__thread bool t_python_hook_code_setup __attribute__((tls_model("initial-exec"))) = false;
 std::atomic<uint64_t> g_python_hook_sample_cap_ticks{static_cast<uint64_t>(kPythonHookSampleCapNs * 5)};
 
 void SetPythonHookSampleTicksPerNs(double ticks_per_ns) {
@@ -331,6 +332,7 @@ CodeInfo* LookUpCodeObject(PyObject* code, GlobalsSource&& globals) {
   // First sight of this code object: slow (attribute lookups, interning,
   // rule matching), so it times itself for the correction.
   const uint64_t begin = NowTicks();
+  t_python_hook_code_setup = true;
   CodeInfo* info = SetUpCode(code, globals());
   if (ThreadBuffer* buffer = t_state.buffer; buffer != nullptr) {
     buffer->CountOverhead(wire::OverheadKind::kCodeSetup, NowTicks() - begin);

@@ -20,8 +20,9 @@ struct Tally {
 Tally g_parts[static_cast<int>(HookPart::kCount)];
 Tally g_steps[static_cast<int>(HookStep::kCount)];
 
-constexpr const char* kPartNames[] = {
-    "other", "python start", "python return", "call of python", "call of a builtin", "call recorded", "native return"};
+constexpr const char* kPartNames[] = {"other",          "python start",       "python return",
+                                      "call of python", "call of a builtin",  "call recorded",
+                                      "native return",  "first sight of code"};
 constexpr const char* kStepNames[] = {"callable", "recorded check", "caller's code and line", "wrapped and operation",
                                       "store"};
 static_assert(sizeof(kPartNames) / sizeof(kPartNames[0]) == static_cast<int>(HookPart::kCount));

@@ -34,6 +34,7 @@ enum class HookPart : uint8_t {
   kCallBuiltin,   // A native callable that is Python time (not recorded).
   kCallRecorded,  // A native callable that is recorded (a transition, a wait).
   kNativeReturn,  // A native call's return (C_RETURN, C_RAISE).
+  kCodeSetup,     // Any callback that met a code object first (its info set up: once per code object).
   kCount,
 };
 

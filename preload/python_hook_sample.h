@@ -34,6 +34,11 @@ namespace rlscope::preload {
 // the gaps, per thread.
 extern __thread int32_t t_python_hook_countdown __attribute__((tls_model("initial-exec")));
 extern __thread uint32_t t_python_hook_gap_state __attribute__((tls_model("initial-exec")));
+// Set by a callback that sets up a code object's info (5-7 us, once per
+// code object), so a sampled one is tallied apart (HookPart::kCodeSetup):
+// at start-up, imports make such callbacks common enough to swamp the
+// steady state's starts in the breakdown.
+extern __thread bool t_python_hook_code_setup __attribute__((tls_model("initial-exec")));
 
 // NextPythonHookSampleGap: uniform in [stride/2 + 1, 3 stride/2 - 1]
 // (mean: the stride), from a per-thread linear congruential sequence.
@@ -58,6 +63,7 @@ class PythonHookSample {
   ~PythonHookSample() {
     if (__builtin_expect(begin_ == 0, 1)) return;
     HookMarkBegin(0);
+    if (t_python_hook_code_setup) part_ = HookPart::kCodeSetup;
     const uint64_t cap = g_python_hook_sample_cap_ticks.load(std::memory_order_relaxed);
     const uint64_t elapsed = NowTicks() - begin_;
     NoteHookPart(part_, elapsed < cap ? elapsed : cap);
@@ -83,6 +89,7 @@ class PythonHookSample {
     }
     t_python_hook_countdown = NextPythonHookSampleGap();
     if (first) return 0;
+    t_python_hook_code_setup = false;
     const uint64_t now = NowTicks();
     HookMarkBegin(now);
     return now;
