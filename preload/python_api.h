@@ -117,19 +117,21 @@ inline uintptr_t LoadPointer(const void* base, size_t offset) {
   return *reinterpret_cast<const uintptr_t*>(reinterpret_cast<const char*>(base) + offset);
 }
 
+// MethodDefOf: the PyMethodDef of a builtin function or method descriptor
+// `callable` of type `type` (it decides the C function called), or 0 for
+// any other callable.
+inline uintptr_t MethodDefOf(PyObject* callable, const void* type) {
+  if (type == g_api.cfunction_type || type == g_api.cmethod_type) {
+    return LoadPointer(callable, kCFunctionMethodDefOffset);
+  }
+  if (type == g_api.method_descriptor_type) return LoadPointer(callable, kMethodDescrMethodDefOffset);
+  return 0;
+}
+
 // NativeFunctionOf: the C function a C_CALL calls, or 0 if unknown.
 inline uintptr_t NativeFunctionOf(PyObject* callable) {
   if (callable == nullptr) return 0;
-  const void* type = TypeOf(callable);
-  size_t method_def_offset;
-  if (type == g_api.cfunction_type || type == g_api.cmethod_type) {
-    method_def_offset = kCFunctionMethodDefOffset;
-  } else if (type == g_api.method_descriptor_type) {
-    method_def_offset = kMethodDescrMethodDefOffset;
-  } else {
-    return 0;
-  }
-  const uintptr_t method_def = LoadPointer(callable, method_def_offset);
+  const uintptr_t method_def = MethodDefOf(callable, TypeOf(callable));
   return method_def != 0 ? LoadPointer(reinterpret_cast<const void*>(method_def), kMethodDefFunctionOffset) : 0;
 }
 

@@ -33,6 +33,7 @@
 #include <pthread.h>
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <cstdlib>
@@ -97,6 +98,7 @@ struct CompiledRule {
   std::vector<uint32_t> unless_ids;  // Interned names of suppressing operations.
 };
 std::vector<CompiledRule>* g_rules = nullptr;       // Set once at attach, never freed.
+bool g_have_rules = false;                          // g_rules holds any.
 std::vector<OperationRule>* g_rule_list = nullptr;  // The same rules, as MatchOperationRule takes them.
 
 constexpr int16_t kNoRule = -1;
@@ -109,6 +111,14 @@ constexpr int16_t kNoRule = -1;
 struct CodeInfo {
   uint32_t code_id;  // Interned "qualname (file:firstline)".
   int16_t rule;
+  // The rule's operation and the operations it is suppressed inside,
+  // copied here so a start reads no rule table (kManyUnless: more than
+  // kUnless of them, read from the rule).
+  static constexpr int kUnless = 3;
+  static constexpr uint8_t kManyUnless = 0xFF;
+  uint8_t unless_count;
+  uint32_t operation_id;
+  uint32_t unless_ids[kUnless];
   bool user_code;  // The user's own (code_origin.h), not a package's or the standard library's.
   // sys.monitoring: its starts and returns are not watched (python_monitoring).
   bool quiet;
@@ -163,7 +173,66 @@ struct NativeCall {
   bool wait;              // A blocking call (kPythonWait), else a transition (kPythonCall).
   uint32_t operation_id;  // The operation the call opened (a wrapped function's rule), or 0.
   CodeInfo* wrapped;      // The Python function the callable wraps, or null.
+  // sys.monitoring: the callable itself, which its C_RETURN passes again
+  // (the frame's stack holds it meanwhile), so the return is matched
+  // without resolving its C function; null under the profile function.
+  const void* callable;
 };
+
+// Where a recorded native call is made: the calling code (0: unknown),
+// whether that is the user's own, and the line.
+struct CallPlace {
+  uint32_t code_id = 0;
+  uint16_t line = 0;
+  bool user_code = false;
+};
+
+// A native call as resolved: its C function (0: unknown), the callable
+// (null: not kept), whether it is recorded, and whether it blocks.
+struct NativeTarget {
+  uintptr_t function;
+  const void* callable;
+  bool recorded;
+  bool wait;
+};
+
+inline NativeTarget ResolveTarget(uintptr_t function, const void* callable) {
+  NativeTarget target{function, callable, false, false};
+  target.recorded = Recorded(function, &target.wait);
+  return target;
+}
+
+// SiteEntry: what a recorded call site of builtin functions or method
+// descriptors (torch's operators, tensor methods) resolved to at its last
+// call, so the next call from there, of the same callable, reads one
+// entry instead of following the callable to its C function, probing the
+// blocking table, and reading the code's info and line table: each of
+// those a load from memory in a real program, whose training step between
+// two callbacks evicts the hook's data (scripts/device/RESULTS.md,
+// 2026-12-05 22:40). Checked against the site (code object, offset), the
+// callable and its PyMethodDef (which decides its C function), and the
+// code epoch, bumped whenever a code object's info is freed, so a code
+// object at a reused address never gets a dead one's line.
+struct SiteEntry {
+  const void* code;  // Null: empty.
+  const void* callable;
+  uintptr_t method_def;
+  uintptr_t function;
+  uint32_t epoch;
+  int32_t offset;
+  uint32_t code_id;
+  uint16_t line;
+  bool user_code;
+  bool wait;
+};
+constexpr int kSiteSlots = 512;  // 24 KiB a thread, touched sparsely.
+std::atomic<uint32_t> g_code_epoch{1};
+
+inline unsigned SiteSlot(const void* code, int offset) {
+  const uint64_t key = (reinterpret_cast<uintptr_t>(code) >> 4) ^ (static_cast<uint64_t>(offset) << 32);
+  return static_cast<unsigned>((key * 0x9E3779B97F4A7C15ull) >> 55);  // 9 bits: kSiteSlots.
+}
+static_assert(kSiteSlots == 512, "SiteSlot keeps the hash's top 9 bits");
 
 // Both stacks hold what the hook has seen open on this thread, which is
 // not always one call stack: greenlets (gevent, eventlet) switch C stacks
@@ -203,30 +272,41 @@ inline void FilterRemove(uint8_t* filter, FrameKey frame) {
   if (count != UINT8_MAX) --count;
 }
 
-struct PythonThread {
-  WatchedFrame watched[kMaxDepth];
+// A frame of the user's own code open on a thread. Under sys.monitoring,
+// which passes no frame to read a line from, also its code object and the
+// offset of its latest call.
+struct UserFrame {
+  FrameKey frame;
+  CodeInfo* code;
+  PyObject* code_object;
+  int offset;
+};
+
+// Laid out for a callback's few cache lines: in a real program the work
+// between two callbacks evicts the hook's data, and each line is a load
+// from memory (scripts/device/RESULTS.md, 2026-12-05 22:40). Every
+// callback reads the depths, so they share the first line; a user frame's
+// fields share one entry.
+struct alignas(64) PythonThread {
   int watched_depth;
   int watched_overflow;  // Watched frames open past a full stack, not stored.
-  NativeCall calls[kMaxDepth];
   int call_depth;
   int call_overflow;  // Native calls open past a full stack, not stored.
+  int user_depth;
+  // The last kPythonUserLine recorded (code id 0: "no user frame").
+  uint32_t user_line_code_id;
+  uint16_t user_line;
+  bool user_line_recorded;
+  alignas(64) WatchedFrame watched[kMaxDepth];
+  NativeCall calls[kMaxDepth];
   uint8_t watched_filter[kFilterSlots];
   uint8_t call_filter[kFilterSlots];
   // The frames of the user's own code open on this thread, innermost last,
   // so a native call made from library code can be tied to the user's line
   // that led to it (kPythonUserLine). Greenlet switches can leave stale
   // entries: a full stack is reset.
-  FrameKey user_frames[kMaxDepth];
-  CodeInfo* user_codes[kMaxDepth];
-  // Under sys.monitoring, which passes no frame to read a line from: each
-  // user frame's code object and the offset of its latest call.
-  PyObject* user_code_objects[kMaxDepth];
-  int user_offsets[kMaxDepth];
-  int user_depth;
-  // The last kPythonUserLine recorded (code id 0: "no user frame").
-  uint32_t user_line_code_id;
-  uint16_t user_line;
-  bool user_line_recorded;
+  UserFrame user_frames[kMaxDepth];
+  SiteEntry sites[kSiteSlots];  // sys.monitoring only.
 };
 
 inline void GiveUp(uint64_t entries) {
@@ -300,6 +380,7 @@ long LongAttribute(PyObject* object, const char* name) {
 
 void FreeCodeInfo(void* info) {
   if (info == nullptr) return;
+  g_code_epoch.fetch_add(1, std::memory_order_relaxed);  // Cached sites of it are dead (SiteEntry).
   free(static_cast<CodeInfo*>(info)->more);
   free(info);
 }
@@ -431,7 +512,17 @@ CodeInfo* SetUpCode(PyObject* code, PyObject* globals) {
       classes_read = true;
       return classes;
     });
-    if (rule >= 0 && rule < INT16_MAX) info->rule = static_cast<int16_t>(rule);
+    if (rule >= 0 && rule < INT16_MAX) {
+      info->rule = static_cast<int16_t>(rule);
+      const CompiledRule& compiled = (*g_rules)[static_cast<size_t>(rule)];
+      info->operation_id = compiled.operation_id;
+      if (compiled.unless_ids.size() > CodeInfo::kUnless) {
+        info->unless_count = CodeInfo::kManyUnless;
+      } else {
+        info->unless_count = static_cast<uint8_t>(compiled.unless_ids.size());
+        std::copy(compiled.unless_ids.begin(), compiled.unless_ids.end(), info->unless_ids);
+      }
+    }
   }
   for (int& lasti : info->lasti) lasti = -1;
   if (g_api.set_extra(code, g_api.extra_index, info) != 0) {
@@ -442,11 +533,24 @@ CodeInfo* SetUpCode(PyObject* code, PyObject* globals) {
   return info;
 }
 
-bool SuppressedByOpenOperation(const PythonThread* thread, const CompiledRule& rule) {
-  for (uint32_t unless : rule.unless_ids) {
-    for (int i = 0; i < thread->watched_depth; ++i) {
-      if (thread->watched[i].operation_id == unless) return true;
+bool OperationOpen(const PythonThread* thread, uint32_t operation_id) {
+  for (int i = 0; i < thread->watched_depth; ++i) {
+    if (thread->watched[i].operation_id == operation_id) return true;
+  }
+  return false;
+}
+
+// Suppressed: whether `code`'s rule (it has one) is suppressed by an
+// operation open on the thread (its unless-inside).
+bool Suppressed(const PythonThread* thread, const CodeInfo* code) {
+  if (__builtin_expect(code->unless_count == CodeInfo::kManyUnless, 0)) {
+    for (uint32_t unless : (*g_rules)[static_cast<size_t>(code->rule)].unless_ids) {
+      if (OperationOpen(thread, unless)) return true;
     }
+    return false;
+  }
+  for (int u = 0; u < code->unless_count; ++u) {
+    if (OperationOpen(thread, code->unless_ids[u])) return true;
   }
   return false;
 }
@@ -479,12 +583,7 @@ void CloseWatchedAbove(PythonThread* thread, int first, uint64_t now) {
 bool WatchOf(const PythonThread* thread, const CodeInfo* code, bool* callback, uint32_t* operation_id) {
   *callback = thread->call_depth > 0 || thread->call_overflow > 0;
   *operation_id = 0;
-  if (g_rules != nullptr && !g_rules->empty()) {
-    if (code != nullptr && code->rule != kNoRule) {
-      const CompiledRule& rule = (*g_rules)[static_cast<size_t>(code->rule)];
-      if (!SuppressedByOpenOperation(thread, rule)) *operation_id = rule.operation_id;
-    }
-  }
+  if (code != nullptr && code->rule != kNoRule && !Suppressed(thread, code)) *operation_id = code->operation_id;
   return *callback || *operation_id != 0;
 }
 
@@ -492,10 +591,7 @@ bool WatchOf(const PythonThread* thread, const CodeInfo* code, bool* callback, u
 inline void TrackUserFrame(PythonThread* thread, FrameKey frame, CodeInfo* code, PyObject* code_object) {
   if (code == nullptr || !code->user_code) return;
   if (thread->user_depth >= kMaxDepth) thread->user_depth = 0;  // Stale entries (greenlets): start again.
-  thread->user_frames[thread->user_depth] = frame;
-  thread->user_codes[thread->user_depth] = code;
-  thread->user_code_objects[thread->user_depth] = code_object;
-  thread->user_offsets[thread->user_depth] = -1;
+  thread->user_frames[thread->user_depth] = {frame, code, code_object, -1};
   ++thread->user_depth;
 }
 
@@ -526,7 +622,7 @@ void OnCall(PythonThread* thread, FrameKey frame, CodeInfo* code, PyFrameObject*
 // info, asked only while frames past a full stack are open.
 template <typename CodeOfFrame>
 void OnReturn(PythonThread* thread, FrameKey frame, CodeOfFrame&& code_of) {
-  if (thread->user_depth > 0 && thread->user_frames[thread->user_depth - 1] == frame) --thread->user_depth;
+  if (thread->user_depth > 0 && thread->user_frames[thread->user_depth - 1].frame == frame) --thread->user_depth;
   int depth = thread->watched_depth;
   if (depth == 0) return;
   // Usually the top (O(1)).
@@ -636,13 +732,13 @@ void MarkUserLine(PythonThread* thread, FrameKey frame) {
   uint16_t line = 0;
   if (thread->user_depth > 0) {
     const int top = thread->user_depth - 1;
-    CodeInfo* code = thread->user_codes[top];
-    code_id = code->code_id;
-    if (PyObject* code_object = thread->user_code_objects[top]; code_object != nullptr) {
-      const int running = UserFrameOffset(frame, thread->user_frames[top], code_object);
-      line = LineAt(code, code_object, running >= 0 ? running : thread->user_offsets[top]);
+    const UserFrame& user = thread->user_frames[top];
+    code_id = user.code->code_id;
+    if (user.code_object != nullptr) {
+      const int running = UserFrameOffset(frame, user.frame, user.code_object);
+      line = LineAt(user.code, user.code_object, running >= 0 ? running : user.offset);
     } else {
-      line = LineOf(code, const_cast<PyFrameObject*>(static_cast<const PyFrameObject*>(thread->user_frames[top])));
+      line = LineOf(user.code, const_cast<PyFrameObject*>(static_cast<const PyFrameObject*>(user.frame)));
     }
   }
   if (thread->user_line_recorded && thread->user_line_code_id == code_id && thread->user_line == line) return;
@@ -655,16 +751,15 @@ void MarkUserLine(PythonThread* thread, FrameKey frame) {
 
 void PopCalls(PythonThread* thread, int first);
 
-// OnNativeCall: `frame` calls C function `function` (0: unknown); false
-// when that is a builtin (Python time: counted, not recorded). For a call
-// that is recorded, `where(&code, &line)` tells the calling code and line,
-// and `opens(&wrapped)` the operation the call opens until it returns (0:
+// OnNativeCall: `frame` calls `target`; false when that is a builtin
+// (Python time: counted, not recorded). For a call that is recorded,
+// `where(&place)` tells where it is made (CallPlace), and
+// `opens(&wrapped)` the operation the call opens until it returns (0:
 // none) and the Python function the callable wraps (null: none).
 template <typename Where, typename Opens>
-bool OnNativeCall(PythonThread* thread, FrameKey frame, uintptr_t function, PyFrameObject* legacy_frame, Where&& where,
-                  Opens&& opens) {
-  bool wait;
-  if (!Recorded(function, &wait)) {
+bool OnNativeCall(PythonThread* thread, FrameKey frame, const NativeTarget& target, PyFrameObject* legacy_frame,
+                  Where&& where, Opens&& opens) {
+  if (!target.recorded) {
     CountUnrecorded(wire::OverheadKind::kPythonBuiltin);
     return false;
   }
@@ -691,17 +786,16 @@ bool OnNativeCall(PythonThread* thread, FrameKey frame, uintptr_t function, PyFr
     operation_id = opens(&wrapped);
     if (operation_id == 0) return true;
   }
-  CodeInfo* code = nullptr;
-  uint16_t line = 0;
-  where(&code, &line);
-  const uint32_t code_id = code != nullptr ? code->code_id : 0;
-  if (code == nullptr || !code->user_code) MarkUserLine(thread, frame);
+  CallPlace place;
+  where(&place);
+  if (!place.user_code) MarkUserLine(thread, frame);
   HookMark(HookStep::kWhere);
   if (!closed) operation_id = opens(&wrapped);
   HookMark(HookStep::kOpens);
   const uint64_t now = NowTicks();
   if (operation_id != 0) Record(wire::EventKind::kOperationPush, operation_id, now, now, 0, kInferredSource);
-  thread->calls[thread->call_depth] = {frame, function, now, code_id, line, wait, operation_id, wrapped};
+  thread->calls[thread->call_depth] = {frame,       target.function, now,     place.code_id,  place.line,
+                                       target.wait, operation_id,    wrapped, target.callable};
   ++thread->call_depth;
   FilterAdd(thread->call_filter, frame);
   HookMark(HookStep::kStore);
@@ -722,10 +816,12 @@ void PopCalls(PythonThread* thread, int first) {
   thread->call_depth = first;
 }
 
-// OnNativeReturn: a C call made by `frame` returns; `function_of()` tells
-// which C function it was, asked only when something is open there.
+// OnNativeReturn: a C call made by `frame` through `callable` (null:
+// unknown) returns; `function_of()` tells which C function it was, asked
+// only when something is open there and the callable is not the one
+// stored.
 template <typename FunctionOf>
-void OnNativeReturn(PythonThread* thread, FrameKey frame, FunctionOf&& function_of) {
+void OnNativeReturn(PythonThread* thread, FrameKey frame, const void* callable, FunctionOf&& function_of) {
   // Most returns are of filtered builtins with nothing open, or in another
   // frame than the open calls: rejected before resolving the function.
   int depth = thread->call_depth;
@@ -746,7 +842,7 @@ void OnNativeReturn(PythonThread* thread, FrameKey frame, FunctionOf&& function_
     if (depth == 0) return;
   }
   const NativeCall& call = thread->calls[depth - 1];
-  if (function_of() != call.function) return;
+  if ((callable == nullptr || callable != call.callable) && function_of() != call.function) return;
   const uint64_t now = NowTicks();
   if (!call.wait) {
     Record(wire::EventKind::kPythonCall, call.code_id, call.begin_ticks, now, call.function, call.line);
@@ -777,13 +873,14 @@ int ProfileHook(PyObject*, PyFrameObject* frame, int what, PyObject* arg) {
       OnReturn(thread, frame, [&] { return LookUpCode(frame); });
       break;
     case kTraceCCall: {
-      const uintptr_t function = NativeFunctionOf(arg);
+      const NativeTarget target = ResolveTarget(NativeFunctionOf(arg), nullptr);
       HookMark(HookStep::kCallable);
       const bool recorded = OnNativeCall(
-          thread, frame, function, frame,
-          [&](CodeInfo** code, uint16_t* line) {
-            *code = LookUpCode(frame);
-            *line = *code != nullptr ? LineOf(*code, frame) : 0;
+          thread, frame, target, frame,
+          [&](CallPlace* place) {
+            if (CodeInfo* code = LookUpCode(frame); code != nullptr) {
+              *place = {code->code_id, LineOf(code, frame), code->user_code};
+            }
           },
           [](CodeInfo**) { return uint32_t{0}; });  // The profile function sees no wrapping callables.
       sample.set_part(recorded ? HookPart::kCallRecorded : HookPart::kCallBuiltin);
@@ -792,7 +889,7 @@ int ProfileHook(PyObject*, PyFrameObject* frame, int what, PyObject* arg) {
     case kTraceCReturn:
     case kTraceCException:
       sample.set_part(HookPart::kNativeReturn);
-      OnNativeReturn(thread, frame, [&] { return NativeFunctionOf(arg); });
+      OnNativeReturn(thread, frame, nullptr, [&] { return NativeFunctionOf(arg); });
       break;
     default: break;
   }
@@ -1099,11 +1196,10 @@ uint32_t g_forward_id = 0;
 // else the function's own rule, else a forward pass when its traced
 // computation applied a module.
 uint32_t WrappedOperation(const PythonThread* thread, const CodeInfo* code) {
-  if (code == nullptr || g_rules == nullptr || g_rules->empty()) return 0;
+  if (code == nullptr || !g_have_rules) return 0;
   if (code->computes_gradient) return g_backprop_id;
   if (code->rule == kNoRule) return code->computes_forward ? g_forward_id : 0;
-  const CompiledRule& rule = (*g_rules)[static_cast<size_t>(code->rule)];
-  return SuppressedByOpenOperation(thread, rule) ? 0 : rule.operation_id;
+  return Suppressed(thread, code) ? 0 : code->operation_id;
 }
 
 // WrappedCallable: WrappedCode for a callable that can wrap (not a
@@ -1113,7 +1209,7 @@ CodeInfo* WrappedCallable(PyObject* callable) {
   if (type == g_api.cfunction_type || type == g_api.cmethod_type || type == g_api.method_descriptor_type) {
     return nullptr;
   }
-  return g_rules != nullptr && !g_rules->empty() ? WrappedCode(callable) : nullptr;
+  return g_have_rules ? WrappedCode(callable) : nullptr;
 }
 
 // NoteTracedOperation: `code` starts; if it opens backprop or a forward
@@ -1121,7 +1217,7 @@ CodeInfo* WrappedCallable(PyObject* callable) {
 // their functions compute gradients or a forward pass.
 void NoteTracedOperation(PythonThread* thread, const CodeInfo* code) {
   if (code == nullptr || code->rule == kNoRule || thread->call_depth == 0 || g_backprop_id == 0) return;
-  const uint32_t operation_id = (*g_rules)[static_cast<size_t>(code->rule)].operation_id;
+  const uint32_t operation_id = code->operation_id;
   if (operation_id != g_backprop_id && operation_id != g_forward_id) return;
   for (int i = 0; i < thread->call_depth; ++i) {
     if (CodeInfo* wrapped = thread->calls[i].wrapped; wrapped != nullptr) {
@@ -1135,7 +1231,7 @@ void NoteTracedOperation(PythonThread* thread, const CodeInfo* code) {
 // that line may come from the latest call's offset (the frame's running
 // instruction not yet checked, or found unreadable).
 inline bool UserOffsetsNeedSite(const PythonThread* thread, FrameKey frame) {
-  if (thread->user_depth == 0 || thread->user_frames[thread->user_depth - 1] != frame) return false;
+  if (thread->user_depth == 0 || thread->user_frames[thread->user_depth - 1].frame != frame) return false;
   return !g_running_offsets || g_frame_objects || g_offset_checks < kOffsetChecks;
 }
 
@@ -1146,30 +1242,59 @@ PyObject* MonitorCall(PyObject*, PyObject* const* args, Py_ssize_t nargs) {  // 
   RestartIfCaptureReopened();
   const FrameKey frame = FrameKeyNow();
   // The user's line is the one of its frame's latest call.
-  if (thread->user_depth > 0 && thread->user_frames[thread->user_depth - 1] == frame) {
+  if (thread->user_depth > 0 && thread->user_frames[thread->user_depth - 1].frame == frame) {
     const int offset = OffsetOf(args[1]);
-    thread->user_offsets[thread->user_depth - 1] = offset;
+    thread->user_frames[thread->user_depth - 1].offset = offset;
     if (__builtin_expect(g_offset_checks < kOffsetChecks, 0) && g_running_offsets && !g_frame_objects) {
       CheckRunningOffset(frame, args[0], offset);
     }
   }
-  bool python;
-  const uintptr_t function = CallableFunction(args[2], &python);
-  if (python) {  // Its start, if watched, is counted apart.
-    sample.set_part(HookPart::kCallPython);
-    CountUnrecorded(wire::OverheadKind::kPythonCallSite);
-    return UserOffsetsNeedSite(thread, frame) ? g_api.none : g_disable;
+  PyObject* const callable = args[2];
+  const void* const type = TypeOf(callable);
+  const uintptr_t method_def = MethodDefOf(callable, type);
+  // A builtin function or method descriptor: its site may be cached.
+  SiteEntry* site = nullptr;
+  int offset = -1;
+  NativeTarget target;
+  if (method_def != 0) {
+    offset = OffsetOf(args[1]);
+    site = &thread->sites[SiteSlot(args[0], offset)];
+  }
+  const uint32_t epoch = g_code_epoch.load(std::memory_order_relaxed);
+  const bool cached = site != nullptr && site->code == args[0] && site->offset == offset &&
+                      site->callable == callable && site->method_def == method_def && site->epoch == epoch;
+  if (cached) {
+    target = {site->function, callable, true, site->wait};
+  } else {
+    bool python;
+    const uintptr_t function = CallableFunction(callable, &python);
+    if (python) {  // Its start, if watched, is counted apart.
+      sample.set_part(HookPart::kCallPython);
+      CountUnrecorded(wire::OverheadKind::kPythonCallSite);
+      return UserOffsetsNeedSite(thread, frame) ? g_api.none : g_disable;
+    }
+    target = ResolveTarget(function, callable);
   }
   HookMark(HookStep::kCallable);
   const int depth = thread->call_depth, overflow = thread->call_overflow;
   const bool recorded = OnNativeCall(
-      thread, frame, function, nullptr,
-      [&](CodeInfo** code, uint16_t* line) {
-        *code = LookUpCodeObject(args[0], RunningGlobals);
-        *line = *code != nullptr ? LineAt(*code, args[0], OffsetOf(args[1])) : 0;
+      thread, frame, target, nullptr,
+      [&](CallPlace* place) {
+        if (cached) {
+          *place = {site->code_id, site->line, site->user_code};
+          return;
+        }
+        CodeInfo* code = LookUpCodeObject(args[0], RunningGlobals);
+        if (code == nullptr) return;  // Not cached: a code object without info bumps no epoch when freed.
+        if (offset < 0) offset = OffsetOf(args[1]);
+        *place = {code->code_id, LineAt(code, args[0], offset), code->user_code};
+        if (site != nullptr) {
+          *site = {args[0], callable,       method_def,  target.function,  epoch,
+                   offset,  place->code_id, place->line, place->user_code, target.wait};
+        }
       },
       [&](CodeInfo** wrapped) {
-        *wrapped = WrappedCallable(args[2]);
+        *wrapped = method_def != 0 ? nullptr : WrappedCallable(callable);
         return WrappedOperation(thread, *wrapped);
       });
   sample.set_part(recorded ? HookPart::kCallRecorded : HookPart::kCallBuiltin);
@@ -1189,7 +1314,7 @@ PyObject* MonitorNativeReturn(PyObject*, PyObject* const* args, Py_ssize_t nargs
   const PythonHookSample sample(HookPart::kNativeReturn);
   PythonThread* thread = CurrentPythonThread();
   if (thread == nullptr || nargs < 3) return g_api.none;
-  OnNativeReturn(thread, FrameKeyNow(), [&] {
+  OnNativeReturn(thread, FrameKeyNow(), args[2], [&] {
     bool python;
     return CallableFunction(args[2], &python);
   });
@@ -1394,6 +1519,7 @@ void LoadRules() {
     }
     g_rules->push_back(std::move(compiled));
   }
+  g_have_rules = !g_rules->empty();
   g_backprop_id = StringTable::Intern("backprop");
   g_forward_id = StringTable::Intern("forward");  // report/operation_inference.h's kForwardCandidate.
 }

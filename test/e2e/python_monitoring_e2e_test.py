@@ -231,6 +231,24 @@ class Monitoring(unittest.TestCase):
         # The control: with nothing disabled the same loop's sites are timed.
         self.assertGreater(profiled(RLSCOPE_PYTHON_DISABLE="0"), 60)
 
+    def test_a_code_object_at_a_freed_ones_address_has_its_own_lines(self):
+        # Functions compiled, called once and freed in a loop: a new code
+        # object often takes the freed one's address, with its native call
+        # at the same offset but on another line. Each line must have
+        # exactly the calls the program made there.
+        program = os.path.join(os.path.dirname(PROGRAM), "reused_code_sites.py")
+        run = ProfiledRun(self, [ARGS.python, program, "3000"], options=("--quiet",))
+        made = {int(line): calls for line, calls in json.loads(run.result.stdout.splitlines()[-1]).items()}
+        (process,) = run.report["processes"]
+        seen = {line["line"]: line["calls"] for line in process["python_lines"]
+                if line["file"].endswith("generated_probe.py")}
+        if process["dropped_events"]:
+            for line, calls in made.items():
+                self.assertLessEqual(seen.get(line, 0), calls, (seen, made))
+                self.assertGreaterEqual(seen.get(line, 0), calls - process["dropped_events"], (seen, made))
+        else:
+            self.assertEqual(seen, made)
+
     def test_hook_breakdown_times_every_kind_of_callback(self):
         check_hook_breakdown(self, ARGS.python)
 
