@@ -24,6 +24,9 @@
 # DEADLINE_S: no pair starts after that many seconds from the script's
 # start, so the summary still prints within the device's per-command limit. Table last; logs, and each profiled run's
 # correction (report.json's "correction", by cost) in $OUT/pairs.json.
+# Each pair's line also gives the CUDA API's measured time and what
+# CUPTI's calls were priced at: a nocupti run's measured time set beside
+# an all run's is what CUPTI adds to the calls in that program.
 set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh" verify_bias_side_by_side.log
 pairs="${PAIRS:-6}"
@@ -140,8 +143,16 @@ for name in sorted(os.listdir(work)):
             excess.append((c - u) / hook["callbacks"])
             callbacks = (f", {hook['callbacks'] / 1e6:.2f} M callbacks, hook {hook['per_callback_ns']:.0f} ns "
                          f"a callback, corrected - unprofiled {excess[-1]:+.0f} ns a callback")
+        # The CUDA API's measured time: set beside a nocupti run's, what
+        # CUPTI adds to the calls in this program, against its price.
+        api = sum(row["ns"] for row in report.get("uncorrected_rows") or report["rows"]
+                  if row.get("category") == "CUDA API")
+        priced = sum(site["ns"] for key, site in ((report.get("correction") or {}).get("sites") or {}).items()
+                     if key.startswith("cupti:"))
+        kept[f"{name}/{os.path.basename(d)}"].update(cuda_api_ns=api, cupti_priced_ns=priced)
         print(f"{name} pair {os.path.basename(d)}: unprofiled {u / 1e9:.2f} s, profiled {p / 1e9:.2f} s, "
-              f"corrected {c / 1e9 if c else float('nan'):.2f} s{callbacks}")
+              f"corrected {c / 1e9 if c else float('nan'):.2f} s, CUDA API measured {api / 1e9:.2f} s "
+              f"(CUPTI priced {priced / 1e9:.2f} s){callbacks}")
     if not raws:
         continue
     sd = lambda xs: statistics.stdev(xs) if len(xs) > 1 else 0.0
