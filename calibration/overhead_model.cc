@@ -54,23 +54,30 @@ MeasuredCost CostFromRepetitions(const std::vector<Repetition>& repetitions, dou
     fastest_measured = std::min(fastest_measured, r.measured_ns);
     fastest_base = std::min(fastest_base, r.base_ns);
   }
-  std::vector<std::pair<double, double>> by_disturbance;  // disturbance, per-event cost
+  struct Ranked {
+    double disturbance;
+    double cost;                // Per event.
+    double measured_per_event;  // The profiled side's whole loop, per event.
+  };
+  std::vector<Ranked> by_disturbance;
   for (const Repetition& r : repetitions) {
     // In ns, not relative: contention adds time, whichever side it hits.
-    by_disturbance.emplace_back((r.measured_ns - fastest_measured) + (r.base_ns - fastest_base),
-                                (r.measured_ns - r.base_ns) / events - subtract_ns_per_event);
+    by_disturbance.push_back({(r.measured_ns - fastest_measured) + (r.base_ns - fastest_base),
+                              (r.measured_ns - r.base_ns) / events - subtract_ns_per_event, r.measured_ns / events});
   }
   // Stable: among equally disturbed repetitions the earlier ones.
   std::stable_sort(by_disturbance.begin(), by_disturbance.end(),
-                   [](const auto& a, const auto& b) { return a.first < b.first; });
+                   [](const Ranked& a, const Ranked& b) { return a.disturbance < b.disturbance; });
   const size_t n = by_disturbance.size();
   const size_t kept = std::min(n, std::max<size_t>(2, (n + 1) / 2));
-  std::vector<double> costs;
+  std::vector<double> costs, loops;
   double sum = 0;
   for (size_t i = 0; i < kept; ++i) {
-    costs.push_back(by_disturbance[i].second);
+    costs.push_back(by_disturbance[i].cost);
+    loops.push_back(by_disturbance[i].measured_per_event);
     sum += costs.back();
   }
+  cost.loop_ns = Median(std::move(loops));
   // The standard error of their mean: half the range for two, and smaller
   // as rounds add agreeing repetitions (a range only ever grows).
   const double mean = sum / static_cast<double>(kept);
@@ -96,19 +103,26 @@ std::optional<double> OverheadModel::Cost(std::string_view site) const {
   return std::max(0.0, it->second.ns);
 }
 
-std::optional<double> OverheadModel::CuptiCost(std::string_view api, bool driver) const {
-  if (std::optional<double> own = Cost(std::string(kCuptiPrefix) + std::string(api))) return own;
+std::string OverheadModel::CuptiSite(std::string_view api, bool driver) const {
+  const std::string own = std::string(kCuptiPrefix) + std::string(api);
+  if (Cost(own)) return own;
   std::string lower(api);
   std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
   for (const Family& family : kFamilies) {
     if (lower.find(family.fragment) == std::string::npos) continue;
     if (driver) {
-      if (std::optional<double> member = Cost(std::string(kCuptiPrefix) + std::string(family.driver_member)))
-        return member;
+      const std::string member = std::string(kCuptiPrefix) + std::string(family.driver_member);
+      if (Cost(member)) return member;
     }
-    return Cost(std::string(kCuptiPrefix) + std::string(family.runtime_member));
+    const std::string member = std::string(kCuptiPrefix) + std::string(family.runtime_member);
+    return Cost(member) ? member : "";
   }
-  return std::nullopt;
+  return "";
+}
+
+std::optional<double> OverheadModel::CuptiCost(std::string_view api, bool driver) const {
+  const std::string site = CuptiSite(api, driver);
+  return site.empty() ? std::nullopt : Cost(site);
 }
 
 std::vector<std::string> OverheadModel::PythonVersions() const {
@@ -155,10 +169,12 @@ absl::StatusOr<MeasuredCost> CheckedCost(const std::string& site, const nlohmann
   absl::StatusOr<double> spread_ns = number("spread_ns", 0, MaxCostNs(site));
   absl::StatusOr<double> repetitions = number("repetitions", 0, 1e6);
   absl::StatusOr<double> events = number("events", 0, 1e15);
-  for (const absl::StatusOr<double>* value : {&ns, &spread_ns, &repetitions, &events}) {
+  absl::StatusOr<double> loop_ns = number("loop_ns", 0, MaxCostNs(site));
+  for (const absl::StatusOr<double>* value : {&ns, &spread_ns, &repetitions, &events, &loop_ns}) {
     if (!value->ok()) return value->status();
   }
-  return MeasuredCost{*ns, *spread_ns, static_cast<int>(*repetitions), static_cast<uint64_t>(std::max(0.0, *events))};
+  return MeasuredCost{*ns, *spread_ns, static_cast<int>(*repetitions), static_cast<uint64_t>(std::max(0.0, *events)),
+                      std::max(0.0, *loop_ns)};
 }
 
 // Text: the string at `key` of `object`, "" when absent; a non-string is an error.
@@ -316,6 +332,7 @@ absl::Status WriteOverheadModel(const std::string& path, const OverheadModel& mo
                    {"repetitions", cost.repetitions},
                    {"events", cost.events},
                    {"uncertain", Uncertain(cost)}};
+    if (cost.loop_ns > 0) costs[site]["loop_ns"] = cost.loop_ns;
     if (Uncertain(cost)) uncertain.push_back(site);
   }
   json["costs"] = std::move(costs);

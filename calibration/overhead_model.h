@@ -47,6 +47,11 @@ struct MeasuredCost {
   double spread_ns = 0;  // Standard error of the kept repetitions' mean (CostFromRepetitions).
   int repetitions = 0;
   uint64_t events = 0;  // Events per repetition.
+  // CUPTI's costs on a real GPU: the calibration loop's whole time per
+  // call with CUPTI on (the kept repetitions' median), the call speed the
+  // cost was measured at, which a run's own calls are set beside
+  // (report/cupti_call_speed.h). 0: not recorded.
+  double loop_ns = 0;
 };
 
 // Uncertain: a cost its own repetitions do not pin down: a spread larger
@@ -70,7 +75,8 @@ double Median(std::vector<double> values);
 // (all rounds): (measured - base) / events - subtract_ns_per_event, over
 // the least disturbed half of the repetitions (at least 2): their median
 // is the cost, the standard error of their mean its spread (for two, half
-// their difference). `stored_events` becomes the cost's `events`.
+// their difference), the median of their profiled sides per event its
+// loop_ns. `stored_events` becomes the cost's `events`.
 //
 // Why not the median of all: contention only ever adds time, to either
 // side. Added to the baseline it makes a difference too small, added to
@@ -120,6 +126,8 @@ struct OverheadModel {
   // of its family (launch, copy, memset, synchronize; see the .cc), else
   // nullopt.
   std::optional<double> CuptiCost(std::string_view api, bool driver) const;
+  // CuptiSite: the calibrated site CuptiCost prices `api` by, or "".
+  std::string CuptiSite(std::string_view api, bool driver) const;
   // PythonVersions: the interpreter versions with Python costs.
   std::vector<std::string> PythonVersions() const;
 };

@@ -210,6 +210,10 @@ class Sweep {
     site.matters = m.c.matters;
     site.rounds = m.rounds;
     site.cost = cal::CostFromRepetitions(m.repetitions, m.events, subtract_ns, static_cast<uint64_t>(m.events));
+    // The loop's call speed is kept for CUPTI's costs on a real GPU only
+    // (report/cupti_call_speed.h): the fake CUPTI waits a fixed time
+    // whatever the caches, so its calls' speed says nothing of its cost.
+    if (m.c.contrast != Contrast::kCupti || !m.c.matters) site.cost.loop_ns = 0;
     site.kept_fraction = m.kept_fractions.empty() ? 1 : cal::Median(m.kept_fractions);
   }
 

@@ -198,7 +198,12 @@ class Estimator {
     if (inserted) {
       const std::string name = api >= 0 ? names_.Name(api) : std::string("?");
       it->second = slots_.size();
-      slots_.push_back({std::string(cal::kCuptiPrefix) + name, model_.CuptiCost(name, driver)});
+      std::optional<double> cost = model_.CuptiCost(name, driver);
+      if (cost && ScalesWithCallSpeed(name)) {
+        auto speed = out_.cupti_call_speed.find(model_.CuptiSite(name, driver));
+        if (speed != out_.cupti_call_speed.end()) *cost *= speed->second.scale;
+      }
+      slots_.push_back({std::string(cal::kCuptiPrefix) + name, cost});
     }
     return Take(slots_[it->second], 1);
   }
@@ -265,6 +270,32 @@ class Estimator {
   absl::flat_hash_map<const char*, size_t> by_name_;
   absl::flat_hash_map<int64_t, size_t> cupti_slots_;
 };
+
+// MeasureCuptiCallSpeeds: the process's launches by the CUPTI site that
+// prices them, and the scale their price gets (cupti_call_speed.h). Read
+// before any thread's sites are used and freed.
+std::map<std::string, CuptiCallSpeed> MeasureCuptiCallSpeeds(const ProcessTimeline& process,
+                                                             const cal::OverheadModel& model, const NameTable& names) {
+  std::map<std::string, std::vector<double>> durations;
+  absl::flat_hash_map<int64_t, std::string> site_of;  // (api, driver) -> priced site, "" when not scaled.
+  for (const ThreadTimeline& thread : process.threads) {
+    for (const OverheadSite& site : thread.overhead_sites) {
+      if (site.kind != OverheadSiteKind::kCupti || site.api < 0) continue;
+      const int64_t key = (int64_t{site.api} << 1) | (site.driver ? 1 : 0);
+      auto [it, inserted] = site_of.try_emplace(key);
+      if (inserted && ScalesWithCallSpeed(names.Name(site.api))) {
+        it->second = model.CuptiSite(names.Name(site.api), site.driver);
+      }
+      if (!it->second.empty()) durations[it->second].push_back(static_cast<double>(site.end_ns - site.begin_ns));
+    }
+  }
+  std::map<std::string, CuptiCallSpeed> speeds;
+  for (auto& [site, times] : durations) {
+    auto cost = model.costs.find(site);
+    speeds[site] = MeasureCallSpeed(times, cost != model.costs.end() ? cost->second.loop_ns : 0);
+  }
+  return speeds;
+}
 
 // After: a hook's cost, just after the call it recorded (where its
 // bookkeeping runs; the part before the call is a few instructions).
@@ -580,6 +611,7 @@ bool PricedInsideCallbacks(std::string_view site) {
 ProcessCorrection CorrectProcess(ProcessTimeline& process, const cal::OverheadModel& model,
                                  std::string_view python_version, const NameTable& names) {
   ProcessCorrection result;
+  result.cupti_call_speed = MeasureCuptiCallSpeeds(process, model, names);
   Estimator estimator(model, python_version, names, result);
   // Launch shifts by correlation id, taken before any time moves.
   absl::flat_hash_map<uint32_t, int64_t> launch_shift;

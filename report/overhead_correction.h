@@ -59,6 +59,7 @@
 #include <vector>
 
 #include "calibration/overhead_model.h"
+#include "report/cupti_call_speed.h"
 #include "report/process_timeline.h"
 
 namespace rlscope::report {
@@ -111,6 +112,9 @@ struct ProcessCorrection {
   // is priced by the Python sites (python_hook_check.h compares the two).
   uint64_t python_hook_samples = 0;
   double python_hook_sample_ns = 0;
+  // CUPTI's launch prices set to the run's launch speed, by calibrated
+  // site (cupti_call_speed.h).
+  std::map<std::string, CuptiCallSpeed> cupti_call_speed;
 };
 
 // The removal profile of one thread: a piecewise-linear map from profiled

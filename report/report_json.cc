@@ -348,6 +348,16 @@ std::string FormatReportJson(const RunReport& report) {
               {"floor_removed_ns", static_cast<int64_t>(check->floor_removed_ns)}};
     }
     correction["python_hook"] = std::move(hook);
+    // CUPTI's launch prices at the run's launch speed (cupti_call_speed.h):
+    // by calibrated site, launches weighted over processes.
+    nlohmann::ordered_json speeds = nlohmann::ordered_json::object();
+    for (const auto& [site, speed] : report.overhead.cupti_call_speed) {
+      speeds[site] = {{"launches", speed.calls},
+                      {"median_launch_ns", speed.median_call_ns},
+                      {"calibrated_loop_ns", speed.loop_ns},
+                      {"scale", speed.scale}};
+    }
+    correction["cupti_launch_speed"] = std::move(speeds);
     // The calibration's verdict, so no reader takes an accepted-uncertain
     // correction for a trusted one ("unrecorded": an older file).
     const calibration::CalibrationQuality& quality = report.calibration_quality;

@@ -419,6 +419,13 @@ std::string CorrectionSection(const RunReport& report) {
   if (const auto hook = CheckPythonHook(report.overhead)) {
     out += absl::StrFormat("  %s\n", DescribePythonHookCheck(*hook));
   }
+  for (const auto& [site, speed] : report.overhead.cupti_call_speed) {
+    if (speed.loop_ns <= 0 || speed.median_call_ns <= 0) continue;
+    out += absl::StrFormat(
+        "  %s priced x%.2f: this run's launches took %s (median of %d), the calibration's loop %s a launch\n", site,
+        speed.scale, FormatDuration(static_cast<int64_t>(speed.median_call_ns)), speed.calls,
+        FormatDuration(static_cast<int64_t>(speed.loop_ns)));
+  }
   if (const auto caveat = BytecodeSlowdownCaveat(report.overhead)) out += absl::StrFormat("  %s\n", *caveat);
   if (report.overhead.unplaced_ns >= 1e6) {
     out += absl::StrFormat("  %s of the estimate had no time left to be removed from (estimate too high there)\n",

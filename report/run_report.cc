@@ -386,6 +386,17 @@ void AddInto(ProcessCorrection& total, const ProcessCorrection& part) {
   for (const auto& [site, count] : part.uncalibrated) total.uncalibrated[site] += count;
   total.python_hook_samples += part.python_hook_samples;
   total.python_hook_sample_ns += part.python_hook_sample_ns;
+  // Processes' launch speeds, weighted by their launches.
+  for (const auto& [site, speed] : part.cupti_call_speed) {
+    CuptiCallSpeed& sum = total.cupti_call_speed[site];
+    const auto before = static_cast<double>(sum.calls), added = static_cast<double>(speed.calls);
+    if (before + added == 0) continue;
+    auto weigh = [&](double a, double b) { return (a * before + b * added) / (before + added); };
+    sum.median_call_ns = weigh(sum.median_call_ns, speed.median_call_ns);
+    sum.scale = weigh(sum.scale, speed.scale);
+    sum.loop_ns = speed.loop_ns;
+    sum.calls += speed.calls;
+  }
 }
 
 }  // namespace

@@ -29,6 +29,8 @@ TEST_CASE("agreeing repetitions give their median and the standard error", "[est
   // The least disturbed two: the repetitions whose sides are fastest.
   CHECK(cost.ns == Approx(22.5));
   CHECK(cost.spread_ns == Approx(2.5));
+  // The profiled side's loop per event, over the same two.
+  CHECK(cost.loop_ns == Approx(1022.5));
   // Two repetitions: both are kept (the mean).
   CHECK(cal::CostFromRepetitions({{110, 100}, {130, 100}}, 1, 0, 1).ns == Approx(20));
   CHECK(cal::CostFromRepetitions({}, 1, 0, 1).repetitions == 0);

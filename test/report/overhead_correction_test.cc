@@ -109,6 +109,53 @@ TEST_CASE("CUPTI inflation is removed inside the call, by function, with family 
   CHECK(result.by_site.count("cupti:cudaLaunchKernel_ptsz") == 1);
 }
 
+TEST_CASE("CUPTI's launch price follows the run's launch speed against the calibration's loop", "[correction]") {
+  NameTable names;
+  const int32_t launch = names.Intern("cudaLaunchKernel");
+  const int32_t driver_launch = names.Intern("cuLaunchKernel");
+  const int32_t copy = names.Intern("cudaMemcpyAsync");
+  // Launches of 4, 6 and 50 us (one waiting for room in the queue), a
+  // copy of 20 us; the calibration's loop took 2 us a launch.
+  auto run = [&](double loop_ns) {
+    ProcessTimeline process;
+    process.end_ns = 1'000'000;
+    ThreadTimeline thread = Thread(0, 1'000'000);
+    int64_t at = 10'000;
+    for (int64_t length : {4'000, 6'000, 50'000}) {
+      thread.overhead_sites.push_back({at, at + length, OverheadSiteKind::kCupti, false, launch});
+      at += length + 10'000;
+    }
+    thread.overhead_sites.push_back({at, at + 20'000, OverheadSiteKind::kCupti, false, copy});
+    at += 30'000;
+    thread.overhead_sites.push_back({at, at + 1'000, OverheadSiteKind::kCupti, true, driver_launch});
+    process.threads.push_back(thread);
+    cal::OverheadModel model = Model({{"cupti:cudaLaunchKernel", 700}, {"cupti:cudaMemcpyAsync", 1000}});
+    model.costs["cupti:cudaLaunchKernel"].loop_ns = loop_ns;
+    return CorrectProcess(process, model, "", names);
+  };
+  // The four launches' (upper) median, the driver's launch priced by the
+  // runtime's loop too: 6 us, three times the loop. The copy keeps its
+  // price.
+  const ProcessCorrection scaled = run(2'000);
+  REQUIRE(scaled.cupti_call_speed.count("cupti:cudaLaunchKernel") == 1);
+  const CuptiCallSpeed& speed = scaled.cupti_call_speed.at("cupti:cudaLaunchKernel");
+  CHECK(speed.calls == 4);
+  CHECK(speed.median_call_ns == Approx(6'000));
+  CHECK(speed.scale == Approx(3.0));
+  CHECK(scaled.by_site.at("cupti:cudaLaunchKernel").ns == Approx(3 * 700 * 3));
+  CHECK(scaled.by_site.at("cupti:cuLaunchKernel").ns == Approx(700 * 3));
+  CHECK(scaled.by_site.at("cupti:cudaMemcpyAsync").ns == Approx(1000));
+  CHECK(scaled.cupti_call_speed.count("cupti:cudaMemcpyAsync") == 0);
+  // Launches far slower than the loop are capped; faster ones floored.
+  CHECK(run(100).cupti_call_speed.at("cupti:cudaLaunchKernel").scale == Approx(kMaxCuptiScale));
+  CHECK(run(1e6).cupti_call_speed.at("cupti:cudaLaunchKernel").scale == Approx(kMinCuptiScale));
+  // A calibration without the loop's speed (an older file, the fake
+  // CUPTI) prices as before.
+  const ProcessCorrection plain = run(0);
+  CHECK(plain.cupti_call_speed.at("cupti:cudaLaunchKernel").scale == 1);
+  CHECK(plain.by_site.at("cupti:cudaLaunchKernel").ns == Approx(700 * 3));
+}
+
 TEST_CASE("counted Python calls are spread over the time outside recorded calls", "[correction]") {
   ProcessTimeline process;
   process.end_ns = 2000;
@@ -239,11 +286,14 @@ TEST_CASE("calibration files round-trip and bad ones fail with a message", "[cal
   cal::OverheadModel model = Model({{"cuda_hook", 12.5}, {"python_call@3.11", 40}});
   model.fingerprint.cpu = "Test CPU";
   model.rlscope_version = "9.9";
+  model.costs["cupti:cudaLaunchKernel"] = {900, 20, 5, 1000, 3100};
   REQUIRE(cal::WriteOverheadModel((dir / "c.json").string(), model).ok());
   auto read = cal::ReadOverheadModel((dir / "c.json").string());
   REQUIRE(read.ok());
   CHECK(read->fingerprint.cpu == "Test CPU");
   CHECK(read->Cost("cuda_hook").value() == Approx(12.5));
+  CHECK(read->costs.at("cupti:cudaLaunchKernel").loop_ns == Approx(3100));
+  CHECK(read->costs.at("cuda_hook").loop_ns == 0);  // Not recorded: not written, read as 0.
   CHECK(read->PythonVersions() == std::vector<std::string>{"3.11"});
   CHECK_FALSE(read->Cost("trampoline").has_value());
   std::ofstream(dir / "bad.json") << R"({"schema": "rlscope.calibration/99", "costs": {}})";
