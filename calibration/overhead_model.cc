@@ -104,20 +104,28 @@ std::optional<double> OverheadModel::Cost(std::string_view site) const {
 }
 
 std::string OverheadModel::CuptiSite(std::string_view api, bool driver) const {
-  const std::string own = std::string(kCuptiPrefix) + std::string(api);
-  if (Cost(own)) return own;
   std::string lower(api);
   std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
-  for (const Family& family : kFamilies) {
-    if (lower.find(family.fragment) == std::string::npos) continue;
-    if (driver) {
-      const std::string member = std::string(kCuptiPrefix) + std::string(family.driver_member);
-      if (Cost(member)) return member;
+  const Family* family = nullptr;
+  for (const Family& candidate : kFamilies) {
+    if (lower.find(candidate.fragment) != std::string::npos) {
+      family = &candidate;
+      break;
     }
-    const std::string member = std::string(kCuptiPrefix) + std::string(family.runtime_member);
-    return Cost(member) ? member : "";
   }
-  return "";
+  // A driver call is priced as its family's calibrated driver call first:
+  // a runtime call seen through the driver call inside it (the runtime's
+  // callbacks off, preload/cupti_injection.cc) carries that call's name
+  // but had only the driver's callbacks.
+  if (driver && family != nullptr) {
+    const std::string member = std::string(kCuptiPrefix) + std::string(family->driver_member);
+    if (Cost(member)) return member;
+  }
+  const std::string own = std::string(kCuptiPrefix) + std::string(api);
+  if (Cost(own)) return own;
+  if (family == nullptr) return "";
+  const std::string member = std::string(kCuptiPrefix) + std::string(family->runtime_member);
+  return Cost(member) ? member : "";
 }
 
 std::optional<double> OverheadModel::CuptiCost(std::string_view api, bool driver) const {

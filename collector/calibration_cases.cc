@@ -121,8 +121,10 @@ std::vector<Case> BuildCases(const Layout& layout, const CudaSetup& cuda, const 
       Case c(std::string(cal::kCuptiPrefix) + api, {binary, "--case", api}, Contrast::kCupti);
       c.environment = cuda.environment;
       c.cupti_path = cuda.cupti_path;
-      c.matters = !cuda.fake;           // No program here pays the fake CUPTI's costs.
-      c.ring_events_per_iteration = 3;  // The hooked call, CUPTI's view of it, a nested driver call.
+      c.matters = !cuda.fake;  // No program here pays the fake CUPTI's costs.
+      // The hooked call and CUPTI's view of it (with the runtime's callbacks on
+      // too, a nested driver call as well).
+      c.ring_events_per_iteration = 3;
       cases.push_back(c);
     }
   }

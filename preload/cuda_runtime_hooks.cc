@@ -88,6 +88,7 @@ void InternCudaApiNames() {
     uint64_t begin = NowTicks();                                                                 \
     if (MaybeSampleNativeStack(begin)) begin = NowTicks(); /* The sample is not API time. */     \
     t_state.in_recorded_cuda_api = true;                                                         \
+    t_state.recorded_cuda_api_name = g_api_name_ids[kApi_##name];                                \
     const cudaError_t result = real args;                                                        \
     t_state.in_recorded_cuda_api = false;                                                        \
     Record(::rlscope::wire::EventKind::kCudaApi, g_api_name_ids[kApi_##name], begin, NowTicks(), \
@@ -127,6 +128,7 @@ cudaError_t CallProfilerApi(const char* name, std::atomic<void*>& real_slot, std
     }
     const uint64_t begin = NowTicks();
     t_state.in_recorded_cuda_api = true;
+    t_state.recorded_cuda_api_name = id;
     result = reinterpret_cast<ProfilerFunction>(real)();
     t_state.in_recorded_cuda_api = false;
     Record(wire::EventKind::kCudaApi, id, begin, NowTicks(), static_cast<uint64_t>(result));

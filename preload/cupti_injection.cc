@@ -24,7 +24,10 @@ namespace rlscope::preload {
 
 namespace {
 
-constexpr int64_t kPeriodicFlushMs = 250;
+// How often the flusher hands CUPTI's completed buffers over (ms);
+// RLSCOPE_CUPTI_FLUSH_MS overrides it (docs/capture.md).
+constexpr int64_t kDefaultPeriodicFlushMs = 250;
+int64_t g_periodic_flush_ms = kDefaultPeriodicFlushMs;
 // Activity buffers: CUPTI fills one per context/stream at a time; used
 // buffers are recycled, so a few exist at once. The cap bounds memory if
 // delivery stalls: CUPTI then drops (and counts) records.
@@ -148,8 +151,14 @@ void CUPTIAPI OnApiCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId
   if (depth == 1) {
     const uint64_t begin = *call->correlationData;
     if (begin == 0) return;
-    if (state.in_recorded_cuda_api) flags |= wire::kCuptiSeenByInterposer;
-    Record(wire::EventKind::kCuptiApi, CallbackNameId(domain, id), begin, NowTicks(), call->correlationId, flags);
+    uint32_t name = CallbackNameId(domain, id);
+    if (state.in_recorded_cuda_api) {
+      flags |= wire::kCuptiSeenByInterposer;
+      // The driver's call inside a hooked runtime call: named as the call
+      // the program made (the flag still says whose callbacks it had).
+      if (domain == CUPTI_CB_DOMAIN_DRIVER_API) name = state.recorded_cuda_api_name;
+    }
+    Record(wire::EventKind::kCuptiApi, name, begin, NowTicks(), call->correlationId, flags);
   } else if (depth == 2) {
     RecordInstant(wire::EventKind::kCuptiApi, CallbackNameId(domain, id), call->correlationId,
                   flags | wire::kCuptiNested);
@@ -195,6 +204,30 @@ std::string_view CleanName(std::string_view name) {
     if (name[i] < '0' || name[i] > '9') return name;
   }
   return name.substr(0, suffix);
+}
+
+// Which API callbacks are on. By default the driver's only: every launch,
+// copy, memset and wait a runtime call makes runs through a driver call
+// that CUPTI calls back for, and whose correlation id the GPU records then
+// carry, so the runtime's own callbacks add nothing rlscope needs (a call
+// through libcudart's PLT is timed and named by the hook around it) but
+// cost as much again: on an H100, CUPTI added 2.4 us to a runtime launch
+// with both domains' callbacks and 1.2 us with the driver's alone
+// (scripts/device/RESULTS.md, 2026-12-06). RLSCOPE_CUPTI_CALLBACKS=all
+// turns the runtime's on too, "none" leaves the activity records alone
+// (their kernels tied to no call): diagnostics (docs/capture.md).
+struct CallbackDomains {
+  bool runtime = false;
+  bool driver = true;
+};
+CallbackDomains SelectedDomains() {
+  // A capture range on the profiler API takes its edges from both domains.
+  if (CaptureGate::ProfilerApiControlled()) return {true, true};
+  const char* value = getenv("RLSCOPE_CUPTI_CALLBACKS");
+  const std::string_view chosen(value == nullptr ? "" : value);
+  if (chosen == "all") return {true, true};
+  if (chosen == "none") return {false, false};
+  return {};
 }
 
 int EnableDomain(CUpti_CallbackDomain domain, uint32_t size, uint32_t* names) {
@@ -277,9 +310,15 @@ void StartCapture() {
     return;
   }
   g_profiler_callbacks = CaptureGate::ProfilerApiControlled();
+  if (const char* flush_ms = getenv("RLSCOPE_CUPTI_FLUSH_MS"); flush_ms != nullptr) {
+    const long long parsed = atoll(flush_ms);
+    if (parsed > 0) g_periodic_flush_ms = parsed;
+  }
+  const CallbackDomains domains = SelectedDomains();
   const int runtime_callbacks =
-      EnableDomain(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE, g_runtime_names);
-  const int driver_callbacks = EnableDomain(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE, g_driver_names);
+      domains.runtime ? EnableDomain(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE, g_runtime_names) : 0;
+  const int driver_callbacks =
+      domains.driver ? EnableDomain(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE, g_driver_names) : 0;
   char failed[240] = {};
   size_t failed_used = 0;
   bool kernels = true;
@@ -337,7 +376,7 @@ void MaybeFlushGpuActivity() {
   std::unique_lock<std::mutex> lock(g_control_mutex, std::try_to_lock);
   if (!lock.owns_lock() || g_state.load(std::memory_order_acquire) != CaptureState::kActive) return;
   const int64_t now = MonotonicNs();
-  if (now - g_last_flush_ns < kPeriodicFlushMs * 1'000'000) return;
+  if (now - g_last_flush_ns < g_periodic_flush_ms * 1'000'000) return;
   g_cupti.ActivityFlushAll(0);  // Completed records only: cheap, no waiting on the GPU.
   g_last_flush_ns = now;
 }

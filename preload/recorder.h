@@ -26,8 +26,11 @@ struct ThreadState {
   bool untraced;         // Flusher thread, or a thread past its exit.
   bool name_is_os;       // The buffer's name came from the OS (not Python).
   // Inside a CUDA runtime hook that is recording the call as kCudaApi
-  // (CUPTI's callback then only ties the call to its GPU work).
+  // (CUPTI's callback then only ties the call to its GPU work), and that
+  // call's name id, which names CUPTI's view of it when only the driver's
+  // callbacks are on (preload/cupti_injection.cc).
   bool in_recorded_cuda_api;
+  uint32_t recorded_cuda_api_name;
   // Nesting of CUPTI API callbacks (a driver call inside a runtime call).
   uint16_t cupti_depth;
   // Inside the cudaProfilerStart/Stop hook, which makes the capture edge

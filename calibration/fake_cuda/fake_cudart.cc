@@ -12,8 +12,9 @@
 //     its constructor calls rlscope_fake_cudart_attach_cupti), each call
 //     delivers ENTER before and EXIT after its busy window, with the real
 //     CUpti_CallbackData (functionParams: the real <name>_params struct of
-//     generated_cuda_runtime_api_meta.h); kernel launches make a nested
-//     driver call (cuLaunchKernel and kin) inside that window;
+//     generated_cuda_runtime_api_meta.h); launches, copies, memsets and
+//     waits make a nested driver call (cuLaunchKernel and kin) inside that
+//     window, whose id their GPU records carry;
 //   - GPU activity: launches, copies and memsets put work on a virtual GPU
 //     timeline (no waiting) and, where the kind is enabled, emit the real
 //     CUPTI records through the fake CUPTI's buffers;
@@ -48,8 +49,8 @@
 // written; threads still running then are not counted).
 // "calls" ns: the busy window of each call (after the ENTER callback
 // returned, before EXIT is called: the profiler's own callbacks are not
-// the fake's time; a nested driver call's callbacks are inside its runtime
-// call's window, as with NVIDIA's). "gpu": per (operation current on the
+// the fake's time; nor are a nested driver call's callbacks, which run
+// inside its runtime call and lengthen it, as with NVIDIA's). "gpu": per (operation current on the
 // launching thread, "kernel"|"memcpy"|"memset", kernel name or copy
 // direction or "memset"), the records stored in a CUPTI buffer, with the
 // sum of end - start; "gpu_busy_ns": the length of the union of those
@@ -323,12 +324,19 @@ __attribute__((destructor)) void WriteLedger() {
 
 // One API call as the driver runs it: the subscriber's ENTER callback, the
 // call's own busy window, the EXIT callback. With scale 0 there is no
-// window (no clock, no accounting), only the callbacks.
+// window (no clock, no accounting), only the callbacks. A driver call
+// nested in a runtime call (`outer`) delivers its callbacks inside the
+// outer call's window; their time is added to that window, not taken
+// from it, as CUPTI's callbacks add to a real call's time.
 class ApiCall {
  public:
   ApiCall(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const char* function, const void* params,
-          void* return_value)
-      : cupti_(g_cupti.load(std::memory_order_acquire)), domain_(domain), cbid_(cbid), accounting_(Scale() > 0) {
+          void* return_value, ApiCall* outer = nullptr)
+      : cupti_(g_cupti.load(std::memory_order_acquire)),
+        domain_(domain),
+        cbid_(cbid),
+        accounting_(Scale() > 0),
+        outer_(outer) {
     if (cupti_ != nullptr) {
       data_.functionName = function;
       data_.functionParams = params;
@@ -345,18 +353,21 @@ class ApiCall {
   ApiCall(const ApiCall&) = delete;
   ApiCall& operator=(const ApiCall&) = delete;
 
-  // Busy until `nominal_ns` (scaled) after the window began.
+  // Busy until `nominal_ns` (scaled) of the window passed, the nested
+  // calls' callbacks not counted.
   void SpinUntil(int64_t nominal_ns) const {
     if (!accounting_) return;
     const auto until_ns = static_cast<int64_t>(static_cast<double>(nominal_ns) * Scale());
-    while (NowNs() - begin_ns_ < until_ns) {
+    while (NowNs() - begin_ns_ - callbacks_inside_ns_ < until_ns) {
     }
   }
 
   // Ends the window (accounted under `ledger_function` unless null) and
   // delivers EXIT.
   void Exit(const char* ledger_function) {
-    if (accounting_ && ledger_function != nullptr) AccountCall(ledger_function, NowNs() - begin_ns_);
+    if (accounting_ && ledger_function != nullptr) {
+      AccountCall(ledger_function, NowNs() - begin_ns_ - callbacks_inside_ns_);
+    }
     if (cupti_ == nullptr) return;
     exit_timestamp_ = cupti_->timestamp();
     Callback(CUPTI_API_EXIT);
@@ -364,18 +375,32 @@ class ApiCall {
 
   const RlscopeFakeCuptiBridge* cupti() const { return cupti_; }
   uint32_t correlation_id() const { return data_.correlationId; }
+  // The id the call's GPU records carry: its own, or its nested driver
+  // call's where set (set_gpu_correlation_id: while the runtime's callback
+  // for it is off, as NVIDIA's CUPTI gives them).
+  uint32_t gpu_correlation_id() const { return gpu_correlation_id_ != 0 ? gpu_correlation_id_ : correlation_id(); }
+  void set_gpu_correlation_id(uint32_t id) { gpu_correlation_id_ = id; }
   uint64_t exit_timestamp() const { return exit_timestamp_; }
 
  private:
   void Callback(CUpti_ApiCallbackSite site) {
     data_.callbackSite = site;
+    if (outer_ == nullptr || !outer_->accounting_) {
+      cupti_->api_callback(domain_, cbid_, &data_);
+      return;
+    }
+    const int64_t begin = NowNs();
     cupti_->api_callback(domain_, cbid_, &data_);
+    outer_->callbacks_inside_ns_ += NowNs() - begin;
   }
 
   const RlscopeFakeCuptiBridge* const cupti_;
   const CUpti_CallbackDomain domain_;
   const CUpti_CallbackId cbid_;
   const bool accounting_;
+  ApiCall* const outer_;
+  int64_t callbacks_inside_ns_ = 0;  // Nested calls' callbacks, in this window.
+  uint32_t gpu_correlation_id_ = 0;
   CUpti_CallbackData data_{};
   uint64_t correlation_data_ = 0;
   int64_t begin_ns_ = 0;
@@ -489,7 +514,7 @@ void EmitKernel(const ApiCall& call, const LaunchShape& shape, const char* name,
   record.blockY = static_cast<int32_t>(shape.block.y);
   record.blockZ = static_cast<int32_t>(shape.block.z);
   record.dynamicSharedMemory = static_cast<int32_t>(shape.shared_bytes);
-  record.correlationId = call.correlation_id();
+  record.correlationId = call.gpu_correlation_id();
   record.gridId = slot.grid_id;
   record.name = name;  // A string literal: lives forever, as CUPTI's names do.
   record.launchType = launch_type;
@@ -534,8 +559,9 @@ void EmitMemcpy(const ApiCall& call, cudaStream_t stream, uint64_t bytes, const 
   record.deviceId = kDeviceId;
   record.contextId = kContextId;
   record.streamId = slot.stream_id;
-  record.correlationId = call.correlation_id();
-  record.runtimeCorrelationId = call.correlation_id();
+  record.correlationId = call.gpu_correlation_id();
+  // Only while the runtime's calls are traced (0 otherwise, as NVIDIA's).
+  record.runtimeCorrelationId = call.gpu_correlation_id() == call.correlation_id() ? call.correlation_id() : 0;
   record.copyCount = 1;
   Deliver(call, record, "memcpy", copy.name);
 }
@@ -553,7 +579,7 @@ void EmitMemset(const ApiCall& call, cudaStream_t stream, uint64_t bytes, int va
   record.deviceId = kDeviceId;
   record.contextId = kContextId;
   record.streamId = slot.stream_id;
-  record.correlationId = call.correlation_id();
+  record.correlationId = call.gpu_correlation_id();
   record.flags = async ? CUPTI_ACTIVITY_FLAG_MEMSET_ASYNC : 0;
   record.memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
   Deliver(call, record, "memset", "memset");
@@ -643,11 +669,12 @@ DriverParams DriverParamsFor(const LaunchShape& shape, const CUlaunchConfig* con
   return params;
 }
 
-// The driver call a runtime launch makes inside its own window (from where
-// the runtime call's busy time stands until `until_ns` of it).
+// The driver call a runtime call makes inside its own window (from where
+// the runtime call's busy time stands until `until_ns` of it); returns its
+// correlation id.
 template <typename DriverParams>
-void NestedDriverCall(CUpti_CallbackId cbid, const char* function, const LaunchShape& shape, const ApiCall& outer,
-                      int64_t until_ns) {
+uint32_t NestedDriverCall(CUpti_CallbackId cbid, const char* function, const LaunchShape& shape, ApiCall& outer,
+                          int64_t until_ns) {
   const CUlaunchConfig config = {shape.grid.x,
                                  shape.grid.y,
                                  shape.grid.z,
@@ -660,13 +687,16 @@ void NestedDriverCall(CUpti_CallbackId cbid, const char* function, const LaunchS
                                  0};
   const DriverParams params = DriverParamsFor<DriverParams>(shape, &config);
   CUresult result = CUDA_SUCCESS;
-  ApiCall call(CUPTI_CB_DOMAIN_DRIVER_API, cbid, function, &params, &result);
+  ApiCall call(CUPTI_CB_DOMAIN_DRIVER_API, cbid, function, &params, &result, &outer);
   outer.SpinUntil(until_ns);
   call.Exit(nullptr);  // Part of the runtime call's window, not an entry of its own.
+  return call.correlation_id();
 }
 
-void NestedDriverLaunch(CUpti_CallbackId runtime_cbid, const LaunchShape& shape, const ApiCall& outer,
-                        int64_t until_ns) {
+// The driver call inside runtime call `runtime_cbid`: a launch's, a copy's,
+// a memset's or a wait's (0 for any other call: it makes none here).
+uint32_t NestedDriverCallOf(CUpti_CallbackId runtime_cbid, std::string_view runtime_function, const LaunchShape& shape,
+                            ApiCall& outer, int64_t until_ns) {
 #define RLSCOPE_NESTED(driver) \
   return NestedDriverCall<driver##_params>(CUPTI_DRIVER_TRACE_CBID_##driver, #driver, shape, outer, until_ns)
   switch (runtime_cbid) {
@@ -681,8 +711,27 @@ void NestedDriverLaunch(CUpti_CallbackId runtime_cbid, const LaunchShape& shape,
     case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060: RLSCOPE_NESTED(cuLaunchKernelEx_ptsz);
     case CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000: RLSCOPE_NESTED(cuGraphLaunch);
     case CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_ptsz_v10000: RLSCOPE_NESTED(cuGraphLaunch_ptsz);
-    default: return;
+    default: break;
   }
+  // The other families by name, one driver function each (NVIDIA's
+  // runtime picks among several; which one does not matter here).
+  const bool async = Contains(runtime_function, "Async");
+  if (Contains(runtime_function, "Memcpy")) {
+    if (async) RLSCOPE_NESTED(cuMemcpyAsync);
+    RLSCOPE_NESTED(cuMemcpy);
+  }
+  if (Contains(runtime_function, "Memset")) {
+    if (async) RLSCOPE_NESTED(cuMemsetD8Async);
+    RLSCOPE_NESTED(cuMemsetD8_v2);
+  }
+  if (runtime_function == "cudaStreamSynchronize") RLSCOPE_NESTED(cuStreamSynchronize);
+  if (runtime_function == "cudaEventSynchronize") RLSCOPE_NESTED(cuEventSynchronize);
+  if (runtime_function == "cudaDeviceSynchronize") {
+    struct NoParams {};  // cuCtxSynchronize takes none.
+    return NestedDriverCall<NoParams>(CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize, "cuCtxSynchronize", shape, outer,
+                                      until_ns);
+  }
+  return 0;
 #undef RLSCOPE_NESTED
 }
 
@@ -745,15 +794,20 @@ void EmitWork(const ApiCall& call, const Traits& traits, const Params& params) {
   }
 }
 
-// ENTER, the busy window (with a launch's nested driver call in its middle
-// half, and `body` for what the call returns), EXIT, then the GPU work.
+// ENTER, the busy window (with the nested driver call, if the call makes
+// one, in its middle half, and `body` for what the call returns), EXIT,
+// then the GPU work.
 template <typename Params, typename Body>
 void RunRuntimeCall(const Traits& traits, const Params& params, cudaError_t* result, Body&& body) {
   ApiCall call(CUPTI_CB_DOMAIN_RUNTIME_API, traits.cbid, traits.function, &params, result);
   body();
-  if (call.cupti() != nullptr && traits.work == Work::kKernel) {
+  if (call.cupti() != nullptr) {
     call.SpinUntil(traits.nominal_ns / 4);
-    NestedDriverLaunch(traits.cbid, ShapeOf(params), call, traits.nominal_ns * 3 / 4);
+    const uint32_t nested =
+        NestedDriverCallOf(traits.cbid, traits.function, ShapeOf(params), call, traits.nominal_ns * 3 / 4);
+    if (call.cupti()->api_callback_enabled(CUPTI_CB_DOMAIN_RUNTIME_API, traits.cbid) == 0) {
+      call.set_gpu_correlation_id(nested);
+    }
   }
   call.SpinUntil(traits.nominal_ns);
   call.Exit(traits.function);

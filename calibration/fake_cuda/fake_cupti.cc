@@ -320,11 +320,20 @@ bool EmitRecord(const CUpti_Activity* record, size_t size) {
 }
 
 int BridgeActivityEnabled(CUpti_ActivityKind kind) { return KindEnabled(kind) ? 1 : 0; }
+int BridgeCallbackEnabled(CUpti_CallbackDomain domain, CUpti_CallbackId cbid) {
+  const std::atomic<bool>* enabled = EnableSlot(domain, cbid);
+  return g_subscribed.load(std::memory_order_acquire) && enabled != nullptr && enabled->load() ? 1 : 0;
+}
 uint64_t BridgeTimestamp() { return Timestamp(); }
 int BridgeEmitRecord(const CUpti_Activity* record, size_t size) { return EmitRecord(record, size) ? 1 : 0; }
 
 const RlscopeFakeCuptiBridge kBridge = {
-    RLSCOPE_FAKE_CUPTI_BRIDGE_VERSION, ApiCallback, BridgeActivityEnabled, BridgeTimestamp, BridgeEmitRecord,
+    RLSCOPE_FAKE_CUPTI_BRIDGE_VERSION,
+    ApiCallback,
+    BridgeActivityEnabled,
+    BridgeTimestamp,
+    BridgeEmitRecord,
+    BridgeCallbackEnabled,
 };
 
 using AttachFunction = void (*)(const RlscopeFakeCuptiBridge*);

@@ -17,7 +17,7 @@
 #include <cstdint>
 
 // Bumped on any change of the table; a mismatch is refused (no callbacks).
-#define RLSCOPE_FAKE_CUPTI_BRIDGE_VERSION 1
+#define RLSCOPE_FAKE_CUPTI_BRIDGE_VERSION 2
 
 extern "C" {
 
@@ -34,6 +34,10 @@ struct RlscopeFakeCuptiBridge {
   // into the current activity buffer, requesting and completing buffers as
   // needed. 1 when stored, 0 when dropped (no buffer).
   int (*emit_record)(const CUpti_Activity* record, size_t size);
+  // Whether the subscriber enabled callbacks of (domain, cbid): a runtime
+  // call's GPU records carry its own correlation id if so, else its nested
+  // driver call's, as NVIDIA's do.
+  int (*api_callback_enabled)(CUpti_CallbackDomain domain, CUpti_CallbackId cbid);
 };
 
 // Exported by the fake libcudart.so.13. Null detaches.

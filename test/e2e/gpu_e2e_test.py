@@ -147,6 +147,39 @@ class CudaCallsSeenOnce(unittest.TestCase):
         self.fail(f"CUDA API time off by > 5 % in 3 runs: {misses}")
 
 
+class CallbackDomains(unittest.TestCase):
+    """By default only the driver's callbacks are on: a runtime call's GPU
+    work is tied to it through the driver call inside it, whose id its
+    records then carry. With the runtime's callbacks on as well
+    (RLSCOPE_CUPTI_CALLBACKS=all) the attribution must be the same."""
+
+    @staticmethod
+    def attribution(run):
+        by_launch = {(row["operation"], row["category"]): (row["count"], row["ns"]) for row in run.gpu["by_launch"]}
+        apis = {row["api"]: (row["calls"], row["kernels"]) for row in run.gpu["apis"]}
+        return by_launch, apis
+
+    def test_driver_callbacks_alone_attribute_as_both_domains_do(self):
+        default = GpuRun(self, "--steps", "40", "--library-launches", "2")
+        both = GpuRun(self, "--steps", "40", "--library-launches", "2",
+                      env=dict(os.environ, RLSCOPE_CUPTI_CALLBACKS="all"))
+        self.assertIn(": 0 runtime and", default.gpu["message"])
+        self.assertNotIn(": 0 runtime and", both.gpu["message"])
+        for run in (default, both):
+            self.assertEqual(run.gpu["unattributed"], 0, run.gpu["message"])
+        self.assertEqual(self.attribution(default), self.attribution(both))
+        # Named as the program called them, not as the driver's calls.
+        _, apis = self.attribution(default)
+        self.assertEqual(apis["cudaLaunchKernel"], (7 * 40, 7 * 40))
+        self.assertEqual(apis["cuLaunchKernel"], (2 * 40, 2 * 40))
+
+    def test_no_callbacks_leaves_the_gpu_work_tied_to_no_call(self):
+        run = GpuRun(self, "--steps", "20", env=dict(os.environ, RLSCOPE_CUPTI_CALLBACKS="none"))
+        self.assertIn(": 0 runtime and 0 driver callbacks", run.gpu["message"])
+        self.assertGreater(run.gpu["kernels"], 0)
+        self.assertEqual(run.gpu["unattributed"], run.gpu["kernels"] + run.gpu["memcpys"] + run.gpu["memsets"])
+
+
 class Degradation(unittest.TestCase):
     def test_another_cupti_client_leaves_the_gpu_level_missing(self):
         env = dict(os.environ, RLSCOPE_FAKE_CUPTI_FAIL="multiple")

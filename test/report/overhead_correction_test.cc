@@ -109,6 +109,38 @@ TEST_CASE("CUPTI inflation is removed inside the call, by function, with family 
   CHECK(result.by_site.count("cupti:cudaLaunchKernel_ptsz") == 1);
 }
 
+TEST_CASE("a runtime call seen through its driver call is priced as the driver's call", "[correction]") {
+  // The runtime's callbacks off: a hooked cudaLaunchKernel reaches the
+  // report as the driver's call inside it, named by the hook, flagged as
+  // a driver call. Its price is the calibrated driver launch's where there
+  // is one, else the runtime launch's; a driver-flagged copy has no
+  // calibrated driver member and keeps the runtime copy's price.
+  NameTable names;
+  const int32_t launch = names.Intern("cudaLaunchKernel");
+  const int32_t copy = names.Intern("cudaMemcpyAsync");
+  auto run = [&](const cal::OverheadModel& model) {
+    ProcessTimeline process;
+    process.end_ns = 100'000;
+    ThreadTimeline thread = Thread(0, 100'000);
+    thread.overhead_sites.push_back({1'000, 5'000, OverheadSiteKind::kCupti, true, launch});
+    thread.overhead_sites.push_back({10'000, 30'000, OverheadSiteKind::kCupti, true, copy});
+    process.threads.push_back(thread);
+    return CorrectProcess(process, model, "", names);
+  };
+  const ProcessCorrection both =
+      run(Model({{"cupti:cudaLaunchKernel", 2400}, {"cupti:cuLaunchKernel", 1200}, {"cupti:cudaMemcpyAsync", 900}}));
+  CHECK(both.by_site.at("cupti:cudaLaunchKernel").ns == Approx(1200));
+  CHECK(both.by_site.at("cupti:cudaMemcpyAsync").ns == Approx(900));
+  CHECK(both.removed_ns == Approx(2100));
+  const ProcessCorrection runtime_only = run(Model({{"cupti:cudaLaunchKernel", 2400}, {"cupti:cudaMemcpyAsync", 900}}));
+  CHECK(runtime_only.by_site.at("cupti:cudaLaunchKernel").ns == Approx(2400));
+  // The same call from the runtime's own callback keeps the runtime price.
+  cal::OverheadModel model = Model({{"cupti:cudaLaunchKernel", 2400}, {"cupti:cuLaunchKernel", 1200}});
+  CHECK(model.CuptiSite("cudaLaunchKernel", /*driver=*/false) == "cupti:cudaLaunchKernel");
+  CHECK(model.CuptiSite("cudaLaunchKernel", /*driver=*/true) == "cupti:cuLaunchKernel");
+  CHECK(model.CuptiSite("cuLaunchKernelEx", /*driver=*/true) == "cupti:cuLaunchKernel");
+}
+
 TEST_CASE("CUPTI's launch price follows the run's launch speed against the calibration's loop", "[correction]") {
   NameTable names;
   const int32_t launch = names.Intern("cudaLaunchKernel");
