@@ -7,6 +7,14 @@ per step, start-up aside (scripts/device/probe_cupti_cost.sh):
   gpu_loops.py jax_sync      the same with a jitted function and float()
   gpu_loops.py jax_compile   N distinct jitted functions, each compiled,
                              loaded and run once (N/100 of them)
+  gpu_loops.py torch_hot     N steps of 8 tiny in-place launches, nothing
+                             between the steps (the launch path stays in
+                             the caches, as in a calibration loop)
+  gpu_loops.py torch_cold    the same with a walk over 16 MB of host memory
+                             between the steps (as a training step's Python
+                             and simulation evict the launch path); set
+                             the two apart by the CUDA calls' measured time,
+                             not by the loop's
 
 Prints "MODE <ms> ms <us> us/step" for the timed part."""
 import sys
@@ -50,10 +58,32 @@ def jax_compile(n):
     return time.perf_counter() - begin, count
 
 
+def torch_launches(n, evict_bytes):
+    import numpy
+    import torch
+    x = torch.zeros(256, device="cuda")
+    walk = numpy.ones(evict_bytes // 8) if evict_bytes else None
+    for _ in range(20):
+        x.add_(1.0)
+    torch.cuda.synchronize()
+    begin = time.perf_counter()
+    for i in range(n):
+        for _ in range(8):
+            x.add_(1.0)
+        if walk is not None:
+            walk.sum()
+        if i % 100 == 99:
+            torch.cuda.synchronize()
+    torch.cuda.synchronize()
+    return time.perf_counter() - begin, n
+
+
 def main():
     mode = sys.argv[1]
     n = int(sys.argv[2]) if len(sys.argv) > 2 else 3000
-    seconds, steps = {"torch_sync": torch_sync, "jax_sync": jax_sync, "jax_compile": jax_compile}[mode](n)
+    modes = {"torch_sync": torch_sync, "jax_sync": jax_sync, "jax_compile": jax_compile,
+             "torch_hot": lambda n: torch_launches(n, 0), "torch_cold": lambda n: torch_launches(n, 16 << 20)}
+    seconds, steps = modes[mode](n)
     print(f"{mode} {seconds * 1e3:.1f} ms {seconds * 1e6 / steps:.1f} us/step")
 
 
