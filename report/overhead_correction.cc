@@ -172,6 +172,10 @@ int64_t TimeCorrection::Map(int64_t t) const { return t - RoundToNs(base_ + Remo
 
 namespace {
 
+// CuptiCallKey: one key per CUDA function and API (runtime or driver), as
+// a CUPTI site's price depends on both.
+int64_t CuptiCallKey(int32_t api, bool driver) { return (int64_t{api} << 1) | (driver ? 1 : 0); }
+
 // Estimator: looks up each site's cost once, tallies estimates per site
 // (written to the result by Flush).
 class Estimator {
@@ -193,8 +197,7 @@ class Estimator {
                 events);
   }
   std::optional<double> Cupti(int32_t api, bool driver) {
-    const int64_t key = (int64_t{api} << 1) | (driver ? 1 : 0);
-    auto [it, inserted] = cupti_slots_.try_emplace(key, 0);
+    auto [it, inserted] = cupti_slots_.try_emplace(CuptiCallKey(api, driver), 0);
     if (inserted) {
       const std::string name = api >= 0 ? names_.Name(api) : std::string("?");
       it->second = slots_.size();
@@ -281,8 +284,7 @@ std::map<std::string, CuptiCallSpeed> MeasureCuptiCallSpeeds(const ProcessTimeli
   for (const ThreadTimeline& thread : process.threads) {
     for (const OverheadSite& site : thread.overhead_sites) {
       if (site.kind != OverheadSiteKind::kCupti || site.api < 0) continue;
-      const int64_t key = (int64_t{site.api} << 1) | (site.driver ? 1 : 0);
-      auto [it, inserted] = site_of.try_emplace(key);
+      auto [it, inserted] = site_of.try_emplace(CuptiCallKey(site.api, site.driver));
       if (inserted && ScalesWithCallSpeed(names.Name(site.api))) {
         it->second = model.CuptiSite(names.Name(site.api), site.driver);
       }
