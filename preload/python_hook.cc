@@ -1241,9 +1241,11 @@ PyObject* MonitorCall(PyObject*, PyObject* const* args, Py_ssize_t nargs) {  // 
   if (thread == nullptr || nargs < 3) return g_api.none;
   RestartIfCaptureReopened();
   const FrameKey frame = FrameKeyNow();
+  // The call's offset, read once where it is needed (-1 until then).
+  int offset = -1;
   // The user's line is the one of its frame's latest call.
   if (thread->user_depth > 0 && thread->user_frames[thread->user_depth - 1].frame == frame) {
-    const int offset = OffsetOf(args[1]);
+    offset = OffsetOf(args[1]);
     thread->user_frames[thread->user_depth - 1].offset = offset;
     if (__builtin_expect(g_offset_checks < kOffsetChecks, 0) && g_running_offsets && !g_frame_objects) {
       CheckRunningOffset(frame, args[0], offset);
@@ -1254,10 +1256,9 @@ PyObject* MonitorCall(PyObject*, PyObject* const* args, Py_ssize_t nargs) {  // 
   const uintptr_t method_def = MethodDefOf(callable, type);
   // A builtin function or method descriptor: its site may be cached.
   SiteEntry* site = nullptr;
-  int offset = -1;
   NativeTarget target;
   if (method_def != 0) {
-    offset = OffsetOf(args[1]);
+    if (offset < 0) offset = OffsetOf(args[1]);
     site = &thread->sites[SiteSlot(args[0], offset)];
   }
   const uint32_t epoch = g_code_epoch.load(std::memory_order_relaxed);
