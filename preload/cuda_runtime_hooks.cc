@@ -7,6 +7,7 @@
 
 #include "preload/capture_gate.h"
 #include "preload/cuda_runtime_api_list.h"
+#include "preload/cupti_injection.h"
 #include "preload/native_stack_sampler.h"
 #include "preload/raw_log.h"
 #include "preload/real_symbol.h"
@@ -38,6 +39,9 @@ constexpr const char* kCudartVersion = "libcudart.so.13";
 constexpr const char* kCudartLibraryHint = "libcudart.so";
 
 uint32_t g_api_name_ids[kCudaApiCount];
+// The name a call gives CUPTI's view of the driver call inside it: its
+// own where CUPTI watches it, else 0 (the driver's name stays).
+uint32_t g_cupti_view_name_ids[kCudaApiCount];
 std::atomic<void*> g_real_functions[kCudaApiCount];
 // An API whose real definition was not found, remembered so the search and
 // its warning happen once, not on every call.
@@ -70,7 +74,10 @@ inline void* RealCudaFunction(CudaApi api) {
 }  // namespace
 
 void InternCudaApiNames() {
-  for (int api = 0; api < kCudaApiCount; ++api) g_api_name_ids[api] = StringTable::Intern(kApiNames[api]);
+  for (int api = 0; api < kCudaApiCount; ++api) {
+    g_api_name_ids[api] = StringTable::Intern(kApiNames[api]);
+    g_cupti_view_name_ids[api] = CuptiWatchesApi(kApiNames[api]) ? g_api_name_ids[api] : 0;
+  }
 }
 
 }  // namespace rlscope::preload
@@ -88,7 +95,7 @@ void InternCudaApiNames() {
     uint64_t begin = NowTicks();                                                                 \
     if (MaybeSampleNativeStack(begin)) begin = NowTicks(); /* The sample is not API time. */     \
     t_state.in_recorded_cuda_api = true;                                                         \
-    t_state.recorded_cuda_api_name = g_api_name_ids[kApi_##name];                                \
+    t_state.recorded_cuda_api_name = g_cupti_view_name_ids[kApi_##name];                         \
     const cudaError_t result = real args;                                                        \
     t_state.in_recorded_cuda_api = false;                                                        \
     Record(::rlscope::wire::EventKind::kCudaApi, g_api_name_ids[kApi_##name], begin, NowTicks(), \
@@ -128,7 +135,7 @@ cudaError_t CallProfilerApi(const char* name, std::atomic<void*>& real_slot, std
     }
     const uint64_t begin = NowTicks();
     t_state.in_recorded_cuda_api = true;
-    t_state.recorded_cuda_api_name = id;
+    t_state.recorded_cuda_api_name = 0;  // Not a function CUPTI watches.
     result = reinterpret_cast<ProfilerFunction>(real)();
     t_state.in_recorded_cuda_api = false;
     Record(wire::EventKind::kCudaApi, id, begin, NowTicks(), static_cast<uint64_t>(result));

@@ -154,9 +154,12 @@ void CUPTIAPI OnApiCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId
     uint32_t name = CallbackNameId(domain, id);
     if (state.in_recorded_cuda_api) {
       flags |= wire::kCuptiSeenByInterposer;
-      // The driver's call inside a hooked runtime call: named as the call
-      // the program made (the flag still says whose callbacks it had).
-      if (domain == CUPTI_CB_DOMAIN_DRIVER_API) name = state.recorded_cuda_api_name;
+      // The driver's call inside a hooked launch, copy, memset or wait:
+      // named as the call the program made (the flag still says whose
+      // callbacks it had, which prices it).
+      if (domain == CUPTI_CB_DOMAIN_DRIVER_API && state.recorded_cuda_api_name != 0) {
+        name = state.recorded_cuda_api_name;
+      }
     }
     Record(wire::EventKind::kCuptiApi, name, begin, NowTicks(), call->correlationId, flags);
   } else if (depth == 2) {
@@ -353,6 +356,8 @@ void StartCapture() {
 }
 
 }  // namespace
+
+bool CuptiWatchesApi(std::string_view name) { return SelectedApi(name); }
 
 void FlushGpuActivity(bool final) {
   if (g_state.load(std::memory_order_acquire) != CaptureState::kActive || getpid() != g_capture_pid) return;

@@ -13,7 +13,16 @@
 #ifndef RLSCOPE_PRELOAD_CUPTI_INJECTION_H_
 #define RLSCOPE_PRELOAD_CUPTI_INJECTION_H_
 
+#include <string_view>
+
 namespace rlscope::preload {
+
+// CuptiWatchesApi: whether CUPTI's callbacks are enabled for the CUDA
+// function `name` (by name: launches, copies, memsets, graph launches,
+// waits; runtime or driver). A hooked runtime call that is one of these
+// names CUPTI's view of the driver call inside it; one that is not (an
+// allocation that synchronises, say) leaves the driver's name on it.
+bool CuptiWatchesApi(std::string_view name);
 
 // FlushGpuActivity: has CUPTI deliver every buffered record now (forced:
 // incomplete records too). With `final`, CUPTI is never called again

@@ -26,9 +26,9 @@ struct ThreadState {
   bool untraced;         // Flusher thread, or a thread past its exit.
   bool name_is_os;       // The buffer's name came from the OS (not Python).
   // Inside a CUDA runtime hook that is recording the call as kCudaApi
-  // (CUPTI's callback then only ties the call to its GPU work), and that
-  // call's name id, which names CUPTI's view of it when only the driver's
-  // callbacks are on (preload/cupti_injection.cc).
+  // (CUPTI's callback then only ties the call to its GPU work), and, when
+  // CUPTI watches that function, its name id, which names CUPTI's view of
+  // the driver call inside it (0 otherwise; preload/cupti_injection.h).
   bool in_recorded_cuda_api;
   uint32_t recorded_cuda_api_name;
   // Nesting of CUPTI API callbacks (a driver call inside a runtime call).

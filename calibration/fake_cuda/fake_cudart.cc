@@ -694,7 +694,8 @@ uint32_t NestedDriverCall(CUpti_CallbackId cbid, const char* function, const Lau
 }
 
 // The driver call inside runtime call `runtime_cbid`: a launch's, a copy's,
-// a memset's or a wait's (0 for any other call: it makes none here).
+// a memset's or a wait's, cudaFree's wait too (0 for any other call: it
+// makes none here).
 uint32_t NestedDriverCallOf(CUpti_CallbackId runtime_cbid, std::string_view runtime_function, const LaunchShape& shape,
                             ApiCall& outer, int64_t until_ns) {
 #define RLSCOPE_NESTED(driver) \
@@ -726,7 +727,8 @@ uint32_t NestedDriverCallOf(CUpti_CallbackId runtime_cbid, std::string_view runt
   }
   if (runtime_function == "cudaStreamSynchronize") RLSCOPE_NESTED(cuStreamSynchronize);
   if (runtime_function == "cudaEventSynchronize") RLSCOPE_NESTED(cuEventSynchronize);
-  if (runtime_function == "cudaDeviceSynchronize") {
+  // cudaFree waits for the device, as NVIDIA's does.
+  if (runtime_function == "cudaDeviceSynchronize" || runtime_function == "cudaFree") {
     struct NoParams {};  // cuCtxSynchronize takes none.
     return NestedDriverCall<NoParams>(CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize, "cuCtxSynchronize", shape, outer,
                                       until_ns);

@@ -168,10 +168,15 @@ class CallbackDomains(unittest.TestCase):
         for run in (default, both):
             self.assertEqual(run.gpu["unattributed"], 0, run.gpu["message"])
         self.assertEqual(self.attribution(default), self.attribution(both))
-        # Named as the program called them, not as the driver's calls.
+        # Named as the program called them, not as the driver's calls...
         _, apis = self.attribution(default)
         self.assertEqual(apis["cudaLaunchKernel"], (7 * 40, 7 * 40))
         self.assertEqual(apis["cuLaunchKernel"], (2 * 40, 2 * 40))
+        # ...but for calls CUPTI does not watch: cudaFree's wait (every
+        # 10th step and at the end) keeps the driver's name, and its
+        # family's price.
+        self.assertNotIn("cudaFree", apis)
+        self.assertEqual(apis["cuCtxSynchronize"], (40 // 10 + 1, 0))
 
     def test_no_callbacks_leaves_the_gpu_work_tied_to_no_call(self):
         run = GpuRun(self, "--steps", "20", env=dict(os.environ, RLSCOPE_CUPTI_CALLBACKS="none"))
