@@ -92,9 +92,16 @@ class DeepStacks(unittest.TestCase):
                   "outer_step()\n")
         run = ProfiledRun(self, [ARGS.python, "-c", script], options=("--rules", rules))
         (process,) = run.report["processes"]
-        outer = sum(row["ns"] for row in run.report["rows"] if row["operation"] == "outer_step")
-        # The busy wait after the recursion is the operation's, not "(none)".
-        self.assertGreater(outer, 0.3e9, run.report["rows"])
+        rows = run.report["rows"]
+        outer = sum(row["ns"] for row in rows if row["operation"] == "outer_step")
+        none = sum(row["ns"] for row in rows if row["operation"] == "(none)")
+        # The busy wait after the recursion (0.3 s of wall time) is the
+        # operation's, not "(none)". Its thread time can fall short of the
+        # wall time on a busy machine (seen: 0.284 s beside two CPU hogs),
+        # so the bound is the larger part of it, and nothing of it in
+        # "(none)".
+        self.assertGreater(outer, 0.2e9, rows)
+        self.assertLess(none, 0.05e9, rows)
         self.assertFalse([p for p in process["problems"] if "Python hook" in p], process["problems"])
 
 

@@ -165,26 +165,35 @@ class GilWait(unittest.TestCase):
         """The spinner makes no call while the main thread holds the GIL
         (gil_wait.py): its wait is found by the flusher's readings of its
         clocks, all but the part of the hold before the first whole 20 ms
-        sample and after the last (up to 40 ms each)."""
-        directory = tempfile.mkdtemp(prefix="rlscope-e2e-gil-")
-        self.addCleanup(shutil.rmtree, directory, True)
-        out = os.path.join(directory, "run")
-        program = os.path.join(os.path.dirname(PROGRAM), "gil_wait.py")
-        result = run_rlscope("run", "--out", out, "--", ARGS.python, program, "1", timeout=300)
-        self.assertEqual(result.returncode, 0, result.stderr)
-        held_ns = json.loads(result.stdout.splitlines()[-1])["held_ns"]
-        with open(os.path.join(out, "report.json")) as f:
-            process = json.load(f)["processes"][0]
-        spinner = next(t for t in process["threads"] if t["name"] == "spinner")
-        wait_ns = thread_category_ns(spinner, "Wait")
-        # Measured: 0.86 s of a 0.93 s hold. Never more than the hold
-        # (with the slack), and the spinner's Python is what is left of its
-        # life.
-        self.assertGreaterEqual(wait_ns, 0.7 * held_ns - 80_000_000,
-                                f"Wait {wait_ns / 1e9:.3f} s of a {held_ns / 1e9:.3f} s hold")
-        self.assertLessEqual(wait_ns, held_ns + SLACK_NS)
-        self.assertLessEqual(thread_category_ns(spinner, "Python"), lifetime_ns(spinner) - 0.7 * held_ns + 80_000_000)
-
+        sample and after the last (up to 40 ms each). On a machine busier
+        than its cores (two CPU hogs beside a parallel test run) the
+        flusher's readings come late and a hold can find too little of
+        its wait (seen once: 1.18 s of a 2.83 s hold), so a short find is
+        run again, up to three runs; a wait that is never found misses in
+        all three. Too much wait fails at once."""
+        misses = []
+        for _ in range(3):
+            directory = tempfile.mkdtemp(prefix="rlscope-e2e-gil-")
+            self.addCleanup(shutil.rmtree, directory, True)
+            out = os.path.join(directory, "run")
+            program = os.path.join(os.path.dirname(PROGRAM), "gil_wait.py")
+            result = run_rlscope("run", "--out", out, "--", ARGS.python, program, "1", timeout=300)
+            self.assertEqual(result.returncode, 0, result.stderr)
+            held_ns = json.loads(result.stdout.splitlines()[-1])["held_ns"]
+            with open(os.path.join(out, "report.json")) as f:
+                process = json.load(f)["processes"][0]
+            spinner = next(t for t in process["threads"] if t["name"] == "spinner")
+            wait_ns = thread_category_ns(spinner, "Wait")
+            # Measured: 0.86 s of a 0.93 s hold. Never more than the hold
+            # (with the slack), and the spinner's Python is what is left of
+            # its life.
+            self.assertLessEqual(wait_ns, held_ns + SLACK_NS)
+            python_ns = thread_category_ns(spinner, "Python")
+            if wait_ns >= 0.7 * held_ns - 80_000_000 and python_ns <= lifetime_ns(spinner) - 0.7 * held_ns + 80_000_000:
+                return
+            misses.append(f"Wait {wait_ns / 1e9:.3f} s and Python {python_ns / 1e9:.3f} s of a {held_ns / 1e9:.3f} s "
+                          f"hold in a {lifetime_ns(spinner) / 1e9:.3f} s life")
+        self.fail("the GIL wait was found short in 3 runs: " + "; ".join(misses))
 
 if __name__ == "__main__":
     main(extra_arguments=["--python"])
