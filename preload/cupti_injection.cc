@@ -168,10 +168,12 @@ void CUPTIAPI OnApiCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId
   }
 }
 
+}  // namespace
+
 // The calls whose GPU work or waiting rlscope must see when they bypass
 // libcudart's PLT: launches, copies, memsets, graph launches and waits.
 // Matched by name so new variants (_ptsz, _v2, Ex) are covered.
-bool SelectedApi(std::string_view name) {
+bool CuptiWatchesApi(std::string_view name) {
   constexpr std::string_view kPrefixes[] = {"cudaLaunch",
                                             "cudaMemcpy",
                                             "cudaMemset",
@@ -191,6 +193,8 @@ bool SelectedApi(std::string_view name) {
   }
   return false;
 }
+
+namespace {
 
 // ProfilerApi: the CUDA profiler API's start and stop, runtime and driver.
 bool ProfilerApi(std::string_view name) {
@@ -238,7 +242,7 @@ int EnableDomain(CUpti_CallbackDomain domain, uint32_t size, uint32_t* names) {
   for (uint32_t id = 1; id < size; ++id) {
     const char* name = nullptr;
     if (g_cupti.GetCallbackName(domain, id, &name) != CUPTI_SUCCESS || name == nullptr) continue;
-    if (!SelectedApi(name) && !(CaptureGate::ProfilerApiControlled() && ProfilerApi(name))) continue;
+    if (!CuptiWatchesApi(name) && !(CaptureGate::ProfilerApiControlled() && ProfilerApi(name))) continue;
     names[id] = StringTable::Intern(CleanName(name));
     if (g_cupti.EnableCallback(1, g_subscriber, domain, id) == CUPTI_SUCCESS) ++enabled;
   }
@@ -356,8 +360,6 @@ void StartCapture() {
 }
 
 }  // namespace
-
-bool CuptiWatchesApi(std::string_view name) { return SelectedApi(name); }
 
 void FlushGpuActivity(bool final) {
   if (g_state.load(std::memory_order_acquire) != CaptureState::kActive || getpid() != g_capture_pid) return;
