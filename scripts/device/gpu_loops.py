@@ -15,6 +15,13 @@ per step, start-up aside (scripts/device/probe_cupti_cost.sh):
                              and simulation evict the launch path); set
                              the two apart by the CUDA calls' measured time,
                              not by the loop's
+  gpu_loops.py torch_queued  N steps of 8 in-place adds over 64 MB each
+                             (about 40 us of GPU time on an H100, twice a
+                             profiled launch's CPU time), a synchronize
+                             every 100 steps: the
+                             GPU bounds the loop, the CPU waits, so a
+                             profiler's CPU-side cost is hidden and its
+                             GPU-side cost shows in the loop's time
 
 Prints "MODE <ms> ms <us> us/step" for the timed part."""
 import sys
@@ -58,10 +65,10 @@ def jax_compile(n):
     return time.perf_counter() - begin, count
 
 
-def torch_launches(n, evict_bytes):
+def torch_launches(n, evict_bytes, elements=256):
     import numpy
     import torch
-    x = torch.zeros(256, device="cuda")
+    x = torch.zeros(elements, device="cuda")
     walk = numpy.ones(evict_bytes // 8) if evict_bytes else None
     for _ in range(20):
         x.add_(1.0)
@@ -82,7 +89,8 @@ def main():
     mode = sys.argv[1]
     n = int(sys.argv[2]) if len(sys.argv) > 2 else 3000
     modes = {"torch_sync": torch_sync, "jax_sync": jax_sync, "jax_compile": jax_compile,
-             "torch_hot": lambda n: torch_launches(n, 0), "torch_cold": lambda n: torch_launches(n, 16 << 20)}
+             "torch_hot": lambda n: torch_launches(n, 0), "torch_cold": lambda n: torch_launches(n, 16 << 20),
+             "torch_queued": lambda n: torch_launches(n, 0, 16 << 20)}
     seconds, steps = modes[mode](n)
     print(f"{mode} {seconds * 1e3:.1f} ms {seconds * 1e6 / steps:.1f} us/step")
 
