@@ -120,7 +120,7 @@ struct OverheadSite {
   int64_t end_ns = 0;
   OverheadSiteKind kind = OverheadSiteKind::kMeasured;
   bool driver = false;     // kCupti: a driver API call (cu*), else runtime (cuda*).
-  int32_t api = kNoLabel;  // kCupti, kCudaHook: NameTable label of the CUDA function.
+  int32_t api = kNoLabel;  // kCupti: NameTable label of the CUDA function.
 };
 
 // Hook work that left no event (wire::HookOverhead) within one batch's
