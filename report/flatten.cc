@@ -47,14 +47,6 @@ void MergeTouchingInPlace(IntervalList& intervals) {
   intervals.resize(kept);
 }
 
-// Sorted so that a larger position means a more inner interval: later begin,
-// then (same begin) earlier end. stable_sort keeps input order among identical
-// spans, so the one appearing later in the input is the innermost.
-bool OuterFirst(const Interval& a, const Interval& b) {
-  if (a.begin_ns != b.begin_ns) return a.begin_ns < b.begin_ns;
-  return a.end_ns > b.end_ns;
-}
-
 // An active interval; its label is all we need once it wins.
 struct ActiveEntry {
   int64_t end_ns;
@@ -119,6 +111,19 @@ IntervalList FlattenGeneral(const IntervalList& sorted) {
 
 }  // namespace
 
+// A larger position means a more inner interval: later begin, then (same
+// begin) earlier end.
+bool OuterFirst(const Interval& a, const Interval& b) {
+  if (a.begin_ns != b.begin_ns) return a.begin_ns < b.begin_ns;
+  return a.end_ns > b.end_ns;
+}
+
+void SortOuterFirst(IntervalList& intervals) {
+  if (!std::is_sorted(intervals.begin(), intervals.end(), OuterFirst)) {
+    std::stable_sort(intervals.begin(), intervals.end(), OuterFirst);
+  }
+}
+
 // Tie-break among intervals with identical begin and end: the one appearing
 // later in the input wins (e.g. the most recently recorded of duplicates).
 IntervalList FlattenInnermost(IntervalList intervals) {
@@ -126,10 +131,9 @@ IntervalList FlattenInnermost(IntervalList intervals) {
     MergeTouchingInPlace(intervals);
     return intervals;
   }
-  // Input already in OuterFirst order (nested ranges recorded at push) skips the sort.
-  if (!std::is_sorted(intervals.begin(), intervals.end(), OuterFirst)) {
-    std::stable_sort(intervals.begin(), intervals.end(), OuterFirst);
-  }
+  // Input already in OuterFirst order (nested ranges recorded at push,
+  // decoded CPU events) skips the sort.
+  SortOuterFirst(intervals);
   return FlattenGeneral(intervals);
 }
 

@@ -17,6 +17,16 @@ namespace rlscope::report {
 // label merged. Total covered time equals the union of the input.
 IntervalList FlattenInnermost(IntervalList intervals);
 
+// OuterFirst: the order FlattenInnermost works in: by begin, and at one
+// begin the longer (enclosing) interval first.
+bool OuterFirst(const Interval& a, const Interval& b);
+
+// SortOuterFirst: into OuterFirst order, stably, so identical spans keep
+// their input order (the later one stays the innermost). Decoding leaves a
+// thread's CPU events in this order, so the passes after it (flattening,
+// transitions, unions) find them sorted instead of sorting each time.
+void SortOuterFirst(IntervalList& intervals);
+
 }  // namespace rlscope::report
 
 #endif  // RLSCOPE_REPORT_FLATTEN_H_

@@ -159,7 +159,8 @@ struct ThreadTimeline {
   // Set by ApplyCaptureWindows: the parts of the thread's lifetime inside
   // a capture window, the only time its breakdown counts.
   std::optional<IntervalList> captured;
-  // CPU category intervals as recorded (may nest); label: Category.
+  // CPU category intervals as recorded (may nest); label: Category. In
+  // OuterFirst order (flatten.h) once decoded.
   IntervalList cpu_events;
   std::vector<NativeCall> native_calls;
   // The thread's hooked communication calls that are collectives, in

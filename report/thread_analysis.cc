@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "report/capture_windows.h"
+#include "report/flatten.h"
 #include "report/instance_durations.h"
 #include "report/operation_timeline.h"
 
@@ -16,16 +17,14 @@ namespace {
 // from (the innermost enclosing interval, or the thread's base level).
 void CountTransitions(const IntervalList& recorded, const IntervalList& operations, Category base, int32_t none,
                       std::map<TransitionKey, uint64_t>& transitions) {
-  // Outer before inner: by begin, then longer first. Events are mostly
-  // recorded in that order already; sort a copy only when they are not.
-  const auto outer_first = [](const Interval& a, const Interval& b) {
-    return a.begin_ns != b.begin_ns ? a.begin_ns < b.begin_ns : a.end_ns > b.end_ns;
-  };
+  // Outer before inner (OuterFirst). Decoding leaves the events in that
+  // order; sort a copy only when a later pass (the correction's moves, an
+  // exec chain's merge) upset it.
   IntervalList sorted;
   const IntervalList* events = &recorded;
-  if (!std::is_sorted(recorded.begin(), recorded.end(), outer_first)) {
+  if (!std::is_sorted(recorded.begin(), recorded.end(), OuterFirst)) {
     sorted = recorded;
-    std::sort(sorted.begin(), sorted.end(), outer_first);
+    SortOuterFirst(sorted);
     events = &sorted;
   }
   // Per operation-timeline position, found by walking forward (events are

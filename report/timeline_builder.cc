@@ -7,6 +7,7 @@
 #include "format/code_origin.h"
 #include "report/category.h"
 #include "report/demangle.h"
+#include "report/flatten.h"
 #include "report/hooked_communication.h"
 #include "report/idle_waits.h"
 #include "report/operation_inference.h"
@@ -471,6 +472,7 @@ void TimelineBuilder::InferFromStacks(ThreadTimeline& thread, const ThreadState&
 
 void TimelineBuilder::ClassifyNativeCalls(ThreadTimeline& thread, ThreadState& state) {
   thread.native_calls.reserve(state.native_calls.size());
+  thread.cpu_events.reserve(thread.cpu_events.size() + state.native_calls.size());
   for (const RawNativeCall& raw : state.native_calls) {
     Category category = Category::kNative;
     if (classifier_ != nullptr) {
@@ -568,6 +570,9 @@ ProcessTimeline TimelineBuilder::Finish() {
       if (!open.inferred && !open.before_hole) ++unclosed;
     }
     ClassifyNativeCalls(thread, state);
+    // Recorded as they ended, inner events first; every pass after this
+    // one wants them outer first (flatten.h).
+    SortOuterFirst(thread.cpu_events);
     // After the native calls are categorised: a blocked span inside one
     // stays its library's time. Clipped to the thread's life.
     for (Interval& span : state.idle_spans) {
@@ -575,8 +580,9 @@ ProcessTimeline TimelineBuilder::Finish() {
       span.end_ns = std::min(span.end_ns, thread.end_ns);
     }
     std::erase_if(state.idle_spans, [](const Interval& span) { return span.end_ns <= span.begin_ns; });
-    IntervalList waits = IdleWaits(std::move(state.idle_spans), thread.cpu_events);
-    thread.cpu_events.insert(thread.cpu_events.end(), waits.begin(), waits.end());
+    const IntervalList waits = IdleWaits(std::move(state.idle_spans), thread.cpu_events);
+    const auto middle = thread.cpu_events.insert(thread.cpu_events.end(), waits.begin(), waits.end());
+    std::inplace_merge(thread.cpu_events.begin(), middle, thread.cpu_events.end(), OuterFirst);  // Both sorted.
     state.idle_spans.clear();
   }
   for (const auto& [id, range] : open_ranges_) {

@@ -377,6 +377,23 @@ TEST_CASE("CUPTI-seen calls add CUDA API time only when no runtime hook timed th
   CHECK(thread.gpu_launches[2].correlation_id == 102);
 }
 
+TEST_CASE("CPU events recorded as they end are decoded outer first", "[timeline]") {
+  // Hooks record a call when it returns, after the calls inside it; every
+  // pass after decoding wants the enclosing call first (flatten.h).
+  NameTable names;
+  TimelineBuilder builder(names);
+  FeedHello(builder, 7, 0);
+  FeedEvents(builder, 7,
+             {Ev(10, 40, wire::EventKind::kCudaApi), Ev(50, 60, wire::EventKind::kCudaApi),
+              Ev(5, 90, wire::EventKind::kBackendCall), Ev(95, 99, wire::EventKind::kSimulatorCall),
+              Ev(0, 100, wire::EventKind::kBackendCall)});
+  ProcessTimeline process = builder.Finish();
+  const ThreadTimeline& thread = OnlyThread(process, 7);
+  std::vector<std::pair<int64_t, int64_t>> spans;
+  for (const Interval& event : thread.cpu_events) spans.emplace_back(event.begin_ns, event.end_ns);
+  CHECK(spans == std::vector<std::pair<int64_t, int64_t>>{{0, 100}, {5, 90}, {10, 40}, {50, 60}, {95, 99}});
+}
+
 TEST_CASE("GPU activities, their names, lost records and notices are decoded", "[timeline]") {
   NameTable names;
   TimelineBuilder builder(names);
