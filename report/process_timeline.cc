@@ -6,16 +6,47 @@
 
 namespace rlscope::report {
 
+namespace {
+
+// NestedInReturnOrder: NestedCalls in one pass, for calls in the order they
+// returned (a call after the calls inside it, each call after the earlier
+// ones): read backwards, the calls holding the current one are a stack.
+// False, with `nested` partly set, where the calls are not in that order or
+// do not nest (a merged stream, damaged data).
+bool NestedInReturnOrder(const std::vector<NativeCall>& calls, std::vector<bool>& nested) {
+  for (size_t i = 1; i < calls.size(); ++i) {
+    if (calls[i].end_ns < calls[i - 1].end_ns) return false;
+  }
+  std::vector<size_t> holding;  // Later calls, each inside the one below it.
+  for (size_t i = calls.size(); i-- > 0;) {
+    const NativeCall& call = calls[i];
+    while (!holding.empty()) {
+      const NativeCall& outer = calls[holding.back()];
+      if (outer.begin_ns <= call.begin_ns && call.begin_ns < outer.end_ns) break;  // It ends no later: inside.
+      if (outer.begin_ns < call.end_ns) return false;                              // Overlaps without holding it.
+      holding.pop_back();  // Wholly after it: holds no earlier call either.
+    }
+    nested[i] = !holding.empty();
+    holding.push_back(i);
+  }
+  return true;
+}
+
+}  // namespace
+
 // NestedCalls: per native call (they nest properly), whether it lies
-// inside another one. They are recorded as they return, inner ones first.
+// inside another one. They are recorded as they return, inner ones first,
+// which one pass reads; any other order is sorted first.
 std::vector<bool> NestedCalls(const std::vector<NativeCall>& calls) {
+  std::vector<bool> nested(calls.size(), false);
+  if (NestedInReturnOrder(calls, nested)) return nested;
+  nested.assign(calls.size(), false);
   std::vector<size_t> order(calls.size());
   std::iota(order.begin(), order.end(), size_t{0});
   std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
     if (calls[a].begin_ns != calls[b].begin_ns) return calls[a].begin_ns < calls[b].begin_ns;
     return calls[a].end_ns > calls[b].end_ns;  // The outer of two that start together first.
   });
-  std::vector<bool> nested(calls.size(), false);
   int64_t outer_end = INT64_MIN;
   for (const size_t i : order) {
     if (calls[i].begin_ns < outer_end) {
