@@ -125,9 +125,12 @@ std::vector<const NativeCall*> OuterCalls(const std::vector<NativeCall>& calls, 
     if (nested[i] || std::binary_search(rlscope.begin(), rlscope.end(), calls[i].location)) continue;
     outer.push_back(&calls[i]);
   }
-  std::sort(outer.begin(), outer.end(), [](const NativeCall* a, const NativeCall* b) {
+  // Calls inside no other, recorded as they returned, are mostly in start
+  // order already.
+  const auto earlier = [](const NativeCall* a, const NativeCall* b) {
     return a->begin_ns != b->begin_ns ? a->begin_ns < b->begin_ns : a->end_ns > b->end_ns;
-  });
+  };
+  if (!std::is_sorted(outer.begin(), outer.end(), earlier)) std::sort(outer.begin(), outer.end(), earlier);
   return outer;
 }
 
@@ -440,17 +443,18 @@ void ResolveThread(ThreadTimeline& thread, const Labels& labels, const RlscopeCa
 // RlscopeCallsOf: the calling locations of the process's native calls
 // that are in rlscope's own Python module (CodeOrigin's package "rlscope").
 RlscopeCalls RlscopeCallsOf(const ProcessTimeline& process, const NameTable& names) {
+  // Labels are dense: one flag per name, not a sort of every call's label.
+  std::vector<bool> seen(names.size(), false);
   RlscopeCalls locations;
   for (const ThreadTimeline& thread : process.threads) {
-    for (const NativeCall& call : thread.native_calls) locations.push_back(call.location);
+    for (const NativeCall& call : thread.native_calls) {
+      if (call.location < 0 || static_cast<size_t>(call.location) >= names.size() || seen[call.location]) continue;
+      seen[call.location] = true;
+      const CodeOrigin origin = OriginOfPath(SplitCodeLocation(names.Name(call.location)).file);
+      if (origin.kind == CodeOrigin::Kind::kPackage && origin.package == "rlscope") locations.push_back(call.location);
+    }
   }
-  std::sort(locations.begin(), locations.end());
-  locations.erase(std::unique(locations.begin(), locations.end()), locations.end());
-  std::erase_if(locations, [&](int32_t location) {
-    if (location < 0 || static_cast<size_t>(location) >= names.size()) return true;
-    const CodeOrigin origin = OriginOfPath(SplitCodeLocation(names.Name(location)).file);
-    return origin.kind != CodeOrigin::Kind::kPackage || origin.package != "rlscope";
-  });
+  std::sort(locations.begin(), locations.end());  // Searched with binary_search.
   return locations;
 }
 
