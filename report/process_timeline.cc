@@ -12,10 +12,10 @@ namespace {
 // returned (a call after the calls inside it, each call after the earlier
 // ones): read backwards, the calls holding the current one are a stack.
 // False, with `nested` partly set, where the calls are not in that order or
-// do not nest (a merged stream, damaged data).
+// do not nest (a merged stream, damaged data: a call ending before it began).
 bool NestedInReturnOrder(const std::vector<NativeCall>& calls, std::vector<bool>& nested) {
-  for (size_t i = 1; i < calls.size(); ++i) {
-    if (calls[i].end_ns < calls[i - 1].end_ns) return false;
+  for (size_t i = 0; i < calls.size(); ++i) {
+    if (calls[i].end_ns < calls[i].begin_ns || (i > 0 && calls[i].end_ns < calls[i - 1].end_ns)) return false;
   }
   std::vector<size_t> holding;  // Later calls, each inside the one below it.
   for (size_t i = calls.size(); i-- > 0;) {

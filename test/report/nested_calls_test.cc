@@ -96,6 +96,10 @@ TEST_CASE("nested calls: calls in another order or overlapping still follow the 
     REQUIRE(NestedCalls(calls) == Reference(calls));
     REQUIRE(NestedCalls(calls) == std::vector<bool>{false, true, false});
   }
+  SECTION("a call that ends before it begins (damaged data)") {
+    const std::vector<NativeCall> calls = {Call(2, 4), Call(9, 5), Call(8, 12), Call(0, 12)};
+    REQUIRE(NestedCalls(calls) == Reference(calls));
+  }
   SECTION("a zero-length call where another ends and the next begins") {
     const std::vector<NativeCall> calls = {Call(0, 5), Call(5, 5), Call(5, 9)};
     REQUIRE(NestedCalls(calls) == Reference(calls));
