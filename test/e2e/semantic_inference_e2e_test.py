@@ -97,13 +97,18 @@ class UnconventionalScript(unittest.TestCase):
         counted = instances(process)
         self.assertEqual(counted.get("simulation"), did["env_steps"] + did["resets"], counted)
         self.assertEqual(counted.get("backprop"), did["train_steps"], counted)
+        # Compared by the native calls each line made, not by their time:
+        # the lines add up to a few milliseconds, which one preemption of a
+        # busy machine (or a sanitizer build) can outweigh.
         evaluated = {}
         for line in process["python_lines"]:
             if line["source"].strip() in ("log_probs.append(dist.log_prob(action))", "entropies.append(dist.entropy())"):
-                evaluated[line["operation"]] = evaluated.get(line["operation"], 0) + line["ns"]
+                evaluated[line["operation"]] = evaluated.get(line["operation"], 0) + line["calls"]
         self.assertTrue(evaluated, process["python_lines"])
         self.assertEqual(set(evaluated) - {"inference", "backprop"}, set(), evaluated)
-        self.assertGreater(evaluated.get("inference", 0), evaluated.get("backprop", 0), evaluated)
+        # Acting is 4 of a rollout's 5 steps; the training step takes at
+        # most the last one's.
+        self.assertGreaterEqual(evaluated.get("inference", 0), 3 * evaluated.get("backprop", 0), evaluated)
         self.check_glue_is_attributed(run, process)
 
     def test_lines_are_the_users_own_with_their_text(self):
