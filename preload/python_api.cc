@@ -2,6 +2,8 @@
 
 #include <dlfcn.h>
 
+#include <cstdio>
+
 namespace rlscope::preload::python {
 
 PythonApi g_api;
@@ -106,6 +108,8 @@ void ResolvePythonApi(PythonApi& api) {
   Resolve(api.add_audit_hook, "PySys_AddAuditHook");
   Resolve(api.frame_get_globals, "PyFrame_GetGlobals");
   Resolve(api.dict_get_item_string, "PyDict_GetItemString");
+  Resolve(api.dict_next, "PyDict_Next");
+  Resolve(api.mapping_get_item_string, "PyMapping_GetItemString");
   Resolve(api.tuple_size, "PyTuple_Size");
   Resolve(api.tuple_get_item, "PyTuple_GetItem");
   Resolve(api.type_get_flags, "PyType_GetFlags");
@@ -134,11 +138,25 @@ void ResolvePythonApi(PythonApi& api) {
   Resolve(api.inc_ref, "Py_IncRef");
   Resolve(api.add_pending_call, "Py_AddPendingCall");
   api.interpreter = CodeRangeContaining(reinterpret_cast<const void*>(api.set_profile));
+  using VersionFunction = const char* (*)();
+  const auto version = reinterpret_cast<VersionFunction>(dlsym(RTLD_DEFAULT, "Py_GetVersion"));
+  int major = 0;
+  if (version == nullptr || sscanf(version(), "%d.%d", &major, &api.minor) != 2 || major != 3) api.minor = 0;
+  if (api.minor == 10) {
+    // PyFrameObject has no interpreter frame before 3.11: CodeOf's direct
+    // reads would find the caller's code there, so the API stays in use.
+    g_layout_checks = kLayoutChecks;
+    g_candidate_ok[0] = g_candidate_ok[1] = false;
+  }
+  // Where a frame is in its code: PyFrame_GetLasti (3.11+), or 3.10's
+  // frame object (LastiOf). Any other interpreter without the call is not
+  // read blindly.
+  const bool lasti = api.frame_get_lasti != nullptr || api.minor == 10;
   api.ok = api.set_profile != nullptr && api.frame_get_code != nullptr && api.frame_get_line_number != nullptr &&
-           api.frame_get_lasti != nullptr && api.request_extra_index != nullptr && api.get_extra != nullptr &&
-           api.set_extra != nullptr && api.get_attr_string != nullptr && api.unicode_as_utf8 != nullptr &&
-           api.long_as_long != nullptr && api.dec_ref != nullptr && api.err_clear != nullptr &&
-           api.cfunction_type != nullptr && api.method_descriptor_type != nullptr && api.interpreter.end != 0;
+           lasti && api.request_extra_index != nullptr && api.get_extra != nullptr && api.set_extra != nullptr &&
+           api.get_attr_string != nullptr && api.unicode_as_utf8 != nullptr && api.long_as_long != nullptr &&
+           api.dec_ref != nullptr && api.err_clear != nullptr && api.cfunction_type != nullptr &&
+           api.method_descriptor_type != nullptr && api.interpreter.end != 0;
 }
 
 }  // namespace rlscope::preload::python

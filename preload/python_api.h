@@ -47,7 +47,7 @@ struct PythonApi {
   PyThreadState* (*thread_next)(PyThreadState*) = nullptr;
   PyObject* (*frame_get_code)(PyFrameObject*) = nullptr;
   int (*frame_get_line_number)(PyFrameObject*) = nullptr;
-  int (*frame_get_lasti)(PyFrameObject*) = nullptr;
+  int (*frame_get_lasti)(PyFrameObject*) = nullptr;            // 3.11+; 3.10: LastiOf reads the frame.
   PyFrameObject* (*frame_get_back)(PyFrameObject*) = nullptr;  // Optional: see OnCurrentStack.
   Py_ssize_t (*request_extra_index)(void (*)(void*)) = nullptr;
   int (*get_extra)(PyObject*, Py_ssize_t, void**) = nullptr;
@@ -62,6 +62,9 @@ struct PythonApi {
   // Optional: class-hierarchy facts for `class=` rules (ClassFactsOf).
   PyObject* (*frame_get_globals)(PyFrameObject*) = nullptr;  // 3.11+
   PyObject* (*dict_get_item_string)(PyObject*, const char*) = nullptr;
+  // Optional: 3.10's qualified names (QualnameOf in python_hook.cc).
+  int (*dict_next)(PyObject*, Py_ssize_t*, PyObject**, PyObject**) = nullptr;  // PyDict_Next
+  PyObject* (*mapping_get_item_string)(PyObject*, const char*) = nullptr;      // PyMapping_GetItemString
   Py_ssize_t (*tuple_size)(PyObject*) = nullptr;
   PyObject* (*tuple_get_item)(PyObject*, Py_ssize_t) = nullptr;
   unsigned long (*type_get_flags)(const void*) = nullptr;
@@ -95,11 +98,12 @@ struct PythonApi {
   // The interpreter's own code (the executable or libpython): calls into it
   // are Python time.
   CodeRange interpreter;
+  int minor = 0;  // The interpreter's 3.MINOR (Py_GetVersion).
   bool ok = false;
 };
 extern PythonApi g_api;
 
-// Object layouts shared by CPython 3.11 and 3.12 (checked at attach by
+// Object layouts shared by CPython 3.10 to 3.13 (checked at attach by
 // the type objects, never assumed for other types):
 //   PyCFunctionObject:    PyObject_HEAD (16 bytes), PyMethodDef* m_ml
 //   PyMethodDescrObject:  PyObject_HEAD, d_type, d_name, d_qualname,
@@ -136,6 +140,16 @@ inline uintptr_t NativeFunctionOf(PyObject* callable) {
 }
 
 inline bool InsideInterpreter(uintptr_t address) { return g_api.interpreter.Contains(address); }
+
+// LastiOf: where `frame` is in its code, a key for the line it runs
+// (CachedLine): bytes on 3.11+ (PyFrame_GetLasti), code units on 3.10,
+// whose frame object holds it (checked against 3.10's headers by
+// preload.python_abi.3.10). Never mixed: one interpreter per process.
+constexpr size_t kFrameLastiOffset310 = RLSCOPE_PY310_FRAME_LASTI_OFFSET;
+inline int LastiOf(PyFrameObject* frame) {
+  if (__builtin_expect(g_api.frame_get_lasti != nullptr, 1)) return g_api.frame_get_lasti(frame);
+  return *reinterpret_cast<const int*>(reinterpret_cast<const char*>(frame) + kFrameLastiOffset310);
+}
 
 // Reading a frame's code object. PyFrame_GetCode costs a call and a
 // reference count round trip on every Python call, so the hook reads the

@@ -38,6 +38,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <span>
 #include <string>
 
 #include "format/code_origin.h"
@@ -392,9 +393,12 @@ void FreeCodeInfo(void* info) {
 CodeInfo* SetUpCode(PyObject* code, PyObject* globals);
 
 // GlobalsOf: the frame's globals, a borrowed reference valid while it runs.
+// 3.10 has no PyFrame_GetGlobals: the frame's f_globals attribute (a plain
+// member, read once per code object).
 PyObject* GlobalsOf(PyFrameObject* frame) {
-  if (g_api.frame_get_globals == nullptr) return nullptr;
-  PyObject* globals = g_api.frame_get_globals(frame);  // New reference, held by the running frame too.
+  PyObject* globals = g_api.frame_get_globals != nullptr
+                          ? g_api.frame_get_globals(frame)  // New reference, held by the running frame too.
+                          : g_api.get_attr_string(reinterpret_cast<PyObject*>(frame), "f_globals");
   if (globals == nullptr) {
     g_api.err_clear();
     return nullptr;
@@ -493,10 +497,88 @@ ClassFacts ClassFactsOf(PyObject* globals, const std::string& qualname) {
   return facts;
 }
 
+// QualnameHolding: the __qualname__ of the function whose code is `code`
+// when `candidate` is that function, or a staticmethod, classmethod or
+// property (its fget) of it, or wraps it (functools.wraps's __wrapped__),
+// a few levels deep; else "".
+std::string QualnameHolding(PyObject* candidate, PyObject* code) {
+  constexpr int kDepth = 4;
+  PyObject* held[kDepth] = {};  // The references this walk took.
+  std::string qualname;
+  for (int depth = 0; depth < kDepth && candidate != nullptr; ++depth) {
+    const bool function = TypeOf(candidate) == g_api.function_type;
+    if (function && g_api.function_get_code(candidate) == code) {
+      qualname = StringAttribute(candidate, "__qualname__");
+      break;
+    }
+    // A function may wrap the one sought; a descriptor holds it.
+    static constexpr const char* kOfFunction[] = {"__wrapped__"};
+    static constexpr const char* kOfDescriptor[] = {"__func__", "fget"};
+    PyObject* next = nullptr;
+    for (const char* attribute :
+         function ? std::span<const char* const>(kOfFunction) : std::span<const char* const>(kOfDescriptor)) {
+      next = g_api.get_attr_string(candidate, attribute);
+      if (next != nullptr) break;
+      g_api.err_clear();
+    }
+    held[depth] = next;
+    candidate = next;
+  }
+  for (PyObject* reference : held) {
+    if (reference != nullptr) g_api.dec_ref(reference);
+  }
+  return qualname;
+}
+
+// QualnameOf: `code`'s qualified name ("Agent.act"), which rules match.
+// 3.11+ keep it on the code object (co_qualname); 3.10 only on functions,
+// which a profile event does not name. There it is looked up, once per
+// code object, where the code's module keeps it: the module's function of
+// the code's name, else the method of that name in one of the module's
+// classes (a class inside a class or a function is not searched), whose
+// code is this code; found nowhere, the bare name.
+std::string QualnameOf(PyObject* code, PyObject* globals) {
+  if (g_api.minor != 10) return StringAttribute(code, "co_qualname");
+  const std::string name = StringAttribute(code, "co_name");
+  if (globals == nullptr || name.empty() || name[0] == '<' || g_api.dict_next == nullptr ||
+      g_api.mapping_get_item_string == nullptr || g_api.function_get_code == nullptr ||
+      g_api.function_type == nullptr || g_api.type_get_flags == nullptr) {
+    return name;
+  }
+  // The module's function of that name (borrowed from its globals).
+  if (std::string found = QualnameHolding(g_api.dict_get_item_string(globals, name.c_str()), code); !found.empty()) {
+    return found;
+  }
+  g_api.err_clear();
+  constexpr unsigned long kTypeSubclassFlag = 1UL << 31;  // Py_TPFLAGS_TYPE_SUBCLASS: a class object.
+  constexpr int kMostGlobals = 4096;                      // A bound on a module's set-up cost.
+  Py_ssize_t position = 0;
+  PyObject* key = nullptr;
+  PyObject* value = nullptr;
+  for (int seen = 0; seen < kMostGlobals && g_api.dict_next(globals, &position, &key, &value) != 0; ++seen) {
+    if ((g_api.type_get_flags(TypeOf(value)) & kTypeSubclassFlag) == 0) continue;
+    PyObject* own = g_api.get_attr_string(value, "__dict__");  // The class's own attributes, not inherited.
+    if (own == nullptr) {
+      g_api.err_clear();
+      continue;
+    }
+    PyObject* member = g_api.mapping_get_item_string(own, name.c_str());  // New reference.
+    g_api.dec_ref(own);
+    if (member == nullptr) {
+      g_api.err_clear();
+      continue;
+    }
+    std::string found = QualnameHolding(member, code);
+    g_api.dec_ref(member);
+    if (!found.empty()) return found;
+  }
+  return name;
+}
+
 CodeInfo* SetUpCode(PyObject* code, PyObject* globals) {
   auto* info = static_cast<CodeInfo*>(calloc(1, sizeof(CodeInfo)));
   if (info == nullptr) return nullptr;
-  const std::string qualname = StringAttribute(code, "co_qualname");
+  const std::string qualname = QualnameOf(code, globals);
   const std::string filename = StringAttribute(code, "co_filename");
   const long first_line = LongAttribute(code, "co_firstlineno");
   info->code_id = StringTable::Intern(qualname + " (" + filename + ":" + std::to_string(first_line) + ")");
@@ -679,7 +761,7 @@ uint16_t CachedLine(CodeInfo* code, int lasti, LineOfInstruction&& line_of) {
 }
 
 uint16_t LineOf(CodeInfo* code, PyFrameObject* frame) {
-  return CachedLine(code, g_api.frame_get_lasti(frame), [&] { return g_api.frame_get_line_number(frame); });
+  return CachedLine(code, LastiOf(frame), [&] { return g_api.frame_get_line_number(frame); });
 }
 
 // LineAt: the line of the instruction at byte `offset` of `code_object`

@@ -91,10 +91,13 @@ def rlscope_calibrate_call(state):
 # The same body under the name calibrate.rules matches
 # (`operation calibrate rlscope_calibrate_operation`), so the two cases
 # differ only by the operation rlscope records.
+# (3.10's code objects have no co_qualname: there rlscope takes the name
+# from the function in this module's globals.)
+_renamed = dict(co_name="rlscope_calibrate_operation")
+if sys.version_info >= (3, 11):
+    _renamed["co_qualname"] = "rlscope_calibrate_operation"
 rlscope_calibrate_operation = types.FunctionType(
-    rlscope_calibrate_call.__code__.replace(co_name="rlscope_calibrate_operation",
-                                            co_qualname="rlscope_calibrate_operation"),
-    globals(), "rlscope_calibrate_operation")
+    rlscope_calibrate_call.__code__.replace(**_renamed), globals(), "rlscope_calibrate_operation")
 
 
 def loop_python_call(n):

@@ -8,7 +8,11 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#if PY_VERSION_HEX >= 0x030B0000
 #include "internal/pycore_frame.h"
+#else
+#include <frameobject.h> /* 3.10: PyFrameObject is public. */
+#endif
 #include "preload/python_abi.h"
 
 static int failures = 0;
@@ -28,7 +32,12 @@ int main(void) {
   Check("PyMethodDescrObject.d_method", RLSCOPE_PY_METHOD_DESCR_METHOD_DEF_OFFSET,
         (long)offsetof(PyMethodDescrObject, d_method));
   Check("PyMethodDef.ml_meth", RLSCOPE_PY_METHOD_DEF_FUNCTION_OFFSET, (long)offsetof(PyMethodDef, ml_meth));
+#if PY_VERSION_HEX >= 0x030B0000
   Check("PyFrameObject.f_frame", RLSCOPE_PY_FRAME_INTERPRETER_FRAME_OFFSET, (long)offsetof(PyFrameObject, f_frame));
+#else
+  Check("PyFrameObject.f_lasti (3.10)", RLSCOPE_PY310_FRAME_LASTI_OFFSET, (long)offsetof(PyFrameObject, f_lasti));
+  Check("sizeof PyFrameObject.f_lasti (3.10)", (long)sizeof(int), (long)sizeof(((PyFrameObject*)0)->f_lasti));
+#endif
   Check("PyTypeObject.tp_vectorcall_offset", RLSCOPE_PY_TYPE_VECTORCALL_OFFSET,
         (long)offsetof(PyTypeObject, tp_vectorcall_offset));
   Check("Py_TPFLAGS_HAVE_VECTORCALL", RLSCOPE_PY_TPFLAGS_HAVE_VECTORCALL, (long)Py_TPFLAGS_HAVE_VECTORCALL);
