@@ -36,6 +36,8 @@ constexpr int kTraceReturn = 3;
 constexpr int kTraceCCall = 4;
 constexpr int kTraceCException = 5;
 constexpr int kTraceCReturn = 6;
+// Py_TPFLAGS_TYPE_SUBCLASS: set in the flags of a class object's type.
+constexpr unsigned long kTypeSubclassFlag = 1UL << 31;
 
 // The CPython API we use, resolved once with dlsym(RTLD_DEFAULT).
 struct PythonApi {

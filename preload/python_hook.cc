@@ -470,7 +470,6 @@ ClassFacts ClassFactsOf(PyObject* globals, const std::string& qualname) {
     current = next;
     begin = end + 1;
   }
-  constexpr unsigned long kTypeSubclassFlag = 1UL << 31;  // Py_TPFLAGS_TYPE_SUBCLASS: a class object.
   if (current != nullptr && (g_api.type_get_flags(TypeOf(current)) & kTypeSubclassFlag) != 0) {
     if (PyObject* mro = g_api.get_attr_string(current, "__mro__"); mro != nullptr) {
       const Py_ssize_t count = g_api.tuple_size(mro);
@@ -540,9 +539,8 @@ std::string QualnameHolding(PyObject* candidate, PyObject* code) {
 std::string QualnameOf(PyObject* code, PyObject* globals) {
   if (g_api.minor != 10) return StringAttribute(code, "co_qualname");
   const std::string name = StringAttribute(code, "co_name");
-  if (globals == nullptr || name.empty() || name[0] == '<' || g_api.dict_next == nullptr ||
-      g_api.mapping_get_item_string == nullptr || g_api.function_get_code == nullptr ||
-      g_api.function_type == nullptr || g_api.type_get_flags == nullptr) {
+  if (globals == nullptr || name[0] == '<' || g_api.dict_next == nullptr || g_api.mapping_get_item_string == nullptr ||
+      g_api.function_get_code == nullptr || g_api.function_type == nullptr || g_api.type_get_flags == nullptr) {
     return name;
   }
   // The module's function of that name (borrowed from its globals).
@@ -550,8 +548,7 @@ std::string QualnameOf(PyObject* code, PyObject* globals) {
     return found;
   }
   g_api.err_clear();
-  constexpr unsigned long kTypeSubclassFlag = 1UL << 31;  // Py_TPFLAGS_TYPE_SUBCLASS: a class object.
-  constexpr int kMostGlobals = 4096;                      // A bound on a module's set-up cost.
+  constexpr int kMostGlobals = 4096;  // A bound on a module's set-up cost.
   Py_ssize_t position = 0;
   PyObject* key = nullptr;
   PyObject* value = nullptr;
@@ -1650,11 +1647,8 @@ int AttachPythonCurrentThread(const char* name) {
 // when this process is to use the profile function.
 PyObject* PrepareMonitoring(const char* name, const char* holder, PyObject* disable, PyObject* restart_events) {
   if (!g_recording || !ResolvePythonApi()) return nullptr;
-  using VersionFunction = const char* (*)();
-  auto version = reinterpret_cast<VersionFunction>(dlsym(RTLD_DEFAULT, "Py_GetVersion"));
-  const char* text = version != nullptr ? version() : nullptr;
-  int major = 0, minor = 0;
-  if (text == nullptr || sscanf(text, "%d.%d", &major, &minor) != 2 || major != 3 || minor < 12) return nullptr;
+  const int minor = g_api.minor;  // 0 where Py_GetVersion is missing or not 3.x.
+  if (minor < 12) return nullptr;
   if (holder != nullptr) {
     ReportProblem("python-monitor",
                   "the sys.monitoring tool ids rlscope can take are held (by %s): Python is "
