@@ -96,8 +96,11 @@ inline constexpr char kFlusherWakeSite[] = "flusher_wake";  // Waking the flushe
 bool PricedInsideCallbacks(std::string_view site);
 
 struct ProcessCorrection {
-  double estimated_ns = 0;             // rlscope's estimated cost on all threads.
-  double removed_ns = 0;               // Of it, removed from the timelines.
+  double estimated_ns = 0;  // rlscope's estimated cost on all threads.
+  double removed_ns = 0;    // Of it, removed from the timelines.
+  // Of that, given back to CUDA calls that waited for a GPU kept busy by
+  // queued work: unprofiled, they would have waited that much longer.
+  double wait_restored_ns = 0;
   double unplaced_ns = 0;              // Estimated but with no time left to remove it from.
   int64_t main_thread_removed_ns = 0;  // Removed before the process's end on its first thread.
   double main_thread_spread_ns = 0;
@@ -147,6 +150,12 @@ class TimeCorrection {
   void Add(double begin, double end, double amount);
   void AddOrdered(double begin, double end, double amount);
   void Finish();
+  // Restore: after Finish, gives back `amount` ns of what was removed,
+  // evenly over each [begin, end] (relative times; sorted, disjoint,
+  // end > begin): time a wait would have lasted longer unprofiled
+  // (RestoreWaits in overhead_correction.cc). A restored stretch runs
+  // longer than it was measured.
+  void Restore(const std::vector<Removal>& spans);
 
   // Removed: ns removed before relative time `t` by this map's own stretches.
   double Removed(double t) const;
@@ -170,7 +179,7 @@ class TimeCorrection {
   // A time and a value. Before Finish, a step: the removal rate changes by
   // `value` there. After, a knot of the map: `value` ns were removed
   // before `time`; between two knots at a constant rate (at most 1), none
-  // after the last. One type, so Finish turns steps into knots in place and
+  // after the last (a Restore may make it negative). One type, so Finish turns steps into knots in place and
   // a thread's correction never holds both (they were 44 % of the report's
   // peak memory).
   struct Point {

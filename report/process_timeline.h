@@ -79,6 +79,9 @@ struct GpuLaunchPoint {
   // correction moved it (kOperationUndecided: by its time, at analysis;
   // kNoLabel: none). Moved times must not re-decide it (thread_analysis.h).
   int32_t operation = kOperationUndecided;
+  // When the call returned, its work queued (measured: the correction
+  // reads it before moving the times above, and leaves it). 0: unknown.
+  int64_t return_ns = 0;
 };
 
 enum class GpuActivityKind : uint8_t { kKernel = 1, kMemcpy = 2, kMemset = 3 };
@@ -120,7 +123,7 @@ struct OverheadSite {
   int64_t end_ns = 0;
   OverheadSiteKind kind = OverheadSiteKind::kMeasured;
   bool driver = false;     // kCupti: a driver API call (cu*), else runtime (cuda*).
-  int32_t api = kNoLabel;  // kCupti: NameTable label of the CUDA function.
+  int32_t api = kNoLabel;  // kCupti, kCudaHook: NameTable label of the CUDA function.
 };
 
 // Hook work that left no event (wire::HookOverhead) within one batch's

@@ -209,6 +209,13 @@ std::string CorrectionSection(const RunReport& report) {
       Escape(report.calibration_file), Escape(FormatDuration(static_cast<int64_t>(overhead.estimated_ns))),
       Escape(FormatDuration(static_cast<int64_t>(overhead.removed_ns))),
       Escape(FormatDuration(static_cast<int64_t>(overhead.unplaced_ns))));
+  if (overhead.wait_restored_ns >= 1e6) {
+    out += absl::StrFormat(
+        "<p>%s of the removed time was given back to CUDA calls that waited for queued GPU work: unprofiled, they "
+        "would have "
+        "waited that much longer.</p>",
+        Escape(FormatDuration(static_cast<int64_t>(overhead.wait_restored_ns))));
+  }
   out += absl::StrCat("<p>Calibration quality: ", Escape(calibration::DescribeQuality(report.calibration_quality)),
                       "</p>");
   std::vector<std::pair<std::string, SiteOverhead>> sites(overhead.by_site.begin(), overhead.by_site.end());

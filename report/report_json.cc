@@ -332,6 +332,7 @@ std::string FormatReportJson(const RunReport& report) {
     correction["estimated_ns"] = static_cast<int64_t>(report.overhead.estimated_ns);
     correction["removed_ns"] = static_cast<int64_t>(report.overhead.removed_ns);
     correction["unplaced_ns"] = static_cast<int64_t>(report.overhead.unplaced_ns);
+    correction["wait_restored_ns"] = static_cast<int64_t>(report.overhead.wait_restored_ns);
     correction["main_thread_removed_ns"] = report.overhead.main_thread_removed_ns;
     correction["sites"] = std::move(sites);
     correction["uncalibrated"] = report.overhead.uncalibrated;

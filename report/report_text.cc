@@ -431,6 +431,13 @@ std::string CorrectionSection(const RunReport& report) {
     out += absl::StrFormat("  %s of the estimate had no time left to be removed from (estimate too high there)\n",
                            FormatDuration(static_cast<int64_t>(report.overhead.unplaced_ns)));
   }
+  if (report.overhead.wait_restored_ns >= 1e6) {
+    out += absl::StrFormat(
+        "  %s of the removed time was given back to CUDA calls that waited for queued GPU work: unprofiled, they would "
+        "have "
+        "waited that much longer\n",
+        FormatDuration(static_cast<int64_t>(report.overhead.wait_restored_ns)));
+  }
   // Both views side by side, per operation (thread time, all processes):
   // the tables below are the corrected ones.
   std::map<std::string, std::pair<int64_t, int64_t>> by_operation;  // measured, corrected

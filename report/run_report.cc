@@ -377,6 +377,7 @@ void AddInto(ProcessCorrection& total, const ProcessCorrection& part) {
   total.estimated_ns += part.estimated_ns;
   total.removed_ns += part.removed_ns;
   total.unplaced_ns += part.unplaced_ns;
+  total.wait_restored_ns += part.wait_restored_ns;
   for (const auto& [site, tally] : part.by_site) {
     SiteOverhead& sum = total.by_site[site];
     sum.events += tally.events;

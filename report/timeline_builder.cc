@@ -256,7 +256,9 @@ void TimelineBuilder::AddEvents(const wire::ThreadEvents& events) {
 void TimelineBuilder::OnCudaCall(ThreadTimeline& thread, const wire::Event& event, int64_t begin, int64_t end) {
   if (static_cast<wire::EventKind>(event.kind()) == wire::EventKind::kCudaApi) {
     thread.cpu_events.push_back({begin, end, static_cast<int32_t>(Category::kCudaApi)});
-    AddSite(thread, {begin, end, OverheadSiteKind::kCudaHook});
+    // Named (a raw string id until Finish), so the correction can tell the
+    // calls that wait for the GPU (RestoreWaits, overhead_correction.cc).
+    AddSite(thread, {begin, end, OverheadSiteKind::kCudaHook, false, static_cast<int32_t>(event.name_id())});
     ++thread.cuda_api_calls;
     return;
   }
@@ -269,7 +271,8 @@ void TimelineBuilder::OnCudaCall(ThreadTimeline& thread, const wire::Event& even
   }
   // The api name is a raw string id until Finish names it.
   thread.gpu_launches.push_back({begin, static_cast<uint32_t>(event.payload()),
-                                 (event.flags() & wire::kCuptiNested) != 0, static_cast<int32_t>(event.name_id())});
+                                 (event.flags() & wire::kCuptiNested) != 0, static_cast<int32_t>(event.name_id()),
+                                 kOperationUndecided, end});
   // CUPTI's callbacks inflate the call; a nested driver call's share is
   // part of its runtime call's (calibrated together).
   if ((event.flags() & wire::kCuptiNested) == 0) {
@@ -594,7 +597,9 @@ ProcessTimeline TimelineBuilder::Finish() {
     ThreadTimeline& thread = process_.threads[index];
     for (GpuLaunchPoint& launch : thread.gpu_launches) launch.api = StringLabel(static_cast<uint32_t>(launch.api));
     for (OverheadSite& site : thread.overhead_sites) {
-      if (site.kind == OverheadSiteKind::kCupti) site.api = StringLabel(static_cast<uint32_t>(site.api));
+      if (site.kind == OverheadSiteKind::kCupti || site.kind == OverheadSiteKind::kCudaHook) {
+        site.api = StringLabel(static_cast<uint32_t>(site.api));
+      }
     }
     ResolveHookedCollectives(thread);
     for (Interval& op : thread.operations) op.label = OperationLabel(static_cast<uint32_t>(op.label));

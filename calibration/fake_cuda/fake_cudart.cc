@@ -115,13 +115,26 @@ constexpr int64_t NominalNs(std::string_view function) {
 // A library's direct driver launch (rlscope_fake_library_gemm): its busy
 // time and its kernel's.
 constexpr int64_t kLibraryLaunchNs = 12000;
-constexpr uint64_t kLibraryKernelNs = 45000;
+constexpr uint64_t kLibraryKernelNs = 7000;
 // The virtual GPU: work starts this long after its API call returned (or
 // its stream's previous work ended), and lasts this long.
+//
+// The fake's waits (synchronize, copy, free) spin their nominal time and
+// never wait for this GPU, so the GPU must never bound a fake program: a
+// queue of work that a real wait would have waited out, but the ledger
+// says was not, would make the ledger wrong for a GPU-bound program (the
+// correction gives such waits back the time the GPU hid). So every piece
+// of work ends before the quickest call that queues more can return
+// (kGpuLatencyNs + the work < kLibraryLaunchNs, the shortest), copies up
+// to 500 KB included: one thread's calls never queue on the GPU. GPU-bound programs are checked on a real GPU
+// (scripts/device/probe_cupti_parts.sh).
 constexpr uint64_t kGpuLatencyNs = 2000;
-constexpr uint64_t kKernelNs = 30000;
-constexpr uint64_t kMemsetNs = 8000;
-constexpr uint64_t MemcpyNs(uint64_t bytes) { return 10000 + bytes / 10; }
+constexpr uint64_t kKernelNs = 6000;
+constexpr uint64_t kMemsetNs = 4000;
+constexpr uint64_t MemcpyNs(uint64_t bytes) { return 3000 + bytes / 100; }
+static_assert(kGpuLatencyNs + std::max({kKernelNs, kLibraryKernelNs, kMemsetNs, MemcpyNs(500000)}) + 1000 <
+                  static_cast<uint64_t>(kLibraryLaunchNs),
+              "the fake's GPU work must end before the next call can queue more");
 
 // The one fake device and context.
 constexpr uint32_t kDeviceId = 0;

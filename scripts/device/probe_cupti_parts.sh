@@ -109,6 +109,7 @@ for run_dir in sorted(glob.glob(os.path.join(sys.argv[1], "*_*_*[0-9]"))):
     api = sum(r["ns"] for r in report.get("uncorrected_rows") or report["rows"] if r.get("category") == "CUDA API")
     sites = (report.get("correction") or {}).get("sites") or {}
     priced = sum(s["ns"] for k, s in sites.items() if k.startswith("cupti:"))
+    restored = (report.get("correction") or {}).get("wait_restored_ns", 0)
     launches = unattributed = kernels = 0
     for process in report["processes"]:
         gpu = process.get("gpu") or {}
@@ -123,6 +124,7 @@ for run_dir in sorted(glob.glob(os.path.join(sys.argv[1], "*_*_*[0-9]"))):
     walls[(program, config)].append((wall, corrected))
     print(f"{name}: wall {wall:.2f} s, corrected {corrected:.2f} s, loop {ms} ms, CUDA calls {calls}, "
           f"measured {api / 1e9:.3f} s ({per:.0f} ns a call), CUPTI priced {priced / 1e9:.3f} s, "
+          f"given back to waits {restored / 1e9:.3f} s, "
           f"launches {launches}, kernels {kernels}, unattributed {unattributed}")
     # Where the rest of the time went: the measured rows by category and
     # resource, GPU busy time and what CUPTI reported as its own overhead.

@@ -217,6 +217,9 @@ class Correction(unittest.TestCase):
                       f"{self.costs_in_brief()}")
         sites = report["correction"]["sites"]
         self.assertGreater(sites["cupti:cudaLaunchKernel"]["events"], 0)
+        # The fake's GPU never has work queued when a wait begins (its work
+        # ends before the next call can queue more): no wait gets time back.
+        self.assertEqual(report["correction"]["wait_restored_ns"], 0, report["correction"])
         self.assertGreater(report["wall_ns"], report["corrected_wall_ns"])
         # The text report says so, with both views per operation.
         with open(os.path.join(out, "report.txt")) as f:

@@ -553,3 +553,155 @@ TEST_CASE("an ordered series merged in, before or among the others, gives the sa
     CHECK(among.Map(t) == reference.Map(t));
   }
 }
+
+TEST_CASE("a restored stretch gives back removed time evenly; later times keep the rest removed", "[correction]") {
+  TimeCorrection correction(std::vector<TimeCorrection::Removal>{{10, 20, 10}});
+  correction.Restore({{30, 40, 4}});
+  CHECK(correction.Map(5) == 5);
+  CHECK(correction.Map(30) == 20);
+  CHECK(correction.Map(35) == 27);
+  // The measured 10 ns from 30 to 40 last 14 ns corrected.
+  CHECK(correction.Map(40) == 34);
+  CHECK(correction.Map(100) == 94);
+}
+
+namespace {
+
+// A thread that launches ten kernels 10 us apart (500 ns calls, each with
+// a 100 ns hook cost) and then calls `last_call` (100 ns hook cost) until
+// 20 ns after `last_end`; the process ends at 200 us.
+ProcessTimeline LaunchesThenCall(NameTable& names, const std::vector<GpuActivity>& gpu, const char* last_call,
+                                 int64_t last_end) {
+  ProcessTimeline process;
+  process.end_ns = 200'000;
+  ThreadTimeline thread = Thread(0, 200'000);
+  const auto cuda = static_cast<int32_t>(Category::kCudaApi);
+  for (int i = 0; i < 10; ++i) {
+    const int64_t begin = 1000 + i * 10'000;
+    thread.cpu_events.push_back({begin, begin + 500, cuda});
+    thread.overhead_sites.push_back(
+        {begin, begin + 500, OverheadSiteKind::kCudaHook, false, names.Intern("cudaLaunchKernel")});
+  }
+  thread.cpu_events.push_back({101'000, last_end + 20, cuda});
+  thread.overhead_sites.push_back(
+      {101'000, last_end + 20, OverheadSiteKind::kCudaHook, false, names.Intern(last_call)});
+  process.threads.push_back(thread);
+  process.gpu_activities = gpu;
+  return process;
+}
+
+GpuActivity Kernel(int64_t begin, int64_t end) {
+  GpuActivity kernel;
+  kernel.begin_ns = begin;
+  kernel.end_ns = end;
+  return kernel;
+}
+
+// Ten kernels back to back from 1600 (the first launch's end and hook
+// cost) to 148 us: the GPU bounds the program.
+std::vector<GpuActivity> QueuedKernels() {
+  std::vector<GpuActivity> gpu;
+  for (int i = 0; i < 10; ++i) gpu.push_back(Kernel(1600 + i * 14'840, 1600 + (i + 1) * 14'840 - 500));
+  return gpu;
+}
+
+}  // namespace
+
+TEST_CASE("a wait for queued GPU work gets back what the CPU's costs took off while the GPU ran", "[correction]") {
+  // The wait ends with the queue. Unprofiled, faster launches would not
+  // have ended it sooner.
+  NameTable names;
+  const std::vector<GpuActivity> gpu = QueuedKernels();
+  const int64_t gpu_end = gpu.back().end_ns;
+  ProcessTimeline process = LaunchesThenCall(names, gpu, "cudaStreamSynchronize", gpu_end);
+  const ProcessCorrection result = CorrectProcess(process, Model({{"cuda_hook", 100}}), "", names);
+  CHECK(result.removed_ns == Approx(1100));
+  // The first launch's cost (1500-1600) delayed the GPU's start; the nine
+  // later launches' costs came while it ran. The wait ends, corrected, when
+  // the GPU goes idle 100 ns earlier (its return taken as instant): 880
+  // of those 900 ns go back to it. Its own cost lies after it.
+  CHECK(result.wait_restored_ns == Approx(880));
+  CHECK(result.main_thread_removed_ns == 220);
+  CHECK(process.end_ns == 199'780);
+  CHECK(process.threads[0].cpu_events.back().end_ns == gpu_end - 100);
+}
+
+TEST_CASE("only calls that can wait for the GPU get time back", "[correction]") {
+  // The same queue, but the call that returns as it ends is a launch: it
+  // did not wait for it.
+  NameTable names;
+  const std::vector<GpuActivity> gpu = QueuedKernels();
+  ProcessTimeline process = LaunchesThenCall(names, gpu, "cudaLaunchKernel", gpu.back().end_ns);
+  const ProcessCorrection result = CorrectProcess(process, Model({{"cuda_hook", 100}}), "", names);
+  CHECK(result.wait_restored_ns == Approx(0));
+  CHECK(result.main_thread_removed_ns == 1100);
+}
+
+TEST_CASE("a wait for the GPU's last kernel alone keeps the CPU's costs removed", "[correction]") {
+  // The CPU bounds the program: each kernel runs 1 us right after its
+  // launch and the GPU idles 9 us between them, so the GPU started the
+  // last one after all the launches' costs but its own.
+  NameTable names;
+  std::vector<GpuActivity> gpu;
+  for (int i = 0; i < 10; ++i) gpu.push_back(Kernel(1600 + i * 10'000, 2600 + i * 10'000));
+  // The last kernel runs long, into the wait.
+  gpu.back().end_ns = 120'000;
+  ProcessTimeline process = LaunchesThenCall(names, gpu, "cudaDeviceSynchronize", 120'000);
+  const ProcessCorrection result = CorrectProcess(process, Model({{"cuda_hook", 100}}), "", names);
+  CHECK(result.wait_restored_ns == Approx(0));
+  CHECK(result.main_thread_removed_ns == 1100);
+  CHECK(process.end_ns == 198'900);
+}
+
+TEST_CASE("work launched after the GPU went idle starts a new streak", "[correction]") {
+  // Kernels 1 us apart, but each launched after the one before it ended:
+  // the GPU waited for the CPU between them, so the wait for the last,
+  // long one keeps the launches' costs removed.
+  NameTable names;
+  std::vector<GpuActivity> gpu;
+  for (int i = 0; i < 10; ++i) {
+    gpu.push_back(Kernel(1600 + i * 10'000, 10'600 + i * 10'000));
+    gpu.back().correlation_id = static_cast<uint32_t>(i + 1);
+  }
+  gpu.back().end_ns = 120'000;
+  ProcessTimeline process = LaunchesThenCall(names, gpu, "cudaStreamSynchronize", 120'000);
+  for (int i = 0; i < 10; ++i) {
+    process.threads[0].gpu_launches.push_back({1000 + i * 10'000, static_cast<uint32_t>(i + 1), false, 0});
+  }
+  const ProcessCorrection result = CorrectProcess(process, Model({{"cuda_hook", 100}}), "", names);
+  CHECK(result.wait_restored_ns == Approx(0));
+  CHECK(result.main_thread_removed_ns == 1100);
+}
+
+TEST_CASE("work whose launch returned after the GPU went idle starts a new streak", "[correction]") {
+  // Each launch is entered before the kernel before it ends, but returns
+  // 300 ns after: the GPU idled, waiting for the CPU, although its kernels
+  // lie 400 ns apart. The wait for the last, long one keeps the launches'
+  // costs removed (judged by entry, all ten would form one queued streak).
+  NameTable names;
+  std::vector<GpuActivity> gpu;
+  for (int i = 0; i < 10; ++i) {
+    gpu.push_back(Kernel(1600 + i * 10'000, 11'200 + i * 10'000));
+    gpu.back().correlation_id = static_cast<uint32_t>(i + 1);
+  }
+  gpu.back().end_ns = 120'000;
+  ProcessTimeline process = LaunchesThenCall(names, gpu, "cudaStreamSynchronize", 120'000);
+  for (int i = 0; i < 10; ++i) {
+    process.threads[0].gpu_launches.push_back(
+        {1000 + i * 10'000, static_cast<uint32_t>(i + 1), false, 0, kOperationUndecided, 1500 + i * 10'000});
+  }
+  const ProcessCorrection result = CorrectProcess(process, Model({{"cuda_hook", 100}}), "", names);
+  CHECK(result.wait_restored_ns == Approx(0));
+  CHECK(result.main_thread_removed_ns == 1100);
+}
+
+TEST_CASE("a CUDA call that returns well after the GPU went idle is no wait for it", "[correction]") {
+  // It was busy with its own work when the GPU finished, longer than the
+  // CPU's costs removed while the GPU ran.
+  NameTable names;
+  const std::vector<GpuActivity> gpu = QueuedKernels();
+  ProcessTimeline process = LaunchesThenCall(names, gpu, "cudaMemcpy", gpu.back().end_ns + 15'000 - 20);
+  const ProcessCorrection result = CorrectProcess(process, Model({{"cuda_hook", 100}}), "", names);
+  CHECK(result.wait_restored_ns == Approx(0));
+  CHECK(result.main_thread_removed_ns == 1100);
+}

@@ -375,6 +375,9 @@ TEST_CASE("CUPTI-seen calls add CUDA API time only when no runtime hook timed th
   REQUIRE(thread.gpu_launches.size() == 3);
   CHECK(thread.gpu_launches[1].nested);
   CHECK(thread.gpu_launches[2].correlation_id == 102);
+  // Entry and return: the correction judges queued GPU work by the return.
+  CHECK(thread.gpu_launches[2].time_ns == 50);
+  CHECK(thread.gpu_launches[2].return_ns == 60);
 }
 
 TEST_CASE("CPU events recorded as they end are decoded outer first", "[timeline]") {
