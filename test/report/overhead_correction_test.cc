@@ -653,24 +653,47 @@ TEST_CASE("a wait for the GPU's last kernel alone keeps the CPU's costs removed"
   CHECK(process.end_ns == 198'900);
 }
 
-TEST_CASE("work launched after the GPU went idle starts a new streak", "[correction]") {
-  // Kernels 1 us apart, but each launched after the one before it ended:
-  // the GPU waited for the CPU between them, so the wait for the last,
-  // long one keeps the launches' costs removed.
+namespace {
+
+// Ten kernels, kernel i from 1600 + 10 us i to `first_end` + 10 us i, the
+// last one running long into a synchronize that ends with it at 120 us;
+// launch i entered at 1000 + 10 us i and returned `returned_after` later
+// (0: return unknown). The correction of that process.
+ProcessCorrection TenLaunchesIntoAWait(int64_t first_end, int64_t returned_after) {
   NameTable names;
   std::vector<GpuActivity> gpu;
   for (int i = 0; i < 10; ++i) {
-    gpu.push_back(Kernel(1600 + i * 10'000, 10'600 + i * 10'000));
+    gpu.push_back(Kernel(1600 + i * 10'000, first_end + i * 10'000));
     gpu.back().correlation_id = static_cast<uint32_t>(i + 1);
   }
   gpu.back().end_ns = 120'000;
   ProcessTimeline process = LaunchesThenCall(names, gpu, "cudaStreamSynchronize", 120'000);
   for (int i = 0; i < 10; ++i) {
-    process.threads[0].gpu_launches.push_back({1000 + i * 10'000, static_cast<uint32_t>(i + 1), false, 0});
+    const int64_t entry = 1000 + i * 10'000;
+    process.threads[0].gpu_launches.push_back({entry, static_cast<uint32_t>(i + 1), false, 0, kOperationUndecided,
+                                               returned_after > 0 ? entry + returned_after : 0});
   }
-  const ProcessCorrection result = CorrectProcess(process, Model({{"cuda_hook", 100}}), "", names);
+  return CorrectProcess(process, Model({{"cuda_hook", 100}}), "", names);
+}
+
+}  // namespace
+
+TEST_CASE("work launched after the GPU went idle starts a new streak", "[correction]") {
+  // Kernels 1 us apart, but each launched after the one before it ended:
+  // the GPU waited for the CPU between them, so the wait for the last,
+  // long one keeps the launches' costs removed.
+  const ProcessCorrection result = TenLaunchesIntoAWait(10'600, 0);
   CHECK(result.wait_restored_ns == Approx(0));
   CHECK(result.main_thread_removed_ns == 1100);
+}
+
+TEST_CASE("work whose launch returned while the GPU was busy joins the streak ahead", "[correction]") {
+  // Each launch returns 100 ns before the kernel ahead ends: the GPU ran
+  // the ten from its queue, so the wait gets back the nine later launches'
+  // costs but the 20 ns the call ran after the GPU went idle (as when the
+  // launches are unknown).
+  const ProcessCorrection result = TenLaunchesIntoAWait(11'500, 400);
+  CHECK(result.wait_restored_ns == Approx(880));
 }
 
 TEST_CASE("work whose launch returned after the GPU went idle starts a new streak", "[correction]") {
@@ -678,19 +701,7 @@ TEST_CASE("work whose launch returned after the GPU went idle starts a new strea
   // 300 ns after: the GPU idled, waiting for the CPU, although its kernels
   // lie 400 ns apart. The wait for the last, long one keeps the launches'
   // costs removed (judged by entry, all ten would form one queued streak).
-  NameTable names;
-  std::vector<GpuActivity> gpu;
-  for (int i = 0; i < 10; ++i) {
-    gpu.push_back(Kernel(1600 + i * 10'000, 11'200 + i * 10'000));
-    gpu.back().correlation_id = static_cast<uint32_t>(i + 1);
-  }
-  gpu.back().end_ns = 120'000;
-  ProcessTimeline process = LaunchesThenCall(names, gpu, "cudaStreamSynchronize", 120'000);
-  for (int i = 0; i < 10; ++i) {
-    process.threads[0].gpu_launches.push_back(
-        {1000 + i * 10'000, static_cast<uint32_t>(i + 1), false, 0, kOperationUndecided, 1500 + i * 10'000});
-  }
-  const ProcessCorrection result = CorrectProcess(process, Model({{"cuda_hook", 100}}), "", names);
+  const ProcessCorrection result = TenLaunchesIntoAWait(11'200, 500);
   CHECK(result.wait_restored_ns == Approx(0));
   CHECK(result.main_thread_removed_ns == 1100);
 }
