@@ -656,12 +656,17 @@ bool WaitsForGpu(std::string_view api) {
 
 // GpuWaitCalls: the thread's CUDA calls of functions that wait for the GPU
 // (WaitsForGpu; named on its overhead sites), sorted, nested ones dropped.
+// A thread makes few distinct CUDA calls but many of each: the verdict is
+// kept per label so each name is lower-cased once, not once a call.
 IntervalList GpuWaitCalls(const ThreadTimeline& thread, const NameTable& names) {
   IntervalList calls;
+  absl::flat_hash_map<int32_t, bool> waits_by_api;
   for (const OverheadSite& site : thread.overhead_sites) {
     if (site.kind != OverheadSiteKind::kCudaHook && site.kind != OverheadSiteKind::kCupti) continue;
     if (site.api == kNoLabel || site.end_ns <= site.begin_ns) continue;
-    if (WaitsForGpu(names.Name(site.api))) calls.push_back({site.begin_ns, site.end_ns, 0});
+    auto [it, inserted] = waits_by_api.try_emplace(site.api, false);
+    if (inserted) it->second = WaitsForGpu(names.Name(site.api));
+    if (it->second) calls.push_back({site.begin_ns, site.end_ns, 0});
   }
   return UnionIntervals(std::move(calls));
 }
