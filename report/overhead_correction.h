@@ -179,9 +179,9 @@ class TimeCorrection {
   // A time and a value. Before Finish, a step: the removal rate changes by
   // `value` there. After, a knot of the map: `value` ns were removed
   // before `time`; between two knots at a constant rate (at most 1), none
-  // after the last (a Restore may make it negative). One type, so Finish turns steps into knots in place and
-  // a thread's correction never holds both (they were 44 % of the report's
-  // peak memory).
+  // after the last (a Restore may make it negative). One type, so Finish
+  // turns steps into knots in place and a thread's correction never holds
+  // both (they were 44 % of the report's peak memory).
   struct Point {
     double time;
     double value;

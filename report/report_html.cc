@@ -211,9 +211,8 @@ std::string CorrectionSection(const RunReport& report) {
       Escape(FormatDuration(static_cast<int64_t>(overhead.unplaced_ns))));
   if (overhead.wait_restored_ns >= 1e6) {
     out += absl::StrFormat(
-        "<p>%s of the removed time was given back to CUDA calls that waited for queued GPU work: unprofiled, they "
-        "would have "
-        "waited that much longer.</p>",
+        "<p>%s of the removed time was given back to CUDA calls that waited for queued GPU work: "
+        "unprofiled, they would have waited that much longer.</p>",
         Escape(FormatDuration(static_cast<int64_t>(overhead.wait_restored_ns))));
   }
   out += absl::StrCat("<p>Calibration quality: ", Escape(calibration::DescribeQuality(report.calibration_quality)),

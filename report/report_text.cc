@@ -433,9 +433,8 @@ std::string CorrectionSection(const RunReport& report) {
   }
   if (report.overhead.wait_restored_ns >= 1e6) {
     out += absl::StrFormat(
-        "  %s of the removed time was given back to CUDA calls that waited for queued GPU work: unprofiled, they would "
-        "have "
-        "waited that much longer\n",
+        "  %s of the removed time was given back to CUDA calls that waited for queued GPU work:\n"
+        "  unprofiled, they would have waited that much longer\n",
         FormatDuration(static_cast<int64_t>(report.overhead.wait_restored_ns)));
   }
   // Both views side by side, per operation (thread time, all processes):

@@ -126,8 +126,8 @@ constexpr uint64_t kLibraryKernelNs = 7000;
 // correction gives such waits back the time the GPU hid). So every piece
 // of work ends before the quickest call that queues more can return
 // (kGpuLatencyNs + the work < kLibraryLaunchNs, the shortest), copies up
-// to 500 KB included: one thread's calls never queue on the GPU. GPU-bound programs are checked on a real GPU
-// (scripts/device/probe_cupti_parts.sh).
+// to 500 KB included: one thread's calls never queue on the GPU. GPU-bound
+// programs are checked on a real GPU (scripts/device/probe_cupti_parts.sh).
 constexpr uint64_t kGpuLatencyNs = 2000;
 constexpr uint64_t kKernelNs = 6000;
 constexpr uint64_t kMemsetNs = 4000;

@@ -273,3 +273,20 @@ TEST_CASE("report.html: the command once, GPU capture as it went, instances, cor
   CHECK(page.find("12,000 environment steps") != std::string::npos);
   CHECK(page.find("id=\"correction\"") > page.find("id=\"processes\""));
 }
+
+TEST_CASE("report.txt and report.html name the time given back to waits from 1 ms", "[html]") {
+  RunReport report = Report({Row("train", Resource::kCpu, Category::kPython, 900)});
+  report.corrected = true;
+  report.corrected_wall_ns = 4'000'000;
+  report.calibration_file = "/cache/calibration.json";
+  report.overhead.wait_restored_ns = 999'999;
+  CHECK(FormatReportText(report).find("given back to CUDA calls") == std::string::npos);
+  CHECK(FormatReportHtml(report).find("given back to CUDA calls") == std::string::npos);
+  report.overhead.wait_restored_ns = 2'500'000;
+  const std::string text = FormatReportText(report);
+  CHECK(text.find("2.50 ms of the removed time was given back to CUDA calls that waited for queued GPU work:\n"
+                  "  unprofiled, they would have waited that much longer\n") != std::string::npos);
+  CHECK(FormatReportHtml(report).find("<p>2.50 ms of the removed time was given back to CUDA calls that waited for "
+                                      "queued GPU work: unprofiled, they would have waited that much longer.</p>") !=
+        std::string::npos);
+}
