@@ -4,9 +4,11 @@
 #include <array>
 #include <map>
 #include <set>
+#include <string_view>
 #include <tuple>
 
 #include "absl/container/flat_hash_map.h"
+#include "report/name_verdicts.h"
 #include "report/overlap_sweep.h"
 
 namespace rlscope::report {
@@ -56,22 +58,9 @@ void SetStatus(const ProcessTimeline& process, const std::string& gpu_capture, b
   }
 }
 
-// CommunicationKernels: whether a kernel's name is a collective
-// library's (NCCL's ncclKernel_* / ncclDevKernel_*, RCCL's the same), by
-// name label, each name looked at once.
-class CommunicationKernels {
- public:
-  explicit CommunicationKernels(const NameTable& names) : names_(names) {}
-  bool Is(int32_t name) {
-    const auto [it, added] = known_.try_emplace(name, false);
-    if (added) it->second = name != kNoLabel && names_.Name(name).starts_with("nccl");
-    return it->second;
-  }
-
- private:
-  const NameTable& names_;
-  absl::flat_hash_map<int32_t, bool> known_;
-};
+// IsCommunicationKernel: whether a kernel's name is a collective
+// library's (NCCL's ncclKernel_* / ncclDevKernel_*, RCCL's the same).
+bool IsCommunicationKernel(std::string_view name) { return name.starts_with("nccl"); }
 
 // Where communication kernels go among a device's streams (after the
 // operations and the three activity kinds).
@@ -195,13 +184,13 @@ GpuAnalysis AnalyseGpu(const ProcessTimeline& process, const std::vector<Resolve
     // instant a device was busy.
     // Streams: the operations, then per activity kind (compute kernels,
     // copies, memsets), then communication kernels (kCommunicationStream).
-    CommunicationKernels communication(names);
+    NameVerdicts communication(names, IsCommunicationKernel);
     for (uint32_t device : devices) {
       std::array<IntervalList, 5> streams;
       streams[0] = main_operations;
       for (const GpuActivity& activity : process.gpu_activities) {
         if (activity.device != device) continue;
-        const bool talks = activity.kind == GpuActivityKind::kKernel && communication.Is(activity.name);
+        const bool talks = activity.kind == GpuActivityKind::kKernel && communication.Of(activity.name);
         streams[talks ? kCommunicationStream : static_cast<size_t>(activity.kind)].push_back(
             {activity.begin_ns, activity.end_ns, 0});
       }

@@ -12,6 +12,7 @@
 #include "format/wire_format.h"
 #include "report/category.h"
 #include "report/gpu_analysis.h"
+#include "report/name_verdicts.h"
 #include "report/operation_timeline.h"
 #include "report/overlap_sweep.h"
 #include "report/thread_analysis.h"
@@ -656,17 +657,13 @@ bool WaitsForGpu(std::string_view api) {
 
 // GpuWaitCalls: the thread's CUDA calls of functions that wait for the GPU
 // (WaitsForGpu; named on its overhead sites), sorted, nested ones dropped.
-// A thread makes few distinct CUDA calls but many of each: the verdict is
-// kept per label so each name is lower-cased once, not once a call.
 IntervalList GpuWaitCalls(const ThreadTimeline& thread, const NameTable& names) {
   IntervalList calls;
-  absl::flat_hash_map<int32_t, bool> waits_by_api;
+  NameVerdicts waits(names, WaitsForGpu);
   for (const OverheadSite& site : thread.overhead_sites) {
     if (site.kind != OverheadSiteKind::kCudaHook && site.kind != OverheadSiteKind::kCupti) continue;
-    if (site.api == kNoLabel || site.end_ns <= site.begin_ns) continue;
-    auto [it, inserted] = waits_by_api.try_emplace(site.api, false);
-    if (inserted) it->second = WaitsForGpu(names.Name(site.api));
-    if (it->second) calls.push_back({site.begin_ns, site.end_ns, 0});
+    if (site.end_ns <= site.begin_ns) continue;
+    if (waits.Of(site.api)) calls.push_back({site.begin_ns, site.end_ns, 0});
   }
   return UnionIntervals(std::move(calls));
 }
