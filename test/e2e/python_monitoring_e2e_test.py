@@ -74,7 +74,7 @@ class Monitoring(unittest.TestCase):
         self.assertEqual(counted.get("backprop"), self.did["added"], counted)
         # Walker.act's line makes two native calls a step, both of callables
         # of their own C types, which the profile function does not report:
-        # json's C encoder and libc's getpid through ctypes. Corridor.step's
+        # libc's getppid and getpid through ctypes. Corridor.step's
         # two are an extension module's function and a C method.
         self.assertEqual(calls_at(process, "Walker.act"), 2 * self.did["steps"])
         self.assertEqual(calls_at(process, "Corridor.step"), 2 * self.did["steps"])
@@ -82,10 +82,10 @@ class Monitoring(unittest.TestCase):
         self.assertIn("hasher", names)
 
     def test_a_fork_child_keeps_the_tool(self):
-        script = ("import json, os\n"
+        script = ("import _hashlib, os\n"
                   "class Walker:\n"
                   "    def act(self, o):\n"
-                  "        return json.dumps({'o': o})\n"
+                  "        return _hashlib.compare_digest(str(o), 'o')\n"
                   "pid = os.fork()\n"
                   "if pid == 0:\n"
                   "    for i in range(50):\n"
@@ -165,22 +165,22 @@ class Monitoring(unittest.TestCase):
     def test_native_calls_made_by_library_code_are_on_the_users_running_line(self):
         # gauges.note is reported (a call), then `with gauge:` and
         # `gauge[i]` enter the library with no call reported from main's
-        # frame: each of the three lines makes one math.sqrt a step, and
+        # frame: each of the three lines makes one native call a step, and
         # each must be its own row, not the row of the latest reported call.
         site = os.path.join(scratch_dir(self), "venv", "lib", "site-packages")
         os.makedirs(os.path.join(site, "gauges"))
         with open(os.path.join(site, "gauges", "__init__.py"), "w") as f:
-            f.write("import math\n"
+            f.write("import _hashlib\n"
                     "class Gauge:\n"
                     "    def __enter__(self):\n"
-                    "        math.sqrt(4.0)\n"
+                    "        _hashlib.compare_digest('a', 'b')\n"
                     "        return self\n"
                     "    def __exit__(self, *exc):\n"
                     "        return False\n"
                     "    def __getitem__(self, i):\n"
-                    "        return math.sqrt(i + 1.0)\n"
+                    "        return _hashlib.compare_digest(str(i), '1')\n"
                     "def note(i):\n"
-                    "    return math.sqrt(i + 2.0)\n")
+                    "    return _hashlib.compare_digest(str(i), '2')\n")
         steps = 120
         program = os.path.join(os.path.dirname(PROGRAM), "user_lines.py")
         run = ProfiledRun(self, [ARGS.python, program, str(steps)], options=("--quiet",),
@@ -293,7 +293,7 @@ class Monitoring(unittest.TestCase):
         self.assertEqual(calls_at(process, "roots"), rounds * calls)
         # The flat loop's window: the restart comes through a pending call,
         # at the interpreter's next check, so its first call may be missed.
-        flat = sum(line["calls"] for line in process["python_lines"] if "math.sqrt(i + 1)" in line["source"])
+        flat = sum(line["calls"] for line in process["python_lines"] if "compare_digest(str(i + 1)" in line["source"])
         self.assertGreaterEqual(flat, calls - 1)
         self.assertLessEqual(flat, calls)
         (acting,) = [e for e in run.report["capture"]["whole_run_estimate"] if e["operation"] == "inference"]

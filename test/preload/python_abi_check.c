@@ -8,7 +8,10 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#if PY_VERSION_HEX >= 0x030B0000
+#if PY_VERSION_HEX >= 0x030E0000
+#include "internal/pycore_frame.h"
+#include "internal/pycore_interpframe_structs.h" /* 3.14 moved the frame's struct here. */
+#elif PY_VERSION_HEX >= 0x030B0000
 #include "internal/pycore_frame.h"
 #else
 #include <frameobject.h> /* 3.10: PyFrameObject is public. */

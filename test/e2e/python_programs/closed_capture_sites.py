@@ -10,9 +10,9 @@ not, so its instances are counted throughout.
   closed_capture_sites.py ROUNDS CALLS
 
 Prints, as JSON, what was done: the ground truth of the checks."""
+import _hashlib
 import ctypes
 import json
-import math
 import sys
 import time
 
@@ -33,7 +33,7 @@ def compiled(function):
 def roots(calls):
     total = 0.0
     for i in range(calls):
-        total += math.sqrt(i)
+        total += _hashlib.compare_digest(str(i), "0")
     return total
 
 
@@ -59,6 +59,6 @@ for phase in ("closed", "open"):
     else:
         time.sleep(0.12)
     for i in range(int(sys.argv[2])):
-        total += math.sqrt(i + 1)
+        total += _hashlib.compare_digest(str(i + 1), "0")
     if phase == "open":
         rlscope.stop()

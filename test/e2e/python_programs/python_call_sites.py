@@ -1,7 +1,8 @@
 """A loop that calls Python functions far more often than native code, as
 torch's module machinery and environment wrappers do: each step calls a
 small Python helper from two places, and the helper makes one native call
-(_json's C encoder). The native calls' count is the ground truth the
+(_hashlib's compare_digest, a C function outside the interpreter in
+every build). The native calls' count is the ground truth the
 report's lines are checked against.
 
   python_call_sites.py STEPS
@@ -10,7 +11,7 @@ Prints the number of steps and a checksum of what the calls returned.
 """
 import sys
 
-import _json
+import _hashlib
 
 
 def scale(value, factor):
@@ -18,7 +19,7 @@ def scale(value, factor):
 
 
 def encode(text):
-    return len(_json.encode_basestring_ascii(text))  # the helper's native call
+    return 1 + _hashlib.compare_digest(text, "rl-step")  # the helper's native call
 
 
 steps = int(sys.argv[1])

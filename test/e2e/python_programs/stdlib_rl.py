@@ -2,8 +2,8 @@
 interpreters that have no numpy or torch (sys.monitoring on 3.12+): an env
 found by its step/reset methods, a policy's act, a buffer, native calls of
 three kinds (an extension module's function, a C method, and callables of
-their own C types: json's C encoder and a ctypes function, which only
-sys.monitoring reports), two such callables standing in for jitted
+their own C types: two ctypes functions, which only sys.monitoring
+reports), two such callables standing in for jitted
 functions (a C function with a Python function as __wrapped__; one wraps a
 decorated method, a wrapper of a wrapper, as a jitted flax apply does), a
 generator, an exception unwinding out of an operation, a worker thread and
@@ -42,8 +42,9 @@ class Corridor:
 
 class Walker:
     def act(self, observation):
-        encoded, _ = json.dumps({"o": observation}), LIBC.getpid()
-        return 1 if len(encoded) % 2 else 2
+        LIBC.getppid()
+        LIBC.getpid()
+        return 1 if len(repr({"o": observation})) % 2 else 2
 
 
 class TrajectoryBuffer:
