@@ -16,7 +16,7 @@
 // blocked all along is woken and still waits for a CPU at the reading is
 // not sent, and on a machine so busy that a thread woken to ask for the
 // GIL waits whole spans for a CPU, those spans are not its wait either
-// (under `nice -n 19` beside a build, about half of a GIL wait was found;
+// (under `nice -n 19` beside a build, 13-55 % of a GIL wait was found;
 // two CPU hogs on two cores leave it found, 1.30 s of a 1.40 s hold).
 // The run delay must be known at both ends: it is also read at a
 // thread's first reading and after a span in which the thread ran at most
