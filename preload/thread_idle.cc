@@ -50,9 +50,9 @@ SchedStat ThreadSchedStat(uint32_t tid) {
 }
 
 char ParseStatState(const char* text) {
-  const char* close = strrchr(text, ')');
-  if (close == nullptr || close[1] != ' ' || close[2] == '\0' || close[2] == ' ') return 0;
-  return close[2];
+  const char* paren = strrchr(text, ')');
+  if (paren == nullptr || paren[1] != ' ' || paren[2] == '\0' || paren[2] == ' ') return 0;
+  return paren[2];
 }
 
 bool ThreadRunnable(uint32_t tid) {
@@ -85,7 +85,9 @@ bool NextIdleSample(IdleSample& last, uint32_t tid, uint64_t instance, int64_t w
   const bool partly_idle = measured && (cpu_ns - last.cpu_ns) * kPartlyIdleDivisor <= span_ns;
   const SchedStat sched = first || partly_idle ? reader.sched_stat(tid) : SchedStat{};
   // Never on a CPU in the span and runnable at its end: kept off the CPUs,
-  // its wait for one not counted yet (thread_idle.h), not blocked.
+  // its wait for one not counted yet (thread_idle.h), not blocked. (One
+  // that gets a CPU and blocks between the two reads, microseconds apart,
+  // passes for blocked: rare, and a span at most.)
   const bool idle = candidate && last.sched.busy_ns >= 0 && sched.busy_ns >= last.sched.busy_ns &&
                     (sched.busy_ns - last.sched.busy_ns) * kMaxIdleBusyDivisor <= span_ns &&
                     (sched.slices > last.sched.slices || !reader.runnable(tid));

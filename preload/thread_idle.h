@@ -34,7 +34,8 @@
 // (0.37 us), for idle and half-idle threads an open/pread/close of
 // /proc/self/task/TID/schedstat (4 us; both scripts/bench/bench_timers on a
 // 2-core VM, scripts/bench/RESULTS.md), and for spans idle by both clocks
-// the same of /proc/self/task/TID/stat.
+// in which the thread got no CPU (so every sample of a thread blocked
+// throughout) an open/pread/close of /proc/self/task/TID/stat too.
 #ifndef RLSCOPE_PRELOAD_THREAD_IDLE_H_
 #define RLSCOPE_PRELOAD_THREAD_IDLE_H_
 

@@ -1,4 +1,5 @@
-#pragma once
+#ifndef RLSCOPE_REPORT_NAME_VERDICTS_H_
+#define RLSCOPE_REPORT_NAME_VERDICTS_H_
 
 #include <cstdint>
 #include <string_view>
@@ -33,3 +34,5 @@ class NameVerdicts {
 };
 
 }  // namespace rlscope::report
+
+#endif  // RLSCOPE_REPORT_NAME_VERDICTS_H_

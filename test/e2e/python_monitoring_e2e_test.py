@@ -72,7 +72,7 @@ class Monitoring(unittest.TestCase):
         # The jitted `update` is backprop by its name, run for run.
         self.assertEqual(counted.get("inference"), self.did["steps"] + self.did["added"], counted)
         self.assertEqual(counted.get("backprop"), self.did["added"], counted)
-        # Walker.act's line makes two native calls a step, both of callables
+        # Walker.act makes two native calls a step, both of callables
         # of their own C types, which the profile function does not report:
         # libc's getppid and getpid through ctypes. Corridor.step's
         # two are an extension module's function and a C method.

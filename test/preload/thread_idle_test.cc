@@ -133,8 +133,10 @@ TEST_CASE("A thread that got a CPU now and then, briefly, was blocked, runnable 
 TEST_CASE("A /proc stat line's state is the field after the command", "[thread_idle]") {
   CHECK(ParseStatState("4242 (python3) R 1 4242 4242 0 -1") == 'R');
   CHECK(ParseStatState("4242 (pt_main_thread) S 1 2 3") == 'S');
-  CHECK(ParseStatState("4242 (a) b (c)) D 1 2 3") == 'D');  // A command with parentheses and spaces.
+  CHECK(ParseStatState("4242 (a) b (c)) D 1 2 3") == 'D');         // A command with parentheses and spaces.
+  CHECK(ParseStatState("4242 (pt_autograd_123) S 1 2 3") == 'S');  // 15 bytes, the most a command has.
   CHECK(ParseStatState("4242 (python3)") == 0);
+  CHECK(ParseStatState("4242 (python3) ") == 0);
   CHECK(ParseStatState("") == 0);
   CHECK(ParseStatState("4242 python3 R") == 0);
 }

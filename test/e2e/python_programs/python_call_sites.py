@@ -2,8 +2,8 @@
 torch's module machinery and environment wrappers do: each step calls a
 small Python helper from two places, and the helper makes one native call
 (_hashlib's compare_digest, a C function outside the interpreter in
-every build). The native calls' count is the ground truth the
-report's lines are checked against.
+Debian's and pyenv's builds). The native calls' count is the ground truth
+the report's lines are checked against.
 
   python_call_sites.py STEPS
 
