@@ -277,7 +277,7 @@ void Flusher::ReclaimEndedThreads(void* self) {
 }
 
 void Flusher::AddIdleSpan(ThreadBuffer& buffer, uint32_t tid, uint64_t instance) {
-  static constexpr IdleReader kReader{&ThreadCpuNs, &ThreadSchedStat, &ThreadRunnable};
+  static constexpr IdleReader kReader{&ThreadCpuNs, &ThreadBusyNs};
   int64_t begin_ns = 0;
   int64_t end_ns = 0;
   if (!NextIdleSample(buffer.idle_sample, tid, instance, MonotonicNs(), kReader, &begin_ns, &end_ns)) return;

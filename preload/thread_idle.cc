@@ -5,22 +5,18 @@
 
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <ctime>
 
 namespace rlscope::preload {
 
-bool ParseSchedstat(const char* text, SchedStat* stat) {
-  long long fields[3];
-  const char* at = text;
-  for (long long& field : fields) {
-    char* rest = nullptr;
-    field = strtoll(at, &rest, 10);
-    if (rest == at || field < 0) return false;
-    at = rest;
-  }
-  stat->busy_ns = static_cast<int64_t>(fields[0]) + static_cast<int64_t>(fields[1]);
-  stat->slices = static_cast<int64_t>(fields[2]);
+bool ParseSchedstatBusyNs(const char* text, int64_t* busy_ns) {
+  char* rest = nullptr;
+  const long long ran = strtoll(text, &rest, 10);
+  if (rest == text || ran < 0) return false;
+  const char* second = rest;
+  const long long waited = strtoll(second, &rest, 10);
+  if (rest == second || waited < 0) return false;
+  *busy_ns = static_cast<int64_t>(ran) + static_cast<int64_t>(waited);
   return true;
 }
 
@@ -35,39 +31,18 @@ int64_t ThreadCpuNs(uint32_t tid) {
   return int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
 }
 
-SchedStat ThreadSchedStat(uint32_t tid) {
+int64_t ThreadBusyNs(uint32_t tid) {
   char path[64];
   snprintf(path, sizeof(path), "/proc/self/task/%u/schedstat", tid);
   const int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return {};
+  if (fd < 0) return -1;
   char text[128];
   const ssize_t n = pread(fd, text, sizeof(text) - 1, 0);
   close(fd);
-  if (n <= 0) return {};
+  if (n <= 0) return -1;
   text[n] = '\0';
-  SchedStat stat;
-  return ParseSchedstat(text, &stat) ? stat : SchedStat{};
-}
-
-char ParseStatState(const char* text) {
-  const char* paren = strrchr(text, ')');
-  if (paren == nullptr || paren[1] != ' ' || paren[2] == '\0' || paren[2] == ' ') return 0;
-  return paren[2];
-}
-
-bool ThreadRunnable(uint32_t tid) {
-  char path[64];
-  snprintf(path, sizeof(path), "/proc/self/task/%u/stat", tid);
-  const int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return false;
-  // The state comes after the pid and the command (at most 15 bytes and
-  // its parentheses); the numbers after it hold no parenthesis.
-  char text[128];
-  const ssize_t n = pread(fd, text, sizeof(text) - 1, 0);
-  close(fd);
-  if (n <= 0) return false;
-  text[n] = '\0';
-  return ParseStatState(text) == 'R';
+  int64_t busy_ns = 0;
+  return ParseSchedstatBusyNs(text, &busy_ns) ? busy_ns : -1;
 }
 
 bool NextIdleSample(IdleSample& last, uint32_t tid, uint64_t instance, int64_t wall_ns, const IdleReader& reader,
@@ -83,14 +58,9 @@ bool NextIdleSample(IdleSample& last, uint32_t tid, uint64_t instance, int64_t w
   // span, if idle, then has its start and is sent.
   const bool first = instance != 0 && last.instance != instance && cpu_ns >= 0;
   const bool partly_idle = measured && (cpu_ns - last.cpu_ns) * kPartlyIdleDivisor <= span_ns;
-  const SchedStat sched = first || partly_idle ? reader.sched_stat(tid) : SchedStat{};
-  // Never on a CPU in the span and runnable at its end: kept off the CPUs,
-  // its wait for one not counted yet (thread_idle.h), not blocked. (One
-  // that gets a CPU and blocks between the two reads, microseconds apart,
-  // passes for blocked: rare, and a span at most.)
-  const bool idle = candidate && last.sched.busy_ns >= 0 && sched.busy_ns >= last.sched.busy_ns &&
-                    (sched.busy_ns - last.sched.busy_ns) * kMaxIdleBusyDivisor <= span_ns &&
-                    (sched.slices > last.sched.slices || !reader.runnable(tid));
+  const int64_t busy_ns = first || partly_idle ? reader.busy_ns(tid) : -1;
+  const bool idle = candidate && last.busy_ns >= 0 && busy_ns >= last.busy_ns &&
+                    (busy_ns - last.busy_ns) * kMaxIdleBusyDivisor <= span_ns;
   if (idle) {
     *begin_ns = last.wall_ns;
     *end_ns = wall_ns;
@@ -98,7 +68,7 @@ bool NextIdleSample(IdleSample& last, uint32_t tid, uint64_t instance, int64_t w
   // The schedstat read here is the next span's start; after a busy span
   // it is not read (the next span, if idle, is then not sent: its start is
   // unknown).
-  last = {instance, wall_ns, cpu_ns, sched};
+  last = {instance, wall_ns, cpu_ns, busy_ns};
   return idle;
 }
 

@@ -54,10 +54,7 @@ int main(int argc, char** argv) {
   const uint64_t readings = std::max<uint64_t>(1, iterations / 100);
   printf("thread_cpu_clock_ns %.2f\n",
          BestNsPerCall(readings, [tid] { return static_cast<uint64_t>(rlscope::preload::ThreadCpuNs(tid)); }));
-  printf("thread_schedstat_ns %.2f\n", BestNsPerCall(readings, [tid] {
-           return static_cast<uint64_t>(rlscope::preload::ThreadSchedStat(tid).busy_ns);
-         }));
-  printf("thread_state_ns %.2f\n",
-         BestNsPerCall(readings, [tid] { return static_cast<uint64_t>(rlscope::preload::ThreadRunnable(tid)); }));
+  printf("thread_schedstat_ns %.2f\n",
+         BestNsPerCall(readings, [tid] { return static_cast<uint64_t>(rlscope::preload::ThreadBusyNs(tid)); }));
   return 0;
 }

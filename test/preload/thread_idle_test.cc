@@ -10,25 +10,16 @@ using namespace rlscope::preload;
 
 namespace {
 
-// A thread's clocks as a test sets them: ran, waited for a CPU, and the
-// times it got one.
+// A thread's clocks as a test sets them: ran, and waited for a CPU.
 int64_t g_cpu_ns = 0;
 int64_t g_waited_ns = 0;
-int64_t g_slices = 0;
 int g_busy_reads = 0;
 int64_t FakeCpu(uint32_t) { return g_cpu_ns; }
-SchedStat FakeSched(uint32_t) {
+int64_t FakeBusy(uint32_t) {
   ++g_busy_reads;
-  return {g_cpu_ns + g_waited_ns, g_slices};
+  return g_cpu_ns + g_waited_ns;
 }
-// Whether it is runnable at a reading (state R), and how often asked.
-bool g_runnable = false;
-int g_state_reads = 0;
-bool FakeRunnable(uint32_t) {
-  ++g_state_reads;
-  return g_runnable;
-}
-constexpr IdleReader kFake{&FakeCpu, &FakeSched, &FakeRunnable};
+constexpr IdleReader kFake{&FakeCpu, &FakeBusy};
 constexpr int64_t kMs = 1'000'000;
 
 struct Sampler {
@@ -41,19 +32,17 @@ struct Sampler {
 
 }  // namespace
 
-TEST_CASE("schedstat's ran and waited fields sum to the busy time, beside its timeslices", "[thread_idle]") {
-  SchedStat stat;
-  REQUIRE(ParseSchedstat("123456 7890 42\n", &stat));
-  CHECK(stat.busy_ns == 123456 + 7890);
-  CHECK(stat.slices == 42);
-  CHECK_FALSE(ParseSchedstat("", &stat));
-  CHECK_FALSE(ParseSchedstat("12", &stat));
-  CHECK_FALSE(ParseSchedstat("12 34", &stat));
-  CHECK_FALSE(ParseSchedstat("-5 3 1", &stat));
+TEST_CASE("schedstat's ran and waited fields sum to the busy time", "[thread_idle]") {
+  int64_t busy = 0;
+  REQUIRE(ParseSchedstatBusyNs("123456 7890 42\n", &busy));
+  CHECK(busy == 123456 + 7890);
+  CHECK_FALSE(ParseSchedstatBusyNs("", &busy));
+  CHECK_FALSE(ParseSchedstatBusyNs("12", &busy));
+  CHECK_FALSE(ParseSchedstatBusyNs("-5 3 1", &busy));
 }
 
 TEST_CASE("A blocked stretch that begins at a reading is sent from its second span on", "[thread_idle]") {
-  g_cpu_ns = 0, g_waited_ns = 0, g_slices = 0, g_busy_reads = 0, g_runnable = false;
+  g_cpu_ns = 0, g_waited_ns = 0, g_busy_reads = 0;
   Sampler s;
   CHECK_FALSE(s.At(0));  // The first reading: nothing to compare with.
   g_cpu_ns = 19 * kMs;   // Busy.
@@ -72,7 +61,7 @@ TEST_CASE("A blocked stretch that begins at a reading is sent from its second sp
 }
 
 TEST_CASE("A blocked stretch that begins within a span is sent from the next span on", "[thread_idle]") {
-  g_cpu_ns = 0, g_waited_ns = 0, g_slices = 0, g_busy_reads = 0, g_runnable = false;
+  g_cpu_ns = 0, g_waited_ns = 0, g_busy_reads = 0;
   Sampler s;
   s.At(0);
   g_cpu_ns = 19 * kMs;  // Busy.
@@ -90,7 +79,7 @@ TEST_CASE("A blocked stretch that begins within a span is sent from the next spa
 }
 
 TEST_CASE("A thread that waited for a CPU was not blocked", "[thread_idle]") {
-  g_cpu_ns = 0, g_waited_ns = 0, g_slices = 0, g_runnable = false;
+  g_cpu_ns = 0, g_waited_ns = 0;
   Sampler s;
   s.At(0);
   s.At(20 * kMs);           // Idle by its CPU clock, run delay read.
@@ -98,51 +87,8 @@ TEST_CASE("A thread that waited for a CPU was not blocked", "[thread_idle]") {
   CHECK_FALSE(s.At(40 * kMs));
 }
 
-TEST_CASE("A thread kept off the CPUs for whole spans was not blocked", "[thread_idle]") {
-  // The kernel adds a wait for a CPU to the run delay once the thread gets
-  // one: while it waits, neither clock moves, as for a blocked thread.
-  g_cpu_ns = 0, g_waited_ns = 0, g_slices = 0, g_runnable = true, g_state_reads = 0;
-  Sampler s;
-  s.At(0);
-  CHECK_FALSE(s.At(20 * kMs));
-  CHECK_FALSE(s.At(40 * kMs));
-  CHECK_FALSE(s.At(60 * kMs));
-  CHECK(g_state_reads == 3);                             // Asked only of spans idle by both clocks.
-  g_cpu_ns += kMs, g_waited_ns += 59 * kMs, ++g_slices;  // It runs at last: the wait is counted now.
-  CHECK_FALSE(s.At(80 * kMs));
-  g_runnable = false;  // Then blocks.
-  CHECK(s.At(100 * kMs));
-  CHECK(s.begin == 80 * kMs);
-}
-
-TEST_CASE("A thread that got a CPU now and then, briefly, was blocked, runnable or not at the reading",
-          "[thread_idle]") {
-  // A thread waiting for the GIL wakes every few milliseconds to ask for
-  // it, and is often runnable when read.
-  g_cpu_ns = 0, g_waited_ns = 0, g_slices = 0, g_runnable = true, g_state_reads = 0;
-  Sampler s;
-  s.At(0);
-  for (int span = 1; span <= 3; ++span) {
-    g_cpu_ns += kMs / 4, g_waited_ns += kMs / 4, g_slices += 4;
-    REQUIRE(s.At(span * 20 * kMs));
-    CHECK(s.begin == (span - 1) * 20 * kMs);
-  }
-  CHECK(g_state_reads == 0);  // Its timeslices tell: no state read.
-}
-
-TEST_CASE("A /proc stat line's state is the field after the command", "[thread_idle]") {
-  CHECK(ParseStatState("4242 (python3) R 1 4242 4242 0 -1") == 'R');
-  CHECK(ParseStatState("4242 (pt_main_thread) S 1 2 3") == 'S');
-  CHECK(ParseStatState("4242 (a) b (c)) D 1 2 3") == 'D');         // A command with parentheses and spaces.
-  CHECK(ParseStatState("4242 (pt_autograd_123) S 1 2 3") == 'S');  // 15 bytes, the most a command has.
-  CHECK(ParseStatState("4242 (python3)") == 0);
-  CHECK(ParseStatState("4242 (python3) ") == 0);
-  CHECK(ParseStatState("") == 0);
-  CHECK(ParseStatState("4242 python3 R") == 0);
-}
-
 TEST_CASE("Spans shorter than the minimum, or of another instance, are not sent", "[thread_idle]") {
-  g_cpu_ns = 0, g_waited_ns = 0, g_slices = 0, g_runnable = false;
+  g_cpu_ns = 0, g_waited_ns = 0;
   Sampler s;
   s.At(0);
   s.At(20 * kMs);
@@ -164,13 +110,11 @@ TEST_CASE("This thread's own clocks can be read, and no thread's cannot", "[thre
   volatile double x = 0;
   for (int i = 0; i < 1'000'000; ++i) x = x + i;
   CHECK(ThreadCpuNs(tid) > before);
-  CHECK(ThreadSchedStat(tid).busy_ns >= 0);
-  CHECK(ThreadRunnable(tid));  // Running, reading its own state.
+  CHECK(ThreadBusyNs(tid) >= 0);
   // No thread has this id (above any pid_max). (A thread just joined is
   // no test: its task lingers a moment after join returns, seen readable
   // on a busy machine.)
   constexpr uint32_t kNoSuchTid = 1u << 29;
   CHECK(ThreadCpuNs(kNoSuchTid) == -1);
-  CHECK(ThreadSchedStat(kNoSuchTid).busy_ns == -1);
-  CHECK_FALSE(ThreadRunnable(kNoSuchTid));
+  CHECK(ThreadBusyNs(kNoSuchTid) == -1);
 }
