@@ -119,15 +119,16 @@ enum class EventKind : uint16_t {
   // library code until the next such instant, were caused by this line.
   // Readers that predate it ignore it (lines are then library lines).
   kPythonUserLine = 20,
-  // A span in which the thread was blocked, seen from outside it: the
+  // Time in which the thread was blocked, seen from outside it: the
   // flusher reads each live thread's CPU clock, and for one that barely ran
-  // its schedstat run delay (preload/thread_idle.h), and sends [begin, end)
-  // when the thread neither ran nor waited for a CPU in more than a
-  // twentieth of it. It catches waits no hook sees (a pipe read by
-  // iteration); the analysis makes Wait of the part outside the thread's
-  // native calls (report/idle_waits.h). Sent by the flusher, after the thread's own
-  // events of the same batch, only for spans inside a capture window.
-  // Readers that predate it skip it.
+  // its schedstat run delay (preload/thread_idle.h), and sends as
+  // [begin, end) the time of a sample span in which the thread neither ran
+  // nor waited for a CPU (placed at the span's start; held back while the
+  // thread may still be waiting for a CPU, so spans may come late and out
+  // of order). It catches waits no hook sees (a pipe read by iteration);
+  // the analysis makes Wait of the part outside the thread's native calls
+  // (report/idle_waits.h). Sent by the flusher only for spans inside a
+  // capture window. Readers that predate it skip it.
   kThreadIdle = 21,
   // Instant: records of this thread were lost right before this point (its
   // ring was full: they are counted in ThreadEvents.dropped). Written by the

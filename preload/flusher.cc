@@ -277,12 +277,15 @@ void Flusher::ReclaimEndedThreads(void* self) {
 }
 
 void Flusher::AddIdleSpan(ThreadBuffer& buffer, uint32_t tid, uint64_t instance) {
-  static constexpr IdleReader kReader{&ThreadCpuNs, &ThreadBusyNs};
-  int64_t begin_ns = 0;
-  int64_t end_ns = 0;
-  if (!NextIdleSample(buffer.idle_sample, tid, instance, MonotonicNs(), kReader, &begin_ns, &end_ns)) return;
-  encoder_.AddThreadEvents(tid, instance, 1, 0, {}, [&](wire::Event* out) {
-    out[0] = wire::Event(begin_ns, end_ns, 0, static_cast<uint16_t>(wire::EventKind::kThreadIdle), 0, 0);
+  static constexpr IdleReader kReader{&ThreadCpuNs, &ThreadWaitedNs, &ThreadRunnable};
+  BlockedSpan spans[2];
+  const int count = NextIdleSample(buffer.idle_sample, tid, instance, MonotonicNs(), kReader, spans);
+  if (count == 0) return;
+  encoder_.AddThreadEvents(tid, instance, static_cast<uint32_t>(count), 0, {}, [&](wire::Event* out) {
+    for (int i = 0; i < count; ++i) {
+      out[i] =
+          wire::Event(spans[i].begin_ns, spans[i].end_ns, 0, static_cast<uint16_t>(wire::EventKind::kThreadIdle), 0, 0);
+    }
   });
 }
 

@@ -76,8 +76,8 @@ class Flusher {
   static constexpr size_t kMaxRetiredRingsWhileBlocked = 64;
   // This long, it is a stall, and every ended thread's ring goes.
   static constexpr int64_t kReclaimAfterBlockedNs = 200'000'000;
-  // AddIdleSpan: the thread's blocked span since its previous sample, if it
-  // was one (thread_idle.h), as a kThreadIdle event of its own.
+  // AddIdleSpan: the thread's blocked time that its sample now tells
+  // (thread_idle.h), as kThreadIdle events of their own.
   void AddIdleSpan(ThreadBuffer& buffer, uint32_t tid, uint64_t instance);
   // PostLossNotices: losses counted outside the rings (the Python hook's
   // stack resets, names the string table could not hold) go to the report

@@ -3,20 +3,29 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <ctime>
 
 namespace rlscope::preload {
 
-bool ParseSchedstatBusyNs(const char* text, int64_t* busy_ns) {
+bool ParseSchedstatWaitedNs(const char* text, int64_t* waited_ns) {
   char* rest = nullptr;
   const long long ran = strtoll(text, &rest, 10);
   if (rest == text || ran < 0) return false;
   const char* second = rest;
   const long long waited = strtoll(second, &rest, 10);
   if (rest == second || waited < 0) return false;
-  *busy_ns = static_cast<int64_t>(ran) + static_cast<int64_t>(waited);
+  *waited_ns = static_cast<int64_t>(waited);
+  return true;
+}
+
+bool ParseStatRunnable(const char* text, bool* runnable) {
+  const char* name_end = strrchr(text, ')');
+  if (name_end == nullptr || name_end[1] != ' ' || name_end[2] == '\0') return false;
+  *runnable = name_end[2] == 'R';
   return true;
 }
 
@@ -31,45 +40,108 @@ int64_t ThreadCpuNs(uint32_t tid) {
   return int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
 }
 
-int64_t ThreadBusyNs(uint32_t tid) {
+namespace {
+
+// ReadProcText: /proc/self/task/TID/<file>'s start into text (at most
+// size - 1 bytes, NUL-terminated); false when it cannot be read.
+bool ReadProcText(uint32_t tid, const char* file, char* text, size_t size) {
   char path[64];
-  snprintf(path, sizeof(path), "/proc/self/task/%u/schedstat", tid);
+  snprintf(path, sizeof(path), "/proc/self/task/%u/%s", tid, file);
   const int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return -1;
-  char text[128];
-  const ssize_t n = pread(fd, text, sizeof(text) - 1, 0);
+  if (fd < 0) return false;
+  const ssize_t n = pread(fd, text, size - 1, 0);
   close(fd);
-  if (n <= 0) return -1;
+  if (n <= 0) return false;
   text[n] = '\0';
-  int64_t busy_ns = 0;
-  return ParseSchedstatBusyNs(text, &busy_ns) ? busy_ns : -1;
+  return true;
 }
 
-bool NextIdleSample(IdleSample& last, uint32_t tid, uint64_t instance, int64_t wall_ns, const IdleReader& reader,
-                    int64_t* begin_ns, int64_t* end_ns) {
+}  // namespace
+
+int64_t ThreadWaitedNs(uint32_t tid) {
+  char text[128];
+  int64_t waited_ns = 0;
+  return ReadProcText(tid, "schedstat", text, sizeof(text)) && ParseSchedstatWaitedNs(text, &waited_ns) ? waited_ns
+                                                                                                        : -1;
+}
+
+int ThreadRunnable(uint32_t tid) {
+  // The state comes after the name (at most 64 bytes with its parentheses)
+  // and the pid: well within the first 256 bytes.
+  char text[256];
+  bool runnable = false;
+  if (!ReadProcText(tid, "stat", text, sizeof(text)) || !ParseStatRunnable(text, &runnable)) return -1;
+  return runnable ? 1 : 0;
+}
+
+int NextIdleSample(IdleSample& last, uint32_t tid, uint64_t instance, int64_t wall_ns, const IdleReader& reader,
+                   BlockedSpan out[2]) {
   const int64_t cpu_ns = reader.cpu_ns(tid);
-  const bool continues = instance != 0 && last.instance == instance && last.cpu_ns >= 0 && cpu_ns >= 0;
+  const bool continues = instance != 0 && last.instance == instance && last.cpu_ns >= 0 && cpu_ns >= last.cpu_ns;
   const int64_t span_ns = wall_ns - last.wall_ns;
-  const bool measured = continues && span_ns >= kMinIdleSpanNs && cpu_ns >= last.cpu_ns;
-  const bool candidate = measured && (cpu_ns - last.cpu_ns) * kMaxIdleBusyDivisor <= span_ns;
-  // Its run delay is read at a thread's first reading (once per thread) and
-  // after spans in which the thread ran at most half the time (candidates
-  // among them), since a blocked stretch most often begins in one: the next
-  // span, if idle, then has its start and is sent.
+  // Too soon after the last reading to tell: the next one measures from it.
+  if (continues && span_ns < kMinIdleSpanNs) return 0;
+  const int64_t ran_ns = continues ? cpu_ns - last.cpu_ns : 0;
+  const bool held = continues && last.held_end_ns > last.held_begin_ns;
+  // The run delay is read at a thread's first reading (once per thread),
+  // after spans in which the thread ran at most half the time (a blocked
+  // stretch most often begins in one) and while time is held back.
   const bool first = instance != 0 && last.instance != instance && cpu_ns >= 0;
-  const bool partly_idle = measured && (cpu_ns - last.cpu_ns) * kPartlyIdleDivisor <= span_ns;
-  const int64_t busy_ns = first || partly_idle ? reader.busy_ns(tid) : -1;
-  const bool idle = candidate && last.busy_ns >= 0 && busy_ns >= last.busy_ns &&
-                    (busy_ns - last.busy_ns) * kMaxIdleBusyDivisor <= span_ns;
-  if (idle) {
-    *begin_ns = last.wall_ns;
-    *end_ns = wall_ns;
+  const bool partly_idle = continues && ran_ns * kPartlyIdleDivisor <= span_ns;
+  const int64_t waited_ns = first || partly_idle || held ? reader.waited_ns(tid) : -1;
+  const IdleSample previous = last;
+  last = {instance, wall_ns, cpu_ns, waited_ns, 0, 0};
+  if (!continues || previous.waited_ns < 0 || waited_ns < previous.waited_ns) return 0;  // Held time dropped.
+
+  // The run delay added in this span is of the waits for a CPU that ended
+  // in it. Held time ended with the thread runnable: the first of them
+  // went on from there, so they are taken from the held time first (a
+  // wait that went on into this span then cuts the held time by its part
+  // here too, and this span's blocked time is that much larger; the sum
+  // is right, and so is each where the wait ended at the reading); what
+  // is left of them was waited in this span.
+  const int64_t added_ns = waited_ns - previous.waited_ns;
+  const int64_t off_cpu_ns = std::max<int64_t>(span_ns - ran_ns, 0);
+  const int64_t waited_before_ns = held ? std::min(added_ns, previous.held_end_ns - previous.held_begin_ns) : 0;
+  const int64_t waited_within_ns = added_ns - waited_before_ns;
+  const bool idle = ran_ns * kMaxIdleBusyDivisor <= span_ns;
+  const int64_t blocked_ns = idle ? std::max<int64_t>(off_cpu_ns - waited_within_ns, 0) : 0;
+  const int runnable = blocked_ns >= kMinBlockedNs ? reader.runnable(tid) : -1;
+
+  int sent = 0;
+  int64_t held_begin_ns = previous.held_begin_ns;
+  int64_t held_end_ns = previous.held_end_ns;
+  // The held time is settled once the thread has got a CPU since (its wait
+  // is then in the run delay) or is no longer runnable.
+  if (held && (ran_ns > 0 || added_ns > 0 || runnable == 0)) {
+    const int64_t end_ns = held_end_ns - waited_before_ns;
+    if (end_ns - held_begin_ns >= kMinBlockedNs) out[sent++] = {held_begin_ns, end_ns};
+    held_begin_ns = held_end_ns = 0;
   }
-  // The schedstat read here is the next span's start; after a busy span
-  // it is not read (the next span, if idle, is then not sent: its start is
-  // unknown).
-  last = {instance, wall_ns, cpu_ns, busy_ns};
-  return idle;
+  if (blocked_ns < kMinBlockedNs) return sent;
+  if (runnable != 0) {
+    // Runnable now (or unknown): the end may be a wait for a CPU not yet
+    // in the run delay. Held, after any held time still unsettled (the
+    // thread has waited all along: the span's order inside is unknown).
+    if (held_end_ns > held_begin_ns) {
+      last.held_begin_ns = held_begin_ns;
+      last.held_end_ns = std::min(held_end_ns + blocked_ns, wall_ns);
+    } else {
+      last.held_begin_ns = previous.wall_ns;
+      last.held_end_ns = previous.wall_ns + blocked_ns;
+    }
+    return sent;
+  }
+  // Not runnable: blocked now, and the time off the CPU not spent waiting
+  // for one was blocked (placed at the span's start: where in it the
+  // thread ran is unknown).
+  const BlockedSpan span{previous.wall_ns, previous.wall_ns + blocked_ns};
+  if (sent > 0 && out[sent - 1].end_ns == span.begin_ns) {
+    out[sent - 1].end_ns = span.end_ns;
+  } else {
+    out[sent++] = span;
+  }
+  return sent;
 }
 
 }  // namespace rlscope::preload

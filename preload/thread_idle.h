@@ -1,15 +1,26 @@
-// ThreadIdle: tells, from outside a thread, the spans in which it was
+// ThreadIdle: tells, from outside a thread, the time in which it was
 // blocked. About every kIdleSampleIntervalNs the flusher reads every live
-// traced thread's CPU clock; a span of at least kMinIdleSpanNs in which the
-// thread ran for at most a kMaxIdleBusyDivisor-th of it is a candidate. A
-// candidate is a blocked span, sent as wire kThreadIdle, when the thread
-// also did not wait for a CPU (its schedstat's run delay, read only for
-// candidates: a thread that waits for a CPU on a busy machine is not
-// blocked, it would have run). The run delay must be known at both ends:
-// it is also read at a thread's first reading and after a span in which
-// the thread ran at most half the time, where a blocked stretch most often
-// begins, so that stretch is sent from its first whole span; one that
-// begins right at a reading after a busy span is sent from its second.
+// traced thread's CPU clock. In a span of at least kMinIdleSpanNs in which
+// the thread ran for at most a kMaxIdleBusyDivisor-th of it, the time it
+// neither ran nor waited for a CPU (its schedstat's run delay: a thread
+// that waits for a CPU on a busy machine is not blocked, it would have
+// run) is blocked time, sent as a wire kThreadIdle span from the span's
+// start.
+//
+// The kernel adds a wait for a CPU to the run delay only when the wait
+// ends, as the thread gets a CPU: a thread kept off the CPUs through a
+// whole span looks blocked in it. So blocked time that ends with the
+// thread runnable (/proc's state R) is held back until the thread has run
+// again (or is no longer runnable): the run delay added then, beyond what
+// fits in the new span, was waited at the end of the held time, which is
+// cut by it before it is sent. A held stretch whose thread ends or is never
+// read again is dropped: it may have been a wait for a CPU.
+//
+// The run delay must be known at both ends of a span: it is read at a
+// thread's first reading, after a span in which the thread ran at most
+// half the time (where a blocked stretch most often begins) and while time
+// is held back. A stretch that begins right at a reading after a busy span
+// is sent from its second span.
 //
 // Why from outside: the Python hook sees a wait only when a known blocking
 // C function is called (blocking_calls.h). A pipe read by iteration
@@ -18,9 +29,10 @@
 // make no such call.
 //
 // Cost, on the flusher's thread: a clock read per live thread per sample
-// (0.37 us), and for idle and half-idle threads an open/pread/close of
-// /proc/self/task/TID/schedstat (4 us; both scripts/bench/bench_timers on a
-// 2-core VM, scripts/bench/RESULTS.md).
+// (0.4-0.6 us), and for idle and half-idle threads an open/pread/close of
+// /proc/self/task/TID/schedstat (4-6 us), and for idle ones of .../stat
+// too (8 us): about 14 us per idle thread per sample, 0.07 % of a core
+// (scripts/bench/bench_timers on 2-core VMs, scripts/bench/RESULTS.md).
 #ifndef RLSCOPE_PRELOAD_THREAD_IDLE_H_
 #define RLSCOPE_PRELOAD_THREAD_IDLE_H_
 
@@ -30,41 +42,65 @@ namespace rlscope::preload {
 
 inline constexpr int64_t kIdleSampleIntervalNs = 20'000'000;
 inline constexpr int64_t kMinIdleSpanNs = 5'000'000;
-inline constexpr int64_t kMaxIdleBusyDivisor = 20;  // Busy for at most a twentieth of the span.
+inline constexpr int64_t kMaxIdleBusyDivisor = 20;  // Ran for at most a twentieth of the span.
 inline constexpr int64_t kPartlyIdleDivisor = 2;    // Ran at most half: the run delay is read too.
+// Blocked time shorter than this in a span is not sent: within the clocks'
+// and reads' jitter.
+inline constexpr int64_t kMinBlockedNs = 1'000'000;
 
-// ParseSchedstatBusyNs: schedstat's first two fields (ran, waited for a
-// CPU) summed into *busy_ns; false when the text is not that.
-bool ParseSchedstatBusyNs(const char* text, int64_t* busy_ns);
+// ParseSchedstatWaitedNs: schedstat's second field (time waited for a CPU,
+// the run delay) into *waited_ns; false when the text is not schedstat's.
+bool ParseSchedstatWaitedNs(const char* text, int64_t* waited_ns);
+
+// ParseStatRunnable: whether /proc's stat line `text` gives the state R
+// (running or waiting for a CPU) into *runnable; false when the text is
+// not a stat line. The state follows the last ')': a thread's name may
+// hold any character.
+bool ParseStatRunnable(const char* text, bool* runnable);
 
 // ThreadCpuNs: the CPU time thread `tid` of this process has run (its
 // kernel CPU clock); -1 when it cannot be read (the thread is gone).
 int64_t ThreadCpuNs(uint32_t tid);
 
-// ThreadBusyNs: thread `tid`'s schedstat, ran plus waited for a CPU; -1
-// when it cannot be read (the thread is gone, no /proc).
-int64_t ThreadBusyNs(uint32_t tid);
+// ThreadWaitedNs: thread `tid`'s run delay (schedstat); -1 when it cannot
+// be read (the thread is gone, no /proc).
+int64_t ThreadWaitedNs(uint32_t tid);
 
-// IdleSample: one thread's last reading (flusher-owned, in its buffer).
+// ThreadRunnable: 1 when thread `tid` is running or waiting for a CPU, 0
+// when in another state (sleeping, blocked in the kernel, stopped), -1
+// when it cannot be read.
+int ThreadRunnable(uint32_t tid);
+
+// IdleSample: one thread's last reading and its blocked time held back
+// (flusher-owned, in its buffer).
 struct IdleSample {
   uint64_t instance = 0;  // The thread instance it belongs to (0: none yet).
   int64_t wall_ns = 0;
   int64_t cpu_ns = -1;
-  int64_t busy_ns = -1;  // -1: not read at this sample.
+  int64_t waited_ns = -1;     // -1: not read at this sample.
+  int64_t held_begin_ns = 0;  // Blocked time held back: [held_begin_ns,
+  int64_t held_end_ns = 0;    // held_end_ns), none when empty.
 };
 
-// IdleReader: how NextIdleSample reads a thread (ThreadCpuNs and
-// ThreadBusyNs, or a test's stand-ins).
+// IdleReader: how NextIdleSample reads a thread (ThreadCpuNs,
+// ThreadWaitedNs and ThreadRunnable, or a test's stand-ins).
 struct IdleReader {
   int64_t (*cpu_ns)(uint32_t tid);
-  int64_t (*busy_ns)(uint32_t tid);
+  int64_t (*waited_ns)(uint32_t tid);
+  int (*runnable)(uint32_t tid);
+};
+
+// BlockedSpan: a span of blocked time to send.
+struct BlockedSpan {
+  int64_t begin_ns = 0;
+  int64_t end_ns = 0;
 };
 
 // NextIdleSample: reads thread (tid, instance) at wall_ns into `last`;
-// true, with the span in *begin_ns and *end_ns, when the time since the
-// previous reading of the same instance was a blocked span.
-bool NextIdleSample(IdleSample& last, uint32_t tid, uint64_t instance, int64_t wall_ns, const IdleReader& reader,
-                    int64_t* begin_ns, int64_t* end_ns);
+// writes the blocked spans to send now into out[] (held time released,
+// then this span's) and returns how many (0 to 2).
+int NextIdleSample(IdleSample& last, uint32_t tid, uint64_t instance, int64_t wall_ns, const IdleReader& reader,
+                   BlockedSpan out[2]);
 
 }  // namespace rlscope::preload
 

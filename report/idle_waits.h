@@ -1,7 +1,8 @@
 // IdleWaits: the Wait a thread's blocked spans give (wire kThreadIdle: the
-// flusher saw the thread neither run nor wait for a CPU through them,
-// preload/thread_idle.h). They catch the waits the Python hook cannot see
-// as calls: a pipe read by iteration, a wait for the GIL.
+// time of a sample span in which the flusher saw the thread neither run
+// nor wait for a CPU, preload/thread_idle.h). They catch the waits the
+// Python hook cannot see as calls: a pipe read by iteration, a wait for
+// the GIL.
 //
 // A span becomes Wait only where the thread was at its base level or in
 // Python-level time (interpreter time, and the C calls classified as
@@ -12,8 +13,8 @@
 // boundary they cross, so each nests inside the intervals around it, and
 // pieces under kMinIdleWaitNs are dropped.
 //
-// A span's own CPU time (at most a twentieth of it) is counted as Wait
-// too: the span does not say when in it the thread ran.
+// A blocked span is its sample span's blocked time placed at the sample
+// span's start: the readings do not say when in it the thread ran.
 #ifndef RLSCOPE_REPORT_IDLE_WAITS_H_
 #define RLSCOPE_REPORT_IDLE_WAITS_H_
 

@@ -3,13 +3,14 @@
 // recorded hook reads the clock twice, so this bounds how cheap a hook can
 // be here (virtual machines may make either slow). Also what the flusher
 // pays per live thread per blocked-span sample (preload/thread_idle.h): a
-// read of the thread's CPU clock, and for an idle thread its schedstat.
+// read of the thread's CPU clock, and for an idle thread its schedstat and
+// its stat (whether it is runnable).
 //
 //   bench_timers [ITERATIONS]   (default 20000000; the per-thread readings
 //                                take a hundredth of that)
 //
 // Prints: rdtsc_ns, clock_gettime_ns, thread_cpu_clock_ns,
-// thread_schedstat_ns (per call, best of 5 runs).
+// thread_schedstat_ns, thread_stat_ns (per call, best of 5 runs).
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <x86intrin.h>
@@ -55,6 +56,8 @@ int main(int argc, char** argv) {
   printf("thread_cpu_clock_ns %.2f\n",
          BestNsPerCall(readings, [tid] { return static_cast<uint64_t>(rlscope::preload::ThreadCpuNs(tid)); }));
   printf("thread_schedstat_ns %.2f\n",
-         BestNsPerCall(readings, [tid] { return static_cast<uint64_t>(rlscope::preload::ThreadBusyNs(tid)); }));
+         BestNsPerCall(readings, [tid] { return static_cast<uint64_t>(rlscope::preload::ThreadWaitedNs(tid)); }));
+  printf("thread_stat_ns %.2f\n",
+         BestNsPerCall(readings, [tid] { return static_cast<uint64_t>(rlscope::preload::ThreadRunnable(tid)); }));
   return 0;
 }
