@@ -10,8 +10,9 @@ measure of its blocked time (the same ground truth as the e2e.wait test):
     then blocked in a child's pipe, sleep, an Event and joins;
   - test/e2e/python_programs/gil_wait.py 1: the spinner thread's wait for
     the GIL (truth: how long the main thread held it);
-  - a pure-Python loop of SECONDS (truth: no Wait at all; a thread kept
-    off the CPUs is waiting for one, not blocked).
+  - test/e2e/python_programs/starved_loop.py SECONDS, a pure-Python loop
+    (truth: no Wait at all; a thread kept off the CPUs is waiting for one,
+    not blocked).
 A thread's blocked time is told from outside it (preload/thread_idle.h);
 this is where that goes wrong if it does.
 
@@ -32,14 +33,6 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PROGRAMS = os.path.join(ROOT, "test", "e2e", "python_programs")
-LOOP = """
-import json, sys, time
-begin = time.monotonic_ns()
-x = 0
-while time.monotonic_ns() - begin < float(sys.argv[1]) * 1e9:
-    x += 1
-print(json.dumps({"loop_ns": time.monotonic_ns() - begin}), flush=True)
-"""
 
 
 def category_ns(thread, category):
@@ -96,7 +89,8 @@ def main():
                 print(f"{name} run {run} gil_wait spinner: Wait {wait / 1e9:.2f} s, "
                       f"GIL held {truth['held_ns'] / 1e9:.2f} s", flush=True)
                 ratios.setdefault((name, "gil_wait", "spinner"), []).append(wait / truth["held_ns"])
-                truth, threads = profile(args.rlscope, args.nice, [python, "-c", LOOP, str(args.seconds)], directory)
+                loop = [python, os.path.join(PROGRAMS, "starved_loop.py"), str(args.seconds)]
+                truth, threads = profile(args.rlscope, args.nice, loop, directory)
                 thread = threads["MainThread"]
                 wait = category_ns(thread, "Wait")
                 python_ns = category_ns(thread, "Python")

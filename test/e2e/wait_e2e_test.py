@@ -15,6 +15,7 @@ import glob
 import json
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 import unittest
@@ -204,6 +205,39 @@ class GilWait(unittest.TestCase):
             misses.append(f"Wait {wait_ns / 1e9:.3f} s and Python {python_ns / 1e9:.3f} s of a {held_ns / 1e9:.3f} s "
                           f"hold in a {lifetime_ns(spinner) / 1e9:.3f} s life")
         self.fail("the GIL wait was found short in 3 runs: " + "; ".join(misses))
+
+class StarvedThread(unittest.TestCase):
+    def test_a_thread_kept_off_the_cpus_is_not_waiting(self):
+        """A pure-Python loop at nice 19 beside a busy loop per CPU (at
+        nice 10) waits for a CPU much of the time, and the kernel counts
+        such a wait only when the thread gets a CPU: until then the thread
+        looks blocked from outside. None of its time is Wait (it was
+        1.2-2x the loop's length before blocked time ending runnable was
+        held back)."""
+        directory = tempfile.mkdtemp(prefix="rlscope-e2e-starved-")
+        self.addCleanup(shutil.rmtree, directory, True)
+        out = os.path.join(directory, "run")
+        # The hogs at nice 10: the loop (nice 19) still gets a small share,
+        # and tests running beside this one (nice 0) keep most of theirs.
+        hogs = [subprocess.Popen(["nice", "-n", "10", "sh", "-c", "while :; do :; done"])
+                for _ in range(os.cpu_count() or 1)]
+        try:
+            program = os.path.join(os.path.dirname(PROGRAM), "starved_loop.py")
+            result = subprocess.run(["nice", "-n", "19", ARGS.rlscope, "run", "--out", out, "--", ARGS.python,
+                                     program, "3"], capture_output=True, text=True, errors="replace", timeout=300)
+        finally:
+            for hog in hogs:
+                hog.kill()
+                hog.wait()
+        self.assertEqual(result.returncode, 0, result.stderr)
+        loop_ns = json.loads(result.stdout.splitlines()[-1])["loop_ns"]
+        with open(os.path.join(out, "report.json")) as f:
+            process = json.load(f)["processes"][0]
+        main_thread = next(t for t in process["threads"] if t["name"] == "MainThread")
+        wait_ns = thread_category_ns(main_thread, "Wait")
+        self.assertLessEqual(wait_ns, 0.05 * loop_ns, f"Wait {wait_ns / 1e9:.3f} s in a {loop_ns / 1e9:.3f} s loop")
+        self.assertGreaterEqual(thread_category_ns(main_thread, "Python"), 0.9 * loop_ns)
+
 
 if __name__ == "__main__":
     main(extra_arguments=["--python"])
