@@ -35,6 +35,22 @@ def lifetime_ns(thread):
     return thread["end_ns"] - thread["begin_ns"]
 
 
+def profile_program(test, program, argument, prefix=()):
+    """Profiles python_programs/PROGRAM ARGUMENT (the command after
+    `prefix`) in a fresh directory; returns the program's last output line
+    (its ground truth, JSON) and report.json's first process."""
+    directory = tempfile.mkdtemp(prefix="rlscope-e2e-wait-")
+    test.addCleanup(shutil.rmtree, directory, True)
+    out = os.path.join(directory, "run")
+    command = [*prefix, ARGS.rlscope, "run", "--out", out, "--", ARGS.python,
+               os.path.join(os.path.dirname(PROGRAM), program), argument]
+    result = subprocess.run(command, capture_output=True, text=True, errors="replace", timeout=300)
+    test.assertEqual(result.returncode, 0, result.stderr)
+    with open(os.path.join(out, "report.json")) as f:
+        process = json.load(f)["processes"][0]
+    return json.loads(result.stdout.splitlines()[-1]), process
+
+
 class BlockedThreads(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
@@ -184,15 +200,8 @@ class GilWait(unittest.TestCase):
         all three. Too much wait fails at once."""
         misses = []
         for _ in range(3):
-            directory = tempfile.mkdtemp(prefix="rlscope-e2e-gil-")
-            self.addCleanup(shutil.rmtree, directory, True)
-            out = os.path.join(directory, "run")
-            program = os.path.join(os.path.dirname(PROGRAM), "gil_wait.py")
-            result = run_rlscope("run", "--out", out, "--", ARGS.python, program, "1", timeout=300)
-            self.assertEqual(result.returncode, 0, result.stderr)
-            held_ns = json.loads(result.stdout.splitlines()[-1])["held_ns"]
-            with open(os.path.join(out, "report.json")) as f:
-                process = json.load(f)["processes"][0]
+            truth, process = profile_program(self, "gil_wait.py", "1")
+            held_ns = truth["held_ns"]
             spinner = next(t for t in process["threads"] if t["name"] == "spinner")
             wait_ns = thread_category_ns(spinner, "Wait")
             # Measured: 0.86 s of a 0.93 s hold. Never more than the hold
@@ -206,6 +215,7 @@ class GilWait(unittest.TestCase):
                           f"hold in a {lifetime_ns(spinner) / 1e9:.3f} s life")
         self.fail("the GIL wait was found short in 3 runs: " + "; ".join(misses))
 
+
 class StarvedThread(unittest.TestCase):
     def test_a_thread_kept_off_the_cpus_is_not_waiting(self):
         """A pure-Python loop at nice 19 beside a busy loop per CPU (at
@@ -214,25 +224,17 @@ class StarvedThread(unittest.TestCase):
         looks blocked from outside. None of its time is Wait (it was
         1.2-2x the loop's length before blocked time ending runnable was
         held back)."""
-        directory = tempfile.mkdtemp(prefix="rlscope-e2e-starved-")
-        self.addCleanup(shutil.rmtree, directory, True)
-        out = os.path.join(directory, "run")
         # The hogs at nice 10: the loop (nice 19) still gets a small share,
         # and tests running beside this one (nice 0) keep most of theirs.
         hogs = [subprocess.Popen(["nice", "-n", "10", "sh", "-c", "while :; do :; done"])
                 for _ in range(os.cpu_count() or 1)]
         try:
-            program = os.path.join(os.path.dirname(PROGRAM), "starved_loop.py")
-            result = subprocess.run(["nice", "-n", "19", ARGS.rlscope, "run", "--out", out, "--", ARGS.python,
-                                     program, "3"], capture_output=True, text=True, errors="replace", timeout=300)
+            truth, process = profile_program(self, "starved_loop.py", "3", prefix=("nice", "-n", "19"))
         finally:
             for hog in hogs:
                 hog.kill()
                 hog.wait()
-        self.assertEqual(result.returncode, 0, result.stderr)
-        loop_ns = json.loads(result.stdout.splitlines()[-1])["loop_ns"]
-        with open(os.path.join(out, "report.json")) as f:
-            process = json.load(f)["processes"][0]
+        loop_ns = truth["loop_ns"]
         main_thread = next(t for t in process["threads"] if t["name"] == "MainThread")
         wait_ns = thread_category_ns(main_thread, "Wait")
         self.assertLessEqual(wait_ns, 0.05 * loop_ns, f"Wait {wait_ns / 1e9:.3f} s in a {loop_ns / 1e9:.3f} s loop")
