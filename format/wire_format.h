@@ -120,15 +120,18 @@ enum class EventKind : uint16_t {
   // Readers that predate it ignore it (lines are then library lines).
   kPythonUserLine = 20,
   // Time in which the thread was blocked, seen from outside it: the
-  // flusher reads each live thread's CPU clock, and for one that barely ran
-  // its schedstat run delay (preload/thread_idle.h), and sends as
-  // [begin, end) the time of a sample span in which the thread neither ran
-  // nor waited for a CPU (placed at the span's start; held back while the
-  // thread may still be waiting for a CPU, so spans may come late and out
-  // of order). It catches waits no hook sees (a pipe read by iteration);
-  // the analysis makes Wait of the part outside the thread's native calls
-  // (report/idle_waits.h). Sent by the flusher only for spans inside a
-  // capture window. Readers that predate it skip it.
+  // flusher reads each live thread's CPU clock, for one that ran at most
+  // half of a sample span its schedstat run delay, and for one that barely
+  // ran its state (preload/thread_idle.h), and sends as [begin, end) the time of one or
+  // more sample spans in which the thread neither ran nor waited for a CPU
+  // (each span's part placed at its start). Time that ends with the thread
+  // runnable is held back until the thread runs again, so a span may come
+  // in a later batch than the thread's own events of that time; a
+  // thread's spans are disjoint and in time order. It catches waits no
+  // hook sees (a pipe read by iteration); the analysis makes Wait of the
+  // part outside the thread's native calls (report/idle_waits.h). Sent by
+  // the flusher only for spans inside a capture window. Readers that
+  // predate it skip it.
   kThreadIdle = 21,
   // Instant: records of this thread were lost right before this point (its
   // ring was full: they are counted in ThreadEvents.dropped). Written by the

@@ -97,9 +97,10 @@ int NextIdleSample(IdleSample& last, uint32_t tid, uint64_t instance, int64_t wa
   // in it. Held time ended with the thread runnable: the first of them
   // went on from there, so they are taken from the held time first (a
   // wait that went on into this span then cuts the held time by its part
-  // here too, and this span's blocked time is that much larger; the sum
-  // is right, and so is each where the wait ended at the reading); what
-  // is left of them was waited in this span.
+  // here too, and this span's blocked time, if it is idle, is that much
+  // larger: the sum is right; where the span is not idle, the cut stands
+  // and the Wait comes out short, thread_idle.h); what is left of them was
+  // waited in this span.
   const int64_t added_ns = waited_ns - previous.waited_ns;
   const int64_t off_cpu_ns = std::max<int64_t>(span_ns - ran_ns, 0);
   const int64_t waited_before_ns = held ? std::min(added_ns, previous.held_end_ns - previous.held_begin_ns) : 0;

@@ -11,10 +11,18 @@
 // ends, as the thread gets a CPU: a thread kept off the CPUs through a
 // whole span looks blocked in it. So blocked time that ends with the
 // thread runnable (/proc's state R) is held back until the thread has run
-// again (or is no longer runnable): the run delay added then, beyond what
-// fits in the new span, was waited at the end of the held time, which is
-// cut by it before it is sent. A held stretch whose thread ends or is never
-// read again is dropped: it may have been a wait for a CPU.
+// again (or is no longer runnable): the run delay added by then is taken
+// from the held time's end first, and what is left of it was waited in
+// the new span. A held stretch whose thread ends or is never read again
+// is dropped: it may have been a wait for a CPU.
+//
+// What that gets wrong: a thread woken from a sleep, caught waiting for a
+// CPU at a reading, that then computes and is preempted in the next span
+// has those later waits cut from its sleep too (the readings cannot tell
+// one wait from several), and the span's own blocked time, if any, is not
+// counted (it ran more than a twentieth): its Wait comes out short by
+// them. A thread that computes without sleeping, the common case on a
+// busy machine, is never counted blocked.
 //
 // The run delay must be known at both ends of a span: it is read at a
 // thread's first reading, after a span in which the thread ran at most

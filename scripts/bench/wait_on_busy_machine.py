@@ -57,7 +57,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rlscope", required=True)
     parser.add_argument("--python", action="append", help="interpreters to run (default /usr/bin/python3)")
-    parser.add_argument("--hogs", type=int, default=os.cpu_count())
+    parser.add_argument("--hogs", type=int, default=len(os.sched_getaffinity(0)))
     parser.add_argument("--nice", type=int, default=19)
     parser.add_argument("--seconds", type=float, default=4.0, help="the pure-Python loop's length")
     parser.add_argument("--runs", type=int, default=2)
@@ -67,7 +67,7 @@ def main():
                                                capture_output=True, text=True, check=True).stdout.strip()
              for python in pythons}
     directory = tempfile.mkdtemp(prefix="rlscope-wait-busy-")
-    hogs = [subprocess.Popen(["sh", "-c", "while :; do :; done"]) for _ in range(args.hogs)]
+    hogs = [subprocess.Popen(["timeout", "3600", "sh", "-c", "while :; do :; done"]) for _ in range(args.hogs)]
     ratios = {}
     try:
         time.sleep(0.5)
@@ -99,9 +99,11 @@ def main():
                 ratios.setdefault((name, "loop", "main (Wait/loop, truth 0)"), []).append(wait / truth["loop_ns"])
     finally:
         for hog in hogs:
-            hog.kill()
+            hog.terminate()  # timeout passes it on to its loop (a kill would leave the loop running).
+            hog.wait()
         shutil.rmtree(directory, True)
-    print(f"\n{args.hogs} CPU hogs on {os.cpu_count()} CPUs, programs at nice {args.nice}, {args.runs} runs")
+    cpus = len(os.sched_getaffinity(0))
+    print(f"\n{args.hogs} CPU hogs on {cpus} CPUs, programs at nice {args.nice}, {args.runs} runs")
     print(f"{'python':<12} {'program':<18} {'thread':<28} {'Wait/truth mean':>16} {'min':>6} {'max':>6}")
     for (name, program, who), values in ratios.items():
         print(f"{name:<12} {program:<18} {who:<28} {sum(values) / len(values):16.2f} {min(values):6.2f} "

@@ -35,7 +35,7 @@ def lifetime_ns(thread):
     return thread["end_ns"] - thread["begin_ns"]
 
 
-def profile_program(test, program, argument, prefix=()):
+def profile_program(test, program, argument, prefix=(), timeout=300):
     """Profiles python_programs/PROGRAM ARGUMENT (the command after
     `prefix`) in a fresh directory; returns the program's last output line
     (its ground truth, JSON) and report.json's first process."""
@@ -44,7 +44,7 @@ def profile_program(test, program, argument, prefix=()):
     out = os.path.join(directory, "run")
     command = [*prefix, ARGS.rlscope, "run", "--out", out, "--", ARGS.python,
                os.path.join(os.path.dirname(PROGRAM), program), argument]
-    result = subprocess.run(command, capture_output=True, text=True, errors="replace", timeout=300)
+    result = subprocess.run(command, capture_output=True, text=True, errors="replace", timeout=timeout)
     test.assertEqual(result.returncode, 0, result.stderr)
     with open(os.path.join(out, "report.json")) as f:
         process = json.load(f)["processes"][0]
@@ -221,18 +221,20 @@ class StarvedThread(unittest.TestCase):
         """A pure-Python loop at nice 19 beside a busy loop per CPU (at
         nice 10) waits for a CPU much of the time, and the kernel counts
         such a wait only when the thread gets a CPU: until then the thread
-        looks blocked from outside. None of its time is Wait (it was
-        1.2-2x the loop's length before blocked time ending runnable was
-        held back)."""
+        looks blocked from outside. None of its time is Wait (0.55 s of a
+        3.0 s loop here before blocked time ending runnable was held
+        back)."""
         # The hogs at nice 10: the loop (nice 19) still gets a small share,
         # and tests running beside this one (nice 0) keep most of theirs.
-        hogs = [subprocess.Popen(["nice", "-n", "10", "sh", "-c", "while :; do :; done"])
-                for _ in range(os.cpu_count() or 1)]
+        # One per CPU this process may use; each ends by itself in 2
+        # minutes should this test be killed before it kills them.
+        hogs = [subprocess.Popen(["nice", "-n", "10", "timeout", "120", "sh", "-c", "while :; do :; done"])
+                for _ in range(len(os.sched_getaffinity(0)))]
         try:
-            truth, process = profile_program(self, "starved_loop.py", "3", prefix=("nice", "-n", "19"))
+            truth, process = profile_program(self, "starved_loop.py", "3", prefix=("nice", "-n", "19"), timeout=200)
         finally:
             for hog in hogs:
-                hog.kill()
+                hog.terminate()  # timeout passes it on to its loop (a kill would leave the loop running).
                 hog.wait()
         loop_ns = truth["loop_ns"]
         main_thread = next(t for t in process["threads"] if t["name"] == "MainThread")

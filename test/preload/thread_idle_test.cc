@@ -179,7 +179,7 @@ TEST_CASE("A thread that gets the CPU in short slices on a busy machine is never
 
 TEST_CASE("A waiter woken often on a busy machine keeps the time it slept", "[thread_idle]") {
   // A GIL waiter: sleeps, is woken every 5 ms, waits for a CPU, runs a
-  // moment and sleeps again; asleep at the reading.
+  // moment and sleeps again; asleep at most readings.
   Reset();
   Sampler s;
   s.At(0);
@@ -190,6 +190,61 @@ TEST_CASE("A waiter woken often on a busy machine keeps the time it slept", "[th
     REQUIRE(s.At(20 * span));
     CHECK(s.sent[0].end_ns - s.sent[0].begin_ns == 20 * kMs - 6 * kMs - kMs / 10);
   }
+  // Caught waiting for a CPU at a reading (woken 2 ms before it): held,
+  // then cut by that wait once counted. Over the two spans it slept 40 ms
+  // less its waits (6 + 6 ms) and its CPU time (0.2 ms).
+  g_cpu_ns += kMs / 10;
+  g_waited_ns += 4 * kMs;  // This span's earlier waits.
+  g_runnable = 1;
+  CHECK_FALSE(s.At(100));
+  g_cpu_ns += kMs / 10;
+  g_waited_ns += 6 * kMs + 2 * kMs;  // The wait caught at the reading, and this span's others.
+  g_runnable = 0;
+  REQUIRE(s.At(120));
+  int64_t blocked_ns = 0;
+  for (const BlockedSpan& span : s.sent) blocked_ns += span.end_ns - span.begin_ns;
+  CHECK(blocked_ns == 40 * kMs - 12 * kMs - kMs / 5);
+}
+
+TEST_CASE("Held time released with a cut and a later blocked span are sent apart", "[thread_idle]") {
+  Reset();
+  Sampler s;
+  s.At(0);
+  s.At(20);
+  g_runnable = 1;  // Woken at 35 ms, waiting for a CPU at the reading.
+  CHECK_FALSE(s.At(40));
+  g_cpu_ns += kMs / 2;  // Got it at 40 ms, ran half a ms, slept.
+  g_waited_ns += 5 * kMs;
+  g_runnable = 0;
+  REQUIRE(s.At(60));
+  REQUIRE(s.sent.size() == 2);
+  CHECK(s.sent[0].begin_ns == 20 * kMs);
+  CHECK(s.sent[0].end_ns == 35 * kMs);
+  CHECK(s.sent[1].begin_ns == 40 * kMs);
+  CHECK(s.sent[1].end_ns == 60 * kMs - kMs / 2);
+}
+
+TEST_CASE("A state that cannot be read holds; a run delay that cannot be read drops", "[thread_idle]") {
+  Reset();
+  Sampler s;
+  s.At(0);
+  s.At(20);
+  g_runnable = -1;  // Unknown: maybe waiting for a CPU, held.
+  CHECK_FALSE(s.At(40));
+  g_cpu_ns += 10 * kMs;  // Ran: the held time is settled, no wait counted.
+  REQUIRE(s.At(60));
+  CHECK(s.Sent(20, 40));
+
+  Reset();
+  Sampler t;
+  t.At(0);
+  t.At(20);
+  g_runnable = 1;
+  CHECK_FALSE(t.At(40));
+  g_waited_ns = -1;  // schedstat gone: nothing can settle the held time.
+  g_runnable = 0;
+  CHECK_FALSE(t.At(60));
+  CHECK(t.last.held_end_ns == t.last.held_begin_ns);
 }
 
 TEST_CASE("Spans shorter than the minimum wait for a later reading; another instance starts afresh", "[thread_idle]") {
