@@ -67,7 +67,8 @@ def main():
                                                capture_output=True, text=True, check=True).stdout.strip()
              for python in pythons}
     directory = tempfile.mkdtemp(prefix="rlscope-wait-busy-")
-    hogs = [subprocess.Popen(["timeout", "3600", "sh", "-c", "while :; do :; done"]) for _ in range(args.hogs)]
+    hogs = [subprocess.Popen(["timeout", "3600", "sh", "-c", "while :; do :; done"], stdout=subprocess.DEVNULL)
+            for _ in range(args.hogs)]
     ratios = {}
     try:
         time.sleep(0.5)

@@ -227,8 +227,11 @@ class StarvedThread(unittest.TestCase):
         # The hogs at nice 10: the loop (nice 19) still gets a small share,
         # and tests running beside this one (nice 0) keep most of theirs.
         # One per CPU this process may use; each ends by itself in 2
-        # minutes should this test be killed before it kills them.
-        hogs = [subprocess.Popen(["nice", "-n", "10", "timeout", "120", "sh", "-c", "while :; do :; done"])
+        # minutes should this test be killed before it stops them, and
+        # holds none of the test's output pipes meanwhile (ctest waits for
+        # them to close).
+        hogs = [subprocess.Popen(["nice", "-n", "10", "timeout", "120", "sh", "-c", "while :; do :; done"],
+                                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
                 for _ in range(len(os.sched_getaffinity(0)))]
         try:
             truth, process = profile_program(self, "starved_loop.py", "3", prefix=("nice", "-n", "19"), timeout=200)
