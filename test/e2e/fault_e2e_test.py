@@ -62,14 +62,20 @@ def children():
 
 
 def kill_everything():
-    """After a hang: SIGKILL every process the case left, and reap them."""
+    """After a hang: SIGKILL every process the case left, and reap them.
+    A child's process group is killed only when it is not ours: rlscope,
+    started by the case, shares the test's group, which is ctest's and
+    the CI script's (a killed group there took the whole CI run down)."""
+    own_group = os.getpgrp()
     for _ in range(20):
         pids = children()
         if not pids:
             return
         for pid in pids:
             try:
-                os.killpg(os.getpgid(pid), signal.SIGKILL)
+                group = os.getpgid(pid)
+                if group != own_group:
+                    os.killpg(group, signal.SIGKILL)
             except OSError:
                 pass
             try:
