@@ -299,10 +299,13 @@ class CollectorKilled(FaultCase):
         self.assertGreaterEqual(len(load_report(out)["processes"]), 2)
 
     def assert_finishes_as(self, rlscope, directory, returncode, stdout):
-        """rlscope, continued, ends within the case's deadline with
-        `returncode`, and the command wrote `stdout`."""
+        """rlscope, continued, ends within three times the case's deadline
+        with `returncode`, and the command wrote `stdout`. Three: with the
+        sanitizer build beside two CPU hogs the thread churn case took
+        37-52 s in all and once missed 60 s (a bound on a hang, not a
+        speed check)."""
         try:
-            self.assertEqual(rlscope.wait(timeout=CASE_TIMEOUT_S), returncode)
+            self.assertEqual(rlscope.wait(timeout=3 * CASE_TIMEOUT_S), returncode)
         except subprocess.TimeoutExpired:
             kill_everything()
             self.fail("rlscope did not finish after being continued")
