@@ -43,6 +43,16 @@ struct Sampler {
   }
 };
 
+// Readings at 0, 20 and 40 ms of a thread blocked from 20 ms and in state
+// `runnable` at 40 ms: [20, 40) held when it is not 0.
+void BlockedFrom20(Sampler& s, int runnable) {
+  Reset();
+  s.At(0);
+  s.At(20);
+  g_runnable = runnable;
+  CHECK_FALSE(s.At(40));
+}
+
 }  // namespace
 
 TEST_CASE("schedstat's run delay and stat's state are parsed", "[thread_idle]") {
@@ -133,12 +143,8 @@ TEST_CASE("A thread kept off the CPUs through whole spans is not blocked", "[thr
 }
 
 TEST_CASE("Held time is sent less the wait for a CPU at its end", "[thread_idle]") {
-  Reset();
   Sampler s;
-  s.At(0);
-  s.At(20);
-  g_runnable = 1;           // Blocked from 20 ms, woken at 30 ms, waits for a CPU.
-  CHECK_FALSE(s.At(40));    // Runnable at the reading: held.
+  BlockedFrom20(s, 1);      // Woken at 30 ms, waiting for a CPU at the reading: held.
   g_waited_ns += 10 * kMs;  // Got a CPU at 40 ms and ran 15 ms.
   g_cpu_ns += 15 * kMs;
   REQUIRE(s.At(60));
@@ -146,12 +152,8 @@ TEST_CASE("Held time is sent less the wait for a CPU at its end", "[thread_idle]
 
   // Not runnable at a later reading settles held time without a CPU
   // (whatever woke it had gone by).
-  Reset();
   Sampler t;
-  t.At(0);
-  t.At(20);
-  g_runnable = 1;
-  CHECK_FALSE(t.At(40));
+  BlockedFrom20(t, 1);
   g_runnable = 0;
   REQUIRE(t.At(60));
   CHECK(t.Sent(20, 60));  // The held span and this one, joined.
@@ -207,12 +209,8 @@ TEST_CASE("A waiter woken often on a busy machine keeps the time it slept", "[th
 }
 
 TEST_CASE("Held time released with a cut and a later blocked span are sent apart", "[thread_idle]") {
-  Reset();
   Sampler s;
-  s.At(0);
-  s.At(20);
-  g_runnable = 1;  // Woken at 35 ms, waiting for a CPU at the reading.
-  CHECK_FALSE(s.At(40));
+  BlockedFrom20(s, 1);  // Woken at 35 ms, waiting for a CPU at the reading.
   g_cpu_ns += kMs / 2;  // Got it at 40 ms, ran half a ms, slept.
   g_waited_ns += 5 * kMs;
   g_runnable = 0;
@@ -225,22 +223,14 @@ TEST_CASE("Held time released with a cut and a later blocked span are sent apart
 }
 
 TEST_CASE("A state that cannot be read holds; a run delay that cannot be read drops", "[thread_idle]") {
-  Reset();
   Sampler s;
-  s.At(0);
-  s.At(20);
-  g_runnable = -1;  // Unknown: maybe waiting for a CPU, held.
-  CHECK_FALSE(s.At(40));
+  BlockedFrom20(s, -1);  // Unknown: maybe waiting for a CPU, held.
   g_cpu_ns += 10 * kMs;  // Ran: the held time is settled, no wait counted.
   REQUIRE(s.At(60));
   CHECK(s.Sent(20, 40));
 
-  Reset();
   Sampler t;
-  t.At(0);
-  t.At(20);
-  g_runnable = 1;
-  CHECK_FALSE(t.At(40));
+  BlockedFrom20(t, 1);
   g_waited_ns = -1;  // schedstat gone: nothing can settle the held time.
   g_runnable = 0;
   CHECK_FALSE(t.At(60));
