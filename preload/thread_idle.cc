@@ -66,9 +66,9 @@ int64_t ThreadWaitedNs(uint32_t tid) {
 }
 
 int ThreadRunnable(uint32_t tid) {
-  // The state comes after the name (at most 64 bytes with its parentheses)
-  // and the pid: well within the first 256 bytes.
-  char text[256];
+  // The state comes after the pid and the name (at most 15 bytes and its
+  // parentheses): well within the first 128 bytes.
+  char text[128];
   bool runnable = false;
   if (!ReadProcText(tid, "stat", text, sizeof(text)) || !ParseStatRunnable(text, &runnable)) return -1;
   return runnable ? 1 : 0;
@@ -110,27 +110,21 @@ int NextIdleSample(IdleSample& last, uint32_t tid, uint64_t instance, int64_t wa
   const int runnable = blocked_ns >= kMinBlockedNs ? reader.runnable(tid) : -1;
 
   int sent = 0;
-  int64_t held_begin_ns = previous.held_begin_ns;
-  int64_t held_end_ns = previous.held_end_ns;
   // The held time is settled once the thread has got a CPU since (its wait
   // is then in the run delay) or is no longer runnable.
-  if (held && (ran_ns > 0 || added_ns > 0 || runnable == 0)) {
-    const int64_t end_ns = held_end_ns - waited_before_ns;
-    if (end_ns - held_begin_ns >= kMinBlockedNs) out[sent++] = {held_begin_ns, end_ns};
-    held_begin_ns = held_end_ns = 0;
+  const bool settled = held && (ran_ns > 0 || added_ns > 0 || runnable == 0);
+  if (settled) {
+    const int64_t end_ns = previous.held_end_ns - waited_before_ns;
+    if (end_ns - previous.held_begin_ns >= kMinBlockedNs) out[sent++] = {previous.held_begin_ns, end_ns};
   }
   if (blocked_ns < kMinBlockedNs) return sent;
   if (runnable != 0) {
     // Runnable now (or unknown): the end may be a wait for a CPU not yet
     // in the run delay. Held, after any held time still unsettled (the
-    // thread has waited all along: the span's order inside is unknown).
-    if (held_end_ns > held_begin_ns) {
-      last.held_begin_ns = held_begin_ns;
-      last.held_end_ns = std::min(held_end_ns + blocked_ns, wall_ns);
-    } else {
-      last.held_begin_ns = previous.wall_ns;
-      last.held_end_ns = previous.wall_ns + blocked_ns;
-    }
+    // thread has not run since: the whole span, which ends at wall_ns).
+    const bool unsettled = held && !settled;
+    last.held_begin_ns = unsettled ? previous.held_begin_ns : previous.wall_ns;
+    last.held_end_ns = unsettled ? previous.held_end_ns + blocked_ns : previous.wall_ns + blocked_ns;
     return sent;
   }
   // Not runnable: blocked now, and the time off the CPU not spent waiting
