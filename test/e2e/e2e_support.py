@@ -36,10 +36,10 @@ class ProfiledRun:
     """One `rlscope run -- COMMAND` in a fresh directory; checks the exit code
     and loads report.json."""
 
-    def __init__(self, test, command, expect_exit=0, env=None, options=()):
+    def __init__(self, test, command, expect_exit=0, env=None, options=(), timeout=120):
         self.dir = scratch_dir(test)
         self.out = os.path.join(self.dir, "run")
-        self.result = run_rlscope("run", *options, "--out", self.out, "--", *command, env=env)
+        self.result = run_rlscope("run", *options, "--out", self.out, "--", *command, env=env, timeout=timeout)
         test.assertEqual(self.result.returncode, expect_exit, self.result.stderr)
         with open(os.path.join(self.out, "report.json")) as f:
             self.report = json.load(f)

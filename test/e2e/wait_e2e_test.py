@@ -21,7 +21,7 @@ import tempfile
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from e2e_support import ARGS, main, run_rlscope  # noqa: E402
+from e2e_support import ARGS, ProfiledRun, main, run_rlscope  # noqa: E402
 
 PROGRAM = os.path.join(os.path.dirname(os.path.abspath(__file__)), "python_programs", "blocking_threads.py")
 SLACK_NS = 300_000_000
@@ -33,22 +33,6 @@ def thread_category_ns(thread, category):
 
 def lifetime_ns(thread):
     return thread["end_ns"] - thread["begin_ns"]
-
-
-def profile_program(test, program, argument, prefix=(), timeout=300):
-    """Profiles python_programs/PROGRAM ARGUMENT (the command after
-    `prefix`) in a fresh directory; returns the program's last output line
-    (its ground truth, JSON) and report.json's first process."""
-    directory = tempfile.mkdtemp(prefix="rlscope-e2e-wait-")
-    test.addCleanup(shutil.rmtree, directory, True)
-    out = os.path.join(directory, "run")
-    command = [*prefix, ARGS.rlscope, "run", "--out", out, "--", ARGS.python,
-               os.path.join(os.path.dirname(PROGRAM), program), argument]
-    result = subprocess.run(command, capture_output=True, text=True, errors="replace", timeout=timeout)
-    test.assertEqual(result.returncode, 0, result.stderr)
-    with open(os.path.join(out, "report.json")) as f:
-        process = json.load(f)["processes"][0]
-    return json.loads(result.stdout.splitlines()[-1]), process
 
 
 class BlockedThreads(unittest.TestCase):
@@ -200,8 +184,10 @@ class GilWait(unittest.TestCase):
         all three. Too much wait fails at once."""
         misses = []
         for _ in range(3):
-            truth, process = profile_program(self, "gil_wait.py", "1")
-            held_ns = truth["held_ns"]
+            run = ProfiledRun(self, [ARGS.python, os.path.join(os.path.dirname(PROGRAM), "gil_wait.py"), "1"],
+                              timeout=300)
+            held_ns = json.loads(run.result.stdout.splitlines()[-1])["held_ns"]
+            process = run.report["processes"][0]
             spinner = next(t for t in process["threads"] if t["name"] == "spinner")
             wait_ns = thread_category_ns(spinner, "Wait")
             # Measured: 0.86 s of a 0.93 s hold. Never more than the hold
@@ -218,8 +204,8 @@ class GilWait(unittest.TestCase):
 
 class StarvedThread(unittest.TestCase):
     def test_a_thread_kept_off_the_cpus_is_not_waiting(self):
-        """A pure-Python loop at nice 19 beside a busy loop per CPU (at
-        nice 10) waits for a CPU much of the time, and the kernel counts
+        """A pure-Python loop that lowers itself to nice 19, beside a busy
+        loop per CPU (at nice 10), waits for a CPU much of the time, and the kernel counts
         such a wait only when the thread gets a CPU: until then the thread
         looks blocked from outside. None of its time is Wait (0.55 s of a
         3.0 s loop here before blocked time ending runnable was held
@@ -234,12 +220,14 @@ class StarvedThread(unittest.TestCase):
                                  stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
                 for _ in range(len(os.sched_getaffinity(0)))]
         try:
-            truth, process = profile_program(self, "starved_loop.py", "3", prefix=("nice", "-n", "19"), timeout=200)
+            program = os.path.join(os.path.dirname(PROGRAM), "starved_loop.py")
+            run = ProfiledRun(self, [ARGS.python, program, "3", "19"], timeout=200)
         finally:
             for hog in hogs:
                 hog.terminate()  # timeout passes it on to its loop (a kill would leave the loop running).
                 hog.wait()
-        loop_ns = truth["loop_ns"]
+        loop_ns = json.loads(run.result.stdout.splitlines()[-1])["loop_ns"]
+        process = run.report["processes"][0]
         main_thread = next(t for t in process["threads"] if t["name"] == "MainThread")
         wait_ns = thread_category_ns(main_thread, "Wait")
         self.assertLessEqual(wait_ns, 0.05 * loop_ns, f"Wait {wait_ns / 1e9:.3f} s in a {loop_ns / 1e9:.3f} s loop")
