@@ -3,8 +3,9 @@ CleanRL-style scripts do: twelve call sites of extension-module functions
 (_hashlib's C functions, outside the interpreter in Debian's and pyenv's
 builds; _json's and math's are built into some, Debian's 3.14 for one,
 and are then the interpreter's own time) on twelve lines of one
-module-level loop, with Python work between them. Each line's native calls must be counted on that
-line, however many places the code calls from.
+module-level loop, with Python work between them. Each line's native
+calls must be counted on that line, however many places the code calls
+from.
 
   many_call_sites.py STEPS
 

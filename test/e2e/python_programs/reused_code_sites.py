@@ -2,9 +2,10 @@
 is (exec of a template, a jitted wrapper's trampolines): each step
 compiles a small function whose one native call (_hashlib's
 compare_digest) sits on a line that moves with the step (`step % 7`
-blank lines above it), calls it once, and drops it. A new code object often lands where the last one
-was freed, with its call at the same instruction offset, so a place
-remembered by address alone would carry the dead one's line.
+blank lines above it), calls it once, and drops it. A new code object
+often lands where the last one was freed, with its call at the same
+instruction offset, so a place remembered by address alone would carry
+the dead one's line.
 
   reused_code_sites.py STEPS
 
