@@ -1,5 +1,8 @@
 #include "preload/tick_clock.h"
 
+#include <algorithm>
+#include <cmath>
+
 #if defined(__x86_64__)
 #include <cpuid.h>
 #endif
@@ -44,6 +47,12 @@ void TickClock::Reset(ClockSyncPoint origin) {
   origin_ = origin;
   ns_per_tick_ = 1.0;
   rate_known_ = !g_ticks_are_tsc;
+  segment_count_ = 0;
+}
+
+void TickClock::Add(Segment segment) {
+  segments_[segment_count_ % kSegments] = segment;
+  ++segment_count_;
 }
 
 void TickClock::Update(ClockSyncPoint latest) {
@@ -51,16 +60,49 @@ void TickClock::Update(ClockSyncPoint latest) {
   const uint64_t dticks = latest.ticks - origin_.ticks;
   const int64_t dns = latest.monotonic_ns - origin_.monotonic_ns;
   // Below kMinRateSpanNs the pair jitter would dominate the estimate.
-  if (dticks > 0 && dns >= kMinRateSpanNs) {
-    ns_per_tick_ = static_cast<double>(dns) / static_cast<double>(dticks);
+  if (static_cast<int64_t>(dticks) <= 0 || dns < kMinRateSpanNs) return;
+  ns_per_tick_ = static_cast<double>(dns) / static_cast<double>(dticks);
+  if (!rate_known_) {
+    // The first segment covers everything since the origin; the second,
+    // at the same rate, marks this point, before which no later point goes.
+    Add({origin_.ticks, origin_.monotonic_ns, ns_per_tick_});
+    Add({latest.ticks, ToNs(latest.ticks), ns_per_tick_});
     rate_known_ = true;
+    return;
   }
+  const Segment& newest = Newest();
+  const auto segment_ticks = static_cast<int64_t>(latest.ticks - newest.ticks);
+  if (segment_ticks <= 0) return;  // No later than the newest segment's start.
+  const int64_t at_ns = ToNs(latest.ticks);
+  const int64_t error_ns = latest.monotonic_ns - at_ns;
+  if (error_ns > kJumpNs || error_ns < -kJumpNs) {
+    Add({latest.ticks, latest.monotonic_ns, ns_per_tick_});
+    return;
+  }
+  const double steer_ns =
+      std::max(static_cast<double>(kSteerNs), 2.0 * static_cast<double>(segment_ticks) * ns_per_tick_);
+  // Within +-0.1 %, so that a rate is never near zero or negative.
+  const double correction = std::clamp(static_cast<double>(error_ns) / steer_ns, -1e-3, 1e-3);
+  Add({latest.ticks, at_ns, ns_per_tick_ * (1.0 + correction)});
 }
 
 int64_t TickClock::ToNs(uint64_t ticks) const {
   if (!g_ticks_are_tsc) return static_cast<int64_t>(ticks);
-  const int64_t dticks = static_cast<int64_t>(ticks - origin_.ticks);
-  return origin_.monotonic_ns + static_cast<int64_t>(static_cast<double>(dticks) * ns_per_tick_);
+  if (segment_count_ == 0) {
+    // Before the rate is known (the flusher waits for it): the origin's line.
+    return origin_.monotonic_ns +
+           static_cast<int64_t>(static_cast<double>(static_cast<int64_t>(ticks - origin_.ticks)) * ns_per_tick_);
+  }
+  // Newest first: nearly every tick converted is in the newest segment or
+  // the one before it.
+  const uint64_t kept = std::min<uint64_t>(segment_count_, kSegments);
+  const Segment* segment = nullptr;
+  for (uint64_t back = 1; back <= kept; ++back) {
+    segment = &segments_[(segment_count_ - back) % kSegments];
+    if (static_cast<int64_t>(ticks - segment->ticks) >= 0) break;
+  }
+  const auto dticks = static_cast<int64_t>(ticks - segment->ticks);
+  return segment->ns + static_cast<int64_t>(std::llround(static_cast<double>(dticks) * segment->ns_per_tick));
 }
 
 }  // namespace rlscope::preload

@@ -42,6 +42,17 @@ struct ClockSyncPoint {
 
 // TickClock: decides the tick source and converts ticks to nanoseconds.
 // Not thread-safe: the flusher thread owns the instance that converts.
+//
+// The conversion is piecewise linear, one segment per Update: a segment
+// begins at its sync point's ticks, continues the previous one there, and
+// keeps the rate it was given, so a tick value converts to the same
+// nanosecond whichever flush converts it (a capture edge taken at a push's
+// ticks and that push's event, drained a flush apart, must not trade
+// places: the window's count of instances depends on it), and later ticks
+// never convert to earlier times. Each segment's rate is the average since
+// the origin plus the correction that brings the line back to the measured
+// clock over the next ~100 ms, so the conversion follows CLOCK_MONOTONIC
+// (NTP's slewing included) to within the sync points' jitter.
 class TickClock {
  public:
   // Init picks TSC when CPUID reports an invariant TSC. Call once, early.
@@ -54,7 +65,7 @@ class TickClock {
 
   // Reset starts a new mapping at `origin` (process start, fork child start).
   void Reset(ClockSyncPoint origin);
-  // Update refines the tick rate with a later point; call before converting
+  // Update adds a segment from a later point; call before converting
   // events recorded up to that point. Points closer than kMinRateSpanNs to
   // the origin are ignored (too noisy).
   void Update(ClockSyncPoint latest);
@@ -62,15 +73,38 @@ class TickClock {
   // rest of kMinRateSpanNs (only ever at the exit of a very short process).
   bool RateKnown() const { return rate_known_; }
   int64_t origin_ns() const { return origin_.monotonic_ns; }
+  // The average rate since the origin (for durations in ticks).
   double ns_per_tick() const { return ns_per_tick_; }
+  // ToNs: the same value for the same ticks at every call, as long as
+  // the ticks are no older than the kSegments-th newest sync point (older
+  // ones, the begins of calls lasting longer than that, extend the oldest
+  // segment kept).
   int64_t ToNs(uint64_t ticks) const;
 
   static constexpr int64_t kMinRateSpanNs = 2000000;  // 2 ms: error < 1e-5.
+  static constexpr int kSegments = 256;               // ~5 s of 20 ms flushes.
+  // The correction of a segment's rate spreads its error over at least
+  // this long (and over twice the last segment's length, so that a flush
+  // later than usual cannot overshoot by more than the error itself).
+  static constexpr int64_t kSteerNs = 100000000;
+  // An error larger than this is a jump of the clocks (a suspended
+  // machine), not drift: the next segment starts at the measured point.
+  static constexpr int64_t kJumpNs = 1000000;
 
  private:
+  struct Segment {
+    uint64_t ticks = 0;
+    int64_t ns = 0;
+    double ns_per_tick = 1.0;
+  };
+  const Segment& Newest() const { return segments_[(segment_count_ - 1) % kSegments]; }
+  void Add(Segment segment);
+
   ClockSyncPoint origin_;
   double ns_per_tick_ = 1.0;
   bool rate_known_ = false;
+  Segment segments_[kSegments];
+  uint64_t segment_count_ = 0;  // Added since Reset; the newest kSegments kept.
 };
 
 }  // namespace rlscope::preload
