@@ -46,6 +46,7 @@ const char* KindName(uint16_t kind) {
     case wire::EventKind::kProfilerOverhead: return "profiler_overhead";
     case wire::EventKind::kPythonUserLine: return "python_user_line";
     case wire::EventKind::kThreadIdle: return "thread_idle";
+    case wire::EventKind::kThreadCpuWait: return "thread_cpu_wait";
     case wire::EventKind::kRecordsLost: return "records_lost";
     case wire::EventKind::kCommunicationCall: return "communication";
   }

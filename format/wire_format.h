@@ -148,7 +148,27 @@ enum class EventKind : uint16_t {
   // all-reduce during backward. Fields as kBackendCall. The report counts
   // it as Communication. Readers that predate it skip it.
   kCommunicationCall = 23,
+  // What a thread did with its time, seen from outside it: the flusher
+  // reads each live thread's schedstat about every 200 ms and sends the
+  // span since the last reading as [begin, end), with the CPU time the
+  // thread ran in it and the time it waited for a CPU (its run delay) in
+  // payload (CpuWaitPayload). Where the machine is busy, the overhead
+  // correction scales rlscope's CPU costs by 1 + waited/ran
+  // (report/cpu_contention.h). Readers that predate it skip it.
+  kThreadCpuWait = 24,
 };
+
+// A kThreadCpuWait payload: the run and wait times in microseconds, 32
+// bits each (clamped: 71 minutes a span).
+constexpr uint64_t CpuWaitPayload(int64_t ran_ns, int64_t waited_ns) {
+  auto micros = [](int64_t ns) {
+    const int64_t us = ns < 0 ? 0 : (ns + 500) / 1000;
+    return static_cast<uint64_t>(us > int64_t{0xffffffff} ? int64_t{0xffffffff} : us);
+  };
+  return (micros(ran_ns) << 32) | micros(waited_ns);
+}
+constexpr int64_t CpuWaitRanNs(uint64_t payload) { return static_cast<int64_t>(payload >> 32) * 1000; }
+constexpr int64_t CpuWaitWaitedNs(uint64_t payload) { return static_cast<int64_t>(payload & 0xffffffffu) * 1000; }
 
 // RecordedWhileCaptureClosed: the kinds a closed capture window still
 // records (preload/capture_gate.h). Operation and range boundaries keep
@@ -182,7 +202,8 @@ constexpr bool RecordedWhileCaptureClosed(EventKind kind) {
     case EventKind::kProfilerOverhead:
     case EventKind::kPythonWait:
     case EventKind::kPythonUserLine:
-    case EventKind::kThreadIdle: return false;
+    case EventKind::kThreadIdle:
+    case EventKind::kThreadCpuWait: return false;
   }
   return false;
 }

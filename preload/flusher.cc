@@ -23,6 +23,7 @@
 #include "preload/recorder.h"
 #include "preload/string_table.h"
 #include "preload/thread_buffer.h"
+#include "preload/thread_cpu_wait.h"
 #include "preload/thread_idle.h"
 #if RLSCOPE_WITH_CUDA
 #include "preload/cupti_injection.h"
@@ -289,6 +290,15 @@ void Flusher::AddIdleSpan(ThreadBuffer& buffer, uint32_t tid, uint64_t instance)
   });
 }
 
+void Flusher::AddCpuWaitSpan(ThreadBuffer& buffer, uint32_t tid, uint64_t instance, int64_t now_ns, bool force) {
+  CpuWaitSpan span;
+  if (!NextCpuWaitSample(buffer.cpu_wait_reading, tid, instance, now_ns, force, &ThreadSchedstat, &span)) return;
+  encoder_.AddThreadEvents(tid, instance, 1, 0, {}, [&](wire::Event* out) {
+    out[0] = wire::Event(span.begin_ns, span.end_ns, 0, static_cast<uint16_t>(wire::EventKind::kThreadCpuWait), 0,
+                         wire::CpuWaitPayload(span.ran_ns, span.waited_ns));
+  });
+}
+
 void Flusher::AddPendingStrings() {
   const uint32_t size = StringTable::Size();
   while (strings_sent_ < size && StringTable::Ready(strings_sent_)) {
@@ -362,7 +372,7 @@ void Flusher::FlushOnce() {
   for (ThreadBuffer* buffer = ThreadRegistry::Head(); buffer != nullptr; buffer = buffer->next()) {
     const ThreadBuffer::State state = buffer->state();
     if (state == ThreadBuffer::kFree || state == ThreadBuffer::kClaiming) continue;
-    if (!capture_open) buffer->idle_sample = {};
+    if (!capture_open) buffer->idle_sample = {}, buffer->cpu_wait_reading = {};
     reading_ = buffer;  // Its read position is held in locals below.
     const uint32_t tid = buffer->tid();
     uint64_t read = buffer->ReadIndex();
@@ -416,7 +426,10 @@ void Flusher::FlushOnce() {
         begin_batch();
       }
     }
-    if (sample_idle && state == ThreadBuffer::kOwned) AddIdleSpan(*buffer, tid, instance);
+    if (sample_idle && state == ThreadBuffer::kOwned) {
+      AddIdleSpan(*buffer, tid, instance);
+      AddCpuWaitSpan(*buffer, tid, instance, now.monotonic_ns, final_flush);
+    }
     ThreadRegistry::ReleaseIfDrained(buffer);
     reading_ = nullptr;
   }

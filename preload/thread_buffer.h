@@ -17,6 +17,7 @@
 
 #include "preload/event_record.h"
 #include "preload/flush_signal.h"
+#include "preload/thread_cpu_wait.h"
 #include "preload/thread_idle.h"
 #include "preload/tick_clock.h"
 
@@ -154,6 +155,8 @@ class ThreadBuffer {
   uint32_t name_sent_id = 0;
   // Flusher-owned: the thread's last reading for blocked spans.
   IdleSample idle_sample;
+  // Flusher-owned: the thread's last reading of its run and wait times.
+  CpuWaitReading cpu_wait_reading;
 
  private:
   friend class ThreadRegistry;
