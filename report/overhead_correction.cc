@@ -11,6 +11,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "format/wire_format.h"
 #include "report/category.h"
+#include "report/cpu_contention.h"
 #include "report/gpu_analysis.h"
 #include "report/name_verdicts.h"
 #include "report/operation_timeline.h"
@@ -334,41 +335,60 @@ std::map<std::string, CuptiCallSpeed> MeasureCuptiCallSpeeds(const ProcessTimeli
 // bookkeeping runs; the part before the call is a few instructions).
 void After(TimeCorrection& removals, double end, double cost) { removals.Add(end, end + cost, cost); }
 
-// SiteRemovals: the removals of the thread's recorded overhead sites; the
-// part priced for the Python hook's work (PythonHookFloor) is returned.
-double SiteRemovals(const ThreadTimeline& thread, Estimator& estimator, TimeCorrection& removals) {
+// Contended: a thread's CpuContention, and what scaling by it added to
+// the prices (ProcessCorrection::cpu_wait_ns).
+struct Contended {
+  const CpuContention& contention;
+  double added_ns = 0;
+  // Scaled: a price paid at t_ns, grown by the waits for a CPU it caused.
+  double Scaled(double cost, int64_t t_ns) {
+    const double scaled = cost * contention.Scale(t_ns);
+    added_ns += scaled - cost;
+    return scaled;
+  }
+};
+
+// SiteRemovals: the removals of the thread's recorded overhead sites, each
+// price scaled by the thread's waits for a CPU where it was paid (what
+// rlscope timed itself is wall time already); the part priced for the
+// Python hook's work (PythonHookFloor) is returned.
+double SiteRemovals(const ThreadTimeline& thread, Estimator& estimator, Contended& contended,
+                    TimeCorrection& removals) {
   double python_priced = 0;
   for (const OverheadSite& site : thread.overhead_sites) {
     const double begin = removals.Rel(site.begin_ns), end = removals.Rel(site.end_ns);
+    auto scaled = [&](std::optional<double> cost) {
+      return cost ? std::optional<double>(contended.Scaled(*cost, site.end_ns)) : std::nullopt;
+    };
     switch (site.kind) {
       case OverheadSiteKind::kCudaHook:
-        if (auto cost = estimator.Plain(cal::kCudaHook)) After(removals, end, *cost);
+        if (auto cost = scaled(estimator.Plain(cal::kCudaHook))) After(removals, end, *cost);
         break;
       case OverheadSiteKind::kCupti:
         // Spread over CUPTI's view of the call (its callbacks run at both
         // ends), widened evenly when the inflation is longer than that.
-        if (auto cost = estimator.Cupti(site.api, site.driver)) {
+        if (auto cost = scaled(estimator.Cupti(site.api, site.driver))) {
           const double widen = std::max(0.0, *cost - (end - begin)) / 2;
           removals.Add(begin - widen, end + widen, *cost);
         }
         break;
       case OverheadSiteKind::kPythonTransition:
-        if (auto cost = estimator.Python(cal::kPythonTransition)) {
+        if (auto cost = scaled(estimator.Python(cal::kPythonTransition))) {
           After(removals, end, *cost);
           python_priced += *cost;
         }
         break;
       case OverheadSiteKind::kTrampoline:
-        if (auto cost = estimator.Plain(cal::kTrampoline)) After(removals, end, *cost);
+        if (auto cost = scaled(estimator.Plain(cal::kTrampoline))) After(removals, end, *cost);
         break;
       case OverheadSiteKind::kPythonOperation:
-        if (auto cost = estimator.Python(cal::kPythonOperation)) {
+        if (auto cost = scaled(estimator.Python(cal::kPythonOperation))) {
           removals.Add(begin - *cost, begin, *cost);
           python_priced += *cost;
         }
         break;
       case OverheadSiteKind::kNvtxRange:
-        if (auto cost = estimator.Plain(cal::kNvtxRange)) removals.Add(begin - *cost, begin, *cost);
+        if (auto cost = scaled(estimator.Plain(cal::kNvtxRange))) removals.Add(begin - *cost, begin, *cost);
         break;
       case OverheadSiteKind::kMeasured:
         estimator.Measured(end - begin);
@@ -464,6 +484,13 @@ std::pair<int64_t, int64_t> ClippedWindow(const ThreadTimeline& thread, const Ov
   return {begin, std::max(begin, std::min(window.end_ns, thread.end_ns))};
 }
 
+// WindowMiddle: the middle of a batch window clipped to the thread's life
+// (where its waits for a CPU are read).
+int64_t WindowMiddle(const ThreadTimeline& thread, const OverheadWindow& window) {
+  const auto [begin, end] = ClippedWindow(thread, window);
+  return begin + (end - begin) / 2;
+}
+
 // WindowPieceCount: how many pieces WindowRemovals may spread the thread's
 // batch windows over (an upper bound on its AddOrdered calls), so that the
 // correction's steps are reserved once: grown by doubling they held up to
@@ -520,14 +547,18 @@ struct HookFloor {
 // Python 3.12 on the GPU machine: 234 ns a callback in CleanRL's DQN, 2.7x
 // the price), the price is known too low and the floor is removed instead.
 // `python_priced`: the thread's Python sites priced by SiteRemovals.
-HookFloor PythonHookFloor(const ThreadTimeline& thread, Estimator& estimator, double python_priced) {
+// Prices are scaled by the thread's waits for a CPU (`contention`), as the
+// timed callbacks' wall time holds them.
+HookFloor PythonHookFloor(const ThreadTimeline& thread, Estimator& estimator, const CpuContention& contention,
+                          double python_priced) {
   HookFloor floor;
   for (const OverheadWindow& window : thread.overhead_windows) {
     const auto kind = static_cast<wire::OverheadKind>(window.kind);
     if (kind == wire::OverheadKind::kPythonHookSample) {
       floor.sampled_ns += static_cast<double>(window.self_ns);
     } else if (const std::string_view site = PricedPythonSite(kind); !site.empty()) {
-      python_priced += estimator.PythonCost(site).value_or(0) * static_cast<double>(window.count);
+      python_priced += estimator.PythonCost(site).value_or(0) * static_cast<double>(window.count) *
+                       contention.Scale(WindowMiddle(thread, window));
     } else if (const char* self_timed = SelfTimedSite(kind); self_timed && PricedInsideCallbacks(self_timed)) {
       python_priced += static_cast<double>(window.self_ns);
     }
@@ -541,15 +572,16 @@ HookFloor PythonHookFloor(const ThreadTimeline& thread, Estimator& estimator, do
 // work, batch window by batch window (in time order); `python_priced`:
 // see PythonHookFloor; `busy`: the thread's BusyIntervals.
 void WindowRemovals(const ThreadTimeline& thread, const IntervalList& busy, Estimator& estimator, double python_priced,
-                    TimeCorrection& removals) {
+                    Contended& contended, TimeCorrection& removals) {
   if (thread.overhead_windows.empty()) return;
   // The floor's excess goes where the hook was timed, in proportion.
-  const HookFloor floor = PythonHookFloor(thread, estimator, python_priced);
+  const HookFloor floor = PythonHookFloor(thread, estimator, contended.contention, python_priced);
   std::vector<WindowPiece> pieces;
   // Entries of one batch share its window: summed, then spread once.
   for (size_t i = 0; i < thread.overhead_windows.size();) {
     const OverheadWindow& first = thread.overhead_windows[i];
-    double outside = 0, inside = 0;
+    // Priced work only: the self-timed kinds are wall time already.
+    double outside = 0, inside = 0, priced_outside = 0, priced_inside = 0;
     for (const size_t window_end = BatchWindowEnd(thread.overhead_windows, i); i < window_end; ++i) {
       const OverheadWindow& window = thread.overhead_windows[i];
       const auto count = static_cast<double>(window.count);
@@ -558,12 +590,13 @@ void WindowRemovals(const ThreadTimeline& thread, const IntervalList& busy, Esti
         case wire::OverheadKind::kPythonCall:
         case wire::OverheadKind::kPythonBuiltin:
         case wire::OverheadKind::kPythonCallSite:
-          outside += estimator.Python(PricedPythonSite(static_cast<wire::OverheadKind>(window.kind)), window.count)
-                         .value_or(0) *
-                     count;
+          priced_outside +=
+              estimator.Python(PricedPythonSite(static_cast<wire::OverheadKind>(window.kind)), window.count)
+                  .value_or(0) *
+              count;
           break;
         case wire::OverheadKind::kNestedHook:
-          inside += estimator.Plain(cal::kNestedHook, window.count).value_or(0) * count;  // Inside hooked calls.
+          priced_inside += estimator.Plain(cal::kNestedHook, window.count).value_or(0) * count;  // Inside hooked calls.
           break;
         case wire::OverheadKind::kThreadSetup:
         case wire::OverheadKind::kCodeSetup:
@@ -582,6 +615,9 @@ void WindowRemovals(const ThreadTimeline& thread, const IntervalList& busy, Esti
         default: break;  // A kind from a newer rlscope: not known, not removed.
       }
     }
+    const int64_t middle = WindowMiddle(thread, first);
+    outside += contended.Scaled(priced_outside, middle);
+    inside += contended.Scaled(priced_inside, middle);
     const auto [begin, end] = ClippedWindow(thread, first);
     SpreadWindow(busy, begin, end, outside, inside, pieces, removals);
   }
@@ -791,13 +827,17 @@ ProcessCorrection CorrectProcess(ProcessTimeline& process, const cal::OverheadMo
     IntervalList busy;
     if (!thread.overhead_windows.empty()) busy = BusyIntervals(thread);
     correction.Reserve(thread.overhead_sites.size() + WindowPieceCount(thread, busy));
-    const double python_priced = SiteRemovals(thread, estimator, correction);
+    const CpuContention contention(thread.cpu_waits);
+    Contended contended{contention};
+    const double python_priced = SiteRemovals(thread, estimator, contended, correction);
     IntervalList waits;
     if (!gpu_streaks.empty()) waits = GpuWaitCalls(thread, names);
     // Read once: freed now (as many as the events), not held through the
     // rest of the correction and the analysis.
     std::vector<OverheadSite>().swap(thread.overhead_sites);
-    WindowRemovals(thread, busy, estimator, python_priced, correction);
+    WindowRemovals(thread, busy, estimator, python_priced, contended, correction);
+    result.cpu_wait_ns += contended.added_ns;
+    result.estimated_ns += contended.added_ns;
     std::vector<OverheadWindow>().swap(thread.overhead_windows);
     IntervalList().swap(busy);
     correction.Finish();

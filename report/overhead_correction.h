@@ -101,7 +101,11 @@ struct ProcessCorrection {
   // Of that, given back to CUDA calls that waited for a GPU kept busy by
   // queued work: unprofiled, they would have waited that much longer.
   double wait_restored_ns = 0;
-  double unplaced_ns = 0;              // Estimated but with no time left to remove it from.
+  double unplaced_ns = 0;  // Estimated but with no time left to remove it from.
+  // Of the estimate, what the threads' waits for a CPU added to the
+  // calibrated prices where the machine was busy (cpu_contention.h); the
+  // by_site tallies are the prices unscaled.
+  double cpu_wait_ns = 0;
   int64_t main_thread_removed_ns = 0;  // Removed before the process's end on its first thread.
   double main_thread_spread_ns = 0;
   // The thread whose operations helper threads inherit, decided on the

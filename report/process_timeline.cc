@@ -130,6 +130,7 @@ void MergeExecChain(ProcessTimeline& earlier, ProcessTimeline&& later) {
     into.overhead_sites.insert(into.overhead_sites.end(), thread.overhead_sites.begin(), thread.overhead_sites.end());
     into.overhead_windows.insert(into.overhead_windows.end(), thread.overhead_windows.begin(),
                                  thread.overhead_windows.end());
+    into.cpu_waits.insert(into.cpu_waits.end(), thread.cpu_waits.begin(), thread.cpu_waits.end());
     for (const auto& [label, count] : thread.operation_instances) into.operation_instances[label] += count;
     into.instance_starts.insert(into.instance_starts.end(), thread.instance_starts.begin(),
                                 thread.instance_starts.end());

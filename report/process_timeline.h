@@ -136,6 +136,15 @@ struct OverheadWindow {
   int64_t self_ns = 0;
 };
 
+// What the thread ran and waited for a CPU in [begin_ns, end_ns) (wire
+// kThreadCpuWait; report/cpu_contention.h).
+struct CpuWait {
+  int64_t begin_ns = 0;
+  int64_t end_ns = 0;
+  int64_t ran_ns = 0;
+  int64_t waited_ns = 0;
+};
+
 struct ThreadTimeline {
   uint32_t tid = 0;
   uint64_t instance = 0;  // Process-unique thread serial (tids get reused).
@@ -184,6 +193,9 @@ struct ThreadTimeline {
   // rlscope's own cost on this thread (overhead correction), in record order.
   std::vector<OverheadSite> overhead_sites;
   std::vector<OverheadWindow> overhead_windows;
+  // Its waits for a CPU beside its run time, in time order (a few a
+  // second): the correction scales rlscope's costs by them.
+  std::vector<CpuWait> cpu_waits;
 };
 
 // AddInstance: the thread entered `operation` at `time_ns` (counted once).

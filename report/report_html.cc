@@ -209,6 +209,12 @@ std::string CorrectionSection(const RunReport& report) {
       Escape(report.calibration_file), Escape(FormatDuration(static_cast<int64_t>(overhead.estimated_ns))),
       Escape(FormatDuration(static_cast<int64_t>(overhead.removed_ns))),
       Escape(FormatDuration(static_cast<int64_t>(overhead.unplaced_ns))));
+  if (overhead.cpu_wait_ns >= 1e6) {
+    out += absl::StrFormat(
+        "<p>%s of the estimate are waits for a CPU: the machine was busy, and each of rlscope's costs took the "
+        "program's threads that much longer in wall time (their share of a CPU).</p>",
+        Escape(FormatDuration(static_cast<int64_t>(overhead.cpu_wait_ns))));
+  }
   if (overhead.wait_restored_ns >= 1e6) {
     out += absl::StrFormat(
         "<p>%s of the removed time was given back to CUDA calls that waited for queued GPU work: "

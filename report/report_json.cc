@@ -333,6 +333,7 @@ std::string FormatReportJson(const RunReport& report) {
     correction["removed_ns"] = static_cast<int64_t>(report.overhead.removed_ns);
     correction["unplaced_ns"] = static_cast<int64_t>(report.overhead.unplaced_ns);
     correction["wait_restored_ns"] = static_cast<int64_t>(report.overhead.wait_restored_ns);
+    correction["cpu_wait_ns"] = static_cast<int64_t>(report.overhead.cpu_wait_ns);
     correction["main_thread_removed_ns"] = report.overhead.main_thread_removed_ns;
     correction["sites"] = std::move(sites);
     correction["uncalibrated"] = report.overhead.uncalibrated;

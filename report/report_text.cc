@@ -431,6 +431,12 @@ std::string CorrectionSection(const RunReport& report) {
     out += absl::StrFormat("  %s of the estimate had no time left to be removed from (estimate too high there)\n",
                            FormatDuration(static_cast<int64_t>(report.overhead.unplaced_ns)));
   }
+  if (report.overhead.cpu_wait_ns >= 1e6) {
+    out += absl::StrFormat(
+        "  %s of the estimate are waits for a CPU: the machine was busy, and each of rlscope's costs\n"
+        "  took the program's threads that much longer in wall time (their share of a CPU)\n",
+        FormatDuration(static_cast<int64_t>(report.overhead.cpu_wait_ns)));
+  }
   if (report.overhead.wait_restored_ns >= 1e6) {
     out += absl::StrFormat(
         "  %s of the removed time was given back to CUDA calls that waited for queued GPU work:\n"

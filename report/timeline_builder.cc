@@ -211,6 +211,13 @@ void TimelineBuilder::AddEvents(const wire::ThreadEvents& events) {
       --thread.events;
       continue;
     }
+    if (event->kind() == static_cast<uint16_t>(wire::EventKind::kThreadCpuWait)) {
+      // Seen from outside the thread too (the flusher's schedstat reading).
+      thread.cpu_waits.push_back(
+          {begin, end, wire::CpuWaitRanNs(event->payload()), wire::CpuWaitWaitedNs(event->payload())});
+      --thread.events;
+      continue;
+    }
     if (event->kind() == static_cast<uint16_t>(wire::EventKind::kRecordsLost)) {
       // Made by the ring, not the thread: no record it made, and the hole
       // begins at the thread's last event before it.

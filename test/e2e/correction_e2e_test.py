@@ -27,6 +27,7 @@ import json
 import math
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 import unittest
@@ -227,6 +228,35 @@ class Correction(unittest.TestCase):
         self.assertIn("corrected for profiling overhead", text)
         self.assertIn("estimated wall time without rlscope", text)
         self.assertRegex(text, r"\n  inference +[0-9.]+ [mu]?s +[0-9.]+ [mu]?s +[0-9.]+%")
+
+    def test_on_a_busy_machine_each_cost_is_scaled_by_the_waits_for_a_cpu(self):
+        """The client at nice 19 beside a busy loop per CPU at nice 10 gets
+        about an eighth of a CPU: each of rlscope's costs took it several
+        times its CPU time in wall time, and the correction removes that
+        (report/cpu_contention.h)."""
+        # The hogs end by themselves in 2 minutes should this test be
+        # killed before it stops them, and hold none of its output pipes.
+        hogs = [subprocess.Popen(["nice", "-n", "10", "timeout", "120", "sh", "-c", "while :; do :; done"],
+                                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                for _ in range(len(os.sched_getaffinity(0)))]
+        try:
+            out = os.path.join(scratch_dir(self), "run")
+            result = subprocess.run(["nice", "-n", "19", ARGS.rlscope, "run", "--quiet", "--cupti", ARGS.cupti,
+                                     "--calibration", self.calibration, "--out", out, "--", ARGS.client,
+                                     "--steps", STEPS], capture_output=True, text=True, env=self.env, timeout=300)
+        finally:
+            for hog in hogs:
+                hog.terminate()  # timeout passes it on to its loop (a kill would leave the loop running).
+                hog.wait()
+        self.assertEqual(result.returncode, 0, result.stderr)
+        with open(os.path.join(out, "report.json")) as f:
+            correction = json.load(f)["correction"]
+        priced = correction["estimated_ns"] - correction["cpu_wait_ns"]
+        # An eighth of a CPU: about 7 ns of waiting per ns run (capped at
+        # 8x in all); at least doubled, whatever the machine's other load.
+        self.assertGreater(correction["cpu_wait_ns"], priced, correction)
+        with open(os.path.join(out, "report.txt")) as f:
+            self.assertIn("of the estimate are waits for a CPU", f.read())
 
     def test_validate_finds_small_bias_where_raw_overhead_is_large(self):
         # Wall times of separate runs: a neighbour's load during some of

@@ -1,0 +1,25 @@
+#include "report/cpu_contention.h"
+
+#include <algorithm>
+
+namespace rlscope::report {
+
+CpuContention::CpuContention(std::span<const CpuWait> waits) {
+  for (const CpuWait& wait : waits) {
+    if (wait.end_ns <= wait.begin_ns || wait.ran_ns < kMinCpuWaitRanNs || wait.waited_ns <= 0) continue;
+    const double scale =
+        std::min(kMaxCpuWaitScale, 1.0 + static_cast<double>(wait.waited_ns) / static_cast<double>(wait.ran_ns));
+    if (!spans_.empty() && wait.begin_ns < spans_.back().end_ns) continue;  // Out of order: not trusted.
+    spans_.push_back({wait.begin_ns, wait.end_ns, scale});
+  }
+}
+
+double CpuContention::Scale(int64_t t_ns) const {
+  auto after = std::upper_bound(spans_.begin(), spans_.end(), t_ns,
+                                [](int64_t t, const Span& span) { return t < span.begin_ns; });
+  if (after == spans_.begin()) return 1.0;
+  const Span& span = *(after - 1);
+  return t_ns < span.end_ns ? span.scale : 1.0;
+}
+
+}  // namespace rlscope::report

@@ -1,0 +1,56 @@
+// CpuContention: how much wall time a nanosecond of a thread's CPU work
+// cost it where the machine was busy, from the thread's waits for a CPU
+// (ThreadTimeline::cpu_waits, preload/thread_cpu_wait.h).
+//
+// A thread that wants a CPU gets its share of one: in a span where it ran
+// `ran` and waited for a CPU `waited`, any of its work, rlscope's hooks'
+// included, took 1 + waited/ran times its CPU time in wall time. The
+// calibration prices the hooks in CPU time, so the correction scales each
+// price by this factor where the cost was paid. Outside the spans (a trace
+// from before the flusher sent them, the start of a thread before its
+// first reading, a capture window's first 200 ms) and where the thread
+// barely ran, the factor is 1; it is capped at kMaxCpuWaitScale.
+//
+// What it assumes: the thread's waits are in proportion to its CPU use
+// across the span. Waits that rlscope's own threads (the flusher, the
+// collector) cause are scaled like the rest, though unprofiled they would
+// not have happened at all: on a machine without spare CPUs that leaves
+// some of rlscope's cost in.
+#ifndef RLSCOPE_REPORT_CPU_CONTENTION_H_
+#define RLSCOPE_REPORT_CPU_CONTENTION_H_
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "report/process_timeline.h"
+
+namespace rlscope::report {
+
+// Beyond this a span's figures are more likely a stalled thread's
+// artefact than a share of a CPU (an eighth of one).
+inline constexpr double kMaxCpuWaitScale = 8.0;
+// A span in which the thread ran less than this says too little of its
+// share (a thread that woke once to wait): factor 1.
+inline constexpr int64_t kMinCpuWaitRanNs = 1'000'000;
+
+class CpuContention {
+ public:
+  // `waits`: a thread's spans, in time order, not overlapping.
+  explicit CpuContention(std::span<const CpuWait> waits);
+  // Scale: the factor for a cost paid at `t_ns` (1 outside every span).
+  double Scale(int64_t t_ns) const;
+  // Any: whether some span scales costs by more than 1.
+  bool Any() const { return !spans_.empty(); }
+
+ private:
+  struct Span {
+    int64_t begin_ns, end_ns;
+    double scale;
+  };
+  std::vector<Span> spans_;  // Only those with a factor above 1.
+};
+
+}  // namespace rlscope::report
+
+#endif  // RLSCOPE_REPORT_CPU_CONTENTION_H_

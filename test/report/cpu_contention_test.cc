@@ -1,0 +1,77 @@
+#include "report/cpu_contention.h"
+
+#include <catch2/catch.hpp>
+#include <vector>
+
+#include "report/category.h"
+#include "report/overhead_correction.h"
+#include "test/report/timeline_fixtures.h"
+
+using namespace rlscope::report;
+using rlscope::report::fixtures::Thread;
+namespace cal = rlscope::calibration;
+
+namespace {
+
+constexpr int64_t kMs = 1'000'000;
+
+}  // namespace
+
+TEST_CASE("a cost is scaled by the thread's waits for a CPU where it was paid", "[cpu_contention]") {
+  const std::vector<CpuWait> waits = {
+      {0, 200 * kMs, 100 * kMs, 100 * kMs},         // Half its runnable time waiting: x2.
+      {200 * kMs, 400 * kMs, 200 * kMs, 0},         // Quiet: x1.
+      {400 * kMs, 600 * kMs, 10 * kMs, 500 * kMs},  // Capped.
+      {600 * kMs, 800 * kMs, kMs / 2, 50 * kMs},    // Barely ran: says too little.
+  };
+  const CpuContention contention(waits);
+  CHECK(contention.Any());
+  CHECK(contention.Scale(-1) == 1.0);
+  CHECK(contention.Scale(0) == Approx(2.0));
+  CHECK(contention.Scale(199 * kMs) == Approx(2.0));
+  CHECK(contention.Scale(300 * kMs) == 1.0);
+  CHECK(contention.Scale(450 * kMs) == kMaxCpuWaitScale);
+  CHECK(contention.Scale(700 * kMs) == 1.0);
+  CHECK(contention.Scale(900 * kMs) == 1.0);
+  CHECK_FALSE(CpuContention({}).Any());
+}
+
+TEST_CASE("spans out of order are not trusted", "[cpu_contention]") {
+  const std::vector<CpuWait> waits = {{100 * kMs, 300 * kMs, 100 * kMs, 100 * kMs},
+                                      {200 * kMs, 400 * kMs, 100 * kMs, 300 * kMs}};
+  const CpuContention contention(waits);
+  CHECK(contention.Scale(250 * kMs) == Approx(2.0));
+  CHECK(contention.Scale(350 * kMs) == 1.0);
+}
+
+TEST_CASE("the correction removes what a cost took on a busy machine, and says how much waits added",
+          "[cpu_contention][correction]") {
+  // Four CUDA calls priced at 100 ns: two in a stretch where the thread
+  // waited for a CPU as long as it ran, two where it never waited.
+  auto corrected = [](bool busy) {
+    ProcessTimeline process;
+    process.begin_ns = 0;
+    process.end_ns = 1000 * kMs;
+    ThreadTimeline thread = Thread(0, 1000 * kMs);
+    for (int i = 0; i < 4; ++i) {
+      const int64_t begin = (100 + 200 * i) * kMs;
+      thread.cpu_events.push_back({begin, begin + 500, static_cast<int32_t>(Category::kCudaApi)});
+      thread.overhead_sites.push_back({begin, begin + 500, OverheadSiteKind::kCudaHook});
+    }
+    if (busy) thread.cpu_waits = {{0, 400 * kMs, 200 * kMs, 200 * kMs}, {400 * kMs, 1000 * kMs, 300 * kMs, 0}};
+    process.threads.push_back(thread);
+    cal::OverheadModel model;
+    model.costs["cuda_hook"] = {100, 10, 5, 1000};
+    NameTable names;
+    return CorrectProcess(process, model, "", names);
+  };
+  const ProcessCorrection quiet = corrected(false);
+  CHECK(quiet.removed_ns == Approx(400));
+  CHECK(quiet.cpu_wait_ns == 0);
+  const ProcessCorrection busy = corrected(true);
+  CHECK(busy.removed_ns == Approx(600));
+  CHECK(busy.cpu_wait_ns == Approx(200));
+  CHECK(busy.estimated_ns == Approx(600));
+  // The site's own tally stays the calibrated price.
+  CHECK(busy.by_site.at("cuda_hook").ns == Approx(400));
+}
