@@ -9,17 +9,13 @@
 #include <cstring>
 #include <ctime>
 
+#include "preload/thread_cpu_wait.h"
+
 namespace rlscope::preload {
 
 bool ParseSchedstatWaitedNs(const char* text, int64_t* waited_ns) {
-  char* rest = nullptr;
-  const long long ran = strtoll(text, &rest, 10);
-  if (rest == text || ran < 0) return false;
-  const char* second = rest;
-  const long long waited = strtoll(second, &rest, 10);
-  if (rest == second || waited < 0) return false;
-  *waited_ns = static_cast<int64_t>(waited);
-  return true;
+  int64_t ran_ns = 0;
+  return ParseSchedstat(text, &ran_ns, waited_ns);
 }
 
 bool ParseStatRunnable(const char* text, bool* runnable) {
@@ -59,10 +55,8 @@ bool ReadProcText(uint32_t tid, const char* file, char* text, size_t size) {
 }  // namespace
 
 int64_t ThreadWaitedNs(uint32_t tid) {
-  char text[128];
-  int64_t waited_ns = 0;
-  return ReadProcText(tid, "schedstat", text, sizeof(text)) && ParseSchedstatWaitedNs(text, &waited_ns) ? waited_ns
-                                                                                                        : -1;
+  int64_t ran_ns = 0, waited_ns = 0;
+  return ThreadSchedstat(tid, &ran_ns, &waited_ns) ? waited_ns : -1;
 }
 
 int ThreadRunnable(uint32_t tid) {
