@@ -72,7 +72,10 @@ void TickClock::Update(ClockSyncPoint latest) {
   }
   const Segment& newest = Newest();
   const auto segment_ticks = static_cast<int64_t>(latest.ticks - newest.ticks);
-  if (segment_ticks <= 0) return;  // No later than the newest segment's start.
+  // No later than the newest segment's start, or too soon after it (a
+  // flush woken early by a filling ring): the newest segment goes on, so
+  // the segments kept span at least kSegments * kMinSegmentNs.
+  if (segment_ticks <= 0 || static_cast<double>(segment_ticks) * ns_per_tick_ < kMinSegmentNs) return;
   const int64_t at_ns = ToNs(latest.ticks);
   const int64_t error_ns = latest.monotonic_ns - at_ns;
   if (error_ns > kJumpNs || error_ns < -kJumpNs) {
@@ -93,16 +96,27 @@ int64_t TickClock::ToNs(uint64_t ticks) const {
     return origin_.monotonic_ns +
            static_cast<int64_t>(static_cast<double>(static_cast<int64_t>(ticks - origin_.ticks)) * ns_per_tick_);
   }
-  // Newest first: nearly every tick converted is in the newest segment or
-  // the one before it.
-  const uint64_t kept = std::min<uint64_t>(segment_count_, kSegments);
-  const Segment* segment = nullptr;
-  for (uint64_t back = 1; back <= kept; ++back) {
-    segment = &segments_[(segment_count_ - back) % kSegments];
-    if (static_cast<int64_t>(ticks - segment->ticks) >= 0) break;
+  // Nearly every tick converted is in the newest segment; the others are
+  // found by bisection over the segments kept (in order of their ticks),
+  // the oldest kept extended to anything before it.
+  const Segment* segment = &Newest();
+  if (static_cast<int64_t>(ticks - segment->ticks) < 0) {
+    uint64_t low = segment_count_ - std::min<uint64_t>(segment_count_, kSegments), high = segment_count_ - 1;
+    while (low < high) {  // The last kept segment starting at or before `ticks` (low if none).
+      const uint64_t middle = low + (high - low + 1) / 2;
+      if (static_cast<int64_t>(ticks - segments_[middle % kSegments].ticks) >= 0) {
+        low = middle;
+      } else {
+        high = middle - 1;
+      }
+    }
+    segment = &segments_[low % kSegments];
   }
   const auto dticks = static_cast<int64_t>(ticks - segment->ticks);
-  return segment->ns + static_cast<int64_t>(std::llround(static_cast<double>(dticks) * segment->ns_per_tick));
+  // Before the oldest segment kept: from its start at the average rate
+  // (its own carries a correction meant for its 20 ms, not for seconds).
+  const double ns_per_tick = dticks < 0 ? ns_per_tick_ : segment->ns_per_tick;
+  return segment->ns + static_cast<int64_t>(std::llround(static_cast<double>(dticks) * ns_per_tick));
 }
 
 }  // namespace rlscope::preload

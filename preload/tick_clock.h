@@ -49,7 +49,7 @@ struct ClockSyncPoint {
 // nanosecond whichever flush converts it (a capture edge taken at a push's
 // ticks and that push's event, drained a flush apart, must not trade
 // places: the window's count of instances depends on it), and later ticks
-// never convert to earlier times. Each segment's rate is the average since
+// never convert to earlier times (but around a jump of the clocks). Each segment's rate is the average since
 // the origin plus the correction that brings the line back to the measured
 // clock over the next ~100 ms, so the conversion follows CLOCK_MONOTONIC
 // (NTP's slewing included) to within the sync points' jitter.
@@ -76,19 +76,24 @@ class TickClock {
   // The average rate since the origin (for durations in ticks).
   double ns_per_tick() const { return ns_per_tick_; }
   // ToNs: the same value for the same ticks at every call, as long as
-  // the ticks are no older than the kSegments-th newest sync point (older
-  // ones, the begins of calls lasting longer than that, extend the oldest
-  // segment kept).
+  // the ticks are no older than the oldest segment kept (15 s or more;
+  // older ones, the begins of calls lasting longer than that, are taken
+  // back from its start at the average rate). Later ticks never give earlier times, but
+  // across a jump of the clocks (below).
   int64_t ToNs(uint64_t ticks) const;
 
   static constexpr int64_t kMinRateSpanNs = 2000000;  // 2 ms: error < 1e-5.
-  static constexpr int kSegments = 256;               // ~5 s of 20 ms flushes.
+  // Segments kept, at least kMinSegmentNs apart: the last 15 s or more.
+  static constexpr int kSegments = 1024;
+  static constexpr int64_t kMinSegmentNs = 15'000'000;  // Flushes come every 20 ms.
   // The correction of a segment's rate spreads its error over at least
   // this long (and over twice the last segment's length, so that a flush
   // later than usual cannot overshoot by more than the error itself).
   static constexpr int64_t kSteerNs = 100000000;
   // An error larger than this is a jump of the clocks (a suspended
   // machine), not drift: the next segment starts at the measured point.
+  // Ticks converted before it, past its sync point, may then come out
+  // later than ticks after it (the events of one flush at most).
   static constexpr int64_t kJumpNs = 1000000;
 
  private:

@@ -127,10 +127,40 @@ TEST_CASE("a jump of the clocks starts a new segment at the measured point", "[t
 TEST_CASE("ticks older than the segments kept extend the oldest", "[tick_clock]") {
   TscTicks tsc;
   TickClock clock = StartedClock();
-  for (int64_t flush = 2; flush < TickClock::kSegments + 100; ++flush) clock.Update(PointAt(flush * 20'000'000));
-  // The begin of a call that has lasted since the start.
-  CHECK(std::abs(clock.ToNs(TicksAt(1'000'000)) - (kOriginNs + 1'000'000)) < 100);
-  CHECK(std::abs(clock.ToNs(TicksAt(-1'000'000)) - (kOriginNs - 1'000'000)) < 100);
+  std::mt19937 random(5);
+  std::uniform_int_distribution<int64_t> jitter(-50, 50);
+  // Twice as many sync points, 20 ms apart, as segments are kept.
+  for (int64_t flush = 2; flush < 2 * TickClock::kSegments + 2; ++flush) {
+    clock.Update(PointAt(flush * 20'000'000, jitter(random)));
+  }
+  // The begins of calls that have lasted since the start, and of one that
+  // began before the origin: the oldest segment's line, near the truth.
+  CHECK(std::abs(clock.ToNs(TicksAt(1'000'000)) - (kOriginNs + 1'000'000)) < 1000);
+  CHECK(std::abs(clock.ToNs(TicksAt(-1'000'000)) - (kOriginNs - 1'000'000)) < 1000);
+  // Within the segments kept, each tick still converts as it did.
+  const uint64_t recent = TicksAt((2 * TickClock::kSegments - 100) * int64_t{20'000'000} + 7'000'000);
+  const int64_t at = clock.ToNs(recent);
+  for (int64_t flush = 2 * TickClock::kSegments + 2; flush < 2 * TickClock::kSegments + 50; ++flush) {
+    clock.Update(PointAt(flush * 20'000'000, jitter(random)));
+  }
+  CHECK(clock.ToNs(recent) == at);
+}
+
+TEST_CASE("sync points of flushes woken early add no segment", "[tick_clock]") {
+  TscTicks tsc;
+  TickClock clock = StartedClock();
+  clock.Update(PointAt(40'000'000));
+  // A tick after the last segment, converted now and after points 1 ms
+  // apart (flushes woken by filling rings), which carry jitter.
+  const uint64_t tick = TicksAt(40'500'000);
+  const int64_t at = clock.ToNs(tick);
+  for (int64_t ms = 41; ms < 55; ++ms) clock.Update(PointAt(ms * 1'000'000, ms % 2 == 0 ? 400 : -400));
+  CHECK(clock.ToNs(tick) == at);
+  // Beyond kMinSegmentNs a point starts a segment again: the line bends
+  // toward the measured clock from there on.
+  clock.Update(PointAt(60'000'000, 400));
+  CHECK(clock.ToNs(tick) == at);
+  CHECK(clock.ToNs(TicksAt(200'000'000)) > clock.ToNs(TicksAt(60'000'000)));
 }
 
 TEST_CASE("points too close to the origin or not after the newest are ignored", "[tick_clock]") {
