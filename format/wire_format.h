@@ -152,8 +152,9 @@ enum class EventKind : uint16_t {
   // reads each live thread's schedstat about every 200 ms and sends the
   // span since the last reading as [begin, end), with the CPU time the
   // thread ran in it and the time it waited for a CPU (its run delay) in
-  // payload (CpuWaitPayload). Where the machine is busy, the overhead
-  // correction scales rlscope's CPU costs by 1 + waited/ran
+  // payload (CpuWaitPayload), and in name_id how many times it got a CPU
+  // (each after a wait). Where the machine is busy, the overhead
+  // correction scales rlscope's CPU costs by them
   // (report/cpu_contention.h). Readers that predate it skip it.
   kThreadCpuWait = 24,
 };

@@ -290,12 +290,15 @@ void Flusher::AddIdleSpan(ThreadBuffer& buffer, uint32_t tid, uint64_t instance)
   });
 }
 
-void Flusher::AddCpuWaitSpan(ThreadBuffer& buffer, uint32_t tid, uint64_t instance, int64_t now_ns, bool force) {
+void Flusher::AddCpuWaitSpan(ThreadBuffer& buffer, uint32_t tid, uint64_t instance, bool force) {
   CpuWaitSpan span;
-  if (!NextCpuWaitSample(buffer.cpu_wait_reading, tid, instance, now_ns, force, &ThreadSchedstat, &span)) return;
+  if (!NextCpuWaitSample(buffer.cpu_wait_reading, tid, instance, &MonotonicNs, force, &ThreadSchedstat, &span)) {
+    return;
+  }
+  const auto runs = static_cast<uint32_t>(std::min<int64_t>(span.stat.runs, UINT32_MAX));
   encoder_.AddThreadEvents(tid, instance, 1, 0, {}, [&](wire::Event* out) {
-    out[0] = wire::Event(span.begin_ns, span.end_ns, 0, static_cast<uint16_t>(wire::EventKind::kThreadCpuWait), 0,
-                         wire::CpuWaitPayload(span.ran_ns, span.waited_ns));
+    out[0] = wire::Event(span.begin_ns, span.end_ns, runs, static_cast<uint16_t>(wire::EventKind::kThreadCpuWait), 0,
+                         wire::CpuWaitPayload(span.stat.ran_ns, span.stat.waited_ns));
   });
 }
 
@@ -426,9 +429,10 @@ void Flusher::FlushOnce() {
         begin_batch();
       }
     }
-    if (sample_idle && state == ThreadBuffer::kOwned) {
-      AddIdleSpan(*buffer, tid, instance);
-      AddCpuWaitSpan(*buffer, tid, instance, now.monotonic_ns, final_flush);
+    if (sample_idle && state == ThreadBuffer::kOwned) AddIdleSpan(*buffer, tid, instance);
+    // Run and wait times at their own pace, and once more at the end.
+    if ((sample_idle || (final_flush && capture_open && !gave_up_)) && state == ThreadBuffer::kOwned) {
+      AddCpuWaitSpan(*buffer, tid, instance, final_flush);
     }
     ThreadRegistry::ReleaseIfDrained(buffer);
     reading_ = nullptr;

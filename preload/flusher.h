@@ -81,7 +81,7 @@ class Flusher {
   void AddIdleSpan(ThreadBuffer& buffer, uint32_t tid, uint64_t instance);
   // AddCpuWaitSpan: what the thread ran and waited for a CPU since its
   // last reading (thread_cpu_wait.h), when a reading is due or `force`d.
-  void AddCpuWaitSpan(ThreadBuffer& buffer, uint32_t tid, uint64_t instance, int64_t now_ns, bool force);
+  void AddCpuWaitSpan(ThreadBuffer& buffer, uint32_t tid, uint64_t instance, bool force);
   // PostLossNotices: losses counted outside the rings (the Python hook's
   // stack resets, names the string table could not hold) go to the report
   // as "problem" notices, re-posted with the new total when it grows.

@@ -68,6 +68,7 @@ void ThreadRegistry::ResetAfterFork(ThreadBuffer* survivor, uint32_t child_tid) 
     b->name_sent_instance = 0;  // The child's flusher sends every name anew.
     b->name_sent_id = 0;
     b->idle_sample = {};  // The child's threads are read anew.
+    b->cpu_wait_reading = {};
     // A buffer caught mid-claim by the fork belongs to a thread that is gone.
     if (b != survivor) b->state_.store(ThreadBuffer::kFree, std::memory_order_relaxed);
   }

@@ -8,19 +8,21 @@
 
 namespace rlscope::preload {
 
-bool ParseSchedstat(const char* text, int64_t* ran_ns, int64_t* waited_ns) {
+bool ParseSchedstat(const char* text, Schedstat* stat) {
   char* rest = nullptr;
   const long long ran = strtoll(text, &rest, 10);
   if (rest == text || ran < 0) return false;
   const char* second = rest;
   const long long waited = strtoll(second, &rest, 10);
   if (rest == second || waited < 0) return false;
-  *ran_ns = static_cast<int64_t>(ran);
-  *waited_ns = static_cast<int64_t>(waited);
+  const char* third = rest;
+  const long long runs = strtoll(third, &rest, 10);
+  *stat = {static_cast<int64_t>(ran), static_cast<int64_t>(waited),
+           rest != third && runs > 0 ? static_cast<int64_t>(runs) : 0};
   return true;
 }
 
-bool ThreadSchedstat(uint32_t tid, int64_t* ran_ns, int64_t* waited_ns) {
+bool ThreadSchedstat(uint32_t tid, Schedstat* stat) {
   char path[64];
   snprintf(path, sizeof(path), "/proc/self/task/%u/schedstat", tid);
   const int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -30,21 +32,27 @@ bool ThreadSchedstat(uint32_t tid, int64_t* ran_ns, int64_t* waited_ns) {
   close(fd);
   if (n <= 0) return false;
   text[n] = '\0';
-  return ParseSchedstat(text, ran_ns, waited_ns);
+  return ParseSchedstat(text, stat);
 }
 
-bool NextCpuWaitSample(CpuWaitReading& last, uint32_t tid, uint64_t instance, int64_t wall_ns, bool force,
+bool NextCpuWaitSample(CpuWaitReading& last, uint32_t tid, uint64_t instance, int64_t (*now)(), bool force,
                        SchedstatReader read, CpuWaitSpan* span) {
   const bool continues = instance != 0 && last.instance == instance;
+  const int64_t wall_ns = now();
   if (continues && !force && wall_ns - last.wall_ns < kCpuWaitSampleIntervalNs) return false;
-  int64_t ran_ns = 0, waited_ns = 0;
-  if (!read(tid, &ran_ns, &waited_ns)) return false;
+  Schedstat stat;
+  const bool valid = read(tid, &stat);
   const CpuWaitReading previous = last;
-  last = {instance, wall_ns, ran_ns, waited_ns};
-  if (!continues || wall_ns <= previous.wall_ns || ran_ns < previous.ran_ns || waited_ns < previous.waited_ns) {
+  // A failed reading is remembered too: tried again only when due.
+  last = {instance, wall_ns, valid, stat};
+  if (!valid || !continues || !previous.valid || wall_ns <= previous.wall_ns || stat.ran_ns < previous.stat.ran_ns ||
+      stat.waited_ns < previous.stat.waited_ns || stat.runs < previous.stat.runs) {
     return false;
   }
-  *span = {previous.wall_ns, wall_ns, ran_ns - previous.ran_ns, waited_ns - previous.waited_ns};
+  *span = {
+      previous.wall_ns,
+      wall_ns,
+      {stat.ran_ns - previous.stat.ran_ns, stat.waited_ns - previous.stat.waited_ns, stat.runs - previous.stat.runs}};
   return true;
 }
 

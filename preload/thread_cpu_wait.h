@@ -26,37 +26,47 @@ namespace rlscope::preload {
 
 inline constexpr int64_t kCpuWaitSampleIntervalNs = 200'000'000;
 
-// ParseSchedstat: schedstat's first two fields (time run, time waited for
-// a CPU, in ns); false when the text is not schedstat's.
-bool ParseSchedstat(const char* text, int64_t* ran_ns, int64_t* waited_ns);
+// Schedstat: a thread's /proc schedstat: time run and time waited for a
+// CPU (ns), and how many times it got a CPU (each after a wait, be it
+// a wake-up's few microseconds or a busy machine's milliseconds).
+struct Schedstat {
+  int64_t ran_ns = 0;
+  int64_t waited_ns = 0;
+  int64_t runs = 0;
+};
+
+// ParseSchedstat: schedstat's text; false when it is not schedstat's (the
+// run count, absent from some kernels' text, is then 0).
+bool ParseSchedstat(const char* text, Schedstat* stat);
 
 // ThreadSchedstat: thread `tid`'s schedstat; false when it cannot be read
 // (the thread is gone, no /proc, a kernel without schedstats).
-bool ThreadSchedstat(uint32_t tid, int64_t* ran_ns, int64_t* waited_ns);
-using SchedstatReader = bool (*)(uint32_t tid, int64_t* ran_ns, int64_t* waited_ns);
+bool ThreadSchedstat(uint32_t tid, Schedstat* stat);
+using SchedstatReader = bool (*)(uint32_t tid, Schedstat* stat);
 
 // CpuWaitReading: one thread's last reading (flusher-owned, in its buffer).
 struct CpuWaitReading {
   uint64_t instance = 0;  // The thread instance it belongs to (0: none yet).
-  int64_t wall_ns = 0;
-  int64_t ran_ns = 0;
-  int64_t waited_ns = 0;
+  int64_t wall_ns = 0;    // When it was last read, or tried.
+  bool valid = false;     // Whether `stat` holds that reading.
+  Schedstat stat;
 };
 
-// CpuWaitSpan: what a thread ran and waited for a CPU in [begin, end).
+// CpuWaitSpan: what a thread ran and waited for a CPU in [begin, end),
+// and how many times it got one.
 struct CpuWaitSpan {
   int64_t begin_ns = 0;
   int64_t end_ns = 0;
-  int64_t ran_ns = 0;
-  int64_t waited_ns = 0;
+  Schedstat stat;
 };
 
-// NextCpuWaitSample: reads thread (tid, instance) at wall_ns into `last`
-// when a sample is due (its first reading, or kCpuWaitSampleIntervalNs
-// after the last; `force`: at any time, as at the final flush); returns
-// true and the span since the last reading in *span when there is one to
-// send (not at a thread's first reading, nor when the counters went back).
-bool NextCpuWaitSample(CpuWaitReading& last, uint32_t tid, uint64_t instance, int64_t wall_ns, bool force,
+// NextCpuWaitSample: reads thread (tid, instance) into `last` when a
+// reading is due (the thread's first, or kCpuWaitSampleIntervalNs after
+// the last one tried; `force`: at any time, as at the final flush), at
+// the time `now()` gives as it reads; returns true and the span since the
+// last reading in *span when there is one to send (not at a thread's
+// first reading, after a failed one, or when the counters went back).
+bool NextCpuWaitSample(CpuWaitReading& last, uint32_t tid, uint64_t instance, int64_t (*now)(), bool force,
                        SchedstatReader read, CpuWaitSpan* span);
 
 }  // namespace rlscope::preload

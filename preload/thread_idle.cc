@@ -14,8 +14,10 @@
 namespace rlscope::preload {
 
 bool ParseSchedstatWaitedNs(const char* text, int64_t* waited_ns) {
-  int64_t ran_ns = 0;
-  return ParseSchedstat(text, &ran_ns, waited_ns);
+  Schedstat stat;
+  if (!ParseSchedstat(text, &stat)) return false;
+  *waited_ns = stat.waited_ns;
+  return true;
 }
 
 bool ParseStatRunnable(const char* text, bool* runnable) {
@@ -55,8 +57,8 @@ bool ReadProcText(uint32_t tid, const char* file, char* text, size_t size) {
 }  // namespace
 
 int64_t ThreadWaitedNs(uint32_t tid) {
-  int64_t ran_ns = 0, waited_ns = 0;
-  return ThreadSchedstat(tid, &ran_ns, &waited_ns) ? waited_ns : -1;
+  Schedstat stat;
+  return ThreadSchedstat(tid, &stat) ? stat.waited_ns : -1;
 }
 
 int ThreadRunnable(uint32_t tid) {

@@ -6,9 +6,10 @@ namespace rlscope::report {
 
 CpuContention::CpuContention(std::span<const CpuWait> waits) {
   for (const CpuWait& wait : waits) {
-    if (wait.end_ns <= wait.begin_ns || wait.ran_ns < kMinCpuWaitRanNs || wait.waited_ns <= 0) continue;
+    const int64_t waited_ns = wait.waited_ns - std::max<int64_t>(wait.runs, 0) * kWakeUpWaitNs;
+    if (wait.end_ns <= wait.begin_ns || wait.ran_ns < kMinCpuWaitRanNs || waited_ns <= 0) continue;
     const double scale =
-        std::min(kMaxCpuWaitScale, 1.0 + static_cast<double>(wait.waited_ns) / static_cast<double>(wait.ran_ns));
+        std::min(kMaxCpuWaitScale, 1.0 + static_cast<double>(waited_ns) / static_cast<double>(wait.ran_ns));
     if (!spans_.empty() && wait.begin_ns < spans_.back().end_ns) continue;  // Out of order: not trusted.
     spans_.push_back({wait.begin_ns, wait.end_ns, scale});
   }

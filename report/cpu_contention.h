@@ -3,8 +3,9 @@
 // (ThreadTimeline::cpu_waits, preload/thread_cpu_wait.h).
 //
 // A thread that wants a CPU gets its share of one: in a span where it ran
-// `ran` and waited for a CPU `waited`, any of its work, rlscope's hooks'
-// included, took 1 + waited/ran times its CPU time in wall time. The
+// `ran` and waited for a CPU `waited` (less kWakeUpWaitNs for each time it
+// got one), any of its work, rlscope's hooks' included, took
+// 1 + waited/ran times its CPU time in wall time. The
 // calibration prices the hooks in CPU time, so the correction scales each
 // price by this factor where the cost was paid. Outside the spans (a trace
 // from before the flusher sent them, the start of a thread before its
@@ -33,6 +34,12 @@ inline constexpr double kMaxCpuWaitScale = 8.0;
 // A span in which the thread ran less than this says too little of its
 // share (a thread that woke once to wait): factor 1.
 inline constexpr int64_t kMinCpuWaitRanNs = 1'000'000;
+// Each time a thread gets a CPU it has waited for it, if only to be woken
+// (5-100 us on an idle machine, as an idle CPU leaves its sleep state);
+// that part of a wait does not grow with the thread's CPU use, so this
+// much per run is not counted. A thread preempted on a busy machine
+// waits whole time slices, milliseconds.
+inline constexpr int64_t kWakeUpWaitNs = 200'000;
 
 class CpuContention {
  public:

@@ -340,10 +340,12 @@ void After(TimeCorrection& removals, double end, double cost) { removals.Add(end
 struct Contended {
   const CpuContention& contention;
   double added_ns = 0;
+  double added_python_ns = 0;  // Of it, to the Python hook's priced work.
   // Scaled: a price paid at t_ns, grown by the waits for a CPU it caused.
-  double Scaled(double cost, int64_t t_ns) {
+  double Scaled(double cost, int64_t t_ns, bool python = false) {
     const double scaled = cost * contention.Scale(t_ns);
     added_ns += scaled - cost;
+    if (python) added_python_ns += scaled - cost;
     return scaled;
   }
 };
@@ -357,8 +359,8 @@ double SiteRemovals(const ThreadTimeline& thread, Estimator& estimator, Contende
   double python_priced = 0;
   for (const OverheadSite& site : thread.overhead_sites) {
     const double begin = removals.Rel(site.begin_ns), end = removals.Rel(site.end_ns);
-    auto scaled = [&](std::optional<double> cost) {
-      return cost ? std::optional<double>(contended.Scaled(*cost, site.end_ns)) : std::nullopt;
+    auto scaled = [&](std::optional<double> cost, bool python = false) {
+      return cost ? std::optional<double>(contended.Scaled(*cost, site.end_ns, python)) : std::nullopt;
     };
     switch (site.kind) {
       case OverheadSiteKind::kCudaHook:
@@ -373,7 +375,7 @@ double SiteRemovals(const ThreadTimeline& thread, Estimator& estimator, Contende
         }
         break;
       case OverheadSiteKind::kPythonTransition:
-        if (auto cost = scaled(estimator.Python(cal::kPythonTransition))) {
+        if (auto cost = scaled(estimator.Python(cal::kPythonTransition), true)) {
           After(removals, end, *cost);
           python_priced += *cost;
         }
@@ -382,7 +384,7 @@ double SiteRemovals(const ThreadTimeline& thread, Estimator& estimator, Contende
         if (auto cost = scaled(estimator.Plain(cal::kTrampoline))) After(removals, end, *cost);
         break;
       case OverheadSiteKind::kPythonOperation:
-        if (auto cost = scaled(estimator.Python(cal::kPythonOperation))) {
+        if (auto cost = scaled(estimator.Python(cal::kPythonOperation), true)) {
           removals.Add(begin - *cost, begin, *cost);
           python_priced += *cost;
         }
@@ -616,7 +618,7 @@ void WindowRemovals(const ThreadTimeline& thread, const IntervalList& busy, Esti
       }
     }
     const int64_t middle = WindowMiddle(thread, first);
-    outside += contended.Scaled(priced_outside, middle);
+    outside += contended.Scaled(priced_outside, middle, /*python=*/true);
     inside += contended.Scaled(priced_inside, middle);
     const auto [begin, end] = ClippedWindow(thread, first);
     SpreadWindow(busy, begin, end, outside, inside, pieces, removals);
@@ -837,6 +839,7 @@ ProcessCorrection CorrectProcess(ProcessTimeline& process, const cal::OverheadMo
     std::vector<OverheadSite>().swap(thread.overhead_sites);
     WindowRemovals(thread, busy, estimator, python_priced, contended, correction);
     result.cpu_wait_ns += contended.added_ns;
+    result.python_cpu_wait_ns += contended.added_python_ns;
     result.estimated_ns += contended.added_ns;
     std::vector<OverheadWindow>().swap(thread.overhead_windows);
     IntervalList().swap(busy);
@@ -894,8 +897,10 @@ ProcessCorrection CorrectProcess(ProcessTimeline& process, const cal::OverheadMo
   // the estimate; approximate the main thread's share by its removal.
   double spread = 0;
   for (const auto& [site, tally] : result.by_site) spread += tally.spread_ns;
-  if (result.estimated_ns > 0) {
-    result.main_thread_spread_ns = spread * static_cast<double>(result.main_thread_removed_ns) / result.estimated_ns;
+  // Spreads are of the calibrated prices: set against the estimate
+  // before the waits for a CPU scaled it (scaled alike, they cancel).
+  if (const double priced = result.estimated_ns - result.cpu_wait_ns; priced > 0) {
+    result.main_thread_spread_ns = spread * static_cast<double>(result.main_thread_removed_ns) / priced;
   }
 
   // GPU work: shifted with its launch, in stream order, lengths kept.

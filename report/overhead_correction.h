@@ -106,6 +106,7 @@ struct ProcessCorrection {
   // calibrated prices where the machine was busy (cpu_contention.h); the
   // by_site tallies are the prices unscaled.
   double cpu_wait_ns = 0;
+  double python_cpu_wait_ns = 0;       // Of it, added to the Python hook's priced work.
   int64_t main_thread_removed_ns = 0;  // Removed before the process's end on its first thread.
   double main_thread_spread_ns = 0;
   // The thread whose operations helper threads inherit, decided on the

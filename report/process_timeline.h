@@ -136,13 +136,14 @@ struct OverheadWindow {
   int64_t self_ns = 0;
 };
 
-// What the thread ran and waited for a CPU in [begin_ns, end_ns) (wire
-// kThreadCpuWait; report/cpu_contention.h).
+// What the thread ran and waited for a CPU in [begin_ns, end_ns), and
+// how many times it got one (wire kThreadCpuWait; report/cpu_contention.h).
 struct CpuWait {
   int64_t begin_ns = 0;
   int64_t end_ns = 0;
   int64_t ran_ns = 0;
   int64_t waited_ns = 0;
+  int64_t runs = 0;
 };
 
 struct ThreadTimeline {

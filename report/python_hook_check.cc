@@ -13,6 +13,9 @@ std::optional<PythonHookCheck> CheckPythonHook(const ProcessCorrection& correcti
   check.callbacks = correction.python_hook_samples * wire::kPythonHookSampleStride;
   check.per_callback_ns = correction.python_hook_sample_ns / static_cast<double>(correction.python_hook_samples);
   check.hook_ns = check.per_callback_ns * static_cast<double>(check.callbacks);
+  // The prices as the correction scaled them where threads waited for a
+  // CPU (cpu_contention.h), as the timed callbacks' wall time holds those waits.
+  check.priced_ns = correction.python_cpu_wait_ns;
   for (const auto& [site, tally] : correction.by_site) {
     if (site == kPythonHookFloorSite) {
       check.floor_removed_ns = tally.ns;

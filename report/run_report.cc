@@ -379,6 +379,7 @@ void AddInto(ProcessCorrection& total, const ProcessCorrection& part) {
   total.unplaced_ns += part.unplaced_ns;
   total.wait_restored_ns += part.wait_restored_ns;
   total.cpu_wait_ns += part.cpu_wait_ns;
+  total.python_cpu_wait_ns += part.python_cpu_wait_ns;
   for (const auto& [site, tally] : part.by_site) {
     SiteOverhead& sum = total.by_site[site];
     sum.events += tally.events;

@@ -213,8 +213,8 @@ void TimelineBuilder::AddEvents(const wire::ThreadEvents& events) {
     }
     if (event->kind() == static_cast<uint16_t>(wire::EventKind::kThreadCpuWait)) {
       // Seen from outside the thread too (the flusher's schedstat reading).
-      thread.cpu_waits.push_back(
-          {begin, end, wire::CpuWaitRanNs(event->payload()), wire::CpuWaitWaitedNs(event->payload())});
+      thread.cpu_waits.push_back({begin, end, wire::CpuWaitRanNs(event->payload()),
+                                  wire::CpuWaitWaitedNs(event->payload()), event->name_id()});
       --thread.events;
       continue;
     }

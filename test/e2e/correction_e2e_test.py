@@ -219,8 +219,12 @@ class Correction(unittest.TestCase):
         sites = report["correction"]["sites"]
         self.assertGreater(sites["cupti:cudaLaunchKernel"]["events"], 0)
         # The fake's GPU never has work queued when a wait begins (its work
-        # ends before the next call can queue more): no wait gets time back.
-        self.assertEqual(report["correction"]["wait_restored_ns"], 0, report["correction"])
+        # ends before the next call can queue more): no wait gets time back
+        # but by a preemption's accident (seen once beside a CI run and two
+        # CPU hogs: 2 us of 104 ms removed, the removal scaled by the
+        # waits for a CPU).
+        self.assertLess(report["correction"]["wait_restored_ns"], 0.001 * report["correction"]["removed_ns"],
+                        report["correction"])
         self.assertGreater(report["wall_ns"], report["corrected_wall_ns"])
         # The text report says so, with both views per operation.
         with open(os.path.join(out, "report.txt")) as f:
@@ -230,18 +234,19 @@ class Correction(unittest.TestCase):
         self.assertRegex(text, r"\n  inference +[0-9.]+ [mu]?s +[0-9.]+ [mu]?s +[0-9.]+%")
 
     def test_on_a_busy_machine_each_cost_is_scaled_by_the_waits_for_a_cpu(self):
-        """The client at nice 19 beside a busy loop per CPU at nice 10 gets
-        about an eighth of a CPU: each of rlscope's costs took it several
-        times its CPU time in wall time, and the correction removes that
+        """The client on one CPU with two busy loops gets at most a third of
+        it: each of rlscope's costs took it about three times its CPU time
+        in wall time, and the correction removes that
         (report/cpu_contention.h)."""
+        cpu = str(min(os.sched_getaffinity(0)))
         # The hogs end by themselves in 2 minutes should this test be
         # killed before it stops them, and hold none of its output pipes.
-        hogs = [subprocess.Popen(["nice", "-n", "10", "timeout", "120", "sh", "-c", "while :; do :; done"],
+        hogs = [subprocess.Popen(["taskset", "-c", cpu, "timeout", "120", "sh", "-c", "while :; do :; done"],
                                  stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-                for _ in range(len(os.sched_getaffinity(0)))]
+                for _ in range(2)]
         try:
             out = os.path.join(scratch_dir(self), "run")
-            result = subprocess.run(["nice", "-n", "19", ARGS.rlscope, "run", "--quiet", "--cupti", ARGS.cupti,
+            result = subprocess.run(["taskset", "-c", cpu, ARGS.rlscope, "run", "--quiet", "--cupti", ARGS.cupti,
                                      "--calibration", self.calibration, "--out", out, "--", ARGS.client,
                                      "--steps", STEPS], capture_output=True, text=True, env=self.env, timeout=300)
         finally:
@@ -252,8 +257,8 @@ class Correction(unittest.TestCase):
         with open(os.path.join(out, "report.json")) as f:
             correction = json.load(f)["correction"]
         priced = correction["estimated_ns"] - correction["cpu_wait_ns"]
-        # An eighth of a CPU: about 7 ns of waiting per ns run (capped at
-        # 8x in all); at least doubled, whatever the machine's other load.
+        # A third of a CPU or less: about 2 ns of waiting per ns run, more
+        # where other work shares the CPU; at least doubled.
         self.assertGreater(correction["cpu_wait_ns"], priced, correction)
         with open(os.path.join(out, "report.txt")) as f:
             self.assertIn("of the estimate are waits for a CPU", f.read())

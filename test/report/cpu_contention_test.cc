@@ -23,6 +23,10 @@ TEST_CASE("a cost is scaled by the thread's waits for a CPU where it was paid", 
       {200 * kMs, 400 * kMs, 200 * kMs, 0},         // Quiet: x1.
       {400 * kMs, 600 * kMs, 10 * kMs, 500 * kMs},  // Capped.
       {600 * kMs, 800 * kMs, kMs / 2, 50 * kMs},    // Barely ran: says too little.
+      // Woken 500 times, 100 us each: an idle machine's wake-ups, not a share.
+      {800 * kMs, 1000 * kMs, 20 * kMs, 50 * kMs, 500},
+      // Preempted 10 times, 3 ms each: a busy machine's time slices.
+      {1000 * kMs, 1200 * kMs, 30 * kMs, 30 * kMs, 10},
   };
   const CpuContention contention(waits);
   CHECK(contention.Any());
@@ -33,6 +37,8 @@ TEST_CASE("a cost is scaled by the thread's waits for a CPU where it was paid", 
   CHECK(contention.Scale(450 * kMs) == kMaxCpuWaitScale);
   CHECK(contention.Scale(700 * kMs) == 1.0);
   CHECK(contention.Scale(900 * kMs) == 1.0);
+  CHECK(contention.Scale(1100 * kMs) == Approx(1.0 + 28.0 / 30.0));
+  CHECK(contention.Scale(1300 * kMs) == 1.0);
   CHECK_FALSE(CpuContention({}).Any());
 }
 
@@ -74,4 +80,28 @@ TEST_CASE("the correction removes what a cost took on a busy machine, and says h
   CHECK(busy.estimated_ns == Approx(600));
   // The site's own tally stays the calibrated price.
   CHECK(busy.by_site.at("cuda_hook").ns == Approx(400));
+}
+
+TEST_CASE("what rlscope timed itself is not scaled; the Python hook's check sees the scaled prices",
+          "[cpu_contention][correction]") {
+  ProcessTimeline process;
+  process.begin_ns = 0;
+  process.end_ns = 1000 * kMs;
+  ThreadTimeline thread = Thread(0, 1000 * kMs);
+  thread.python = true;
+  // A stack sample rlscope timed (10 us of wall time) and a Python
+  // transition priced at 100 ns, where the thread waited as long as it ran.
+  thread.cpu_events.push_back({100 * kMs, 100 * kMs + 10'000, static_cast<int32_t>(Category::kProfiler)});
+  thread.overhead_sites.push_back({100 * kMs, 100 * kMs + 10'000, OverheadSiteKind::kMeasured});
+  thread.overhead_sites.push_back({200 * kMs, 200 * kMs + 500, OverheadSiteKind::kPythonTransition});
+  thread.cpu_waits = {{0, 1000 * kMs, 400 * kMs, 400 * kMs}};
+  process.threads.push_back(thread);
+  cal::OverheadModel model;
+  model.costs[cal::PythonSite(cal::kPythonTransition, "3.12")] = {100, 10, 5, 1000};
+  NameTable names;
+  const ProcessCorrection result = CorrectProcess(process, model, "3.12", names);
+  CHECK(result.removed_ns == Approx(10'000 + 200));
+  CHECK(result.cpu_wait_ns == Approx(100));
+  CHECK(result.python_cpu_wait_ns == Approx(100));
+  CHECK(result.by_site.at("measured").ns == Approx(10'000));
 }
