@@ -34,11 +34,14 @@ inline constexpr double kMaxCpuWaitScale = 8.0;
 // A span in which the thread ran less than this says too little of its
 // share (a thread that woke once to wait): factor 1.
 inline constexpr int64_t kMinCpuWaitRanNs = 1'000'000;
-// Each time a thread gets a CPU it has waited for it, if only to be woken
-// (5-100 us on an idle machine, as an idle CPU leaves its sleep state);
-// that part of a wait does not grow with the thread's CPU use, so this
-// much per run is not counted. A thread preempted on a busy machine
-// waits whole time slices, milliseconds.
+// Each time a thread gets a CPU it has waited for it: a thread preempted
+// on a busy machine waits whole time slices (a busy loop beside two CPU
+// hogs on the 2-core build VM: 3.7 ms a run), and those waits grow with
+// its CPU use; a thread woken from a sleep waits to be put on a CPU (0.1-
+// 0.3 us a run on that idle VM, 1.5 us beside the hogs, for two threads
+// passing a queue item back and forth; more where an idle CPU must leave
+// a deep sleep state), which its CPU use does not change. So this much
+// per run is not counted.
 inline constexpr int64_t kWakeUpWaitNs = 200'000;
 
 class CpuContention {
