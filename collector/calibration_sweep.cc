@@ -353,13 +353,18 @@ class Sweep {
   }
 
   // RemovedByKnownCosts: what the correction, with the costs measured so
-  // far, removes from the first thread of the run in `run_dir`.
+  // far, removes from the first thread of the run in `run_dir`, at their
+  // prices: the loops' timers set aside the time they waited for a CPU,
+  // so the threads' waits (report/cpu_contention.h) must not scale them.
   double RemovedByKnownCosts(const fs::path& run_dir) {
     cal::OverheadModel partial;
     for (const auto& [site, measured] : sites_) partial.costs[site] = measured.cost;
     double removed = 0;
     if (absl::StatusOr<report::DecodedRun> run = report::LoadRun(run_dir.string(), {.for_correction = true});
         run.ok()) {
+      for (report::ProcessTimeline& process : run->processes) {
+        for (report::ThreadTimeline& thread : process.threads) thread.cpu_waits.clear();
+      }
       report::AnalysisOptions options;
       options.model = &partial;
       const report::RunReport analysed = report::AnalyseRun(*std::move(run), options);
