@@ -1,10 +1,8 @@
 #include "preload/thread_cpu_wait.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <cstdio>
 #include <cstdlib>
+
+#include "preload/proc_task_text.h"
 
 namespace rlscope::preload {
 
@@ -23,16 +21,8 @@ bool ParseSchedstat(const char* text, Schedstat* stat) {
 }
 
 bool ThreadSchedstat(uint32_t tid, Schedstat* stat) {
-  char path[64];
-  snprintf(path, sizeof(path), "/proc/self/task/%u/schedstat", tid);
-  const int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return false;
   char text[128];
-  const ssize_t n = pread(fd, text, sizeof(text) - 1, 0);
-  close(fd);
-  if (n <= 0) return false;
-  text[n] = '\0';
-  return ParseSchedstat(text, stat);
+  return ReadTaskText(tid, "schedstat", text, sizeof(text)) && ParseSchedstat(text, stat);
 }
 
 bool NextCpuWaitSample(CpuWaitReading& last, uint32_t tid, uint64_t instance, int64_t (*now)(), bool force,

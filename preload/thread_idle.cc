@@ -1,14 +1,11 @@
 #include "preload/thread_idle.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
 
+#include "preload/proc_task_text.h"
 #include "preload/thread_cpu_wait.h"
 
 namespace rlscope::preload {
@@ -38,24 +35,6 @@ int64_t ThreadCpuNs(uint32_t tid) {
   return int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
 }
 
-namespace {
-
-// ReadProcText: /proc/self/task/TID/<file>'s start into text (at most
-// size - 1 bytes, NUL-terminated); false when it cannot be read.
-bool ReadProcText(uint32_t tid, const char* file, char* text, size_t size) {
-  char path[64];
-  snprintf(path, sizeof(path), "/proc/self/task/%u/%s", tid, file);
-  const int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return false;
-  const ssize_t n = pread(fd, text, size - 1, 0);
-  close(fd);
-  if (n <= 0) return false;
-  text[n] = '\0';
-  return true;
-}
-
-}  // namespace
-
 int64_t ThreadWaitedNs(uint32_t tid) {
   Schedstat stat;
   return ThreadSchedstat(tid, &stat) ? stat.waited_ns : -1;
@@ -66,7 +45,7 @@ int ThreadRunnable(uint32_t tid) {
   // parentheses): well within the first 128 bytes.
   char text[128];
   bool runnable = false;
-  if (!ReadProcText(tid, "stat", text, sizeof(text)) || !ParseStatRunnable(text, &runnable)) return -1;
+  if (!ReadTaskText(tid, "stat", text, sizeof(text)) || !ParseStatRunnable(text, &runnable)) return -1;
   return runnable ? 1 : 0;
 }
 
