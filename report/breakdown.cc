@@ -9,9 +9,9 @@
 
 namespace rlscope::report {
 
-Breakdown ComputeThreadBreakdown(int64_t begin_ns, int64_t end_ns, IntervalList operations, IntervalList cpu_events,
-                                 int32_t none_operation, Category base_category, bool active_only,
-                                 const IntervalList& gpu_busy, const IntervalList* counted) {
+Breakdown ComputeThreadBreakdown(int64_t begin_ns, int64_t end_ns, IntervalList operations,
+                                 const IntervalList& cpu_events, int32_t none_operation, Category base_category,
+                                 bool active_only, const IntervalList& gpu_busy, const IntervalList* counted) {
   Breakdown totals;
   IntervalList lifetime = counted != nullptr ? *counted : IntervalList{{begin_ns, end_ns, 0}};
   if (counted != nullptr && !lifetime.empty()) {
@@ -26,11 +26,15 @@ Breakdown ComputeThreadBreakdown(int64_t begin_ns, int64_t end_ns, IntervalList 
   for (const Interval& interval : gpu_busy) {
     if (interval.end_ns > begin_ns && interval.begin_ns < end_ns) busy.push_back(interval);
   }
-  const std::array<IntervalList, 4> streams = {
-      std::move(lifetime),
-      std::move(operations),
-      FlattenInnermost(std::move(cpu_events)),
-      std::move(busy),
+  // The CPU events are read in place when they do not nest (a sweep's
+  // sums do not need touching pieces merged), else flattened into a copy.
+  const bool flat = IsFlat(cpu_events);
+  const IntervalList flattened = flat ? IntervalList{} : FlattenInnermostOf(cpu_events);
+  const std::array<IntervalSpan, 4> streams = {
+      lifetime,
+      operations,
+      flat ? IntervalSpan(cpu_events) : IntervalSpan(flattened),
+      busy,
   };
   // Accumulate per segment into a dense (operation x resource x category)
   // table: a map lookup per segment was the analysis's hottest spot.

@@ -35,7 +35,7 @@ using Breakdown = std::map<BreakdownKey, int64_t>;
 // ComputeThreadBreakdown: see the file comment. The thread lived over
 // [begin_ns, end_ns); `operations` is its operation timeline (disjoint:
 // OperationTimeline), `cpu_events` its category intervals as recorded (may
-// nest; flattened here, in place: callers move their lists in).
+// nest; flattened here into a new list, the thread's own left as it is).
 // `none_operation` is the NameTable label of "(none)".
 // With `active_only`, only instants covered by a category interval count
 // (a helper thread's waiting time is left out). `gpu_busy`: sorted,
@@ -43,9 +43,10 @@ using Breakdown = std::map<BreakdownKey, int64_t>;
 // without GPU capture.
 // `counted` (sorted, disjoint), when given, replaces [begin_ns, end_ns):
 // the only time that counts (a capture window's part of the lifetime).
-Breakdown ComputeThreadBreakdown(int64_t begin_ns, int64_t end_ns, IntervalList operations, IntervalList cpu_events,
-                                 int32_t none_operation, Category base_category, bool active_only = false,
-                                 const IntervalList& gpu_busy = {}, const IntervalList* counted = nullptr);
+Breakdown ComputeThreadBreakdown(int64_t begin_ns, int64_t end_ns, IntervalList operations,
+                                 const IntervalList& cpu_events, int32_t none_operation, Category base_category,
+                                 bool active_only = false, const IntervalList& gpu_busy = {},
+                                 const IntervalList* counted = nullptr);
 
 // AddInto: sums `part` into `total` (threads into their process).
 void AddInto(Breakdown& total, const Breakdown& part);

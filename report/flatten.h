@@ -17,6 +17,16 @@ namespace rlscope::report {
 // label merged. Total covered time equals the union of the input.
 IntervalList FlattenInnermost(IntervalList intervals);
 
+// IsFlat: whether `intervals` is already FlattenInnermost's output but
+// for touching pieces with one label left unmerged: none empty, sorted by
+// begin, pairwise disjoint. A sweep can read such a list as it is.
+bool IsFlat(const IntervalList& intervals);
+
+// FlattenInnermostOf: the same, leaving `intervals` as it is. Input that is
+// already in OuterFirst order (a thread's decoded CPU events) is read in
+// place; only other input is copied and sorted first.
+IntervalList FlattenInnermostOf(const IntervalList& intervals);
+
 // OuterFirst: the order FlattenInnermost works in: by begin, and at one
 // begin the longer (enclosing) interval first.
 bool OuterFirst(const Interval& a, const Interval& b);

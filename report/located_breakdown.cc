@@ -35,7 +35,7 @@ int32_t LabelAt(const IntervalList& list, size_t& next, int64_t time_ns) {
 }  // namespace
 
 LocatedBreakdown ComputeLocatedBreakdown(int64_t begin_ns, int64_t end_ns, const IntervalList& operations,
-                                         IntervalList cpu_events, const std::vector<NativeCall>& native_calls,
+                                         const IntervalList& cpu_events, const std::vector<NativeCall>& native_calls,
                                          int32_t none_operation, Category base_category, bool active_only,
                                          const IntervalList& gpu_busy, const IntervalList* counted) {
   // The innermost native call at each instant, labelled by its line.
@@ -78,7 +78,7 @@ LocatedBreakdown ComputeLocatedBreakdown(int64_t begin_ns, int64_t end_ns, const
   }
 
   LocatedBreakdown located;
-  const Breakdown breakdown = ComputeThreadBreakdown(begin_ns, end_ns, std::move(pieces), std::move(cpu_events), none,
+  const Breakdown breakdown = ComputeThreadBreakdown(begin_ns, end_ns, std::move(pieces), cpu_events, none,
                                                      base_category, active_only, gpu_busy, counted);
   for (const auto& [key, ns] : breakdown) {
     const auto& [operation, line_id] = refined.Pair(key.operation);

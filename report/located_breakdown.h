@@ -38,7 +38,7 @@ using LocatedBreakdown = std::map<LocatedKey, int64_t>;
 // `operations` timeline is disjoint, from OperationTimeline), plus the
 // thread's native calls (they nest properly).
 LocatedBreakdown ComputeLocatedBreakdown(int64_t begin_ns, int64_t end_ns, const IntervalList& operations,
-                                         IntervalList cpu_events, const std::vector<NativeCall>& native_calls,
+                                         const IntervalList& cpu_events, const std::vector<NativeCall>& native_calls,
                                          int32_t none_operation, Category base_category, bool active_only,
                                          const IntervalList& gpu_busy, const IntervalList* counted = nullptr);
 

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <map>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "report/interval.h"
@@ -61,8 +62,11 @@ inline int64_t AdvanceTo(StreamCursor& cursor, int64_t now_ns, int32_t& label) {
 // Each step does O(k) work and ends at the smallest next boundary, which is
 // always > now (every cursor interval ends after now), so the sweep makes
 // progress even on input that breaks the sorted/disjoint contract.
+// The streams are read in place, as views (a thread's own event list can
+// be one).
+using IntervalSpan = std::span<const Interval>;
 template <typename Visit>
-void SweepStreams(std::span<const IntervalList> streams, Visit&& visit) {
+void SweepStreams(std::span<const IntervalSpan> streams, Visit&& visit) {
   using sweep_detail::kNeverNs;
   const size_t stream_count = streams.size();
   std::vector<sweep_detail::StreamCursor> cursors(stream_count);
@@ -87,6 +91,12 @@ void SweepStreams(std::span<const IntervalList> streams, Visit&& visit) {
     if (any_active) visit(now_ns, next_ns, std::span<const int32_t>(labels));
     now_ns = next_ns;
   }
+}
+
+template <typename Visit>
+void SweepStreams(std::span<const IntervalList> streams, Visit&& visit) {
+  const std::vector<IntervalSpan> views(streams.begin(), streams.end());
+  SweepStreams(std::span<const IntervalSpan>(views), std::forward<Visit>(visit));
 }
 
 // ComputeOverlapBySet: time per set of active streams (bit i = stream i),

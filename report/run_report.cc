@@ -61,16 +61,16 @@ std::vector<LineRow> ToLineRows(const std::map<LineKey, LineCost>& analysed, con
 
 ThreadViews ViewsFor(bool locate_lines) { return locate_lines ? ThreadViews::kLocated : ThreadViews::kReport; }
 
-// CopyForAnalysis: what AnalyseThread consumes of `thread`, without the
-// overhead sites and windows (only the correction reads those, and they
-// are as many as the events).
-ThreadTimeline CopyForAnalysis(ThreadTimeline& thread) {
-  std::vector<OverheadSite> sites = std::move(thread.overhead_sites);
-  std::vector<OverheadWindow> windows = std::move(thread.overhead_windows);
-  ThreadTimeline copy = thread;
-  thread.overhead_sites = std::move(sites);
-  thread.overhead_windows = std::move(windows);
-  return copy;
+// ReleaseEventLists: frees what a thread's analysis read and nothing after
+// it does (the process is not kept for a corrected view).
+void ReleaseEventLists(ThreadTimeline& thread) {
+  IntervalList().swap(thread.cpu_events);
+  std::vector<NativeCall>().swap(thread.native_calls);
+  std::vector<GpuLaunchPoint>().swap(thread.gpu_launches);
+  std::vector<OverheadSite>().swap(thread.overhead_sites);
+  std::vector<OverheadWindow>().swap(thread.overhead_windows);
+  IntervalList().swap(thread.operations);
+  IntervalList().swap(thread.inferred_operations);
 }
 
 // NameCollectives: the process's `collectives` (its threads', appended)
@@ -87,10 +87,9 @@ void NameCollectives(std::vector<CollectiveCall> collectives, const NameTable& n
 }
 
 // AnalyseProcess: the process's report; its summed breakdown goes to `total`.
-// `gpu_busy`: the process's GpuBusyIntervals. Consumes the threads' event
-// lists (see AnalyseThread), unless `keep_process`: then each thread is
-// analysed from a copy made just before (one thread's copy at a time is
-// extra) and the process is left as it was. `measured` (may be null): the
+// `gpu_busy`: the process's GpuBusyIntervals. Frees each thread's event
+// lists once analysed, unless `keep_process`: then the process is left as
+// it was. `measured` (may be null): the
 // measured analysis of this process when `process` is its corrected
 // timeline, and `primary_thread` the thread others inherit operations from
 // there (ProcessCorrection): what the measured view decided is kept.
@@ -134,9 +133,9 @@ ProcessReport AnalyseProcess(ProcessTimeline& process, const IntervalList& gpu_b
     thread_report.cuda_api_calls = thread.cuda_api_calls;
     report.events += thread.events;
     thread_dropped += thread.dropped;
-    // Last use of `thread` unless kept: its event lists are consumed.
-    const ThreadAnalysis analysis =
-        AnalyseThread(keep_process ? CopyForAnalysis(thread) : std::move(thread), none, &inherited, &gpu_busy, views);
+    const ThreadAnalysis analysis = AnalyseThread(thread, none, &inherited, &gpu_busy, views);
+    // Last use of `thread` unless kept: its event lists go as soon as read.
+    if (!keep_process) ReleaseEventLists(thread);
     AddInto(process_analysis, analysis);
     thread_report.rows = ToRows(process.pid, analysis.breakdown, names);
     thread_report.active_time_only = analysis.active_time_only;
@@ -483,10 +482,11 @@ RunReport AnalyseRun(DecodedRun run, const AnalysisOptions& options) {
     report.correction_message = correction_message;
     report.correction_skipped_for_memory = skipped_for_memory;
   } else {
-    // Per process, in start order: the measured analysis (from copies made
-    // thread by thread), then the correction in place and the corrected
-    // analysis, then the process is freed. So the report stage holds the
-    // decoded run plus one thread's copy, not two copies of the run.
+    // Per process, in start order: the measured analysis (reading the
+    // decoded lists in place), then the correction in place and the
+    // corrected analysis, then the process is freed. So the report stage
+    // holds the decoded run and what the analysis of one thread makes, not
+    // two copies of the run.
     // Owners are the measured view's in both: the correction decides them
     // before it moves time (overhead_correction.h), and the corrected
     // analysis takes the measured GPU overlap views and inheritance.

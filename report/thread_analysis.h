@@ -98,14 +98,16 @@ enum class ThreadViews {
   kLocated,    // + `located`, a second breakdown pass (folded stacks).
 };
 
-// AnalyseThread: consumes the thread's event lists. `none_operation`: the
+// AnalyseThread: reads the thread's event lists, leaving them as they are
+// (the corrected view reuses them; nothing is copied whole, so a thread's
+// analysis needs little more than its flattened events). `none_operation`: the
 // NameTable label of "(none)". `inherited_operations` (may be null): the
 // operation timeline to use when the thread has no operations of its own
 // and does not run Python (see InheritedOperations); inherited operations
 // add no instances; the thread's own `inherited_operations`, when set,
 // replace them, as its own `gpu_busy` replaces `gpu_busy`. `gpu_busy` (may
 // be null): when the process's GPUs were busy (ComputeThreadBreakdown).
-ThreadAnalysis AnalyseThread(ThreadTimeline thread, int32_t none_operation,
+ThreadAnalysis AnalyseThread(const ThreadTimeline& thread, int32_t none_operation,
                              const IntervalList* inherited_operations = nullptr, const IntervalList* gpu_busy = nullptr,
                              ThreadViews views = ThreadViews::kReport);
 

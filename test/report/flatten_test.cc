@@ -214,5 +214,31 @@ TEST_CASE("FlattenInnermost fast path on sorted disjoint input agrees with the g
   }
 }
 
+TEST_CASE("FlattenInnermostOf gives FlattenInnermost's answer and leaves its input as it was", "[flatten][property]") {
+  constexpr int64_t kHorizonNs = 40;
+  std::mt19937 rng(99);
+  for (int trial = 0; trial < 600; ++trial) {
+    // Every shape: overlapping, sorted disjoint, and each in OuterFirst
+    // order (the general path read in place), with and without empties.
+    IntervalList input = trial % 3 == 0 ? RandomSortedDisjoint(rng, kHorizonNs) : RandomOverlapping(rng, kHorizonNs);
+    if (trial % 3 == 1) SortOuterFirst(input);
+    const IntervalList before = input;
+    INFO("trial " << trial);
+    REQUIRE(FlattenInnermostOf(input) == FlattenInnermost(input));
+    REQUIRE(input == before);
+  }
+}
+
+TEST_CASE("IsFlat: sorted, disjoint, nothing empty", "[flatten]") {
+  CHECK(IsFlat({}));
+  CHECK(IsFlat({{0, 5, kOuter}, {5, 8, kOuter}, {9, 10, kInner}}));  // Touching pieces may share a label.
+  CHECK_FALSE(IsFlat({{0, 5, kOuter}, {4, 8, kInner}}));             // Overlap.
+  CHECK_FALSE(IsFlat({{6, 8, kOuter}, {0, 5, kInner}}));             // Unsorted.
+  CHECK_FALSE(IsFlat({{0, 5, kOuter}, {7, 7, kInner}}));             // Empty.
+  // Flat input needs no flattening: the sweep's sums are the same.
+  const IntervalList flat = {{0, 5, kOuter}, {5, 8, kOuter}, {9, 10, kInner}};
+  CHECK(TotalDuration(FlattenInnermost(flat)) == TotalDuration(flat));
+}
+
 }  // namespace
 }  // namespace rlscope::report
