@@ -16,7 +16,8 @@
 // across the span. Waits that rlscope's own threads (the flusher, the
 // collector) cause are scaled like the rest, though unprofiled they would
 // not have happened at all: on a machine without spare CPUs that leaves
-// some of rlscope's cost in.
+// some of rlscope's cost in (about 1.2 % of the wall time with the program
+// and two busy loops on one CPU; docs/overhead-correction.md).
 #ifndef RLSCOPE_REPORT_CPU_CONTENTION_H_
 #define RLSCOPE_REPORT_CPU_CONTENTION_H_
 

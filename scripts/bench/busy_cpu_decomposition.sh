@@ -13,16 +13,29 @@
 # the means of both. Run it beside whatever makes the machine busy.
 #
 #   scripts/bench/busy_cpu_decomposition.sh BUILD CALIBRATION
-#   env: PAIRS (5), STEPS (600). CALIBRATION: made with
+#   env: PAIRS (5), STEPS (600), HOGS (0: busy loops of its own), CPUS
+#   (a taskset list: both runs, rlscope's collector and the hogs pinned
+#   there, so the contention is the same from run to run). CALIBRATION: made with
 #   RLSCOPE_FAKE_CUPTI_CALLBACK_NS=5000 set (as correction_on_busy_cpu.sh
 #   does), so that the fake CUPTI's callbacks are priced as they cost.
 set -euo pipefail
 build="$(cd "${1:?usage: busy_cpu_decomposition.sh BUILD CALIBRATION}" && pwd)"
 calibration="${2:?usage: busy_cpu_decomposition.sh BUILD CALIBRATION}"
-pairs="${PAIRS:-5}" steps="${STEPS:-600}"
+pairs="${PAIRS:-5}" steps="${STEPS:-600}" hogs="${HOGS:-0}"
+pin=()
+[[ -n "${CPUS:-}" ]] && pin=(taskset -c "$CPUS")
 export RLSCOPE_FAKE_CUPTI_CALLBACK_NS=5000 RLSCOPE_FAKE_CUDART_SCALE=1
 work="$(mktemp -d /tmp/rlscope-busy-decomposition.XXXXXX)"
-trap 'rm -rf "$work"' EXIT
+hog_pids=()
+cleanup() {
+  for pid in "${hog_pids[@]}"; do kill "$pid" 2> /dev/null || true; done
+  rm -rf "$work"
+}
+trap cleanup EXIT
+for ((i = 0; i < hogs; i++)); do
+  "${pin[@]}" sh -c 'while :; do :; done' &
+  hog_pids+=($!)
+done
 client="$build/test/fake_cuda/nvtx_client"
 # last_schedstat: the client's main thread's schedstat, read until it exits.
 last_schedstat() {
@@ -38,16 +51,18 @@ last_schedstat() {
   done
   echo "$last"
 }
-echo "date: $(date -u +%FT%TZ), load: $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) CPUs"
+echo "date: $(date -u +%FT%TZ), load: $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) CPUs, $hogs hogs, CPUS=${CPUS:-all}"
 for ((i = 1; i <= pairs; i++)); do
-  LD_LIBRARY_PATH="$build/test/fake_cuda/cupti" "$client" --steps "$steps" > /dev/null 2>&1 &
+  LD_LIBRARY_PATH="$build/test/fake_cuda/cupti" "${pin[@]}" "$client" --steps "$steps" > /dev/null 2>&1 &
+  run=$!
   echo "u $(last_schedstat)" >> "$work/runs"
-  wait
+  wait "$run"
   rm -rf "$work/p"
-  "$build/bin/rlscope" run --quiet --calibration "$calibration" --cupti "$build/test/fake_cuda/cupti/libcupti.so.13" \
+  "${pin[@]}" "$build/bin/rlscope" run --quiet --calibration "$calibration" --cupti "$build/test/fake_cuda/cupti/libcupti.so.13" \
     --out "$work/p" -- "$client" --steps "$steps" > /dev/null 2>&1 &
+  run=$!
   stat=$(last_schedstat)
-  wait
+  wait "$run"
   echo "p $stat $(python3 -c "
 import json, sys
 c = json.load(open(sys.argv[1]))['correction']
