@@ -61,8 +61,9 @@ std::vector<LineRow> ToLineRows(const std::map<LineKey, LineCost>& analysed, con
 
 ThreadViews ViewsFor(bool locate_lines) { return locate_lines ? ThreadViews::kLocated : ThreadViews::kReport; }
 
-// ReleaseEventLists: frees what a thread's analysis read and nothing after
-// it does (the process is not kept for a corrected view).
+// ReleaseEventLists: frees a thread's lists that grow with its events, the
+// bulk of its memory, once it is analysed (the process is not kept for a
+// corrected view; the rest goes with the process).
 void ReleaseEventLists(ThreadTimeline& thread) {
   IntervalList().swap(thread.cpu_events);
   std::vector<NativeCall>().swap(thread.native_calls);

@@ -1,8 +1,11 @@
 #include "report/located_breakdown.h"
 
+#include <algorithm>
 #include <catch2/catch.hpp>
+#include <random>
 
 #include "report/breakdown.h"
+#include "report/flatten.h"
 
 using namespace rlscope::report;
 
@@ -48,4 +51,42 @@ TEST_CASE("Located breakdown sums back to the breakdown", "[located]") {
   CHECK(located.at({kStep, kWhereB, 7, Resource::kCpuGpu, Category::kNative}) == 5);
   CHECK(located.at({kNone, kWhereA, 5, Resource::kCpuGpu, Category::kBackend}) == 10);
   CHECK(located.at({kNone, kWhereA, 5, Resource::kCpu, Category::kBackend}) == 20);
+}
+
+TEST_CASE("A breakdown of CPU events that do not nest is the same read in place", "[breakdown]") {
+  // ComputeThreadBreakdown reads flat events (IsFlat) as they are and
+  // flattens others into a copy: nested events, their flattened list, and
+  // that list with pieces cut in two (touching pieces of one label, left
+  // unmerged) must give one breakdown.
+  std::mt19937 random(11);
+  std::uniform_int_distribution<int64_t> coordinate(0, 200);
+  std::uniform_int_distribution<int32_t> category(0, 3);
+  const IntervalList operations = {{0, 70, kStep}, {90, 160, kStep}};
+  const IntervalList gpu_busy = {{50, 120, 0}};
+  for (int round = 0; round < 200; ++round) {
+    IntervalList nested;
+    const int count = std::uniform_int_distribution<int>(0, 12)(random);
+    for (int i = 0; i < count; ++i) {
+      const int64_t a = coordinate(random), b = coordinate(random);
+      nested.push_back({std::min(a, b), std::max(a, b), Cat(static_cast<Category>(category(random)))});
+    }
+    const IntervalList flat = FlattenInnermost(nested);
+    IntervalList cut;
+    for (const Interval& piece : flat) {
+      const int64_t middle = (piece.begin_ns + piece.end_ns) / 2;
+      if (middle > piece.begin_ns && middle < piece.end_ns) {
+        cut.push_back({piece.begin_ns, middle, piece.label});
+        cut.push_back({middle, piece.end_ns, piece.label});
+      } else {
+        cut.push_back(piece);
+      }
+    }
+    INFO("round " << round);
+    REQUIRE(IsFlat(flat));
+    REQUIRE(IsFlat(cut));
+    const Breakdown expected =
+        ComputeThreadBreakdown(0, 200, operations, nested, kNone, Category::kPython, false, gpu_busy);
+    CHECK(ComputeThreadBreakdown(0, 200, operations, flat, kNone, Category::kPython, false, gpu_busy) == expected);
+    CHECK(ComputeThreadBreakdown(0, 200, operations, cut, kNone, Category::kPython, false, gpu_busy) == expected);
+  }
 }
