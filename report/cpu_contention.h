@@ -7,10 +7,15 @@
 // got one), any of its work, rlscope's hooks' included, took
 // 1 + waited/ran times its CPU time in wall time. The
 // calibration prices the hooks in CPU time, so the correction scales each
-// price by this factor where the cost was paid. Outside the spans (a trace
-// from before the flusher sent them, the start of a thread before its
-// first reading, a capture window's first 200 ms) and where the thread
-// barely ran, the factor is 1; it is capped at kMaxCpuWaitScale.
+// price by this factor where the cost was paid. Before a thread's first
+// reading (its start-up: loading, its hooks' first calls; a capture
+// window's first 200 ms) the first span that says anything stands for it:
+// the nearest measure of the same thread's share, where the factor 1 left
+// about 0.8 % of the wall time in with the program and two busy loops on
+// one CPU (docs/overhead-correction.md). Elsewhere outside the spans (a
+// trace from before the flusher sent them, after the last reading) and
+// where the thread barely ran, the factor is 1; it is capped at
+// kMaxCpuWaitScale.
 //
 // What it assumes: the thread's waits are in proportion to its CPU use
 // across the span. Waits that rlscope's own threads (the flusher, the
@@ -49,7 +54,8 @@ class CpuContention {
  public:
   // `waits`: a thread's spans, in time order, not overlapping.
   explicit CpuContention(std::span<const CpuWait> waits);
-  // Scale: the factor for a cost paid at `t_ns` (1 outside every span).
+  // Scale: the factor for a cost paid at `t_ns`: its span's, the first
+  // span's before that one begins, else 1.
   double Scale(int64_t t_ns) const;
   // Any: whether some span scales costs by more than 1.
   bool Any() const { return !spans_.empty(); }
@@ -60,6 +66,10 @@ class CpuContention {
     double scale;
   };
   std::vector<Span> spans_;  // Only those with a factor above 1.
+  // The first span that says anything (the thread ran in it), factor 1
+  // included: it stands for the time before it.
+  int64_t first_begin_ns_ = INT64_MIN;
+  double before_first_ = 1.0;
 };
 
 }  // namespace rlscope::report

@@ -849,6 +849,7 @@ ProcessCorrection CorrectProcess(ProcessTimeline& process, const cal::OverheadMo
     if (!waits.empty()) result.wait_restored_ns += RestoreWaits(waits, gpu_streaks, correction);
     IntervalList().swap(waits);
     if (index == main_thread) {
+      result.main_thread_start_scale = contention.Scale(thread.begin_ns);
       const int64_t end = std::max(process.end_ns, thread.end_ns);
       result.main_thread_removed_ns = end - correction.Map(end);
       process.end_ns = correction.Map(process.end_ns);

@@ -109,6 +109,10 @@ struct ProcessCorrection {
   double python_cpu_wait_ns = 0;       // Of it, added to the Python hook's priced work.
   int64_t main_thread_removed_ns = 0;  // Removed before the process's end on its first thread.
   double main_thread_spread_ns = 0;
+  // What the first thread's waits for a CPU made a cost paid at its start
+  // (CpuContention::Scale): the process's fixed start-up and exit cost,
+  // priced in CPU time like the rest, is scaled by it.
+  double main_thread_start_scale = 1.0;
   // The thread whose operations helper threads inherit, decided on the
   // measured timeline (PrimaryOperationThread); -1: none.
   int primary_thread = -1;

@@ -508,7 +508,11 @@ RunReport AnalyseRun(DecodedRun run, const AnalysisOptions& options) {
         root_spread_ns = correction.main_thread_spread_ns;
         const std::string site = version.empty() ? std::string(calibration::kNativeProcess)
                                                  : calibration::PythonSite(calibration::kPythonProcess, version);
-        root_fixed_ns = static_cast<int64_t>(model->Cost(site).value_or(0));
+        // Priced in CPU time; paid mostly at start-up, where the first
+        // thread's first reading of its waits for a CPU stands for it.
+        // (Outside the estimate of the threads' costs, and so outside
+        // cpu_wait_ns, which is a part of that estimate.)
+        root_fixed_ns = static_cast<int64_t>(model->Cost(site).value_or(0) * correction.main_thread_start_scale);
       }
       AddInto(total, correction);
     }

@@ -30,7 +30,7 @@ TEST_CASE("a cost is scaled by the thread's waits for a CPU where it was paid", 
   };
   const CpuContention contention(waits);
   CHECK(contention.Any());
-  CHECK(contention.Scale(-1) == 1.0);
+  CHECK(contention.Scale(-1) == Approx(2.0));  // Before the first reading: the first span's.
   CHECK(contention.Scale(0) == Approx(2.0));
   CHECK(contention.Scale(199 * kMs) == Approx(2.0));
   CHECK(contention.Scale(300 * kMs) == 1.0);
@@ -40,6 +40,24 @@ TEST_CASE("a cost is scaled by the thread's waits for a CPU where it was paid", 
   CHECK(contention.Scale(1100 * kMs) == Approx(1.0 + 28.0 / 30.0));
   CHECK(contention.Scale(1300 * kMs) == 1.0);
   CHECK_FALSE(CpuContention({}).Any());
+}
+
+TEST_CASE("the first span that says anything stands for the thread's start", "[cpu_contention]") {
+  // Barely ran, then quiet, then busy: before 100 ms the quiet span's 1.
+  const std::vector<CpuWait> quiet_first = {{0, 100 * kMs, kMs / 2, 50 * kMs},
+                                            {100 * kMs, 200 * kMs, 50 * kMs, 0},
+                                            {200 * kMs, 300 * kMs, 50 * kMs, 50 * kMs}};
+  const CpuContention quiet(quiet_first);
+  CHECK(quiet.Scale(-5 * kMs) == 1.0);
+  CHECK(quiet.Scale(50 * kMs) == 1.0);  // Inside the span that said too little.
+  CHECK(quiet.Scale(250 * kMs) == Approx(2.0));
+  // A thread first read at 300 ms, busy then: its start-up costs are
+  // scaled alike; after the last reading nothing is known.
+  const std::vector<CpuWait> busy_first = {{300 * kMs, 500 * kMs, 40 * kMs, 120 * kMs}};
+  const CpuContention busy(busy_first);
+  CHECK(busy.Scale(0) == Approx(4.0));
+  CHECK(busy.Scale(299 * kMs) == Approx(4.0));
+  CHECK(busy.Scale(500 * kMs) == 1.0);
 }
 
 TEST_CASE("spans out of order are not trusted", "[cpu_contention]") {
@@ -78,6 +96,9 @@ TEST_CASE("the correction removes what a cost took on a busy machine, and says h
   CHECK(busy.removed_ns == Approx(600));
   CHECK(busy.cpu_wait_ns == Approx(200));
   CHECK(busy.estimated_ns == Approx(600));
+  // Its start is before the first reading: the first span's factor.
+  CHECK(quiet.main_thread_start_scale == 1.0);
+  CHECK(busy.main_thread_start_scale == Approx(2.0));
   // The site's own tally stays the calibrated price.
   CHECK(busy.by_site.at("cuda_hook").ns == Approx(400));
 }

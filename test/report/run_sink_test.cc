@@ -100,6 +100,38 @@ TEST_CASE("a calibration held in memory corrects the run", "[run_sink]") {
   CHECK(*report.corrected_wall_ns == 10'000 - 250);
 }
 
+TEST_CASE("the process's fixed cost is scaled by its first thread's waits for a CPU at start", "[run_sink]") {
+  // A native process of 100 ms whose thread, first read at 10 ms, waited
+  // for a CPU as long as it ran: its start-up, priced 1 us of CPU time,
+  // took it 2 us.
+  auto corrected_wall = [](bool busy) {
+    DecodedRun run;
+    run.metadata.command = {"./train"};
+    run.metadata.wall_ns = 100'000'000;
+    run.names.Intern("(none)");
+    ProcessTimeline process;
+    process.pid = 7;
+    process.begin_ns = 0;
+    process.end_ns = 100'000'000;
+    process.ended_cleanly = true;
+    ThreadTimeline thread = Thread(0, 100'000'000);
+    thread.tid = 7;
+    if (busy) thread.cpu_waits = {{10'000'000, 100'000'000, 45'000'000, 45'000'000}};
+    process.threads = {thread};
+    run.processes = {process};
+    run.kept_for_correction = true;
+    cal::OverheadModel model;
+    model.costs[std::string(cal::kNativeProcess)] = {1000, 5, 5, 1000};
+    AnalysisOptions options;
+    options.model = &model;
+    const RunReport report = AnalyseRun(std::move(run), options);
+    REQUIRE(report.corrected_wall_ns.has_value());
+    return *report.corrected_wall_ns;
+  };
+  CHECK(corrected_wall(false) == 100'000'000 - 1000);
+  CHECK(corrected_wall(true) == 100'000'000 - 2000);
+}
+
 TEST_CASE("a run decoded without the correction's data stays uncorrected, saying why", "[run_sink]") {
   cal::OverheadModel model;
   model.costs[std::string(cal::kTrampoline)] = {250, 5, 5, 1000};
