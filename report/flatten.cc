@@ -146,30 +146,13 @@ bool IsFlat(const IntervalList& intervals) {
 }
 
 IntervalList FlattenInnermostOf(const IntervalList& intervals) {
-  // One pass: the same checks as DropEmptyAndCheckSortedDisjoint, without
-  // dropping anything.
-  bool has_empty = false, sorted_disjoint = true, outer_first = true;
-  const Interval* last_kept = nullptr;
-  for (size_t i = 0; i < intervals.size(); ++i) {
-    const Interval& interval = intervals[i];
-    if (i > 0 && OuterFirst(interval, intervals[i - 1])) outer_first = false;
-    if (interval.end_ns <= interval.begin_ns) {
-      has_empty = true;
-      continue;
-    }
-    if (last_kept != nullptr && interval.begin_ns < last_kept->end_ns) sorted_disjoint = false;
-    last_kept = &interval;
+  // Decoded CPU events are in OuterFirst order with none empty: flattened
+  // as they are. Anything else goes through FlattenInnermost's copy.
+  bool in_place = !intervals.empty();
+  for (size_t i = 0; i < intervals.size() && in_place; ++i) {
+    in_place = intervals[i].end_ns > intervals[i].begin_ns && (i == 0 || !OuterFirst(intervals[i], intervals[i - 1]));
   }
-  if (sorted_disjoint) {
-    IntervalList out;
-    out.reserve(intervals.size());
-    for (const Interval& interval : intervals) {
-      if (interval.end_ns > interval.begin_ns) AppendMerged(out, interval.begin_ns, interval.end_ns, interval.label);
-    }
-    return out;
-  }
-  if (outer_first && !has_empty) return FlattenGeneral(intervals);
-  return FlattenInnermost(intervals);  // A copy, sorted and flattened.
+  return in_place ? FlattenGeneral(intervals) : FlattenInnermost(intervals);
 }
 
 }  // namespace rlscope::report

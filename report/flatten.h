@@ -22,9 +22,10 @@ IntervalList FlattenInnermost(IntervalList intervals);
 // begin, pairwise disjoint. A sweep can read such a list as it is.
 bool IsFlat(const IntervalList& intervals);
 
-// FlattenInnermostOf: the same, leaving `intervals` as it is. Input that is
-// already in OuterFirst order (a thread's decoded CPU events) is read in
-// place; only other input is copied and sorted first.
+// FlattenInnermostOf: the same, leaving `intervals` as it is. Input in
+// OuterFirst order with no empty interval (a thread's decoded CPU events)
+// is read in place; other input is copied first. For input IsFlat accepts,
+// read the list itself instead.
 IntervalList FlattenInnermostOf(const IntervalList& intervals);
 
 // OuterFirst: the order FlattenInnermost works in: by begin, and at one
