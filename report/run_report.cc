@@ -72,6 +72,13 @@ void ReleaseEventLists(ThreadTimeline& thread) {
   std::vector<OverheadWindow>().swap(thread.overhead_windows);
   IntervalList().swap(thread.operations);
   IntervalList().swap(thread.inferred_operations);
+  IntervalList().swap(thread.instance_starts);
+  std::vector<HookedCollective>().swap(thread.hooked_collectives);
+  std::vector<CpuWait>().swap(thread.cpu_waits);
+  // The correction's copies (as many as the operations, or the GPU's busy
+  // stretches).
+  thread.inherited_operations.reset();
+  thread.gpu_busy.reset();
 }
 
 // NameCollectives: the process's `collectives` (its threads', appended)
