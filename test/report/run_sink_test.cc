@@ -15,27 +15,34 @@ namespace cal = rlscope::calibration;
 
 namespace {
 
-// A decoded run of one process whose one thread runs `step` over
-// [0, 10 us], with one recorded 1 us transition at 4 us (an overhead site
-// of the Python hook), kept for the correction or not.
-DecodedRun OneStepRun(bool for_correction) {
+// A decoded run of one process (pid 7) with one thread over [0, wall_ns],
+// kept for the correction or not.
+DecodedRun OneThreadRun(int64_t wall_ns, bool for_correction) {
   DecodedRun run;
   run.metadata.command = {"python3", "train.py"};
-  run.metadata.wall_ns = 10'000;
+  run.metadata.wall_ns = wall_ns;
   run.names.Intern("(none)");
-  const int32_t step = run.names.Intern("step");
   ProcessTimeline process;
   process.pid = 7;
   process.begin_ns = 0;
-  process.end_ns = 10'000;
+  process.end_ns = wall_ns;
   process.ended_cleanly = true;
-  ThreadTimeline thread = Thread(0, 10'000);
+  ThreadTimeline thread = Thread(0, wall_ns);
   thread.tid = 7;
-  thread.operations = {{0, 10'000, step}};
-  if (for_correction) thread.overhead_sites.push_back({4000, 5000, OverheadSiteKind::kTrampoline});
   process.threads = {thread};
   run.processes = {process};
   run.kept_for_correction = for_correction;
+  return run;
+}
+
+// OneThreadRun whose thread runs `step` over [0, 10 us], with one recorded
+// 1 us transition at 4 us (an overhead site of the Python hook) when kept
+// for the correction.
+DecodedRun OneStepRun(bool for_correction) {
+  DecodedRun run = OneThreadRun(10'000, for_correction);
+  ThreadTimeline& thread = run.processes[0].threads[0];
+  thread.operations = {{0, 10'000, run.names.Intern("step")}};
+  if (for_correction) thread.overhead_sites.push_back({4000, 5000, OverheadSiteKind::kTrampoline});
   return run;
 }
 
@@ -101,25 +108,12 @@ TEST_CASE("a calibration held in memory corrects the run", "[run_sink]") {
 }
 
 TEST_CASE("the process's fixed cost is scaled by its first thread's waits for a CPU at start", "[run_sink]") {
-  // A native process of 100 ms whose thread, first read at 10 ms, waited
+  // A process of 100 ms (no Python seen) whose thread, first read at 10 ms, waited
   // for a CPU as long as it ran: its start-up, priced 1 us of CPU time,
   // took it 2 us.
   auto corrected_wall = [](bool busy) {
-    DecodedRun run;
-    run.metadata.command = {"./train"};
-    run.metadata.wall_ns = 100'000'000;
-    run.names.Intern("(none)");
-    ProcessTimeline process;
-    process.pid = 7;
-    process.begin_ns = 0;
-    process.end_ns = 100'000'000;
-    process.ended_cleanly = true;
-    ThreadTimeline thread = Thread(0, 100'000'000);
-    thread.tid = 7;
-    if (busy) thread.cpu_waits = {{10'000'000, 100'000'000, 45'000'000, 45'000'000}};
-    process.threads = {thread};
-    run.processes = {process};
-    run.kept_for_correction = true;
+    DecodedRun run = OneThreadRun(100'000'000, true);
+    if (busy) run.processes[0].threads[0].cpu_waits = {{10'000'000, 100'000'000, 45'000'000, 45'000'000}};
     cal::OverheadModel model;
     model.costs[std::string(cal::kNativeProcess)] = {1000, 5, 5, 1000};
     AnalysisOptions options;
