@@ -7,15 +7,16 @@
 // got one), any of its work, rlscope's hooks' included, took
 // 1 + waited/ran times its CPU time in wall time. The
 // calibration prices the hooks in CPU time, so the correction scales each
-// price by this factor where the cost was paid. Before a thread's first
-// reading (its start-up: loading, its hooks' first calls; a capture
-// window's first 200 ms) the first span that says anything stands for it:
-// the nearest measure of the same thread's share, where the factor 1 left
-// about 0.8 % of the wall time in with the program and two busy loops on
-// one CPU (docs/overhead-correction.md). Elsewhere outside the spans (a
-// trace from before the flusher sent them, after the last reading) and
-// where the thread barely ran, the factor is 1; it is capped at
-// kMaxCpuWaitScale.
+// price by this factor where the cost was paid. Before a reading the
+// next one stands for the time: a thread's start-up (loading, its first
+// hooks, about 20 ms before its first reading), a capture window's start
+// (readings restart with each window) and an exec'd image's start take
+// the factor of the span after them, the nearest measure of the thread's
+// share (with the program and two busy loops on one CPU, leaving them at
+// 1 kept 1.2 % of the wall time in; docs/overhead-correction.md). After
+// the last reading (a thread's last moments, a trace from before the
+// flusher sent readings) and in a span where the thread ran under
+// kMinCpuWaitRanNs the factor is 1; it is capped at kMaxCpuWaitScale.
 //
 // What it assumes: the thread's waits are in proportion to its CPU use
 // across the span. Waits that rlscope's own threads (the flusher, the
@@ -54,22 +55,19 @@ class CpuContention {
  public:
   // `waits`: a thread's spans, in time order, not overlapping.
   explicit CpuContention(std::span<const CpuWait> waits);
-  // Scale: the factor for a cost paid at `t_ns`: its span's, the first
-  // span's before that one begins, else 1.
+  // Scale: the factor for a cost paid at `t_ns`: the span's that holds
+  // it, else the next span's, else (after the last) 1.
   double Scale(int64_t t_ns) const;
   // Any: whether some span scales costs by more than 1.
-  bool Any() const { return !spans_.empty(); }
+  bool Any() const { return any_; }
 
  private:
   struct Span {
     int64_t begin_ns, end_ns;
-    double scale;
+    double scale;  // 1 where the thread barely ran or did not wait.
   };
-  std::vector<Span> spans_;  // Only those with a factor above 1.
-  // The first span that says anything (the thread ran in it), factor 1
-  // included: it stands for the time before it.
-  int64_t first_begin_ns_ = INT64_MIN;
-  double before_first_ = 1.0;
+  std::vector<Span> spans_;  // In time order, not overlapping.
+  bool any_ = false;
 };
 
 }  // namespace rlscope::report

@@ -7,7 +7,8 @@
 # (the mean of the pairs, their spread, and the bias of the means, as
 # validate computes them). The runs are the same for every binary, so the
 # difference between them is the correction's alone, free of the run-to-run
-# noise that two validate runs would add.
+# noise that two validate runs would add. The runs' report files are left
+# as the last binary wrote them.
 #
 #   scripts/bench/rereport_bias.sh VALIDATE_DIR CALIBRATION RLSCOPE...
 #   e.g. taskset -c 1 rlscope validate -n 8 --out /tmp/v ... -- ./client
@@ -31,7 +32,7 @@ for rep in json.load(open(validate))["repetitions"]:
 PY
   : > "$work/pairs"
   while read -r unprofiled run; do
-    "$rlscope" report --quiet --calibration "$calibration" "$run" > "$work/report.log" 2>&1 ||
+    "$rlscope" report --quiet --calibration "$calibration" "$run" < /dev/null > "$work/report.log" 2>&1 ||
       { echo "rereport_bias.sh: $rlscope report $run failed:" >&2; cat "$work/report.log" >&2; exit 1; }
     python3 - "$run/report.json" "$unprofiled" >> "$work/pairs" <<'PY'
 import json, sys
@@ -41,6 +42,7 @@ if corrected is None:
 print(sys.argv[2], corrected)
 PY
   done < "$work/runs"
+  [[ -s "$work/pairs" ]] || { echo "rereport_bias.sh: $dir/validate.json lists no repetitions" >&2; exit 1; }
   python3 - "$work/pairs" "$label" <<'PY'
 import statistics, sys
 pairs = [tuple(map(float, line.split())) for line in open(sys.argv[1])]

@@ -42,8 +42,8 @@ TEST_CASE("a cost is scaled by the thread's waits for a CPU where it was paid", 
   CHECK_FALSE(CpuContention({}).Any());
 }
 
-TEST_CASE("the first span that says anything stands for the thread's start", "[cpu_contention]") {
-  // Barely ran, then quiet, then busy: before 100 ms the quiet span's 1.
+TEST_CASE("before a reading, the next one stands for the time", "[cpu_contention]") {
+  // Barely ran, then quiet, then busy: before 100 ms the factor is 1.
   const std::vector<CpuWait> quiet_first = {{0, 100 * kMs, kMs / 2, 50 * kMs},
                                             {100 * kMs, 200 * kMs, 50 * kMs, 0},
                                             {200 * kMs, 300 * kMs, 50 * kMs, 50 * kMs}};
@@ -51,6 +51,13 @@ TEST_CASE("the first span that says anything stands for the thread's start", "[c
   CHECK(quiet.Scale(-5 * kMs) == 1.0);
   CHECK(quiet.Scale(50 * kMs) == 1.0);  // Inside the span that said too little.
   CHECK(quiet.Scale(250 * kMs) == Approx(2.0));
+  // A first reading in which the thread barely ran says 1 for the time
+  // before it, whatever later spans say.
+  const std::vector<CpuWait> idle_first = {{0, 100 * kMs, kMs / 2, 50 * kMs},
+                                           {100 * kMs, 200 * kMs, 20 * kMs, 60 * kMs}};
+  const CpuContention idle(idle_first);
+  CHECK(idle.Scale(-5 * kMs) == 1.0);
+  CHECK(idle.Scale(150 * kMs) == Approx(4.0));
   // A thread first read at 300 ms, busy then: its start-up costs are
   // scaled alike; after the last reading nothing is known.
   const std::vector<CpuWait> busy_first = {{300 * kMs, 500 * kMs, 40 * kMs, 120 * kMs}};
@@ -58,6 +65,14 @@ TEST_CASE("the first span that says anything stands for the thread's start", "[c
   CHECK(busy.Scale(0) == Approx(4.0));
   CHECK(busy.Scale(299 * kMs) == Approx(4.0));
   CHECK(busy.Scale(500 * kMs) == 1.0);
+  // Readings restart with each capture window: the gap before the second
+  // window's first reading takes that reading's factor.
+  const std::vector<CpuWait> windows = {{0, 100 * kMs, 50 * kMs, 50 * kMs}, {300 * kMs, 400 * kMs, 25 * kMs, 50 * kMs}};
+  const CpuContention windowed(windows);
+  CHECK(windowed.Scale(50 * kMs) == Approx(2.0));
+  CHECK(windowed.Scale(200 * kMs) == Approx(3.0));
+  CHECK(windowed.Scale(350 * kMs) == Approx(3.0));
+  CHECK(windowed.Scale(450 * kMs) == 1.0);
 }
 
 TEST_CASE("spans out of order are not trusted", "[cpu_contention]") {
@@ -66,6 +81,13 @@ TEST_CASE("spans out of order are not trusted", "[cpu_contention]") {
   const CpuContention contention(waits);
   CHECK(contention.Scale(250 * kMs) == Approx(2.0));
   CHECK(contention.Scale(350 * kMs) == 1.0);
+  // Also after a span that scales nothing.
+  const std::vector<CpuWait> after_quiet = {{100 * kMs, 300 * kMs, 100 * kMs, 0},
+                                            {200 * kMs, 400 * kMs, 100 * kMs, 300 * kMs}};
+  const CpuContention quiet_first(after_quiet);
+  CHECK(quiet_first.Scale(50 * kMs) == 1.0);
+  CHECK(quiet_first.Scale(350 * kMs) == 1.0);
+  CHECK_FALSE(quiet_first.Any());
 }
 
 TEST_CASE("the correction removes what a cost took on a busy machine, and says how much waits added",
@@ -82,7 +104,8 @@ TEST_CASE("the correction removes what a cost took on a busy machine, and says h
       thread.cpu_events.push_back({begin, begin + 500, static_cast<int32_t>(Category::kCudaApi)});
       thread.overhead_sites.push_back({begin, begin + 500, OverheadSiteKind::kCudaHook});
     }
-    if (busy) thread.cpu_waits = {{0, 400 * kMs, 200 * kMs, 200 * kMs}, {400 * kMs, 1000 * kMs, 300 * kMs, 0}};
+    // First read at 50 ms: the thread's start takes that span's factor.
+    if (busy) thread.cpu_waits = {{50 * kMs, 400 * kMs, 175 * kMs, 175 * kMs}, {400 * kMs, 1000 * kMs, 300 * kMs, 0}};
     process.threads.push_back(thread);
     cal::OverheadModel model;
     model.costs["cuda_hook"] = {100, 10, 5, 1000};
@@ -96,7 +119,7 @@ TEST_CASE("the correction removes what a cost took on a busy machine, and says h
   CHECK(busy.removed_ns == Approx(600));
   CHECK(busy.cpu_wait_ns == Approx(200));
   CHECK(busy.estimated_ns == Approx(600));
-  // Its start is before the first reading: the first span's factor.
+  // Its start is before the first reading: the next span's factor.
   CHECK(quiet.main_thread_start_scale == 1.0);
   CHECK(busy.main_thread_start_scale == Approx(2.0));
   // The site's own tally stays the calibrated price.
