@@ -4,6 +4,8 @@
 #include <cstddef>
 #include <vector>
 
+#include "report/nearly_sorted.h"
+
 namespace rlscope::report {
 
 namespace {
@@ -119,9 +121,9 @@ bool OuterFirst(const Interval& a, const Interval& b) {
 }
 
 void SortOuterFirst(IntervalList& intervals) {
-  if (!std::is_sorted(intervals.begin(), intervals.end(), OuterFirst)) {
-    std::stable_sort(intervals.begin(), intervals.end(), OuterFirst);
-  }
+  // Decoded events come as they ended: an enclosing call right after the
+  // few it holds.
+  SortNearlySorted(intervals.begin(), intervals.end(), OuterFirst);
 }
 
 // Tie-break among intervals with identical begin and end: the one appearing

@@ -14,6 +14,7 @@
 #include "report/cpu_contention.h"
 #include "report/gpu_analysis.h"
 #include "report/name_verdicts.h"
+#include "report/nearly_sorted.h"
 #include "report/operation_timeline.h"
 #include "report/overlap_sweep.h"
 #include "report/thread_analysis.h"
@@ -21,34 +22,6 @@
 namespace rlscope::report {
 
 namespace cal = rlscope::calibration;
-
-namespace {
-
-// SortNearlySorted: insertion sort of [first, last), linear for steps in
-// record order (a nested call's steps are a few places early); beyond a
-// budget of moves it hands over to std::sort.
-template <typename Iterator>
-void SortNearlySorted(Iterator first, Iterator last) {
-  auto earlier = [](const auto& a, const auto& b) { return a.time < b.time; };
-  const size_t size = static_cast<size_t>(last - first);
-  size_t budget = 8 * size + 64;
-  for (size_t i = 1; i < size; ++i) {
-    const auto step = first[i];
-    size_t j = i;
-    while (j > 0 && step.time < first[j - 1].time) {
-      if (budget-- == 0) {
-        first[j] = step;  // Put the held step back before handing over.
-        std::sort(first, last, earlier);
-        return;
-      }
-      first[j] = first[j - 1];
-      --j;
-    }
-    first[j] = step;
-  }
-}
-
-}  // namespace
 
 TimeCorrection::TimeCorrection(const std::vector<Removal>& removals) {
   for (const Removal& r : removals) Add(r.begin, r.end, r.amount);
@@ -83,8 +56,8 @@ void TimeCorrection::Finish() {
   } else {
     // Each series sorted (the ordered one in one pass), then merged.
     const auto middle = steps_.begin() + static_cast<std::ptrdiff_t>(std::min(ordered_begin_, steps_.size()));
-    SortNearlySorted(steps_.begin(), middle);
-    SortNearlySorted(middle, steps_.end());
+    SortNearlySorted(steps_.begin(), middle, earlier);
+    SortNearlySorted(middle, steps_.end(), earlier);
     std::inplace_merge(steps_.begin(), middle, steps_.end(), earlier);
   }
   // Sweep the steps in time order: the rate between consecutive times is
