@@ -64,6 +64,9 @@ echo "$slowdown" | sed 's/^/workload slowdown: /'
 analysis=$("$build/bin/bench_analysis" 20000000 "$work/analysis")
 echo "$analysis" | sed 's/^/analysis: /'
 
+# 2b. Sorting a thread's decoded CPU events (recorded as they end).
+"$build/bin/bench_sort_events" | sed 's/^/sort events: /'
+
 # 3. Bytes per event of a real run.
 "$rlscope" run --quiet --out "$work/client" -- "$build/test/fake_cuda/nvtx_client" --steps 2000 >/dev/null
 bytes=$(cat "$work/client"/trace/*.rlt | wc -c)
