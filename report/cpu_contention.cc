@@ -8,7 +8,10 @@ namespace rlscope::report {
 CpuContention::CpuContention(std::span<const CpuWait> waits) {
   for (const CpuWait& wait : waits) {
     if (wait.end_ns <= wait.begin_ns) continue;
-    if (!spans_.empty() && wait.begin_ns < spans_.back().end_ns) continue;  // Out of order: not trusted.
+    // Consecutive readings share their bound (the flusher's monotonic
+    // time): one that begins before the last kept span ends is out of
+    // order, not trusted.
+    if (!spans_.empty() && wait.begin_ns < spans_.back().end_ns) continue;
     double scale = 1.0;
     if (wait.ran_ns >= kMinCpuWaitRanNs) {
       const int64_t waited_ns = wait.waited_ns - std::max<int64_t>(wait.runs, 0) * kWakeUpWaitNs;
@@ -16,7 +19,7 @@ CpuContention::CpuContention(std::span<const CpuWait> waits) {
                        1.0 + static_cast<double>(std::max<int64_t>(waited_ns, 0)) / static_cast<double>(wait.ran_ns));
     }
     any_ = any_ || scale > 1.0;
-    spans_.push_back({wait.begin_ns, wait.end_ns, scale});
+    spans_.push_back({wait.end_ns, scale});
   }
 }
 

@@ -62,8 +62,11 @@ class CpuContention {
   bool Any() const { return any_; }
 
  private:
+  // A span's end and factor; where it begins matters only for the order
+  // check, and Scale needs the ends alone (each span reaches back to the
+  // previous one's end, or stands for the gap before it).
   struct Span {
-    int64_t begin_ns, end_ns;
+    int64_t end_ns;
     double scale;  // 1 where the thread barely ran or did not wait.
   };
   std::vector<Span> spans_;  // In time order, not overlapping.

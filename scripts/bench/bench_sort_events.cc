@@ -3,13 +3,15 @@
 // recorded as they end, so a native call comes right after the 0-3 CUDA
 // calls it holds; the list is made so, then sorted by SortOuterFirst and,
 // for comparison, by std::stable_sort (what decoding did before). Best of
-// 5 each, on one core.
+// 5 each, single-threaded (pin it with taskset for steadier figures).
 //
 //   bench_sort_events [CALLS]   (default 500000 native calls, ~1.25 M events)
 //
 // Prints: events, stable_sort_ms, sort_outer_first_ms.
 #include <algorithm>
 #include <chrono>
+#include <cstddef>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <random>

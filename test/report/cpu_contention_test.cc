@@ -33,6 +33,7 @@ TEST_CASE("a cost is scaled by the thread's waits for a CPU where it was paid", 
   CHECK(contention.Scale(-1) == Approx(2.0));  // Before the first reading: the first span's.
   CHECK(contention.Scale(0) == Approx(2.0));
   CHECK(contention.Scale(199 * kMs) == Approx(2.0));
+  CHECK(contention.Scale(200 * kMs) == 1.0);  // A span's end belongs to the next.
   CHECK(contention.Scale(300 * kMs) == 1.0);
   CHECK(contention.Scale(450 * kMs) == kMaxCpuWaitScale);
   CHECK(contention.Scale(700 * kMs) == 1.0);
@@ -70,6 +71,7 @@ TEST_CASE("before a reading, the next one stands for the time", "[cpu_contention
   const std::vector<CpuWait> windows = {{0, 100 * kMs, 50 * kMs, 50 * kMs}, {300 * kMs, 400 * kMs, 25 * kMs, 50 * kMs}};
   const CpuContention windowed(windows);
   CHECK(windowed.Scale(50 * kMs) == Approx(2.0));
+  CHECK(windowed.Scale(100 * kMs) == Approx(3.0));  // The first window's end: the gap's.
   CHECK(windowed.Scale(200 * kMs) == Approx(3.0));
   CHECK(windowed.Scale(350 * kMs) == Approx(3.0));
   CHECK(windowed.Scale(450 * kMs) == 1.0);
