@@ -21,15 +21,16 @@ shift 2
 [[ -f "$dir/validate.json" ]] || { echo "rereport_bias.sh: no validate.json in $dir" >&2; exit 2; }
 work="$(mktemp -d /tmp/rlscope-rereport.XXXXXX)"
 trap 'rm -rf "$work"' EXIT
-for rlscope in "$@"; do
-  label="$rlscope"
-  python3 - "$dir/validate.json" > "$work/runs" <<'PY'
+# Each repetition's unprofiled wall time and profiled run directory
+# (named relative to validate's --out).
+python3 - "$dir/validate.json" > "$work/runs" <<'PY'
 import json, os, sys
 validate = sys.argv[1]
 for rep in json.load(open(validate))["repetitions"]:
-    # Run directories are named relative to validate's --out.
     print(rep["unprofiled_wall_ns"], os.path.join(os.path.dirname(validate), rep["run_dir"]))
 PY
+[[ -s "$work/runs" ]] || { echo "rereport_bias.sh: $dir/validate.json lists no repetitions" >&2; exit 1; }
+for rlscope in "$@"; do
   : > "$work/pairs"
   while read -r unprofiled run; do
     "$rlscope" report --quiet --calibration "$calibration" "$run" < /dev/null > "$work/report.log" 2>&1 ||
@@ -42,8 +43,7 @@ if corrected is None:
 print(sys.argv[2], corrected)
 PY
   done < "$work/runs"
-  [[ -s "$work/pairs" ]] || { echo "rereport_bias.sh: $dir/validate.json lists no repetitions" >&2; exit 1; }
-  python3 - "$work/pairs" "$label" <<'PY'
+  python3 - "$work/pairs" "$rlscope" <<'PY'
 import statistics, sys
 pairs = [tuple(map(float, line.split())) for line in open(sys.argv[1])]
 biases = [100 * (c - u) / u for u, c in pairs]
