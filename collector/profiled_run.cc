@@ -24,6 +24,7 @@
 #include "calibration/overhead_model.h"
 #include "collector/gpu_utilization_sampler.h"
 #include "collector/launcher.h"
+#include "collector/live_decoding.h"
 #include "collector/receiver.h"
 #include "collector/report_room.h"
 #include "collector/run_directory.h"
@@ -461,6 +462,18 @@ absl::StatusOr<ProfileOutcome> ProfileCommand(const ProfileRequest& request) {
         "unknown, and the traces end where rlscope stopped");
     write_metadata_or_warn(provisional);
   }
+  // Copied first: the report reads the rules from DIR/rules/, and a
+  // decoding that follows the run starts with them.
+  if (absl::Status copied = CopyRules(request.run_dir, rule_files); !copied.ok()) {
+    std::cerr << prefix << ": " << copied.message() << "\n";
+  }
+  std::unique_ptr<LiveDecoding> live;
+  if (request.decode_during_run && ShouldDecodeDuringRun(std::getenv("RLSCOPE_LIVE_DECODING"), UsableCpus())) {
+    // Kept for correction when the report will be corrected: the run's
+    // calibration was copied into DIR above (WriteReport's lookup).
+    live =
+        std::make_unique<LiveDecoding>(request.run_dir, report::FindCorrection(request.run_dir, "").model.has_value());
+  }
   absl::StatusOr<Waited> waited = LaunchAndWait(request.command, environment, request.give_terminal, stdio.fds(),
                                                 signals.fd(), receiver->get(), sampler.get(), request.status_line);
   // From here on a Ctrl-C (or SIGTERM) ends `rlscope run`: only the report is left.
@@ -489,17 +502,15 @@ absl::StatusOr<ProfileOutcome> ProfileCommand(const ProfileRequest& request) {
   receiver->reset();
   RemoveSocket(*socket_path);
   report_room.Release();  // The trace is closed: its room is for what follows.
-
-  if (absl::Status copied = CopyRules(request.run_dir, rule_files); !copied.ok()) {
-    std::cerr << prefix << ": " << copied.message() << "\n";
-  }
+  std::shared_ptr<report::RunDecoding> decoding = live ? live->Stop() : nullptr;
   if (absl::Status written = report::WriteRunMetadata(meta_path, metadata); !written.ok()) {
     // The report may not be written either (a full disk): say here what
     // the collector had to say.
     std::cerr << prefix << ": " << written.message() << "\n";
     for (const std::string& problem : metadata.collector_problems) std::cerr << prefix << ": " << problem << "\n";
   }
-  return ProfileOutcome{metadata.exit_code, metadata.wall_ns, waited->interrupted_by, calibration_problem};
+  return ProfileOutcome{metadata.exit_code, metadata.wall_ns, waited->interrupted_by, calibration_problem,
+                        std::move(decoding)};
 }
 
 absl::StatusOr<ProfileOutcome> RunUnprofiled(const UnprofiledRequest& request) {

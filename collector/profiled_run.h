@@ -23,12 +23,14 @@
 #define RLSCOPE_COLLECTOR_PROFILED_RUN_H_
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "collector/profiling_options.h"
+#include "report/run_decoding.h"
 
 namespace rlscope::collector {
 
@@ -59,7 +61,11 @@ struct ProfileRequest {
   // (--keep-free; 0: never); default: DefaultKeepFree(run_dir).
   std::optional<uint64_t> keep_free_bytes;
   CaptureWindow capture;
-  bool uncompressed_trace = false;             // Receiver::WriteUncompressed
+  bool uncompressed_trace = false;  // Receiver::WriteUncompressed
+  // Decode the traces while the command runs (collector/live_decoding.h,
+  // which also decides whether this machine has the CPUs for it), for the
+  // report written next: `rlscope run` and `validate` ask.
+  bool decode_during_run = false;
   std::vector<std::string> extra_environment;  // "NAME=VALUE", set (replacing) in the child's environment.
   // The command's standard descriptors: a file path (stdout/stderr files are
   // created or truncated), or empty to inherit rlscope's.
@@ -88,6 +94,9 @@ struct ProfileOutcome {
   int interrupted_by = 0;
   // Why the run's report will not be corrected ("" when it will).
   std::string calibration_problem;
+  // The traces' decoding, begun during the run (ProfileRequest::
+  // decode_during_run), for WriteReport; null when there is none.
+  std::shared_ptr<report::RunDecoding> decoding;
 };
 
 // ProfileCommand: runs request.command with the preload injected, waits for

@@ -128,7 +128,8 @@ int ReportJob(const std::string& job_dir, const std::string& calibration_path, b
 
 }  // namespace
 
-ReportOutcome WriteReport(const std::string& run_dir, const std::string& calibration_path) {
+ReportOutcome WriteReport(const std::string& run_dir, const std::string& calibration_path,
+                          report::RunDecoding* started) {
   ReportOutcome outcome;
   // The room a killed collector left behind (report_room.h) takes space
   // these files need.
@@ -138,7 +139,8 @@ ReportOutcome WriteReport(const std::string& run_dir, const std::string& calibra
   ReportFile text(dir / run_layout::kReportText, &ReportText, &outcome.text);
   ReportFile html(dir / run_layout::kReportHtml, &ReportHtml);
   report::RunSink* const files[] = {&json, &text, &html};
-  absl::StatusOr<report::FedRun> fed = report::FeedRunDirectory(run_dir, calibration_path, files);
+  absl::StatusOr<report::FedRun> fed =
+      report::FeedRunDirectory(run_dir, calibration_path, files, /*locate_lines=*/false, started);
   if (!fed.ok()) {
     outcome.status = fed.status();
     return outcome;

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "report/run_decoding.h"
 #include "report/run_report.h"
 
 namespace rlscope::collector {
@@ -21,8 +22,10 @@ struct ReportOutcome {
 
 // WriteReport: analyses DIR and writes DIR/report.json, DIR/report.txt and
 // DIR/report.html. `calibration_path`: correct with this calibration
-// instead of the run's own.
-ReportOutcome WriteReport(const std::string& run_dir, const std::string& calibration_path = "");
+// instead of the run's own. `started`: the decoding begun during the run
+// (ProfileOutcome::decoding), or null.
+ReportOutcome WriteReport(const std::string& run_dir, const std::string& calibration_path = "",
+                          report::RunDecoding* started = nullptr);
 
 // ReportCommandMain: `args` are the arguments after "report".
 int ReportCommandMain(const std::vector<std::string>& args);

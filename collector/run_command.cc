@@ -171,13 +171,14 @@ int RunCommandMain(const std::vector<std::string>& args) {
   const bool stderr_is_tty = isatty(STDERR_FILENO) == 1;
   request.status_line = !options->quiet && StatusLineEnabled(stderr_is_tty, std::getenv("TERM"));
   request.quiet_preload = options->quiet;
+  request.decode_during_run = true;
   const bool color = ColorEnabled(stderr_is_tty, std::getenv("NO_COLOR"), std::getenv("TERM"));
   absl::StatusOr<ProfileOutcome> outcome = ProfileCommand(request);
   if (!outcome.ok()) {
     std::cerr << "rlscope run: " << outcome.status().message() << "\n";
     return ExitCodeOfLaunchFailure(outcome.status());
   }
-  ReportOutcome report = WriteReport(*run_dir);
+  ReportOutcome report = WriteReport(*run_dir, "", outcome->decoding.get());
   if (!report.status.ok()) {
     std::cerr << "rlscope run: " << report.status.message() << "\n";
   } else if (!options->quiet) {

@@ -346,9 +346,10 @@ class Validation {
     request.stderr_path = stem + ".stderr";
     request.log_prefix = "rlscope validate";
     request.say_calibration_problem = rep.index == 1;  // Once, not per repetition.
+    request.decode_during_run = true;                  // As `rlscope run` does: its time is what is measured.
     absl::StatusOr<ProfileOutcome> outcome = ProfileCommand(request);
     if (!Check(outcome, /*profiled=*/true, what, stem)) return false;
-    const ReportOutcome written = WriteReport(*run_dir);
+    const ReportOutcome written = WriteReport(*run_dir, "", outcome->decoding.get());
     if (!written.status.ok()) {
       return Stop("failed", 1, absl::StrFormat("cannot analyse %s: %s", *run_dir, written.status.message()));
     }

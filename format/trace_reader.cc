@@ -319,70 +319,117 @@ class BlockBytes {
   const AlignedBytes& bytes_;
 };
 
-// ScanBlocks: a compressed trace (trace_blocks.h): each block is read,
-// checked and decompressed, then its frames are scanned. Damage to a block
-// (its header, its zstd frame, a checksum) stops reading at that block,
-// like damage to a frame.
+// BlockScan: reading a compressed trace (trace_blocks.h), resumable: each
+// block is read, checked and decompressed, then its frames are scanned.
+// Damage to a block (its header, its zstd frame, a checksum) stops reading
+// at that block, like damage to a frame. A scan that is not final stops
+// quietly before a block that does not read whole (a file still growing)
+// and goes on from there at the next call.
+class BlockScan {
+ public:
+  enum class Outcome { kAtEnd, kStopped };
+
+  BlockScan(const std::string& path, const FrameVisitor& visit) : path_(path), scanner_(path, visit, result_) {}
+  BlockScan(const BlockScan&) = delete;
+  BlockScan& operator=(const BlockScan&) = delete;
+
+  // Continue: reads what `source` holds from where the last call stopped.
+  // kStopped: damage or an error (Finish says which).
+  template <typename Source>
+  Outcome Continue(Source& source, bool final) {
+    const uint64_t size = source.size();
+    if (!version_) {
+      if (!final && size < kTraceFileHeaderBytes) return Outcome::kAtEnd;
+      const uint8_t* file_header = source.Bytes(0, std::min<uint64_t>(size, kTraceFileHeaderBytes));
+      if (file_header == nullptr) {
+        header_status_ = absl::DataLossError(absl::StrFormat("%s: %s", path_, source.error()));
+        return Outcome::kStopped;
+      }
+      const absl::StatusOr<uint16_t> version =
+          ReadTraceFileHeader(file_header, std::min<uint64_t>(size, kTraceFileHeaderBytes));
+      if (!version.ok()) {
+        header_status_ = absl::Status(
+            version.status().code(),
+            absl::StrFormat("%s: not a readable rlscope trace: %s (byte offset 0)", path_, version.status().message()));
+        return Outcome::kStopped;
+      }
+      version_ = *version;
+    }
+    while (offset_ < size) {
+      if (size - offset_ < kBlockHeaderBytes) {
+        if (!final) return Outcome::kAtEnd;
+        scanner_.Damaged(absl::StrFormat("truncated block header (%d of %d bytes)", size - offset_, kBlockHeaderBytes),
+                         offset_);
+        return Outcome::kStopped;
+      }
+      const uint8_t* header_bytes = source.Bytes(offset_, kBlockHeaderBytes);
+      if (header_bytes == nullptr) {
+        scanner_.Damaged(source.error(), offset_);
+        return Outcome::kStopped;
+      }
+      // While the file grows, what does not read as a whole block is taken
+      // for one still being written, and read again at the next call.
+      absl::StatusOr<BlockHeader> header = ParseBlockHeader(header_bytes);
+      if (!header.ok()) {
+        if (!final) return Outcome::kAtEnd;
+        scanner_.Damaged(std::string(header.status().message()), offset_);
+        return Outcome::kStopped;
+      }
+      if (size - offset_ - kBlockHeaderBytes < header->compressed_bytes) {
+        if (!final) return Outcome::kAtEnd;
+        scanner_.Damaged(absl::StrFormat("truncated block (%d bytes announced, %d present)", header->compressed_bytes,
+                                         size - offset_ - kBlockHeaderBytes),
+                         offset_);
+        return Outcome::kStopped;
+      }
+      const uint8_t* compressed = source.Bytes(offset_, kBlockHeaderBytes + header->compressed_bytes);
+      if (compressed == nullptr) {
+        scanner_.Damaged(source.error(), offset_);
+        return Outcome::kStopped;
+      }
+      stream_.resize(header->stream_bytes);
+      if (absl::Status decompressed =
+              decompressor_.Decompress(*header, compressed + kBlockHeaderBytes, stream_.mutable_data());
+          !decompressed.ok()) {
+        if (!final) return Outcome::kAtEnd;
+        scanner_.Damaged(std::string(decompressed.message()), offset_);
+        return Outcome::kStopped;
+      }
+      BlockBytes block(stream_);
+      if (!scanner_.Scan(block, header->stream_bytes, stream_offset_,
+                         absl::StrFormat(" of the stream (in the block at byte %d of the file)", offset_), *version_)) {
+        return Outcome::kStopped;
+      }
+      offset_ += kBlockHeaderBytes + header->compressed_bytes;
+      stream_offset_ += header->stream_bytes;
+    }
+    return Outcome::kAtEnd;
+  }
+
+  // Finish: what reading the file of `size` bytes came to.
+  absl::StatusOr<TraceReadResult> Finish(uint64_t size) {
+    if (!header_status_.ok()) return header_status_;
+    return scanner_.Finish(size, offset_);
+  }
+  uint64_t stream_offset() const { return stream_offset_; }
+
+ private:
+  const std::string& path_;
+  TraceReadResult result_;
+  FrameScanner scanner_;
+  std::optional<uint16_t> version_;
+  absl::Status header_status_;
+  BlockDecompressor decompressor_;
+  AlignedBytes stream_;
+  uint64_t offset_ = kTraceFileHeaderBytes;
+  uint64_t stream_offset_ = 0;
+};
+
 template <typename Source>
 absl::StatusOr<TraceReadResult> ScanBlocks(Source& source, const std::string& path, const FrameVisitor& visit) {
-  const uint64_t size = source.size();
-  TraceReadResult result;
-  FrameScanner scanner(path, visit, result);
-  const uint8_t* file_header = source.Bytes(0, std::min<uint64_t>(size, kTraceFileHeaderBytes));
-  if (file_header == nullptr) return absl::DataLossError(absl::StrFormat("%s: %s", path, source.error()));
-  const absl::StatusOr<uint16_t> version =
-      ReadTraceFileHeader(file_header, std::min<uint64_t>(size, kTraceFileHeaderBytes));
-  if (!version.ok()) {
-    return absl::Status(version.status().code(), absl::StrFormat("%s: not a readable rlscope trace: %s (byte offset 0)",
-                                                                 path, version.status().message()));
-  }
-  BlockDecompressor decompressor;
-  AlignedBytes stream;
-  uint64_t offset = kTraceFileHeaderBytes;
-  uint64_t stream_offset = 0;
-  while (offset < size) {
-    if (size - offset < kBlockHeaderBytes) {
-      scanner.Damaged(absl::StrFormat("truncated block header (%d of %d bytes)", size - offset, kBlockHeaderBytes),
-                      offset);
-      break;
-    }
-    const uint8_t* header_bytes = source.Bytes(offset, kBlockHeaderBytes);
-    if (header_bytes == nullptr) {
-      scanner.Damaged(source.error(), offset);
-      break;
-    }
-    absl::StatusOr<BlockHeader> header = ParseBlockHeader(header_bytes);
-    if (!header.ok()) {
-      scanner.Damaged(std::string(header.status().message()), offset);
-      break;
-    }
-    if (size - offset - kBlockHeaderBytes < header->compressed_bytes) {
-      scanner.Damaged(absl::StrFormat("truncated block (%d bytes announced, %d present)", header->compressed_bytes,
-                                      size - offset - kBlockHeaderBytes),
-                      offset);
-      break;
-    }
-    const uint8_t* compressed = source.Bytes(offset, kBlockHeaderBytes + header->compressed_bytes);
-    if (compressed == nullptr) {
-      scanner.Damaged(source.error(), offset);
-      break;
-    }
-    stream.resize(header->stream_bytes);
-    if (absl::Status decompressed =
-            decompressor.Decompress(*header, compressed + kBlockHeaderBytes, stream.mutable_data());
-        !decompressed.ok()) {
-      scanner.Damaged(std::string(decompressed.message()), offset);
-      break;
-    }
-    BlockBytes block(stream);
-    if (!scanner.Scan(block, header->stream_bytes, stream_offset,
-                      absl::StrFormat(" of the stream (in the block at byte %d of the file)", offset), *version)) {
-      break;
-    }
-    offset += kBlockHeaderBytes + header->compressed_bytes;
-    stream_offset += header->stream_bytes;
-  }
-  return scanner.Finish(size, offset);
+  BlockScan scan(path, visit);
+  scan.Continue(source, /*final=*/true);
+  return scan.Finish(source.size());
 }
 
 // ScanFrames: the reading loop of ReadTraceFile and ReadTraceBuffer, over a
@@ -432,6 +479,43 @@ absl::StatusOr<TraceReadResult> ReadTraceFile(const std::string& path, const Fra
   absl::StatusOr<TraceFile> file = TraceFile::Open(path);
   if (!file.ok()) return file.status();
   return ScanFrames(*file, path, visit);
+}
+
+struct TraceFollower::State {
+  State(const std::string& path, const FrameVisitor& visit) : scan(path, visit) {}
+  BlockScan scan;
+};
+
+TraceFollower::TraceFollower(std::string path, FrameVisitor visit)
+    : path_(std::move(path)), visit_(std::move(visit)), state_(std::make_unique<State>(path_, visit_)) {}
+
+TraceFollower::~TraceFollower() = default;
+
+void TraceFollower::ReadNew() {
+  if (mode_ == Mode::kWhole || scan_stopped_) return;
+  absl::StatusOr<TraceFile> file = TraceFile::Open(path_);
+  if (!file.ok()) return;  // Tried again at the next call, and by Finish.
+  if (mode_ == Mode::kUnknown) {
+    // A file too short for the format's magic is one just created.
+    if (file->size() < sizeof(kTraceBlocksMagic)) return;
+    const uint8_t* magic = file->Bytes(0, sizeof(kTraceBlocksMagic));
+    if (magic == nullptr) return;
+    mode_ = HasTraceBlocksMagic(magic, sizeof(kTraceBlocksMagic)) ? Mode::kBlocks : Mode::kWhole;
+    if (mode_ == Mode::kWhole) return;
+  }
+  scan_stopped_ = state_->scan.Continue(*file, /*final=*/false) == BlockScan::Outcome::kStopped;
+}
+
+uint64_t TraceFollower::stream_bytes() const { return state_->scan.stream_offset(); }
+
+absl::StatusOr<TraceReadResult> TraceFollower::Finish() {
+  // Nothing delivered yet: the whole file, as ReadTraceFile reads it.
+  if (mode_ != Mode::kBlocks) return ReadTraceFile(path_, visit_);
+  absl::StatusOr<TraceFile> file = TraceFile::Open(path_);
+  if (!file.ok()) return file.status();
+  if (!scan_stopped_) state_->scan.Continue(*file, /*final=*/true);
+  scan_stopped_ = true;
+  return state_->scan.Finish(file->size());
 }
 
 absl::StatusOr<TraceReadResult> ReadTraceBuffer(const uint8_t* data, size_t size, const std::string& path,

@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -49,6 +50,40 @@ absl::StatusOr<TraceReadResult> ReadTraceFile(const std::string& path, const Fra
 // window, and what the fuzzer (test/fuzz/) drives.
 absl::StatusOr<TraceReadResult> ReadTraceBuffer(const uint8_t* data, size_t size, const std::string& source,
                                                 const FrameVisitor& visit);
+
+// TraceFollower: reads a compressed trace file while the collector is
+// still writing it (the report analysing as the run goes), block by block:
+// the collector appends whole blocks with plain write()s, so a block not
+// yet whole is one still being written, not damage, until Finish. Frames
+// are delivered to `visit` in the order ReadTraceFile would deliver them,
+// and Finish returns what it would have returned for the whole file.
+class TraceFollower {
+ public:
+  TraceFollower(std::string path, FrameVisitor visit);
+  ~TraceFollower();
+  TraceFollower(const TraceFollower&) = delete;
+  TraceFollower& operator=(const TraceFollower&) = delete;
+
+  // ReadNew: delivers the frames of the whole blocks written since the
+  // last call. A plain trace (--uncompressed-trace) is not followed, and
+  // following stops at damage (what comes after it is never read).
+  void ReadNew();
+  // Finish: once the file is complete, reads the rest as ReadTraceFile
+  // would (what is cut short now is damage: the writer is done) and
+  // returns its result; a file not followed is read whole now.
+  absl::StatusOr<TraceReadResult> Finish();
+  // The stream bytes delivered so far.
+  uint64_t stream_bytes() const;
+
+ private:
+  struct State;
+  std::string path_;
+  FrameVisitor visit_;
+  std::unique_ptr<State> state_;
+  enum class Mode { kUnknown, kBlocks, kWhole };
+  Mode mode_ = Mode::kUnknown;
+  bool scan_stopped_ = false;
+};
 
 // TraceStreamBytes: how many bytes of stream the trace file at `path`
 // holds: its size for a plain trace, the sum of its blocks' stream sizes

@@ -17,10 +17,16 @@
 
 namespace rlscope::report {
 
+class RunDecoding;
+
 struct LoadRequest {
   // Also keep what the overhead correction needs (the overhead sites and
   // windows, as many as the events), memory permitting.
   bool for_correction = false;
+  // A decoding of this run begun while it ran (run_decoding.h), or null:
+  // finished and used when it kept what this request needs (and followed
+  // the run to its end), else the run is decoded afresh.
+  RunDecoding* started = nullptr;
 };
 
 // LoadRun: fails when DIR is not a run directory or too large to analyse

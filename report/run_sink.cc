@@ -20,12 +20,13 @@ std::optional<RunReport> FeedSinks(DecodedRun run, const AnalysisOptions& option
 }
 
 absl::StatusOr<FedRun> FeedRunDirectory(const std::string& run_dir, const std::string& calibration_path,
-                                        std::span<RunSink* const> sinks, bool locate_lines) {
+                                        std::span<RunSink* const> sinks, bool locate_lines, RunDecoding* started) {
   const bool wants_report =
       std::any_of(sinks.begin(), sinks.end(), [](const RunSink* sink) { return sink->WantsReport(); });
   CorrectionSource correction;
   if (wants_report) correction = FindCorrection(run_dir, calibration_path);
-  absl::StatusOr<DecodedRun> run = LoadRun(run_dir, {.for_correction = correction.model.has_value()});
+  absl::StatusOr<DecodedRun> run =
+      LoadRun(run_dir, {.for_correction = correction.model.has_value(), .started = started});
   if (!run.ok()) return run.status();
   FedRun fed;
   fed.data_damaged = run->data_damaged;

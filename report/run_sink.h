@@ -15,6 +15,7 @@
 
 #include "absl/status/statusor.h"
 #include "report/decoded_run.h"
+#include "report/run_decoding.h"
 #include "report/run_report.h"
 
 namespace rlscope::report {
@@ -48,8 +49,10 @@ struct FedRun {
 // `calibration_path`, looked for only when some sink wants the report),
 // one LoadRun, then FeedSinks. `locate_lines`: the report also has each
 // process's located_rows (folded stacks).
+// `started`: a decoding of the run begun while it ran (LoadRequest's).
 absl::StatusOr<FedRun> FeedRunDirectory(const std::string& run_dir, const std::string& calibration_path,
-                                        std::span<RunSink* const> sinks, bool locate_lines = false);
+                                        std::span<RunSink* const> sinks, bool locate_lines = false,
+                                        RunDecoding* started = nullptr);
 
 // LoadRunReport: the report of the run in `run_dir` alone (no sink),
 // corrected with `calibration_path` (empty: the run's own calibration, if

@@ -2,10 +2,11 @@
 # The user's whole wait for a report on the GPU machine: `rlscope run`
 # from launch to the printed report (the program profiled, then the report
 # stage), against the program alone, and `rlscope report` of the same run
-# again; each with rlscope's memory on huge pages (the default) and
-# without (RLSCOPE_HUGE_PAGES=0; collector/huge_page_malloc.h). Rounds of
-# unprofiled, huge pages, normal pages, in turn, so the host's slow
-# stretches fall on all three alike, after one unprofiled warm-up run.
+# again; each with the trace decoded during the run (RLSCOPE_LIVE_DECODING=1,
+# the default on a machine of 4 CPUs or more; collector/live_decoding.h) and
+# after it (=0). Rounds of unprofiled, during, after, in turn, so the
+# host's slow stretches fall on all three alike, after one unprofiled
+# warm-up run.
 # With .device carried and CleanRL's sources in .device/bench_sources;
 # CALIBRATION_IN=FILE reuses a calibration; ROUNDS (default 3); ONLY="dqn
 # ppo dqn_jax bundled_dqn" (default dqn ppo dqn_jax). Table last; logs in $OUT.
@@ -31,14 +32,14 @@ measure() {  # name, then the command
   [[ " $only " != *" $name "* ]] && return 0
   echo "== $name: a warm-up run (not counted: caches are cold on a fresh machine), then $rounds rounds"
   seconds_of "$@" >/dev/null
-  local i hp
+  local i live
   for ((i = 1; i <= rounds; i++)); do
     echo "$name unprofiled $(seconds_of "$@")" >>"$work/times"
-    for hp in 1 0; do
-      local dir="$work/$name-$i-$hp"
-      echo "$name run_hp$hp $(seconds_of env RLSCOPE_HUGE_PAGES=$hp "$rlscope" run --calibration "$out/calibration.json" \
-        --out "$dir" -- "$@")" >>"$work/times"
-      echo "$name report_hp$hp $(seconds_of env RLSCOPE_HUGE_PAGES=$hp "$rlscope" report "$dir")" >>"$work/times"
+    for live in 1 0; do
+      local dir="$work/$name-$i-$live"
+      echo "$name run_live$live $(seconds_of env RLSCOPE_LIVE_DECODING=$live "$rlscope" run \
+        --calibration "$out/calibration.json" --out "$dir" -- "$@")" >>"$work/times"
+      echo "$name report_live$live $(seconds_of "$rlscope" report "$dir")" >>"$work/times"
     done
     tail -5 "$work/times"
   done
@@ -59,11 +60,11 @@ for line in open(sys.argv[1]):
     name, what, ms = line.split()
     times[name][what].append(int(ms) / 1000)
 span = lambda xs: f"{min(xs):.1f}-{max(xs):.1f}" if xs else "-"
-print(f"{'workload':<12} {'unprofiled':>11} {'run, huge':>11} {'run, normal':>12} {'wait huge':>9} "
-      f"{'wait normal':>11} {'report huge':>11} {'report normal':>13}")
+print(f"{'workload':<12} {'unprofiled':>11} {'run, during':>11} {'run, after':>11} {'wait during':>11} "
+      f"{'wait after':>10} {'report alone':>12}")
 for name, t in times.items():
     u = statistics.median(t["unprofiled"])
     ratio = lambda key: f"{statistics.median(t[key]) / u:.2f}x" if t[key] else "-"
-    print(f"{name:<12} {span(t['unprofiled']):>11} {span(t['run_hp1']):>11} {span(t['run_hp0']):>12} "
-          f"{ratio('run_hp1'):>9} {ratio('run_hp0'):>11} {span(t['report_hp1']):>11} {span(t['report_hp0']):>13}")
+    print(f"{name:<12} {span(t['unprofiled']):>11} {span(t['run_live1']):>11} {span(t['run_live0']):>11} "
+          f"{ratio('run_live1'):>11} {ratio('run_live0'):>10} {span(t['report_live1'] + t['report_live0']):>12}")
 PY

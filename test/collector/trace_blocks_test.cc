@@ -38,39 +38,9 @@ namespace {
 std::string TempPath(const std::string& name) { return rlscope::trace_test::TempPath("rlscope_blocks_test", name); }
 
 using rlscope::trace_test::Append;
+using rlscope::trace_test::Compressed;
+using rlscope::trace_test::SampleFrames;
 using rlscope::trace_test::WriteFile;
-
-// The frames of a stream: Hello, `batches` batches of 100 events each,
-// Goodbye; each frame's bytes on their own.
-std::vector<std::vector<uint8_t>> SampleFrames(int batches) {
-  std::vector<std::vector<uint8_t>> frames;
-  BatchEncoder encoder;
-  const ProcessIdentity identity = rlscope::trace_test::SampleIdentity();
-  frames.emplace_back();
-  Append(frames.back(), encoder.EncodeHello(identity, "tsc"));
-  for (int b = 0; b < batches; ++b) {
-    encoder.BeginBatch(static_cast<uint64_t>(b + 1), 0);
-    if (b == 0) encoder.AddString(0, "cudaLaunchKernel");
-    encoder.AddThreadEvents(11, 1, 100, 0, {}, [b](wire::Event* out) {
-      for (int i = 0; i < 100; ++i) {
-        const int64_t begin = 10000 + int64_t{b} * 100000 + i * 1000;
-        out[i] = wire::Event(begin, begin + 300 + i, 0, static_cast<uint16_t>(wire::EventKind::kCudaApi), 0, 0);
-      }
-      // Any 64-bit values come back (kNativeStackFrames keeps addresses
-      // in the timestamps): the deltas wrap around.
-      if (b == 1) {
-        out[97] = wire::Event(INT64_MIN, INT64_MAX, 0, 13, 0, 0);
-        out[98] = wire::Event(INT64_MAX, INT64_MIN, 0, 13, 0, 0);
-        out[99] = wire::Event(-1, 0x7fff12345678, 0, 13, 0, 0);
-      }
-    });
-    frames.emplace_back();
-    Append(frames.back(), encoder.FinishBatch());
-  }
-  frames.emplace_back();
-  Append(frames.back(), encoder.EncodeGoodbye(2000, 100 * batches, 0, "exit"));
-  return frames;
-}
 
 // A Batch frame whose two ThreadEvents (tids 11 and 12) share events, as
 // a hostile trace may (the verifier allows it): with `partly`, thread 12's
@@ -105,30 +75,6 @@ std::vector<uint8_t> Concatenated(const std::vector<std::vector<uint8_t>>& frame
   std::vector<uint8_t> bytes;
   for (size_t i = begin; i < end; ++i) bytes.insert(bytes.end(), frames[i].begin(), frames[i].end());
   return bytes;
-}
-
-// As the collector writes it: the header, the Hello in a block of its
-// own, then the rest in blocks of `per_block` frames.
-std::vector<uint8_t> Compressed(const std::vector<std::vector<uint8_t>>& frames, size_t per_block,
-                                std::vector<size_t>* block_offsets = nullptr,
-                                uint16_t version = rlscope::collector::kTraceBlocksVersion) {
-  std::vector<uint8_t> file;
-  AppendTraceFileHeader(file, version);
-  BlockCompressor compressor;
-  std::vector<uint8_t> scratch;
-  for (size_t begin = 0; begin < frames.size();) {
-    const size_t end = begin == 0 ? 1 : std::min(frames.size(), begin + per_block);
-    std::vector<uint8_t> stream;
-    for (size_t i = begin; i < end; ++i) {
-      absl::StatusOr<const wire::Frame*> verified = VerifyFrame(frames[i].data(), frames[i].size());
-      REQUIRE(verified.ok());
-      AppendFrameToBlock(**verified, frames[i].data(), frames[i].size(), stream, scratch, version);
-    }
-    if (block_offsets != nullptr) block_offsets->push_back(file.size());
-    REQUIRE(compressor.AppendBlock(stream.data(), stream.size(), file).ok());
-    begin = end;
-  }
-  return file;
 }
 
 struct Collected {
@@ -312,4 +258,106 @@ TEST_CASE("A compressed trace of a newer version, or without its Hello block, is
   result = ReadTraceBuffer(header_only.data(), header_only.size(), "x.rlt", [](const wire::Frame&, uint64_t) {});
   REQUIRE_FALSE(result.ok());
   CHECK_THAT(std::string(result.status().message()), Catch::Contains("x.rlt: not a readable rlscope trace"));
+}
+
+namespace {
+
+// Follow: `bytes` written to a file in the pieces `cuts` ends (each a
+// prefix length), the follower reading after each; then Finish. Returns
+// Finish's result; `after_each` the frames delivered after each piece.
+absl::StatusOr<TraceReadResult> Follow(const std::vector<uint8_t>& bytes, const std::vector<size_t>& cuts,
+                                       Collected& collected, std::vector<size_t>* after_each = nullptr) {
+  const std::string path = TempPath("trace.rlt");  // Read's, so that messages compare.
+  rlscope::collector::TraceFollower follower(path, [&](const wire::Frame& frame, uint64_t offset) {
+    collected.kinds.push_back(frame.message_type());
+    collected.offsets.push_back(offset);
+    if (const wire::Batch* batch = frame.message_as_Batch()) {
+      for (const wire::Event* event : *batch->threads()->Get(0)->events()) {
+        collected.begins.push_back(event->begin_ns());
+        collected.ends.push_back(event->end_ns());
+      }
+    }
+  });
+  follower.ReadNew();  // No file yet.
+  for (size_t cut : cuts) {
+    WriteFile(path, std::vector<uint8_t>(bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(cut)));
+    follower.ReadNew();
+    if (after_each != nullptr) after_each->push_back(collected.kinds.size());
+  }
+  absl::StatusOr<TraceReadResult> result = follower.Finish();
+  unlink(path.c_str());
+  return result;
+}
+
+}  // namespace
+
+TEST_CASE("A trace followed while it is written reads as the whole file does", "[blocks]") {
+  const std::vector<std::vector<uint8_t>> frames = SampleFrames(40);
+  std::vector<size_t> blocks;
+  const std::vector<uint8_t> file = Compressed(frames, 10, &blocks);
+  REQUIRE(blocks.size() == 6);
+  Collected whole;
+  absl::StatusOr<TraceReadResult> whole_result = Read(file, whole);
+  REQUIRE(whole_result.ok());
+
+  SECTION("written in pieces that cut headers and blocks") {
+    // Inside the file header, inside block 1's header, inside block 2's
+    // data, at block 4's start, then the whole file.
+    const std::vector<size_t> cuts = {3, blocks[1] + 5, blocks[2] + kBlockHeaderBytes + 7, blocks[4], file.size()};
+    Collected followed;
+    std::vector<size_t> after_each;
+    absl::StatusOr<TraceReadResult> result = Follow(file, cuts, followed, &after_each);
+    REQUIRE(result.ok());
+    CHECK_FALSE(result->damage);
+    // Only whole blocks are read as the file grows: the Hello, then one
+    // block of ten batches, then three.
+    CHECK(after_each == std::vector<size_t>{0, 1, 11, 31, frames.size()});
+    CHECK(result->frames == whole_result->frames);
+    CHECK(result->bytes == whole_result->bytes);
+    CHECK(followed.kinds == whole.kinds);
+    CHECK(followed.offsets == whole.offsets);
+    CHECK(followed.begins == whole.begins);
+    CHECK(followed.ends == whole.ends);
+  }
+  SECTION("a block still cut short at the end is damage, as for the whole file") {
+    const std::vector<uint8_t> cut(file.begin(), file.begin() + static_cast<std::ptrdiff_t>(blocks[3] + 20));
+    Collected cut_whole, followed;
+    absl::StatusOr<TraceReadResult> expected = Read(cut, cut_whole);
+    absl::StatusOr<TraceReadResult> result = Follow(cut, {blocks[2], cut.size()}, followed);
+    REQUIRE(expected.ok());
+    REQUIRE(result.ok());
+    REQUIRE(result->damage);
+    CHECK(*result->damage == *expected->damage);
+    CHECK(followed.kinds == cut_whole.kinds);
+  }
+  SECTION("a damaged block: what follows it is never read") {
+    std::vector<uint8_t> bad = file;
+    bad[blocks[2] + kBlockHeaderBytes + (blocks[3] - blocks[2] - kBlockHeaderBytes) / 2] ^= 0x10;
+    Collected bad_whole, followed;
+    absl::StatusOr<TraceReadResult> expected = Read(bad, bad_whole);
+    absl::StatusOr<TraceReadResult> result = Follow(bad, {blocks[3], bad.size()}, followed);
+    REQUIRE(result.ok());
+    REQUIRE(result->damage);
+    CHECK(*result->damage == *expected->damage);
+    CHECK(followed.kinds.size() == 11);
+  }
+  SECTION("a plain stream is read whole at the end") {
+    const std::vector<uint8_t> plain = Concatenated(frames, 0, frames.size());
+    Collected plain_whole, followed;
+    std::vector<size_t> after_each;
+    absl::StatusOr<TraceReadResult> expected = Read(plain, plain_whole);
+    absl::StatusOr<TraceReadResult> result = Follow(plain, {plain.size() / 2, plain.size()}, followed, &after_each);
+    REQUIRE(result.ok());
+    CHECK(after_each == std::vector<size_t>{0, 0});
+    CHECK(result->frames == expected->frames);
+    CHECK(followed.kinds == plain_whole.kinds);
+    CHECK(followed.begins == plain_whole.begins);
+  }
+  SECTION("a file that never appears fails as ReadTraceFile does") {
+    Collected followed;
+    rlscope::collector::TraceFollower follower(TempPath("never.rlt"), [](const wire::Frame&, uint64_t) {});
+    follower.ReadNew();
+    absl::StatusOr<TraceReadResult> result = follower.Finish();
+    CHECK_FALSE(result.ok());
+  }
 }
