@@ -67,6 +67,11 @@ process's command line):
   report.html      the breakdown as one self-contained page (charts, per
                    process and thread; opens offline in any browser)
 
+report: written once COMMAND and its processes have ended. Where rlscope
+may use 4 CPUs or more, the trace is decoded while COMMAND runs, on a
+thread of its own, so that the report is ready sooner; the report is the
+same either way (RLSCOPE_LIVE_DECODING=0 decodes after, =1 always during).
+
 exit status: COMMAND's own (128+N if it died of signal N); as from a shell,
 127 if COMMAND is not found and 126 if it cannot be executed; 2 for a usage
 error; 1 if rlscope itself failed before
