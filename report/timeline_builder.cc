@@ -99,6 +99,8 @@ void TimelineBuilder::AddBatch(const wire::Batch& batch) {
   if (batch.gpu_activities() != nullptr) {
     for (const wire::GpuActivity* activity : *batch.gpu_activities()) AddGpuActivity(*activity);
   }
+  for (size_t index : unclassified_threads_) ClassifyNativeCalls(process_.threads[index], thread_states_[index]);
+  unclassified_threads_.clear();
   process_.gpu_dropped += batch.gpu_dropped();
   if (batch.capture_edges() != nullptr) {
     for (const wire::CaptureEdge* edge : *batch.capture_edges()) {
@@ -371,6 +373,8 @@ void TimelineBuilder::OnPython(ThreadTimeline& thread, ThreadState& state, const
                                int64_t end) {
   switch (static_cast<wire::EventKind>(event.kind())) {
     case wire::EventKind::kPythonCall:
+      if (state.native_calls.empty())
+        unclassified_threads_.push_back(static_cast<size_t>(&state - thread_states_.data()));
       state.native_calls.push_back({begin, end, event.payload(), event.name_id(), event.flags()});
       AddSite(thread, {begin, end, OverheadSiteKind::kPythonTransition});
       break;
@@ -481,14 +485,12 @@ void TimelineBuilder::InferFromStacks(ThreadTimeline& thread, const ThreadState&
 }
 
 void TimelineBuilder::ClassifyNativeCalls(ThreadTimeline& thread, ThreadState& state) {
-  thread.native_calls.reserve(state.native_calls.size());
-  thread.cpu_events.reserve(thread.cpu_events.size() + state.native_calls.size());
   for (const RawNativeCall& raw : state.native_calls) {
     Category category = Category::kNative;
     if (classifier_ != nullptr) {
       if (const std::string* path = modules_.PathOf(raw.address)) category = ClassifyCall(*path, raw.code_id);
     }
-    thread.cpu_events.push_back({raw.begin_ns, raw.end_ns, static_cast<int32_t>(category)});
+    state.native_events.push_back({raw.begin_ns, raw.end_ns, static_cast<int32_t>(category)});
     NativeCall call{raw.begin_ns, raw.end_ns, category, StringLabel(raw.code_id), raw.line};
     if (IsUserCode(raw.code_id)) {
       call.user_location = call.location;
@@ -508,7 +510,6 @@ void TimelineBuilder::ClassifyNativeCalls(ThreadTimeline& thread, ThreadState& s
     thread.native_calls.push_back(call);
   }
   state.native_calls.clear();
-  state.user_lines.clear();
 }
 
 void TimelineBuilder::ResolveHookedCollectives(ThreadTimeline& thread) {
@@ -579,7 +580,10 @@ ProcessTimeline TimelineBuilder::Finish() {
       // functions (its main loop): expected, not a problem to report.
       if (!open.inferred && !open.before_hole) ++unclosed;
     }
-    ClassifyNativeCalls(thread, state);
+    ClassifyNativeCalls(thread, state);  // Calls added outside a batch (tests).
+    thread.cpu_events.insert(thread.cpu_events.end(), state.native_events.begin(), state.native_events.end());
+    IntervalList().swap(state.native_events);
+    std::vector<UserLineMark>().swap(state.user_lines);
     // Recorded as they ended, inner events first; every pass after this
     // one wants them outer first (flatten.h).
     SortOuterFirst(thread.cpu_events);

@@ -78,9 +78,12 @@ class TimelineBuilder {
     StackSamples stacks;  // For stack_inference.h, at Finish.
     std::vector<OpenOperation> open;
     std::vector<RawInstanceStart> instance_starts;  // Explicit operations entered, by raw name id.
-    std::vector<RawNativeCall> native_calls;        // Classified at Finish.
-    std::vector<UserLineMark> user_lines;           // In record (time) order.
-    IntervalList idle_spans;                        // wire kThreadIdle; made Wait at Finish (idle_waits.h).
+    std::vector<RawNativeCall> native_calls;        // Classified at the end of their batch.
+    // The classified calls' CPU intervals, in record order: added to the
+    // thread's cpu_events at Finish, after its other events.
+    IntervalList native_events;
+    std::vector<UserLineMark> user_lines;  // In record (time) order; all of them, until Finish.
+    IntervalList idle_spans;               // wire kThreadIdle; made Wait at Finish (idle_waits.h).
     bool saw_begin = false;
     bool saw_end = false;
     bool lost_records = false;  // Records were lost (OnRecordsLost): pops may miss their pushes.
@@ -129,8 +132,15 @@ class TimelineBuilder {
   std::string StringOf(uint32_t id) const;
   // StringLabel: the NameTable label of string `id`'s text, looked up once
   // per id (native calls and CUDA calls repeat a few names millions of
-  // times). Only after the whole stream is read (Finish).
+  // times). Once the batch of the event naming it has been read: a batch
+  // defines every string its events use, or an earlier one did.
   int32_t StringLabel(uint32_t id);
+  // ClassifyNativeCalls: the level and lines of the native calls recorded
+  // so far, at the end of each batch, so that decoding a trace while it is
+  // written (run_decoding.h) leaves little for Finish. A batch carries the
+  // modules its events' addresses need and the strings they name, so the
+  // call is classified by the library loaded at its address then (a later
+  // library at the same address is not its own).
   void ClassifyNativeCalls(ThreadTimeline& thread, ThreadState& state);
   // ResolveHookedCollectives: names `thread`'s hooked communication calls
   // and keeps the collectives (hooked_communication.h). Only after the
@@ -162,7 +172,8 @@ class TimelineBuilder {
   int64_t window_begin_ns_ = 0;
   int64_t window_end_ns_ = 0;
   absl::flat_hash_map<uint32_t, std::string> strings_;
-  std::vector<ThreadState> thread_states_;  // Parallel to process_.threads.
+  std::vector<ThreadState> thread_states_;    // Parallel to process_.threads.
+  std::vector<size_t> unclassified_threads_;  // Threads with native calls since the last batch's end.
   absl::flat_hash_map<uint64_t, size_t> thread_index_;
   absl::flat_hash_map<uint64_t, OpenRange> open_ranges_;
   // Raw (string id, detail) of each process_.gpu_activities entry, named

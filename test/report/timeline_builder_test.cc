@@ -633,3 +633,45 @@ TEST_CASE("caller= rules take calls from a module's functions, not from its impo
   CHECK(thread.native_calls[2].category == Category::kBackend);
   CHECK(thread.native_calls[3].category == Category::kCommunication);  // The cache keeps it.
 }
+
+TEST_CASE("A native call is classified by the library at its address when its batch came", "[timeline]") {
+  RuleSet rules;
+  std::string error;
+  REQUIRE(ParseRules("library Backend lib=libtorch*\nlibrary Simulator lib=libmujoco*\n", "test.rules", rules, &error));
+  LibraryClassifier classifier(rules.libraries);
+  NameTable names;
+  names.Intern("(none)");
+  TimelineBuilder builder(names, &classifier);
+  FeedHello(builder, 9, 0);
+  BatchEncoder encoder;
+  // The first batch: torch's library at 0x1000 and a call into it. The
+  // second: another library loaded at the same place (torch's unloaded),
+  // and a call into that one.
+  encoder.BeginBatch(1, 0);
+  encoder.AddModule("/usr/lib/x86_64-linux-gnu/libtorch_cpu.so", 0x1000, 0x2000, 0);
+  encoder.AddString(1, "step (/home/me/train.py:10)");
+  const std::vector<wire::Event> first = {Ev(0, 0, wire::EventKind::kThreadBegin),
+                                          Ev(0, 0, wire::EventKind::kPythonThread),
+                                          Ev(100, 200, wire::EventKind::kPythonCall, 1, 0x1500)};
+  encoder.AddThreadEvents(9, 9, static_cast<uint32_t>(first.size()), 0, {}, [&](wire::Event* out) {
+    for (size_t i = 0; i < first.size(); ++i) out[i] = first[i];
+  });
+  Feed(builder, encoder.FinishBatch());
+  encoder.BeginBatch(2, 0);
+  encoder.AddModule("/usr/lib/x86_64-linux-gnu/libmujoco.so.3", 0x1000, 0x2000, 0);
+  const std::vector<wire::Event> second = {Ev(300, 400, wire::EventKind::kPythonCall, 1, 0x1500),
+                                           Ev(1000, 1000, wire::EventKind::kThreadEnd)};
+  encoder.AddThreadEvents(9, 9, static_cast<uint32_t>(second.size()), 0, {}, [&](wire::Event* out) {
+    for (size_t i = 0; i < second.size(); ++i) out[i] = second[i];
+  });
+  Feed(builder, encoder.FinishBatch());
+  const ProcessTimeline process = builder.Finish();
+  const ThreadTimeline& thread = OnlyThread(process, 9);
+  REQUIRE(thread.native_calls.size() == 2);
+  CHECK(thread.native_calls[0].category == Category::kBackend);
+  CHECK(thread.native_calls[1].category == Category::kSimulator);
+  // Their CPU intervals follow the thread's other events, in record order.
+  REQUIRE(thread.cpu_events.size() >= 2);
+  CHECK(thread.cpu_events[thread.cpu_events.size() - 2].label == static_cast<int32_t>(Category::kBackend));
+  CHECK(thread.cpu_events.back().label == static_cast<int32_t>(Category::kSimulator));
+}
