@@ -64,16 +64,21 @@ Category LibraryClassifier::Classify(const std::string& path, const std::string&
 void ModuleMap::Add(std::string path, uint64_t begin, uint64_t end, uint64_t load_bias) {
   if (end <= begin) return;
   ranges_.push_back({begin, end, ranges_.size(), std::move(path), load_bias});
-  sorted_ = false;
 }
 
 const ModuleMap::Range* ModuleMap::Find(uint64_t address) {
-  if (!sorted_) {
-    // By begin; among ranges with the same begin, the latest first.
-    std::sort(ranges_.begin(), ranges_.end(), [](const Range& a, const Range& b) {
+  if (sorted_count_ < ranges_.size()) {
+    // By begin; among ranges with the same begin, the latest first. Only
+    // the ranges added since are sorted, then merged in: every batch that
+    // lists a changed set of modules lists them all, and a trace decoded
+    // as it is written looks ranges up after each batch.
+    const auto earlier = [](const Range& a, const Range& b) {
       return a.begin != b.begin ? a.begin < b.begin : a.order > b.order;
-    });
-    sorted_ = true;
+    };
+    const auto added = ranges_.begin() + static_cast<std::ptrdiff_t>(sorted_count_);
+    std::sort(added, ranges_.end(), earlier);
+    std::inplace_merge(ranges_.begin(), added, ranges_.end(), earlier);
+    sorted_count_ = ranges_.size();
   }
   // The last range beginning at or before the address; walk back over
   // (rare) overlaps to the latest one that contains it.

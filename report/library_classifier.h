@@ -66,7 +66,7 @@ class ModuleMap {
 
  private:
   std::vector<Range> ranges_;
-  bool sorted_ = true;
+  size_t sorted_count_ = 0;  // ranges_[0, sorted_count_) are sorted for Find.
 };
 
 }  // namespace rlscope::report

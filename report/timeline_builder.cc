@@ -83,10 +83,19 @@ void TimelineBuilder::AddBatch(const wire::Batch& batch) {
     }
   }
   if (batch.modules() != nullptr) {
+    // Each list is every module loaded then. One the previous list had
+    // (loaded modules do not overlap) would change no lookup: only the
+    // new ones are added, so the map grows with the modules, not with
+    // the lists.
+    std::set<ModuleKey> listed;
     for (const wire::Module* module : *batch.modules()) {
-      modules_.Add(module->path() != nullptr ? module->path()->str() : "?", module->begin(), module->end(),
-                   module->load_bias());
+      ModuleKey key{module->path() != nullptr ? module->path()->str() : "?", module->begin(), module->end(),
+                    module->load_bias()};
+      if (!last_modules_.contains(key))
+        modules_.Add(std::get<0>(key), module->begin(), module->end(), module->load_bias());
+      listed.insert(std::move(key));
     }
+    last_modules_ = std::move(listed);
   }
   if (batch.thread_infos() != nullptr) {
     for (const wire::ThreadInfo* info : *batch.thread_infos()) {
@@ -99,8 +108,10 @@ void TimelineBuilder::AddBatch(const wire::Batch& batch) {
   if (batch.gpu_activities() != nullptr) {
     for (const wire::GpuActivity* activity : *batch.gpu_activities()) AddGpuActivity(*activity);
   }
-  for (size_t index : unclassified_threads_) ClassifyNativeCalls(process_.threads[index], thread_states_[index]);
-  unclassified_threads_.clear();
+  for (size_t index = 0; index < thread_states_.size(); ++index) {
+    if (!thread_states_[index].native_calls.empty())
+      ClassifyNativeCalls(process_.threads[index], thread_states_[index]);
+  }
   process_.gpu_dropped += batch.gpu_dropped();
   if (batch.capture_edges() != nullptr) {
     for (const wire::CaptureEdge* edge : *batch.capture_edges()) {
@@ -373,8 +384,6 @@ void TimelineBuilder::OnPython(ThreadTimeline& thread, ThreadState& state, const
                                int64_t end) {
   switch (static_cast<wire::EventKind>(event.kind())) {
     case wire::EventKind::kPythonCall:
-      if (state.native_calls.empty())
-        unclassified_threads_.push_back(static_cast<size_t>(&state - thread_states_.data()));
       state.native_calls.push_back({begin, end, event.payload(), event.name_id(), event.flags()});
       AddSite(thread, {begin, end, OverheadSiteKind::kPythonTransition});
       break;
@@ -484,32 +493,62 @@ void TimelineBuilder::InferFromStacks(ThreadTimeline& thread, const ThreadState&
       .Infer(state.stacks, thread.begin_ns, thread.end_ns, thread.inferred_operations);
 }
 
-void TimelineBuilder::ClassifyNativeCalls(ThreadTimeline& thread, ThreadState& state) {
+void TimelineBuilder::ClassifyNativeCalls(ThreadTimeline& thread, ThreadState& state, bool final) {
   for (const RawNativeCall& raw : state.native_calls) {
-    Category category = Category::kNative;
-    if (classifier_ != nullptr) {
-      if (const std::string* path = modules_.PathOf(raw.address)) category = ClassifyCall(*path, raw.code_id);
+    const std::string* path = classifier_ != nullptr ? modules_.PathOf(raw.address) : nullptr;
+    // A string or a module the batches have not given yet (a string table
+    // entry still being filled, a library loaded while the flush ran) is
+    // waited for, to the end at most: the call keeps its place.
+    if (!final && ((classifier_ != nullptr && path == nullptr) || !strings_.contains(raw.code_id))) {
+      state.deferred_calls.push_back({thread.native_calls.size(), raw});
+      thread.native_calls.emplace_back();
+      state.native_events.emplace_back();
+      continue;
     }
-    state.native_events.push_back({raw.begin_ns, raw.end_ns, static_cast<int32_t>(category)});
-    NativeCall call{raw.begin_ns, raw.end_ns, category, StringLabel(raw.code_id), raw.line};
-    if (IsUserCode(raw.code_id)) {
-      call.user_location = call.location;
-      call.user_line = call.line;
-    } else {
-      // Called from library code: the user's line is the latest mark at or
-      // before the call began (a mark made inside it, by a callback, is
-      // another call's).
-      auto mark = std::upper_bound(state.user_lines.begin(), state.user_lines.end(), raw.begin_ns,
-                                   [](int64_t time, const UserLineMark& m) { return time < m.time_ns; });
-      if (mark != state.user_lines.begin() && std::prev(mark)->code_id != 0) {  // Id 0: no user frame.
-        --mark;
-        call.user_location = StringLabel(mark->code_id);
-        call.user_line = mark->line;
-      }
-    }
-    thread.native_calls.push_back(call);
+    PlaceNativeCall(state, raw, path, thread.native_calls.emplace_back(), state.native_events.emplace_back());
   }
   state.native_calls.clear();
+}
+
+void TimelineBuilder::PlaceNativeCall(const ThreadState& state, const RawNativeCall& raw, const std::string* path,
+                                      NativeCall& call, Interval& event) {
+  const Category category = path != nullptr ? ClassifyCall(*path, raw.code_id) : Category::kNative;
+  event = {raw.begin_ns, raw.end_ns, static_cast<int32_t>(category)};
+  // Locations are raw string ids until FinishNativeCalls labels them.
+  call = {raw.begin_ns, raw.end_ns, category, static_cast<int32_t>(raw.code_id), raw.line};
+  if (IsUserCode(raw.code_id)) {
+    call.user_location = call.location;
+    call.user_line = call.line;
+  } else {
+    // Called from library code: the user's line is the latest mark at or
+    // before the call began (a mark made inside it, by a callback, is
+    // another call's).
+    auto mark = std::upper_bound(state.user_lines.begin(), state.user_lines.end(), raw.begin_ns,
+                                 [](int64_t time, const UserLineMark& m) { return time < m.time_ns; });
+    if (mark != state.user_lines.begin() && std::prev(mark)->code_id != 0) {  // Id 0: no user frame.
+      --mark;
+      call.user_location = static_cast<int32_t>(mark->code_id);
+      call.user_line = mark->line;
+    }
+  }
+}
+
+void TimelineBuilder::FinishNativeCalls(ThreadTimeline& thread, ThreadState& state) {
+  ClassifyNativeCalls(thread, state, /*final=*/true);  // Calls added outside a batch (tests).
+  for (const auto& [index, raw] : state.deferred_calls) {
+    const std::string* path = classifier_ != nullptr ? modules_.PathOf(raw.address) : nullptr;
+    PlaceNativeCall(state, raw, path, thread.native_calls[index], state.native_events[index]);
+  }
+  state.deferred_calls.clear();
+  // Labelled here, in record order, so that names are numbered as when
+  // the stream is read whole, whichever way it was read (run_decoding.h).
+  for (NativeCall& call : thread.native_calls) {
+    call.location = StringLabel(static_cast<uint32_t>(call.location));
+    if (call.user_location != kNoLabel) call.user_location = StringLabel(static_cast<uint32_t>(call.user_location));
+  }
+  thread.cpu_events.insert(thread.cpu_events.end(), state.native_events.begin(), state.native_events.end());
+  IntervalList().swap(state.native_events);
+  std::vector<UserLineMark>().swap(state.user_lines);
 }
 
 void TimelineBuilder::ResolveHookedCollectives(ThreadTimeline& thread) {
@@ -580,10 +619,7 @@ ProcessTimeline TimelineBuilder::Finish() {
       // functions (its main loop): expected, not a problem to report.
       if (!open.inferred && !open.before_hole) ++unclosed;
     }
-    ClassifyNativeCalls(thread, state);  // Calls added outside a batch (tests).
-    thread.cpu_events.insert(thread.cpu_events.end(), state.native_events.begin(), state.native_events.end());
-    IntervalList().swap(state.native_events);
-    std::vector<UserLineMark>().swap(state.user_lines);
+    FinishNativeCalls(thread, state);
     // Recorded as they ended, inner events first; every pass after this
     // one wants them outer first (flatten.h).
     SortOuterFirst(thread.cpu_events);

@@ -6,7 +6,9 @@
 #define RLSCOPE_REPORT_TIMELINE_BUILDER_H_
 
 #include <cstdint>
+#include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -82,6 +84,9 @@ class TimelineBuilder {
     // The classified calls' CPU intervals, in record order: added to the
     // thread's cpu_events at Finish, after its other events.
     IntervalList native_events;
+    // Calls placed but not yet classified (ClassifyNativeCalls), by their
+    // index in the thread's native_calls and in native_events.
+    std::vector<std::pair<size_t, RawNativeCall>> deferred_calls;
     std::vector<UserLineMark> user_lines;  // In record (time) order; all of them, until Finish.
     IntervalList idle_spans;               // wire kThreadIdle; made Wait at Finish (idle_waits.h).
     bool saw_begin = false;
@@ -132,16 +137,25 @@ class TimelineBuilder {
   std::string StringOf(uint32_t id) const;
   // StringLabel: the NameTable label of string `id`'s text, looked up once
   // per id (native calls and CUDA calls repeat a few names millions of
-  // times). Once the batch of the event naming it has been read: a batch
-  // defines every string its events use, or an earlier one did.
+  // times). Only in Finish, so that names are numbered in the order of a
+  // whole stream's read, however it was read (run_decoding.h).
   int32_t StringLabel(uint32_t id);
   // ClassifyNativeCalls: the level and lines of the native calls recorded
   // so far, at the end of each batch, so that decoding a trace while it is
-  // written (run_decoding.h) leaves little for Finish. A batch carries the
-  // modules its events' addresses need and the strings they name, so the
-  // call is classified by the library loaded at its address then (a later
-  // library at the same address is not its own).
-  void ClassifyNativeCalls(ThreadTimeline& thread, ThreadState& state);
+  // written (run_decoding.h) leaves little for Finish: a call is classified
+  // by the library loaded at its address then (a later library at the
+  // same address is not its own). A call whose module or string has not
+  // come yet keeps its place and waits, for FinishNativeCalls at most
+  // (`final`: no waiting). Locations stay raw string ids until then.
+  void ClassifyNativeCalls(ThreadTimeline& thread, ThreadState& state, bool final = false);
+  // PlaceNativeCall: `raw`, from the library at `path` (null: none known),
+  // as `call` and its CPU interval `event`.
+  void PlaceNativeCall(const ThreadState& state, const RawNativeCall& raw, const std::string* path, NativeCall& call,
+                       Interval& event);
+  // FinishNativeCalls: classifies what waited, labels every call's
+  // locations (in record order, as a whole-stream read would number
+  // them), and adds the calls' intervals to the thread's cpu_events.
+  void FinishNativeCalls(ThreadTimeline& thread, ThreadState& state);
   // ResolveHookedCollectives: names `thread`'s hooked communication calls
   // and keeps the collectives (hooked_communication.h). Only after the
   // whole stream is read (Finish).
@@ -172,8 +186,10 @@ class TimelineBuilder {
   int64_t window_begin_ns_ = 0;
   int64_t window_end_ns_ = 0;
   absl::flat_hash_map<uint32_t, std::string> strings_;
-  std::vector<ThreadState> thread_states_;    // Parallel to process_.threads.
-  std::vector<size_t> unclassified_threads_;  // Threads with native calls since the last batch's end.
+  std::vector<ThreadState> thread_states_;  // Parallel to process_.threads.
+  // The last list of loaded modules: path, begin, end, load bias.
+  using ModuleKey = std::tuple<std::string, uint64_t, uint64_t, uint64_t>;
+  std::set<ModuleKey> last_modules_;
   absl::flat_hash_map<uint64_t, size_t> thread_index_;
   absl::flat_hash_map<uint64_t, OpenRange> open_ranges_;
   // Raw (string id, detail) of each process_.gpu_activities entry, named

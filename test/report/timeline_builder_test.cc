@@ -675,3 +675,45 @@ TEST_CASE("A native call is classified by the library at its address when its ba
   CHECK(thread.cpu_events[thread.cpu_events.size() - 2].label == static_cast<int32_t>(Category::kBackend));
   CHECK(thread.cpu_events.back().label == static_cast<int32_t>(Category::kSimulator));
 }
+
+TEST_CASE("A call whose string or module comes a batch later waits for it", "[timeline]") {
+  RuleSet rules;
+  std::string error;
+  REQUIRE(ParseRules("library Backend lib=libtorch*\n", "test.rules", rules, &error));
+  LibraryClassifier classifier(rules.libraries);
+  NameTable names;
+  names.Intern("(none)");
+  TimelineBuilder builder(names, &classifier);
+  FeedHello(builder, 9, 0);
+  BatchEncoder encoder;
+  // The first batch's call names string 5 and an address in a library
+  // neither of which it defines (a string table entry still being filled
+  // when it was sent, a library loaded while the flush ran).
+  encoder.BeginBatch(1, 0);
+  const std::vector<wire::Event> first = {Ev(0, 0, wire::EventKind::kThreadBegin),
+                                          Ev(0, 0, wire::EventKind::kPythonThread),
+                                          Ev(100, 200, wire::EventKind::kPythonCall, 5, 0x1500)};
+  encoder.AddThreadEvents(9, 9, static_cast<uint32_t>(first.size()), 0, {}, [&](wire::Event* out) {
+    for (size_t i = 0; i < first.size(); ++i) out[i] = first[i];
+  });
+  Feed(builder, encoder.FinishBatch());
+  encoder.BeginBatch(2, 0);
+  encoder.AddModule("/usr/lib/x86_64-linux-gnu/libtorch_cpu.so", 0x1000, 0x2000, 0);
+  encoder.AddString(5, "helper (/home/me/train.py:3)");
+  const std::vector<wire::Event> second = {Ev(300, 400, wire::EventKind::kPythonCall, 5, 0x1500),
+                                           Ev(1000, 1000, wire::EventKind::kThreadEnd)};
+  encoder.AddThreadEvents(9, 9, static_cast<uint32_t>(second.size()), 0, {}, [&](wire::Event* out) {
+    for (size_t i = 0; i < second.size(); ++i) out[i] = second[i];
+  });
+  Feed(builder, encoder.FinishBatch());
+  const ProcessTimeline process = builder.Finish();
+  const ThreadTimeline& thread = OnlyThread(process, 9);
+  REQUIRE(thread.native_calls.size() == 2);
+  for (const NativeCall& call : thread.native_calls) {
+    CHECK(names.Name(call.location) == "helper (/home/me/train.py:3)");
+    CHECK(call.user_location == call.location);  // The user's own code.
+    CHECK(call.category == Category::kBackend);
+  }
+  CHECK(thread.native_calls[0].begin_ns == 100);  // In record order still.
+  CHECK(thread.native_calls[1].begin_ns == 300);
+}
