@@ -1,23 +1,57 @@
 #include "collector/live_decoding.h"
 
 #include <sched.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <sstream>
+#include <string>
 #include <utility>
+
+#include "report/memory_budget.h"
 
 namespace rlscope::collector {
 
 bool ShouldDecodeDuringRun(const char* env_value, int cpus) {
-  if (env_value != nullptr && strcmp(env_value, "1") == 0) return true;
-  if (env_value != nullptr && strcmp(env_value, "0") == 0) return false;
+  const std::string value = env_value != nullptr ? env_value : "";
+  if (value == "1" || value == "on" || value == "yes" || value == "true") return true;
+  if (value == "0" || value == "off" || value == "no" || value == "false") return false;
   return cpus >= 4;
+}
+
+std::optional<int> CpuQuota(const std::string& cpu_max_text) {
+  std::istringstream in(cpu_max_text);
+  std::string quota;
+  long long period = 0;
+  if (!(in >> quota >> period) || quota == "max" || period <= 0) return std::nullopt;
+  char* end = nullptr;
+  const long long microseconds = strtoll(quota.c_str(), &end, 10);
+  if (end == quota.c_str() || *end != '\0' || microseconds <= 0) return std::nullopt;
+  return static_cast<int>(std::max<long long>(1, (microseconds + period - 1) / period));
 }
 
 int UsableCpus() {
   cpu_set_t set;
   CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof(set), &set) != 0) return 1;
-  return CPU_COUNT(&set);
+  int cpus = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 1;
+  // A container's CPU quota (cgroup v2 cpu.max), on this cgroup or above.
+  const std::string own = report::CgroupDirOfThisProcess();
+  if (own.empty()) return cpus;
+  for (std::filesystem::path dir(own);; dir = dir.parent_path()) {
+    std::ifstream file(dir / "cpu.max");
+    std::string text;
+    if (file && std::getline(file, text)) {
+      if (std::optional<int> quota = CpuQuota(text)) cpus = std::min(cpus, *quota);
+    }
+    if (dir == "/sys/fs/cgroup" || !dir.has_relative_path() || dir == dir.parent_path()) break;
+  }
+  return cpus;
 }
 
 LiveDecoding::LiveDecoding(const std::string& run_dir, bool for_correction)
@@ -26,10 +60,20 @@ LiveDecoding::LiveDecoding(const std::string& run_dir, bool for_correction)
 LiveDecoding::~LiveDecoding() { Stop(); }
 
 void LiveDecoding::Loop() {
+  // Below the program and the receiver (a tenth of their weight when they
+  // compete for a CPU): a decoding that falls behind only leaves more for
+  // the end.
+  setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), 10);
   std::unique_lock<std::mutex> lock(mutex_);
   while (!stopping_) {
     lock.unlock();
-    const bool following = decoding_->Follow();
+    bool following = false;
+    try {
+      following = decoding_->Follow();
+    } catch (...) {
+      // Out of memory, say: the end of the run decodes afresh.
+      decoding_->Abandon();
+    }
     lock.lock();
     if (!following) return;  // Over the memory budget: the end of the run decides.
     wake_.wait_for(lock, kInterval, [this] { return stopping_; });

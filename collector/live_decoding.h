@@ -4,9 +4,11 @@
 // was most of the report stage's time (docs/architecture.md, section 3).
 //
 // Whether it runs (ShouldDecodeDuringRun): RLSCOPE_LIVE_DECODING=1 or 0
-// decides; unset, it runs when rlscope may use at least 4 CPUs. Decoding
-// takes a CPU of its own while it keeps up with the trace, and on a
-// machine of 2 it would take one from the program being measured.
+// (also on/off, yes/no, true/false) decides; otherwise it runs when
+// rlscope may use at least 4 CPUs (its affinity, and a container's CPU
+// quota). Decoding takes a CPU of its own while it keeps up with the
+// trace, and on a machine of 2 it would take one from the program being
+// measured. The thread runs at nice 10.
 #ifndef RLSCOPE_COLLECTOR_LIVE_DECODING_H_
 #define RLSCOPE_COLLECTOR_LIVE_DECODING_H_
 
@@ -14,6 +16,7 @@
 #include <condition_variable>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -26,8 +29,13 @@ namespace rlscope::collector {
 // run on.
 bool ShouldDecodeDuringRun(const char* env_value, int cpus);
 
-// UsableCpus: the CPUs this process may run on (its affinity mask).
+// UsableCpus: the CPUs this process may run on: its affinity mask,
+// lowered to the cgroup v2 CPU quota (cpu.max) of its cgroup or above.
 int UsableCpus();
+
+// CpuQuota: the CPUs a cpu.max line ("QUOTA PERIOD" in microseconds, or
+// "max PERIOD") allows, rounded up; nullopt for no limit or bad text.
+std::optional<int> CpuQuota(const std::string& cpu_max_text);
 
 class LiveDecoding {
  public:

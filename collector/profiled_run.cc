@@ -16,6 +16,7 @@
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <system_error>
 
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -467,12 +468,19 @@ absl::StatusOr<ProfileOutcome> ProfileCommand(const ProfileRequest& request) {
   if (absl::Status copied = CopyRules(request.run_dir, rule_files); !copied.ok()) {
     std::cerr << prefix << ": " << copied.message() << "\n";
   }
+  // Not for plain traces (--uncompressed-trace), which are read whole at
+  // the end (format/trace_reader.h).
   std::unique_ptr<LiveDecoding> live;
-  if (request.decode_during_run && ShouldDecodeDuringRun(std::getenv("RLSCOPE_LIVE_DECODING"), UsableCpus())) {
-    // Kept for correction when the report will be corrected: the run's
-    // calibration was copied into DIR above (WriteReport's lookup).
-    live =
-        std::make_unique<LiveDecoding>(request.run_dir, report::FindCorrection(request.run_dir, "").model.has_value());
+  if (request.decode_during_run && !request.uncompressed_trace &&
+      ShouldDecodeDuringRun(std::getenv("RLSCOPE_LIVE_DECODING"), UsableCpus())) {
+    try {
+      // Kept for correction when the report will be corrected: the run's
+      // calibration was copied into DIR above (WriteReport's lookup).
+      live = std::make_unique<LiveDecoding>(request.run_dir,
+                                            report::FindCorrection(request.run_dir, "").model.has_value());
+    } catch (const std::system_error&) {
+      // No thread to be had: the trace is decoded after the run.
+    }
   }
   absl::StatusOr<Waited> waited = LaunchAndWait(request.command, environment, request.give_terminal, stdio.fds(),
                                                 signals.fd(), receiver->get(), sampler.get(), request.status_line);
@@ -503,6 +511,9 @@ absl::StatusOr<ProfileOutcome> ProfileCommand(const ProfileRequest& request) {
   RemoveSocket(*socket_path);
   report_room.Release();  // The trace is closed: its room is for what follows.
   std::shared_ptr<report::RunDecoding> decoding = live ? live->Stop() : nullptr;
+  if (decoding != nullptr && decoding->following()) {
+    metadata.trace_decoded_during_run_bytes = static_cast<int64_t>(decoding->followed_stream_bytes());
+  }
   if (absl::Status written = report::WriteRunMetadata(meta_path, metadata); !written.ok()) {
     // The report may not be written either (a full disk): say here what
     // the collector had to say.

@@ -30,7 +30,10 @@
 
 #include "absl/status/statusor.h"
 #include "collector/profiling_options.h"
-#include "report/run_decoding.h"
+
+namespace rlscope::report {
+class RunDecoding;  // run_decoding.h
+}  // namespace rlscope::report
 
 namespace rlscope::collector {
 

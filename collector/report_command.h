@@ -7,8 +7,11 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "report/run_decoding.h"
 #include "report/run_report.h"
+
+namespace rlscope::report {
+class RunDecoding;  // run_decoding.h
+}  // namespace rlscope::report
 
 namespace rlscope::collector {
 

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -125,6 +126,7 @@ class AlignedBytes {
   void resize(size_t size) { words_.resize((size + sizeof(uint64_t) - 1) / sizeof(uint64_t)); }
   const void* data() const { return words_.data(); }
   uint8_t* mutable_data() { return reinterpret_cast<uint8_t*>(words_.data()); }
+  void release() { std::vector<uint64_t>().swap(words_); }
 
  private:
   std::vector<uint64_t> words_;
@@ -267,6 +269,12 @@ class FrameScanner {
     return true;
   }
 
+  // ReleaseScratch: frees the buffers kept from frame to frame.
+  void ReleaseScratch() {
+    aligned_copy_.release();
+    std::vector<uint8_t>().swap(scratch_);
+  }
+
   // reached: the stream offset up to which frames were read whole.
   uint64_t reached() const { return reached_; }
 
@@ -342,6 +350,7 @@ class BlockScan {
       if (!final && size < kTraceFileHeaderBytes) return Outcome::kAtEnd;
       const uint8_t* file_header = source.Bytes(0, std::min<uint64_t>(size, kTraceFileHeaderBytes));
       if (file_header == nullptr) {
+        if (!final) return Outcome::kAtEnd;
         header_status_ = absl::DataLossError(absl::StrFormat("%s: %s", path_, source.error()));
         return Outcome::kStopped;
       }
@@ -362,13 +371,15 @@ class BlockScan {
                          offset_);
         return Outcome::kStopped;
       }
+      // While the file grows, what does not read as a whole block (bytes
+      // gone: the writer cut a failed write back; a header or data still
+      // being written) is read again at the next call.
       const uint8_t* header_bytes = source.Bytes(offset_, kBlockHeaderBytes);
       if (header_bytes == nullptr) {
+        if (!final) return Outcome::kAtEnd;
         scanner_.Damaged(source.error(), offset_);
         return Outcome::kStopped;
       }
-      // While the file grows, what does not read as a whole block is taken
-      // for one still being written, and read again at the next call.
       absl::StatusOr<BlockHeader> header = ParseBlockHeader(header_bytes);
       if (!header.ok()) {
         if (!final) return Outcome::kAtEnd;
@@ -384,12 +395,14 @@ class BlockScan {
       }
       const uint8_t* compressed = source.Bytes(offset_, kBlockHeaderBytes + header->compressed_bytes);
       if (compressed == nullptr) {
+        if (!final) return Outcome::kAtEnd;
         scanner_.Damaged(source.error(), offset_);
         return Outcome::kStopped;
       }
       stream_.resize(header->stream_bytes);
+      if (!decompressor_) decompressor_.emplace();
       if (absl::Status decompressed =
-              decompressor_.Decompress(*header, compressed + kBlockHeaderBytes, stream_.mutable_data());
+              decompressor_->Decompress(*header, compressed + kBlockHeaderBytes, stream_.mutable_data());
           !decompressed.ok()) {
         if (!final) return Outcome::kAtEnd;
         scanner_.Damaged(std::string(decompressed.message()), offset_);
@@ -412,6 +425,13 @@ class BlockScan {
     return scanner_.Finish(size, offset_);
   }
   uint64_t stream_offset() const { return stream_offset_; }
+  // ReleaseScratch: frees the buffers kept from block to block (a
+  // followed file's, between reads: a run may follow hundreds).
+  void ReleaseScratch() {
+    scanner_.ReleaseScratch();
+    stream_.release();
+    decompressor_.reset();
+  }
 
  private:
   const std::string& path_;
@@ -419,7 +439,7 @@ class BlockScan {
   FrameScanner scanner_;
   std::optional<uint16_t> version_;
   absl::Status header_status_;
-  BlockDecompressor decompressor_;
+  std::optional<BlockDecompressor> decompressor_;
   AlignedBytes stream_;
   uint64_t offset_ = kTraceFileHeaderBytes;
   uint64_t stream_offset_ = 0;
@@ -504,6 +524,7 @@ void TraceFollower::ReadNew() {
     if (mode_ == Mode::kWhole) return;
   }
   scan_stopped_ = state_->scan.Continue(*file, /*final=*/false) == BlockScan::Outcome::kStopped;
+  state_->scan.ReleaseScratch();
 }
 
 uint64_t TraceFollower::stream_bytes() const { return state_->scan.stream_offset(); }

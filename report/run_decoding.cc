@@ -76,26 +76,41 @@ RunDecoding::Trace& RunDecoding::TraceOf(const fs::path& path) {
 
 bool RunDecoding::Follow() {
   if (stopped_) return false;
-  if (!budget_read_) {
-    absl::StatusOr<std::optional<uint64_t>> available = MemoryForReport();
-    available_ = available.ok() ? *available : std::nullopt;
-    budget_read_ = true;
-  }
+  const uint64_t held = HeldBytes();
   std::error_code error;
   uint64_t stream_bytes = 0;
-  for (const fs::directory_entry& entry : fs::directory_iterator(fs::path(run_dir_) / run_layout::kTraceDir, error)) {
-    if (entry.path().extension() != run_layout::kTraceExtension) continue;
-    Trace& trace = TraceOf(entry.path());
+  // Iterated with error codes: nothing here may throw into the thread
+  // that follows a run (collector/live_decoding.h).
+  fs::directory_iterator entry(fs::path(run_dir_) / run_layout::kTraceDir, error);
+  for (; !error && entry != fs::directory_iterator(); entry.increment(error)) {
+    if (entry->path().extension() != run_layout::kTraceExtension) continue;
+    Trace& trace = TraceOf(entry->path());
     trace.follower.ReadNew();
     stream_bytes += trace.follower.stream_bytes();
   }
   followed_stream_bytes_ = stream_bytes;
-  // Past the budget: what is held goes, and the end of the run decides.
-  if (PlanReport(EstimateReportMemory(stream_bytes), available_, for_correction_) != ReportPlan::kAsAsked) {
-    traces_.clear();
-    stopped_ = true;
+  // What the decoding would hold must fit in what is available now (the
+  // program's memory grows too) beside what it holds already; past that,
+  // or with a budget that does not parse, it lets go and the end of the
+  // run decides (LoadRun).
+  absl::StatusOr<std::optional<uint64_t>> available = MemoryForReport();
+  std::optional<uint64_t> room;
+  if (available.ok() && *available) room = **available + held;
+  if (!available.ok() ||
+      PlanReport(EstimateReportMemory(stream_bytes), room, for_correction_) != ReportPlan::kAsAsked) {
+    Abandon();
   }
   return !stopped_;
+}
+
+uint64_t RunDecoding::HeldBytes() const {
+  const MemoryNeed need = EstimateReportMemory(followed_stream_bytes_);
+  return for_correction_ ? need.corrected : need.uncorrected;
+}
+
+void RunDecoding::Abandon() {
+  traces_.clear();
+  stopped_ = true;
 }
 
 std::optional<DecodedRun> RunDecoding::Finish(const std::vector<fs::path>& files) {

@@ -10,11 +10,11 @@
 // order either way. The trace files are the truth, so what the collector
 // could not write (a full disk) is missing from both alike.
 //
-// Memory: decoding holds every event, as LoadRun does. A decoding that
-// follows a run stops following, and frees what it holds, once the
-// traces outgrow the memory the report may use (memory_budget.h, as
-// measured when it started): Finish then says so and LoadRun decides, at
-// the end, what can be analysed.
+// Memory: decoding holds every event, as LoadRun does, but during the run,
+// beside the program. A decoding that follows a run stops following, and
+// frees what it holds, once what it would hold no longer fits in the
+// memory available then (memory_budget.h, read at each Follow): Finish
+// then says so and LoadRun decides, at the end, what can be analysed.
 #ifndef RLSCOPE_REPORT_RUN_DECODING_H_
 #define RLSCOPE_REPORT_RUN_DECODING_H_
 
@@ -54,6 +54,13 @@ class RunDecoding {
   std::optional<DecodedRun> Finish(const std::vector<std::filesystem::path>& files);
 
   bool for_correction() const { return for_correction_; }
+  // following: not stopped (by the budget, Abandon or Finish).
+  bool following() const { return !stopped_; }
+  // HeldBytes: the memory the decoding holds, as memory_budget.h
+  // estimates it from the stream bytes followed.
+  uint64_t HeldBytes() const;
+  // Abandon: stops following and frees what is held.
+  void Abandon();
   // The stream bytes the last Follow had read in all (the files' sizes
   // before compression).
   uint64_t followed_stream_bytes() const { return followed_stream_bytes_; }
@@ -75,9 +82,6 @@ class RunDecoding {
   NativeSymbolizer symbolizer_;
   std::map<std::filesystem::path, std::unique_ptr<Trace>> traces_;
   std::vector<std::string> rule_problems_;
-  // Memory the report may use, read at the first Follow (unknown: no limit).
-  std::optional<uint64_t> available_;
-  bool budget_read_ = false;
   uint64_t followed_stream_bytes_ = 0;
   bool stopped_ = false;
 };

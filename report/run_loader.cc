@@ -85,20 +85,32 @@ std::string CorrectionTooLarge(const std::string& run_dir, const RunTraces& trac
 
 absl::StatusOr<DecodedRun> LoadRun(const std::string& run_dir, const LoadRequest& request) {
   absl::StatusOr<RunTraces> traces = ListRunTraces(run_dir);
-  if (!traces.ok()) return traces.status();
+  if (!traces.ok()) {
+    if (request.started != nullptr) request.started->Abandon();
+    return traces.status();
+  }
+  // What a decoding begun during the run holds is in use already, and
+  // counts as available to the analysis it is part of.
+  RunDecoding* started = request.started != nullptr && request.started->following() ? request.started : nullptr;
+  if (started != nullptr && traces->available) *traces->available += started->HeldBytes();
   // A corrected analysis needs about 2.5 times the memory of an
   // uncorrected one: where only that fits, the correction's data is not kept.
   std::string correction_dropped;
   switch (PlanReport(traces->need, traces->available, request.for_correction)) {
-    case ReportPlan::kTooLarge: return TooLarge(run_dir, *traces);
+    case ReportPlan::kTooLarge:
+      if (started != nullptr) started->Abandon();
+      return TooLarge(run_dir, *traces);
     case ReportPlan::kUncorrectedOnly: correction_dropped = CorrectionTooLarge(run_dir, *traces); break;
     case ReportPlan::kAsAsked: break;
   }
   const bool for_correction = request.for_correction && correction_dropped.empty();
   std::optional<DecodedRun> decoded;
-  // A decoding begun during the run serves if it kept what is needed now.
-  if (request.started != nullptr && request.started->for_correction() == for_correction) {
-    decoded = request.started->Finish(traces->files);
+  // A decoding begun during the run serves if it kept what is needed now;
+  // else it is let go before the run is decoded afresh.
+  if (started != nullptr && started->for_correction() == for_correction) {
+    decoded = started->Finish(traces->files);
+  } else if (started != nullptr) {
+    started->Abandon();
   }
   if (!decoded) decoded = RunDecoding(run_dir, for_correction).Finish(traces->files);
   DecodedRun run = *std::move(decoded);

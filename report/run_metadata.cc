@@ -41,6 +41,7 @@ absl::Status WriteRunMetadata(const std::string& path, const RunMetadata& metada
       {"working_directory", metadata.working_directory},
       {"capture_request", metadata.capture_request},
       {"capture_delay_ns", metadata.capture_delay_ns},
+      {"trace_decoded_during_run_bytes", metadata.trace_decoded_during_run_bytes},
   };
   // argv may hold any bytes: invalid UTF-8 is replaced, never fatal.
   std::string error;
@@ -75,7 +76,8 @@ absl::StatusOr<RunMetadata> ReadRunMetadata(const std::string& path) {
     metadata.exit_code = static_cast<int>(*exit_code);
     for (auto [key, field] : {std::pair{"wall_ns", &metadata.wall_ns},
                               {"start_unix_ns", &metadata.start_unix_ns},
-                              {"capture_delay_ns", &metadata.capture_delay_ns}}) {
+                              {"capture_delay_ns", &metadata.capture_delay_ns},
+                              {"trace_decoded_during_run_bytes", &metadata.trace_decoded_during_run_bytes}}) {
       absl::StatusOr<int64_t> value = Integer(json, key, 0, std::numeric_limits<int64_t>::max());
       if (!value.ok()) return absl::DataLossError(absl::StrFormat("%s: %s", path, value.status().message()));
       *field = *value;

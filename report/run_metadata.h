@@ -34,6 +34,9 @@ struct RunMetadata {
   // opened says what was asked and whether the run ended first.
   std::string capture_request;
   int64_t capture_delay_ns = 0;
+  // The trace's stream bytes decoded while the command ran (collector/
+  // live_decoding.h), when the run ended; 0: decoded after it.
+  int64_t trace_decoded_during_run_bytes = 0;
   // False when meta.json could not be read: the fields above are then
   // defaults, not facts, and reports say "unknown" instead of "exit status 0".
   bool recorded = true;

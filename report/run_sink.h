@@ -15,10 +15,11 @@
 
 #include "absl/status/statusor.h"
 #include "report/decoded_run.h"
-#include "report/run_decoding.h"
 #include "report/run_report.h"
 
 namespace rlscope::report {
+
+class RunDecoding;  // run_decoding.h
 
 class RunSink {
  public:

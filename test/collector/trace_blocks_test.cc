@@ -319,6 +319,16 @@ TEST_CASE("A trace followed while it is written reads as the whole file does", "
     CHECK(followed.begins == whole.begins);
     CHECK(followed.ends == whole.ends);
   }
+  SECTION("a block written in part, then cut back (a failed write), then whole") {
+    const std::vector<size_t> cuts = {blocks[3] + 20, blocks[3], file.size()};
+    Collected followed;
+    std::vector<size_t> after_each;
+    absl::StatusOr<TraceReadResult> result = Follow(file, cuts, followed, &after_each);
+    REQUIRE(result.ok());
+    CHECK_FALSE(result->damage);
+    CHECK(after_each == std::vector<size_t>{21, 21, frames.size()});
+    CHECK(followed.kinds == whole.kinds);
+  }
   SECTION("a block still cut short at the end is damage, as for the whole file") {
     const std::vector<uint8_t> cut(file.begin(), file.begin() + static_cast<std::ptrdiff_t>(blocks[3] + 20));
     Collected cut_whole, followed;

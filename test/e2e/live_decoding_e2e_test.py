@@ -23,8 +23,9 @@ from e2e_support import ARGS, main, run_rlscope, scratch_dir  # noqa: E402
 
 REPORT_FILES = ("report.json", "report.txt", "report.html")
 
-# A parent and a child process, each calling Python functions for about a
-# second: long enough for the decoding to read the traces several times.
+# A parent and a child process, each calling Python functions of its own
+# for about a second: long enough for the decoding to read the traces
+# several times, interleaved.
 TWO_PROCESSES = textwrap.dedent("""
     import subprocess, sys, time
 
@@ -39,8 +40,18 @@ TWO_PROCESSES = textwrap.dedent("""
             i += 1
         return i
 
+    def child_step(i):
+        return sorted(range(i % 40))
+
+    def child_loop(seconds):
+        end = time.monotonic() + seconds
+        i = 0
+        while time.monotonic() < end:
+            child_step(i)
+            i += 1
+
     if len(sys.argv) > 1:
-        loop(0.8)
+        child_loop(0.8)
     else:
         child = subprocess.Popen([sys.executable, __file__, "child"])
         loop(1.0)
@@ -64,9 +75,15 @@ def calibration_file(directory):
 class LiveDecoding(unittest.TestCase):
     def profile(self, *options_and_command, env_extra=None):
         out = os.path.join(scratch_dir(self), "run")
-        env = dict(os.environ, RLSCOPE_LIVE_DECODING="1", **(env_extra or {}))
+        env = dict(os.environ, RLSCOPE_LIVE_DECODING="1")
+        env.update(env_extra or {})
         result = run_rlscope("run", "--quiet", "--out", out, *options_and_command, env=env, timeout=300)
         return out, result
+
+    def decoded_during_run(self, out):
+        """meta.json's count of stream bytes decoded while the command ran."""
+        with open(os.path.join(out, "meta.json")) as f:
+            return json.load(f)["trace_decoded_during_run_bytes"]
 
     def assert_same_report_afterwards(self, out):
         """The run's report files against `rlscope report`'s of a copy of
@@ -88,6 +105,7 @@ class LiveDecoding(unittest.TestCase):
         self.assertEqual(result.returncode, 0, result.stderr)
         with open(os.path.join(out, "report.json")) as f:
             self.assertEqual(len(json.load(f)["processes"]), 2)
+        self.assertGreater(self.decoded_during_run(out), 0)
         self.assert_same_report_afterwards(out)
 
     def test_corrected_cuda_run(self):
@@ -97,12 +115,20 @@ class LiveDecoding(unittest.TestCase):
         self.assertEqual(result.returncode, 0, result.stderr)
         with open(os.path.join(out, "report.json")) as f:
             self.assertGreater(json.load(f)["correction"]["removed_ns"], 0)
+        self.assertGreater(self.decoded_during_run(out), 0)
         self.assert_same_report_afterwards(out)
 
     def test_plain_trace(self):
         out, result = self.profile("--uncompressed-trace", "--cupti", ARGS.cupti, "--", ARGS.client, "--steps", "2000")
         self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertEqual(self.decoded_during_run(out), 0)  # Read whole at the end.
         self.assert_same_report_afterwards(out)
+
+    def test_off(self):
+        out, result = self.profile("--cupti", ARGS.cupti, "--", ARGS.client, "--steps", "2000",
+                                   env_extra={"RLSCOPE_LIVE_DECODING": "0"})
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertEqual(self.decoded_during_run(out), 0)
 
     def test_a_trace_beyond_the_reports_memory_is_refused_as_before(self):
         env_extra = {"RLSCOPE_REPORT_MEMORY": "64K"}
@@ -110,6 +136,7 @@ class LiveDecoding(unittest.TestCase):
         self.assertEqual(live.returncode, 0, live.stderr)
         self.assertIn("is available; the trace is kept", live.stderr)
         self.assertFalse(os.path.exists(os.path.join(out, "report.json")))
+        self.assertEqual(self.decoded_during_run(out), 0)  # It let go.
         result = run_rlscope("report", "--quiet", out, env=dict(os.environ, **env_extra), timeout=300)
         self.assertNotEqual(result.returncode, 0)
         self.assertIn("is available; the trace is kept", result.stderr)
