@@ -84,10 +84,9 @@ struct Collected {
   std::vector<int64_t> ends;
 };
 
-absl::StatusOr<TraceReadResult> Read(const std::vector<uint8_t>& bytes, Collected& collected) {
-  const std::string path = TempPath("trace.rlt");
-  WriteFile(path, bytes);
-  absl::StatusOr<TraceReadResult> result = ReadTraceFile(path, [&](const wire::Frame& frame, uint64_t offset) {
+// CollectInto: a visitor that adds each frame to `collected`.
+rlscope::collector::FrameVisitor CollectInto(Collected& collected) {
+  return [&collected](const wire::Frame& frame, uint64_t offset) {
     collected.kinds.push_back(frame.message_type());
     collected.offsets.push_back(offset);
     if (const wire::Batch* batch = frame.message_as_Batch()) {
@@ -96,7 +95,13 @@ absl::StatusOr<TraceReadResult> Read(const std::vector<uint8_t>& bytes, Collecte
         collected.ends.push_back(event->end_ns());
       }
     }
-  });
+  };
+}
+
+absl::StatusOr<TraceReadResult> Read(const std::vector<uint8_t>& bytes, Collected& collected) {
+  const std::string path = TempPath("trace.rlt");
+  WriteFile(path, bytes);
+  absl::StatusOr<TraceReadResult> result = ReadTraceFile(path, CollectInto(collected));
   unlink(path.c_str());
   return result;
 }
@@ -268,16 +273,7 @@ namespace {
 absl::StatusOr<TraceReadResult> Follow(const std::vector<uint8_t>& bytes, const std::vector<size_t>& cuts,
                                        Collected& collected, std::vector<size_t>* after_each = nullptr) {
   const std::string path = TempPath("trace.rlt");  // Read's, so that messages compare.
-  rlscope::collector::TraceFollower follower(path, [&](const wire::Frame& frame, uint64_t offset) {
-    collected.kinds.push_back(frame.message_type());
-    collected.offsets.push_back(offset);
-    if (const wire::Batch* batch = frame.message_as_Batch()) {
-      for (const wire::Event* event : *batch->threads()->Get(0)->events()) {
-        collected.begins.push_back(event->begin_ns());
-        collected.ends.push_back(event->end_ns());
-      }
-    }
-  });
+  rlscope::collector::TraceFollower follower(path, CollectInto(collected));
   follower.ReadNew();  // No file yet.
   for (size_t cut : cuts) {
     WriteFile(path, std::vector<uint8_t>(bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(cut)));

@@ -29,32 +29,24 @@ REPORT_FILES = ("report.json", "report.txt", "report.html")
 TWO_PROCESSES = textwrap.dedent("""
     import subprocess, sys, time
 
-    def step(i):
+    def parent_step(i):
         return sum(j * j for j in range(i % 50))
 
-    def loop(seconds):
+    def child_step(i):
+        return sorted(range(i % 40))
+
+    def loop(seconds, step):
         end = time.monotonic() + seconds
         i = 0
         while time.monotonic() < end:
             step(i)
             i += 1
-        return i
-
-    def child_step(i):
-        return sorted(range(i % 40))
-
-    def child_loop(seconds):
-        end = time.monotonic() + seconds
-        i = 0
-        while time.monotonic() < end:
-            child_step(i)
-            i += 1
 
     if len(sys.argv) > 1:
-        child_loop(0.8)
+        loop(0.8, child_step)
     else:
         child = subprocess.Popen([sys.executable, __file__, "child"])
-        loop(1.0)
+        loop(1.0, parent_step)
         child.wait()
 """)
 

@@ -84,23 +84,17 @@ TEST_CASE("A run decoded as its traces are written is the run decoded afterwards
     std::vector<uint8_t> bytes;
     std::vector<size_t> blocks;
   };
-  std::vector<Stream> streams(3);
-  streams[0].path = dir / "trace" / "100.rlt";
-  streams[0].bytes = trace_test::Compressed(PythonFrames(100, 5, 1000,
-                                                         {"a_one (/usr/lib/python3/dist-packages/torch/nn/a.py:3)",
-                                                          "a_two (/usr/lib/python3/dist-packages/torch/nn/a.py:9)"},
-                                                         12),
-                                            3, &streams[0].blocks);
-  streams[1].path = dir / "trace" / "200.rlt";
-  streams[1].bytes =
-      trace_test::Compressed(PythonFrames(200, 7, 2000, {"b_one (/usr/lib/python3/dist-packages/torch/nn/b.py:3)"}, 12),
-                             3, &streams[1].blocks);
-  streams[2].path = dir / "trace" / "200.1.rlt";
-  streams[2].bytes = trace_test::Compressed(PythonFrames(200, 7, 500000,
-                                                         {"c_one (/usr/lib/python3/dist-packages/torch/nn/c.py:3)",
-                                                          "b_one (/usr/lib/python3/dist-packages/torch/nn/b.py:3)"},
-                                                         12),
-                                            3, &streams[2].blocks);
+  std::vector<Stream> streams;
+  const auto add = [&](const char* file, int pid, uint64_t start_ticks, int64_t start_ns,
+                       const std::vector<std::string>& functions) {
+    Stream& stream = streams.emplace_back();
+    stream.path = dir / "trace" / file;
+    stream.bytes = trace_test::Compressed(PythonFrames(pid, start_ticks, start_ns, functions, 12), 3, &stream.blocks);
+  };
+  const std::string torch = " (/usr/lib/python3/dist-packages/torch/nn/";
+  add("100.rlt", 100, 5, 1000, {"a_one" + torch + "a.py:3)", "a_two" + torch + "a.py:9)"});
+  add("200.rlt", 200, 7, 2000, {"b_one" + torch + "b.py:3)"});
+  add("200.1.rlt", 200, 7, 500000, {"c_one" + torch + "c.py:3)", "b_one" + torch + "b.py:3)"});
 
   RunDecoding decoding(dir.string(), /*for_correction=*/true);
   CHECK(decoding.Follow());  // Nothing written yet.

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <catch2/catch.hpp>
+#include <memory>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -35,6 +36,15 @@ void Feed(TimelineBuilder& builder, BatchEncoder::Frame frame) {
   auto verified = rlscope::collector::VerifyFrame(bytes.data(), bytes.size());
   REQUIRE(verified.ok());
   builder.AddFrame(**verified);
+}
+
+// FeedThreadBatch: thread 9's `events` into the batch `encoder` began,
+// and the batch to the builder.
+void FeedThreadBatch(TimelineBuilder& builder, BatchEncoder& encoder, const std::vector<wire::Event>& events) {
+  encoder.AddThreadEvents(9, 9, static_cast<uint32_t>(events.size()), 0, {}, [&](wire::Event* out) {
+    for (size_t i = 0; i < events.size(); ++i) out[i] = events[i];
+  });
+  Feed(builder, encoder.FinishBatch());
 }
 
 // Events of thread `tid` (instance `instance`, by default the tid itself),
@@ -634,15 +644,26 @@ TEST_CASE("caller= rules take calls from a module's functions, not from its impo
   CHECK(thread.native_calls[3].category == Category::kCommunication);  // The cache keeps it.
 }
 
-TEST_CASE("A native call is classified by the library at its address when its batch came", "[timeline]") {
+// LibraryRuled: a builder of process 9 whose libraries' levels follow
+// the rules `text`.
+struct LibraryRuled {
+  explicit LibraryRuled(const std::string& text) {
+    std::string error;
+    REQUIRE(ParseRules(text, "test.rules", rules, &error));
+    classifier = std::make_unique<LibraryClassifier>(rules.libraries);
+    names.Intern("(none)");
+    builder = std::make_unique<TimelineBuilder>(names, classifier.get());
+    FeedHello(*builder, 9, 0);
+  }
   RuleSet rules;
-  std::string error;
-  REQUIRE(ParseRules("library Backend lib=libtorch*\nlibrary Simulator lib=libmujoco*\n", "test.rules", rules, &error));
-  LibraryClassifier classifier(rules.libraries);
+  std::unique_ptr<LibraryClassifier> classifier;
   NameTable names;
-  names.Intern("(none)");
-  TimelineBuilder builder(names, &classifier);
-  FeedHello(builder, 9, 0);
+  std::unique_ptr<TimelineBuilder> builder;
+};
+
+TEST_CASE("A native call is classified by the library at its address when its batch came", "[timeline]") {
+  LibraryRuled ruled("library Backend lib=libtorch*\nlibrary Simulator lib=libmujoco*\n");
+  TimelineBuilder& builder = *ruled.builder;
   BatchEncoder encoder;
   // The first batch: torch's library at 0x1000 and a call into it. The
   // second: another library loaded at the same place (torch's unloaded),
@@ -653,18 +674,12 @@ TEST_CASE("A native call is classified by the library at its address when its ba
   const std::vector<wire::Event> first = {Ev(0, 0, wire::EventKind::kThreadBegin),
                                           Ev(0, 0, wire::EventKind::kPythonThread),
                                           Ev(100, 200, wire::EventKind::kPythonCall, 1, 0x1500)};
-  encoder.AddThreadEvents(9, 9, static_cast<uint32_t>(first.size()), 0, {}, [&](wire::Event* out) {
-    for (size_t i = 0; i < first.size(); ++i) out[i] = first[i];
-  });
-  Feed(builder, encoder.FinishBatch());
+  FeedThreadBatch(builder, encoder, first);
   encoder.BeginBatch(2, 0);
   encoder.AddModule("/usr/lib/x86_64-linux-gnu/libmujoco.so.3", 0x1000, 0x2000, 0);
   const std::vector<wire::Event> second = {Ev(300, 400, wire::EventKind::kPythonCall, 1, 0x1500),
                                            Ev(1000, 1000, wire::EventKind::kThreadEnd)};
-  encoder.AddThreadEvents(9, 9, static_cast<uint32_t>(second.size()), 0, {}, [&](wire::Event* out) {
-    for (size_t i = 0; i < second.size(); ++i) out[i] = second[i];
-  });
-  Feed(builder, encoder.FinishBatch());
+  FeedThreadBatch(builder, encoder, second);
   const ProcessTimeline process = builder.Finish();
   const ThreadTimeline& thread = OnlyThread(process, 9);
   REQUIRE(thread.native_calls.size() == 2);
@@ -677,14 +692,9 @@ TEST_CASE("A native call is classified by the library at its address when its ba
 }
 
 TEST_CASE("A call whose string or module comes a batch later waits for it", "[timeline]") {
-  RuleSet rules;
-  std::string error;
-  REQUIRE(ParseRules("library Backend lib=libtorch*\n", "test.rules", rules, &error));
-  LibraryClassifier classifier(rules.libraries);
-  NameTable names;
-  names.Intern("(none)");
-  TimelineBuilder builder(names, &classifier);
-  FeedHello(builder, 9, 0);
+  LibraryRuled ruled("library Backend lib=libtorch*\n");
+  TimelineBuilder& builder = *ruled.builder;
+  const NameTable& names = ruled.names;
   BatchEncoder encoder;
   // The first batch's call names string 5 and an address in a library
   // neither of which it defines (a string table entry still being filled
@@ -693,19 +703,13 @@ TEST_CASE("A call whose string or module comes a batch later waits for it", "[ti
   const std::vector<wire::Event> first = {Ev(0, 0, wire::EventKind::kThreadBegin),
                                           Ev(0, 0, wire::EventKind::kPythonThread),
                                           Ev(100, 200, wire::EventKind::kPythonCall, 5, 0x1500)};
-  encoder.AddThreadEvents(9, 9, static_cast<uint32_t>(first.size()), 0, {}, [&](wire::Event* out) {
-    for (size_t i = 0; i < first.size(); ++i) out[i] = first[i];
-  });
-  Feed(builder, encoder.FinishBatch());
+  FeedThreadBatch(builder, encoder, first);
   encoder.BeginBatch(2, 0);
   encoder.AddModule("/usr/lib/x86_64-linux-gnu/libtorch_cpu.so", 0x1000, 0x2000, 0);
   encoder.AddString(5, "helper (/home/me/train.py:3)");
   const std::vector<wire::Event> second = {Ev(300, 400, wire::EventKind::kPythonCall, 5, 0x1500),
                                            Ev(1000, 1000, wire::EventKind::kThreadEnd)};
-  encoder.AddThreadEvents(9, 9, static_cast<uint32_t>(second.size()), 0, {}, [&](wire::Event* out) {
-    for (size_t i = 0; i < second.size(); ++i) out[i] = second[i];
-  });
-  Feed(builder, encoder.FinishBatch());
+  FeedThreadBatch(builder, encoder, second);
   const ProcessTimeline process = builder.Finish();
   const ThreadTimeline& thread = OnlyThread(process, 9);
   REQUIRE(thread.native_calls.size() == 2);
