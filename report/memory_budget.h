@@ -65,6 +65,14 @@ enum class ReportPlan {
   kTooLarge,         // Not even the uncorrected analysis fits.
 };
 
+// WithHeld: `available` memory plus `held` bytes already in use by the
+// analysis itself (a decoding begun during the run), saturating: an
+// unlimited budget stays unlimited.
+inline std::optional<uint64_t> WithHeld(std::optional<uint64_t> available, uint64_t held) {
+  if (!available) return std::nullopt;
+  return *available > UINT64_MAX - held ? UINT64_MAX : *available + held;
+}
+
 // PlanReport: what to analyse, given the need and what is available.
 ReportPlan PlanReport(const MemoryNeed& need, std::optional<uint64_t> available, bool corrected);
 

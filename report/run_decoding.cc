@@ -94,10 +94,8 @@ bool RunDecoding::Follow() {
   // or with a budget that does not parse, it lets go and the end of the
   // run decides (LoadRun).
   absl::StatusOr<std::optional<uint64_t>> available = MemoryForReport();
-  std::optional<uint64_t> room;
-  if (available.ok() && *available) room = **available + held;
-  if (!available.ok() ||
-      PlanReport(EstimateReportMemory(stream_bytes), room, for_correction_) != ReportPlan::kAsAsked) {
+  if (!available.ok() || PlanReport(EstimateReportMemory(stream_bytes), WithHeld(*available, held), for_correction_) !=
+                             ReportPlan::kAsAsked) {
     Abandon();
   }
   return !stopped_;

@@ -92,7 +92,7 @@ absl::StatusOr<DecodedRun> LoadRun(const std::string& run_dir, const LoadRequest
   // What a decoding begun during the run holds is in use already, and
   // counts as available to the analysis it is part of.
   RunDecoding* started = request.started != nullptr && request.started->following() ? request.started : nullptr;
-  if (started != nullptr && traces->available) *traces->available += started->HeldBytes();
+  if (started != nullptr) traces->available = WithHeld(traces->available, started->HeldBytes());
   // A corrected analysis needs about 2.5 times the memory of an
   // uncorrected one: where only that fits, the correction's data is not kept.
   std::string correction_dropped;

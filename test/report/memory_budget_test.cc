@@ -103,3 +103,10 @@ TEST_CASE("sizes are printed as people read them", "[memory]") {
   CHECK(FormatBytes(3'400'000'000) == "3.4 GB");
   CHECK(FormatBytes(2'500'000'000'000) == "2.5 TB");
 }
+
+TEST_CASE("Memory held by the analysis counts as available to it, saturating", "[memory_budget]") {
+  CHECK(WithHeld(std::nullopt, 100) == std::nullopt);
+  CHECK(WithHeld(1000, 100) == 1100);
+  CHECK(WithHeld(UINT64_MAX, 100) == UINT64_MAX);
+  CHECK(WithHeld(UINT64_MAX - 50, 100) == UINT64_MAX);
+}

@@ -138,14 +138,33 @@ TEST_CASE("A run decoded as it goes stops following past the report's memory", "
   const std::vector<std::vector<uint8_t>> frames = trace_test::SampleFrames(40);
   const std::vector<uint8_t> file = trace_test::Compressed(frames, 10);
   trace_test::WriteFile((dir / "trace" / "4242.rlt").string(), file);
-  setenv("RLSCOPE_REPORT_MEMORY", "1K", 1);
-  RunDecoding decoding(dir.string(), /*for_correction=*/false);
-  const bool following = decoding.Follow();
-  unsetenv("RLSCOPE_REPORT_MEMORY");
-  CHECK_FALSE(following);
-  CHECK_FALSE(decoding.Follow());
-  // The end of the run then decodes afresh, deciding as LoadRun does.
-  CHECK_FALSE(decoding.Finish({dir / "trace" / "4242.rlt"}));
+  SECTION("a budget too small") {
+    setenv("RLSCOPE_REPORT_MEMORY", "1K", 1);
+    RunDecoding decoding(dir.string(), /*for_correction=*/false);
+    const bool following = decoding.Follow();
+    unsetenv("RLSCOPE_REPORT_MEMORY");
+    CHECK_FALSE(following);
+    CHECK_FALSE(decoding.Follow());
+    // The end of the run then decodes afresh, deciding as LoadRun does.
+    CHECK_FALSE(decoding.Finish({dir / "trace" / "4242.rlt"}));
+  }
+  SECTION("a budget that does not parse") {
+    setenv("RLSCOPE_REPORT_MEMORY", "lots", 1);
+    RunDecoding decoding(dir.string(), /*for_correction=*/false);
+    const bool following = decoding.Follow();
+    unsetenv("RLSCOPE_REPORT_MEMORY");
+    CHECK_FALSE(following);
+  }
+  SECTION("no limit") {
+    setenv("RLSCOPE_REPORT_MEMORY", "unlimited", 1);
+    RunDecoding decoding(dir.string(), /*for_correction=*/false);
+    const bool first = decoding.Follow();
+    const bool second = decoding.Follow();  // Holding some now.
+    unsetenv("RLSCOPE_REPORT_MEMORY");
+    CHECK(first);
+    CHECK(second);
+    CHECK(decoding.HeldBytes() > 0);
+  }
   fs::remove_all(dir);
 }
 
