@@ -104,7 +104,7 @@ TEST_CASE("sizes are printed as people read them", "[memory]") {
   CHECK(FormatBytes(2'500'000'000'000) == "2.5 TB");
 }
 
-TEST_CASE("Memory held by the analysis counts as available to it, saturating", "[memory_budget]") {
+TEST_CASE("Memory held by the analysis counts as available to it, saturating", "[memory]") {
   CHECK(WithHeld(std::nullopt, 100) == std::nullopt);
   CHECK(WithHeld(1000, 100) == 1100);
   CHECK(WithHeld(UINT64_MAX, 100) == UINT64_MAX);
