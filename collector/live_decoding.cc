@@ -5,7 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cmath>
+#include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -33,7 +33,9 @@ std::optional<int> CpuQuota(const std::string& cpu_max_text) {
   char* end = nullptr;
   const long long microseconds = strtoll(quota.c_str(), &end, 10);
   if (end == quota.c_str() || *end != '\0' || microseconds <= 0) return std::nullopt;
-  return static_cast<int>(std::max<long long>(1, (microseconds + period - 1) / period));
+  // Whole CPUs (a quota of 3.5 leaves the program too little beside the
+  // decoding), at least 1.
+  return static_cast<int>(std::clamp<long long>(microseconds / period, 1, 1 << 20));
 }
 
 int UsableCpus() {
@@ -60,10 +62,13 @@ LiveDecoding::LiveDecoding(const std::string& run_dir, bool for_correction)
 LiveDecoding::~LiveDecoding() { Stop(); }
 
 void LiveDecoding::Loop() {
-  // Below the program and the receiver (a tenth of their weight when they
-  // compete for a CPU): a decoding that falls behind only leaves more for
-  // the end.
-  setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), 10);
+  // Below the program and the receiver (10 nice levels lower: a tenth of
+  // their weight when they compete for a CPU): a decoding that falls
+  // behind only leaves more for the end.
+  const id_t thread = static_cast<id_t>(gettid());
+  errno = 0;
+  const int nice = getpriority(PRIO_PROCESS, thread);
+  if (errno == 0) setpriority(PRIO_PROCESS, thread, std::min(nice + 10, 19));
   std::unique_lock<std::mutex> lock(mutex_);
   while (!stopping_) {
     lock.unlock();

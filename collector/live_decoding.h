@@ -8,7 +8,7 @@
 // rlscope may use at least 4 CPUs (its affinity, and a container's CPU
 // quota). Decoding takes a CPU of its own while it keeps up with the
 // trace, and on a machine of 2 it would take one from the program being
-// measured. The thread runs at nice 10.
+// measured. The thread runs 10 nice levels below rlscope.
 #ifndef RLSCOPE_COLLECTOR_LIVE_DECODING_H_
 #define RLSCOPE_COLLECTOR_LIVE_DECODING_H_
 
@@ -33,8 +33,9 @@ bool ShouldDecodeDuringRun(const char* env_value, int cpus);
 // lowered to the cgroup v2 CPU quota (cpu.max) of its cgroup or above.
 int UsableCpus();
 
-// CpuQuota: the CPUs a cpu.max line ("QUOTA PERIOD" in microseconds, or
-// "max PERIOD") allows, rounded up; nullopt for no limit or bad text.
+// CpuQuota: the whole CPUs a cpu.max line ("QUOTA PERIOD" in
+// microseconds, or "max PERIOD") allows, at least 1; nullopt for no limit
+// or bad text.
 std::optional<int> CpuQuota(const std::string& cpu_max_text);
 
 class LiveDecoding {

@@ -12,11 +12,11 @@
 #include <cerrno>
 #include <cstring>
 #include <ctime>
+#include <exception>
 #include <filesystem>
 #include <iostream>
 #include <memory>
 #include <optional>
-#include <system_error>
 
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -478,8 +478,8 @@ absl::StatusOr<ProfileOutcome> ProfileCommand(const ProfileRequest& request) {
       // calibration was copied into DIR above (WriteReport's lookup).
       live = std::make_unique<LiveDecoding>(request.run_dir,
                                             report::FindCorrection(request.run_dir, "").model.has_value());
-    } catch (const std::system_error&) {
-      // No thread to be had: the trace is decoded after the run.
+    } catch (const std::exception&) {
+      // No thread or memory to be had: the trace is decoded after the run.
     }
   }
   absl::StatusOr<Waited> waited = LaunchAndWait(request.command, environment, request.give_terminal, stdio.fds(),

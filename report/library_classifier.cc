@@ -79,15 +79,20 @@ const ModuleMap::Range* ModuleMap::Find(uint64_t address) {
     std::sort(added, ranges_.end(), earlier);
     std::inplace_merge(ranges_.begin(), added, ranges_.end(), earlier);
     sorted_count_ = ranges_.size();
+    max_end_.resize(ranges_.size());
+    uint64_t reach = 0;
+    for (size_t i = 0; i < ranges_.size(); ++i) max_end_[i] = reach = std::max(reach, ranges_[i].end);
   }
-  // The last range beginning at or before the address; walk back over
-  // (rare) overlaps to the latest one that contains it.
-  auto it = std::upper_bound(ranges_.begin(), ranges_.end(), address,
-                             [](uint64_t value, const Range& range) { return value < range.begin; });
+  // The ranges beginning at or before the address, walked back to the
+  // latest that contains it, as far as any range before reaches past it
+  // (libraries loaded in turn at one place overlap as often as that
+  // happened).
+  const auto after = std::upper_bound(ranges_.begin(), ranges_.end(), address,
+                                      [](uint64_t value, const Range& range) { return value < range.begin; });
   const Range* best = nullptr;
-  for (int steps = 0; it != ranges_.begin() && steps < 8; ++steps) {
-    --it;
-    if (address < it->end && (best == nullptr || it->order > best->order)) best = &*it;
+  for (size_t i = static_cast<size_t>(after - ranges_.begin()); i > 0 && max_end_[i - 1] > address; --i) {
+    const Range& range = ranges_[i - 1];
+    if (address < range.end && (best == nullptr || range.order > best->order)) best = &range;
   }
   return best;
 }

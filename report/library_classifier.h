@@ -66,7 +66,8 @@ class ModuleMap {
 
  private:
   std::vector<Range> ranges_;
-  size_t sorted_count_ = 0;  // ranges_[0, sorted_count_) are sorted for Find.
+  size_t sorted_count_ = 0;        // ranges_[0, sorted_count_) are sorted for Find.
+  std::vector<uint64_t> max_end_;  // max_end_[i]: the furthest end of ranges_[0..i].
 };
 
 }  // namespace rlscope::report

@@ -1,5 +1,7 @@
 #include "report/memory_budget.h"
 
+#include <malloc.h>
+
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
@@ -134,6 +136,18 @@ ReportPlan PlanReport(const MemoryNeed& need, std::optional<uint64_t> available,
   if (need.uncorrected > *available) return ReportPlan::kTooLarge;
   if (corrected && need.corrected > *available) return ReportPlan::kUncorrectedOnly;
   return ReportPlan::kAsAsked;
+}
+
+uint64_t HeapInUse() {
+  const struct mallinfo2 info = mallinfo2();
+  return static_cast<uint64_t>(info.uordblks) + static_cast<uint64_t>(info.hblkhd);
+}
+
+absl::StatusOr<std::optional<uint64_t>> RoomForAnalysis(uint64_t held_heap) {
+  absl::StatusOr<std::optional<uint64_t>> available = MemoryForReport();
+  if (!available.ok()) return available;
+  if (const char* text = std::getenv(kReportMemoryEnv); text != nullptr && *text != '\0') return available;
+  return WithHeld(*available, held_heap);
 }
 
 absl::StatusOr<std::optional<uint64_t>> MemoryForReport() {

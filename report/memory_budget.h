@@ -66,12 +66,22 @@ enum class ReportPlan {
 };
 
 // WithHeld: `available` memory plus `held` bytes already in use by the
-// analysis itself (a decoding begun during the run), saturating: an
-// unlimited budget stays unlimited.
+// analysis itself (a decoding begun during the run), saturating.
 inline std::optional<uint64_t> WithHeld(std::optional<uint64_t> available, uint64_t held) {
   if (!available) return std::nullopt;
   return *available > UINT64_MAX - held ? UINT64_MAX : *available + held;
 }
+
+// HeapInUse: the bytes this process's malloc has handed out (mallinfo2:
+// in use from the heap, plus mapped blocks).
+uint64_t HeapInUse();
+
+// RoomForAnalysis: what an analysis that already holds `held_heap` bytes
+// (measured with HeapInUse) may plan with: MemoryForReport's figure,
+// where it was measured (available memory, which what is held has
+// already left) with what is held added; a budget set with
+// RLSCOPE_REPORT_MEMORY is a total, and stands as it is.
+absl::StatusOr<std::optional<uint64_t>> RoomForAnalysis(uint64_t held_heap);
 
 // PlanReport: what to analyse, given the need and what is available.
 ReportPlan PlanReport(const MemoryNeed& need, std::optional<uint64_t> available, bool corrected);

@@ -66,6 +66,7 @@ RunDecoding::RunDecoding(std::string run_dir, bool for_correction)
   rules_ = LoadRunRules(run_dir_, rule_problems_);
   classifier_ = std::make_unique<LibraryClassifier>(rules_.libraries);
   run_.names.Intern("(none)");
+  heap_at_start_ = HeapInUse();
 }
 
 RunDecoding::Trace& RunDecoding::TraceOf(const fs::path& path) {
@@ -76,7 +77,6 @@ RunDecoding::Trace& RunDecoding::TraceOf(const fs::path& path) {
 
 bool RunDecoding::Follow() {
   if (stopped_) return false;
-  const uint64_t held = HeldBytes();
   std::error_code error;
   uint64_t stream_bytes = 0;
   // Iterated with error codes: nothing here may throw into the thread
@@ -89,21 +89,20 @@ bool RunDecoding::Follow() {
     stream_bytes += trace.follower.stream_bytes();
   }
   followed_stream_bytes_ = stream_bytes;
-  // What the decoding would hold must fit in what is available now (the
-  // program's memory grows too) beside what it holds already; past that,
+  // The whole analysis must fit in what is available now (the program's
+  // memory grows too) with what the decoding holds already; past that,
   // or with a budget that does not parse, it lets go and the end of the
   // run decides (LoadRun).
-  absl::StatusOr<std::optional<uint64_t>> available = MemoryForReport();
-  if (!available.ok() || PlanReport(EstimateReportMemory(stream_bytes), WithHeld(*available, held), for_correction_) !=
-                             ReportPlan::kAsAsked) {
+  absl::StatusOr<std::optional<uint64_t>> room = RoomForAnalysis(HeldBytes());
+  if (!room.ok() || PlanReport(EstimateReportMemory(stream_bytes), *room, for_correction_) != ReportPlan::kAsAsked) {
     Abandon();
   }
   return !stopped_;
 }
 
 uint64_t RunDecoding::HeldBytes() const {
-  const MemoryNeed need = EstimateReportMemory(followed_stream_bytes_);
-  return for_correction_ ? need.corrected : need.uncorrected;
+  const uint64_t now = HeapInUse();
+  return now > heap_at_start_ ? now - heap_at_start_ : 0;
 }
 
 void RunDecoding::Abandon() {

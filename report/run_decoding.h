@@ -12,9 +12,10 @@
 //
 // Memory: decoding holds every event, as LoadRun does, but during the run,
 // beside the program. A decoding that follows a run stops following, and
-// frees what it holds, once what it would hold no longer fits in the
-// memory available then (memory_budget.h, read at each Follow): Finish
-// then says so and LoadRun decides, at the end, what can be analysed.
+// frees what it holds, once the analysis of what it has read would no
+// longer fit in the memory available then with what it holds
+// (memory_budget.h's RoomForAnalysis, at each Follow): Finish then says
+// so and LoadRun decides, at the end, what can be analysed.
 #ifndef RLSCOPE_REPORT_RUN_DECODING_H_
 #define RLSCOPE_REPORT_RUN_DECODING_H_
 
@@ -56,8 +57,9 @@ class RunDecoding {
   bool for_correction() const { return for_correction_; }
   // following: not stopped (by the budget, Abandon or Finish).
   bool following() const { return !stopped_; }
-  // HeldBytes: the memory the decoding holds, as memory_budget.h
-  // estimates it from the stream bytes followed.
+  // HeldBytes: the memory the decoding holds: the growth of the
+  // process's heap since it began (HeapInUse; in `rlscope run`, the rest
+  // of the collector holds little).
   uint64_t HeldBytes() const;
   // Abandon: stops following and frees what is held.
   void Abandon();
@@ -83,6 +85,7 @@ class RunDecoding {
   std::map<std::filesystem::path, std::unique_ptr<Trace>> traces_;
   std::vector<std::string> rule_problems_;
   uint64_t followed_stream_bytes_ = 0;
+  uint64_t heap_at_start_ = 0;
   bool stopped_ = false;
 };
 

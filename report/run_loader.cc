@@ -27,7 +27,9 @@ struct RunTraces {
   std::optional<uint64_t> available;  // Unknown: no check.
 };
 
-absl::StatusOr<RunTraces> ListRunTraces(const std::string& run_dir) {
+// ListRunTraces: `held_heap`, the heap a decoding begun during the run
+// holds (RoomForAnalysis).
+absl::StatusOr<RunTraces> ListRunTraces(const std::string& run_dir, uint64_t held_heap) {
   std::error_code error;
   if (!fs::is_directory(run_dir, error)) {
     return absl::NotFoundError(absl::StrFormat("%s: no such directory", run_dir));
@@ -56,7 +58,7 @@ absl::StatusOr<RunTraces> ListRunTraces(const std::string& run_dir) {
   }
   std::sort(traces.files.begin(), traces.files.end());
   traces.need = EstimateReportMemory(traces.bytes);
-  absl::StatusOr<std::optional<uint64_t>> available = MemoryForReport();
+  absl::StatusOr<std::optional<uint64_t>> available = RoomForAnalysis(held_heap);
   if (!available.ok()) return available.status();
   traces.available = *available;
   return traces;
@@ -84,15 +86,14 @@ std::string CorrectionTooLarge(const std::string& run_dir, const RunTraces& trac
 }  // namespace
 
 absl::StatusOr<DecodedRun> LoadRun(const std::string& run_dir, const LoadRequest& request) {
-  absl::StatusOr<RunTraces> traces = ListRunTraces(run_dir);
-  if (!traces.ok()) {
-    if (request.started != nullptr) request.started->Abandon();
-    return traces.status();
-  }
   // What a decoding begun during the run holds is in use already, and
   // counts as available to the analysis it is part of.
   RunDecoding* started = request.started != nullptr && request.started->following() ? request.started : nullptr;
-  if (started != nullptr) traces->available = WithHeld(traces->available, started->HeldBytes());
+  absl::StatusOr<RunTraces> traces = ListRunTraces(run_dir, started != nullptr ? started->HeldBytes() : 0);
+  if (!traces.ok()) {
+    if (started != nullptr) started->Abandon();
+    return traces.status();
+  }
   // A corrected analysis needs about 2.5 times the memory of an
   // uncorrected one: where only that fits, the correction's data is not kept.
   std::string correction_dropped;

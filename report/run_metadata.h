@@ -35,7 +35,7 @@ struct RunMetadata {
   std::string capture_request;
   int64_t capture_delay_ns = 0;
   // The trace's stream bytes decoded while the command ran (collector/
-  // live_decoding.h), when the run ended; 0: decoded after it.
+  // live_decoding.h) and held when it ended; 0: none.
   int64_t trace_decoded_during_run_bytes = 0;
   // False when meta.json could not be read: the fields above are then
   // defaults, not facts, and reports say "unknown" instead of "exit status 0".

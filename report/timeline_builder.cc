@@ -108,9 +108,13 @@ void TimelineBuilder::AddBatch(const wire::Batch& batch) {
   if (batch.gpu_activities() != nullptr) {
     for (const wire::GpuActivity* activity : *batch.gpu_activities()) AddGpuActivity(*activity);
   }
+  // Calls that waited for a string or module may find it in this batch.
+  const bool news = (batch.modules() != nullptr && batch.modules()->size() > 0) ||
+                    (batch.strings() != nullptr && batch.strings()->size() > 0);
   for (size_t index = 0; index < thread_states_.size(); ++index) {
-    if (!thread_states_[index].native_calls.empty())
-      ClassifyNativeCalls(process_.threads[index], thread_states_[index]);
+    ThreadState& state = thread_states_[index];
+    if (news && !state.deferred_calls.empty()) PlaceDeferredCalls(process_.threads[index], state, /*final=*/false);
+    if (!state.native_calls.empty()) ClassifyNativeCalls(process_.threads[index], state);
   }
   process_.gpu_dropped += batch.gpu_dropped();
   if (batch.capture_edges() != nullptr) {
@@ -499,7 +503,7 @@ void TimelineBuilder::ClassifyNativeCalls(ThreadTimeline& thread, ThreadState& s
     // A string or a module the batches have not given yet (a string table
     // entry still being filled, a library loaded while the flush ran) is
     // waited for, to the end at most: the call keeps its place.
-    if (!final && ((classifier_ != nullptr && path == nullptr) || !strings_.contains(raw.code_id))) {
+    if (!final && !Resolvable(raw, path)) {
       state.deferred_calls.push_back({thread.native_calls.size(), raw});
       thread.native_calls.emplace_back();
       state.native_events.emplace_back();
@@ -533,13 +537,23 @@ void TimelineBuilder::PlaceNativeCall(const ThreadState& state, const RawNativeC
   }
 }
 
+bool TimelineBuilder::Resolvable(const RawNativeCall& raw, const std::string* path) const {
+  return (classifier_ == nullptr || path != nullptr) && strings_.contains(raw.code_id);
+}
+
+void TimelineBuilder::PlaceDeferredCalls(ThreadTimeline& thread, ThreadState& state, bool final) {
+  std::erase_if(state.deferred_calls, [&](const std::pair<size_t, RawNativeCall>& deferred) {
+    const auto& [index, raw] = deferred;
+    const std::string* path = classifier_ != nullptr ? modules_.PathOf(raw.address) : nullptr;
+    if (!final && !Resolvable(raw, path)) return false;
+    PlaceNativeCall(state, raw, path, thread.native_calls[index], state.native_events[index]);
+    return true;
+  });
+}
+
 void TimelineBuilder::FinishNativeCalls(ThreadTimeline& thread, ThreadState& state) {
   ClassifyNativeCalls(thread, state, /*final=*/true);  // Calls added outside a batch (tests).
-  for (const auto& [index, raw] : state.deferred_calls) {
-    const std::string* path = classifier_ != nullptr ? modules_.PathOf(raw.address) : nullptr;
-    PlaceNativeCall(state, raw, path, thread.native_calls[index], state.native_events[index]);
-  }
-  state.deferred_calls.clear();
+  PlaceDeferredCalls(thread, state, /*final=*/true);
   // Labelled here, in record order, so that names are numbered as when
   // the stream is read whole, whichever way it was read (run_decoding.h).
   for (NativeCall& call : thread.native_calls) {

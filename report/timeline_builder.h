@@ -145,13 +145,20 @@ class TimelineBuilder {
   // written (run_decoding.h) leaves little for Finish: a call is classified
   // by the library loaded at its address then (a later library at the
   // same address is not its own). A call whose module or string has not
-  // come yet keeps its place and waits, for FinishNativeCalls at most
-  // (`final`: no waiting). Locations stay raw string ids until then.
+  // come yet keeps its place and waits for a batch that brings it, for
+  // FinishNativeCalls at most (`final`: no waiting). Locations stay raw
+  // string ids until FinishNativeCalls.
   void ClassifyNativeCalls(ThreadTimeline& thread, ThreadState& state, bool final = false);
   // PlaceNativeCall: `raw`, from the library at `path` (null: none known),
   // as `call` and its CPU interval `event`.
   void PlaceNativeCall(const ThreadState& state, const RawNativeCall& raw, const std::string* path, NativeCall& call,
                        Interval& event);
+  // Resolvable: whether `raw`'s string and (with a classifier) its
+  // library, at `path`, are known.
+  bool Resolvable(const RawNativeCall& raw, const std::string* path) const;
+  // PlaceDeferredCalls: classifies the calls that waited and can be now
+  // (`final`: all of them) into their places.
+  void PlaceDeferredCalls(ThreadTimeline& thread, ThreadState& state, bool final);
   // FinishNativeCalls: classifies what waited, labels every call's
   // locations (in record order, as a whole-stream read would number
   // them), and adds the calls' intervals to the thread's cpu_events.

@@ -31,7 +31,8 @@ TEST_CASE("Decoding during the run: the variable decides, else 4 CPUs or more", 
 
 TEST_CASE("A container's CPU quota is read from cpu.max", "[live_decoding]") {
   CHECK(CpuQuota("200000 100000") == 2);
-  CHECK(CpuQuota("150000 100000") == 2);  // Rounded up.
+  CHECK(CpuQuota("350000 100000") == 3);  // Whole CPUs.
+  CHECK(CpuQuota("999999999999999999 1") == 1 << 20);
   CHECK(CpuQuota("50000 100000") == 1);
   CHECK_FALSE(CpuQuota("max 100000"));
   CHECK_FALSE(CpuQuota(""));

@@ -148,6 +148,25 @@ TEST_CASE("A run decoded as it goes stops following past the report's memory", "
     // The end of the run then decodes afresh, deciding as LoadRun does.
     CHECK_FALSE(decoding.Finish({dir / "trace" / "4242.rlt"}));
   }
+  SECTION("the budget is read again at each read") {
+    RunDecoding decoding(dir.string(), /*for_correction=*/false);
+    CHECK(decoding.Follow());
+    setenv("RLSCOPE_REPORT_MEMORY", "1K", 1);
+    const bool following = decoding.Follow();
+    unsetenv("RLSCOPE_REPORT_MEMORY");
+    CHECK_FALSE(following);
+  }
+  SECTION("a budget set for the report holds for a decoding begun during the run") {
+    RunDecoding decoding(dir.string(), /*for_correction=*/false);
+    CHECK(decoding.Follow());
+    // A total: what the decoding holds is not added to it.
+    setenv("RLSCOPE_REPORT_MEMORY", "64M", 1);
+    absl::StatusOr<DecodedRun> loaded = LoadRun(dir.string(), {.started = &decoding});
+    unsetenv("RLSCOPE_REPORT_MEMORY");
+    REQUIRE_FALSE(loaded.ok());
+    CHECK_THAT(std::string(loaded.status().message()), Catch::Contains("the trace is kept"));
+    CHECK_FALSE(decoding.following());  // Let go.
+  }
   SECTION("a budget that does not parse") {
     setenv("RLSCOPE_REPORT_MEMORY", "lots", 1);
     RunDecoding decoding(dir.string(), /*for_correction=*/false);

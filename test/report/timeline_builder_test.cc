@@ -691,8 +691,8 @@ TEST_CASE("A native call is classified by the library at its address when its ba
   CHECK(thread.cpu_events.back().label == static_cast<int32_t>(Category::kSimulator));
 }
 
-TEST_CASE("A call whose string or module comes a batch later waits for it", "[timeline]") {
-  LibraryRuled ruled("library Backend lib=libtorch*\n");
+TEST_CASE("A call whose string or module comes a batch later waits for that batch", "[timeline]") {
+  LibraryRuled ruled("library Backend lib=libtorch*\nlibrary Simulator lib=libmujoco*\n");
   TimelineBuilder& builder = *ruled.builder;
   const NameTable& names = ruled.names;
   BatchEncoder encoder;
@@ -707,17 +707,44 @@ TEST_CASE("A call whose string or module comes a batch later waits for it", "[ti
   encoder.BeginBatch(2, 0);
   encoder.AddModule("/usr/lib/x86_64-linux-gnu/libtorch_cpu.so", 0x1000, 0x2000, 0);
   encoder.AddString(5, "helper (/home/me/train.py:3)");
-  const std::vector<wire::Event> second = {Ev(300, 400, wire::EventKind::kPythonCall, 5, 0x1500),
-                                           Ev(1000, 1000, wire::EventKind::kThreadEnd)};
+  const std::vector<wire::Event> second = {Ev(300, 400, wire::EventKind::kPythonCall, 5, 0x1500)};
   FeedThreadBatch(builder, encoder, second);
+  // Then torch's library goes and another takes its place: the calls
+  // before were torch's, classified when the batch that named it came.
+  encoder.BeginBatch(3, 0);
+  encoder.AddModule("/usr/lib/x86_64-linux-gnu/libmujoco.so.3", 0x1000, 0x2000, 0);
+  const std::vector<wire::Event> third = {Ev(500, 600, wire::EventKind::kPythonCall, 5, 0x1500),
+                                          Ev(1000, 1000, wire::EventKind::kThreadEnd)};
+  FeedThreadBatch(builder, encoder, third);
   const ProcessTimeline process = builder.Finish();
   const ThreadTimeline& thread = OnlyThread(process, 9);
-  REQUIRE(thread.native_calls.size() == 2);
+  REQUIRE(thread.native_calls.size() == 3);
   for (const NativeCall& call : thread.native_calls) {
     CHECK(names.Name(call.location) == "helper (/home/me/train.py:3)");
     CHECK(call.user_location == call.location);  // The user's own code.
-    CHECK(call.category == Category::kBackend);
   }
+  CHECK(thread.native_calls[0].category == Category::kBackend);
+  CHECK(thread.native_calls[1].category == Category::kBackend);
+  CHECK(thread.native_calls[2].category == Category::kSimulator);
   CHECK(thread.native_calls[0].begin_ns == 100);  // In record order still.
   CHECK(thread.native_calls[1].begin_ns == 300);
+}
+
+TEST_CASE("Libraries loaded in turn at one place: each lookup finds the latest", "[timeline]") {
+  ModuleMap modules;
+  for (int list = 0; list < 20; ++list) {
+    modules.Add(list % 2 == 0 ? "/lib/liba.so" : "/lib/libb.so", 0x1000, 0x2000);
+    modules.Add("/lib/libc.so", 0x3000, 0x4000);  // One that stays.
+    const std::string* path = modules.PathOf(0x1800);
+    REQUIRE(path != nullptr);
+    CHECK(*path == (list % 2 == 0 ? "/lib/liba.so" : "/lib/libb.so"));
+    REQUIRE(modules.PathOf(0x3800) != nullptr);
+    CHECK(*modules.PathOf(0x3800) == "/lib/libc.so");
+  }
+  CHECK(modules.PathOf(0x2800) == nullptr);
+  // A wide range listed first stays found past the narrow ones after it.
+  modules.Add("/lib/libwide.so", 0x10000, 0x90000);
+  for (uint64_t begin = 0x11000; begin < 0x30000; begin += 0x1000) modules.Add("/lib/libn.so", begin, begin + 0x100);
+  REQUIRE(modules.PathOf(0x80000) != nullptr);
+  CHECK(*modules.PathOf(0x80000) == "/lib/libwide.so");
 }
