@@ -59,7 +59,8 @@ class RunDecoding {
   bool following() const { return !stopped_; }
   // HeldBytes: the memory the decoding holds: the growth of the
   // process's heap since it began (HeapInUse; in `rlscope run`, the rest
-  // of the collector holds little).
+  // of the collector holds little); 0 where malloc does not say (under a
+  // sanitizer's allocator), which only makes the check stricter.
   uint64_t HeldBytes() const;
   // Abandon: stops following and frees what is held.
   void Abandon();
