@@ -126,14 +126,17 @@ std::optional<DecodedRun> RunDecoding::Finish(const std::vector<fs::path>& files
 
   std::vector<ProcessTimeline> processes;
   for (const fs::path& file : files) {
-    Trace& trace = TraceOf(file);
-    absl::StatusOr<collector::TraceReadResult> read = trace.follower.Finish();
+    // Each file's decoding is let go once finished: as when files were
+    // decoded one by one, one builder's working state is held at a time.
+    TraceOf(file);  // A file no Follow saw is decoded here, whole.
+    const std::unique_ptr<Trace> trace = std::move(traces_.extract(file).mapped());
+    absl::StatusOr<collector::TraceReadResult> read = trace->follower.Finish();
     if (!read.ok()) {
       problems.push_back(std::string(read.status().message()));
       run_.data_damaged = true;
       continue;
     }
-    ProcessTimeline process = trace.builder.Finish();
+    ProcessTimeline process = trace->builder.Finish();
     if (read->damage) {
       run_.data_damaged = true;
       problems.push_back(*read->damage);
