@@ -13,10 +13,13 @@ constexpr const char* kDumpUsage = R"USAGE(usage: rlscope dump FILE.rlt
 
 Print every frame of a trace file (DIR/trace/<pid>.rlt) as text: the Hello,
 interned strings, thread names, each event (kind, begin/end ns, name id,
-payload) and the Goodbye. Reads both trace formats: compressed blocks (the
-default) and the plain stream (--uncompressed-trace, and rlscope before
-compression); @N is a frame's byte offset in the stream. Stops at the first
-damaged frame or block and says where.
+payload) and the Goodbye. settled=NS on a batch: no later event of the
+stream begins before NS (GPU activity and thread births aside); on a
+thread's line: an earlier time that holds for that thread instead. Reads
+both trace formats: compressed blocks (the default) and the plain stream
+(--uncompressed-trace, and rlscope before compression); @N is a frame's
+byte offset in the stream. Stops at the first damaged frame or block and
+says where.
 )USAGE";
 
 // KindName: every kind the wire format defines (no default: the compiler
@@ -75,7 +78,9 @@ void PrintFrame(const wire::Frame& frame, uint64_t offset) {
         hello->executable() ? hello->executable()->str() : "");
     if (hello->capture_closed_at_start()) std::cout << "  capture closed at start\n";
   } else if (const wire::Batch* batch = frame.message_as_Batch()) {
-    std::cout << absl::StrFormat("@%d batch %d\n", offset, batch->sequence());
+    std::cout << absl::StrFormat("@%d batch %d", offset, batch->sequence());
+    if (batch->settled_ns() != 0) std::cout << absl::StrFormat(" settled=%d", batch->settled_ns());
+    std::cout << "\n";
     if (batch->strings()) {
       for (const auto* s : *batch->strings()) {
         std::cout << absl::StrFormat("  string %d = %s\n", s->id(), s->text() ? s->text()->str() : "");
@@ -101,8 +106,10 @@ void PrintFrame(const wire::Frame& frame, uint64_t offset) {
     }
     if (batch->threads()) {
       for (const auto* t : *batch->threads()) {
-        std::cout << absl::StrFormat("  events tid=%d instance=%d count=%d dropped=%d\n", t->tid(), t->instance(),
+        std::cout << absl::StrFormat("  events tid=%d instance=%d count=%d dropped=%d", t->tid(), t->instance(),
                                      t->events() ? t->events()->size() : 0, t->dropped());
+        if (t->settled_ns() != 0) std::cout << absl::StrFormat(" settled=%d", t->settled_ns());
+        std::cout << "\n";
         if (!t->events()) continue;
         for (const wire::Event* e : *t->events()) {
           std::cout << absl::StrFormat("    %-12s %d %d dur=%d name=%d flags=%d payload=%d\n", KindName(e->kind()),

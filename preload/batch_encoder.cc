@@ -118,6 +118,17 @@ void BatchEncoder::BeginBatch(uint64_t sequence, int64_t flushed_ns) {
   gpu_dropped_ = 0;
   notices_.clear();
   capture_edges_ = {};
+  settled_ns_ = 0;
+}
+
+void BatchEncoder::AddSettled(int64_t settled_ns, std::span<const SettledThread> threads) {
+  settled_ns_ = settled_ns;
+  for (const SettledThread& thread : threads) {
+    // An empty event list, as readers expect one.
+    auto events = builder_.CreateVectorOfStructs(static_cast<const wire::Event*>(nullptr), 0);
+    threads_.push_back(wire::CreateThreadEvents(builder_, thread.tid, events, /*dropped=*/0, thread.instance,
+                                                /*overhead=*/0, thread.settled_ns));
+  }
 }
 
 void BatchEncoder::AddGpuActivities(std::span<const wire::GpuActivity> activities, uint64_t dropped) {
@@ -159,7 +170,7 @@ BatchEncoder::Frame BatchEncoder::FinishBatch() {
                         gpu_activities_, gpu_dropped_,
                         notices_.empty() ? flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<wire::Notice>>>()
                                          : builder_.CreateVector(notices_),
-                        capture_edges_);
+                        capture_edges_, settled_ns_);
   return Finish(wire::Message::Batch, batch.Union());
 }
 

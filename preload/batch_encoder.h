@@ -76,11 +76,20 @@ class BatchEncoder {
   // AddCaptureEdges: capture windows' edges since the last batch (once per
   // batch, at most).
   void AddCaptureEdges(std::span<const wire::CaptureEdge> edges);
+  // AddSettled: the batch's settled time and the threads settled up to an
+  // earlier time of their own (rlscope_trace.fbs Batch.settled_ns; once per
+  // batch, the last of a flush).
+  struct SettledThread {
+    uint32_t tid;
+    uint64_t instance;
+    int64_t settled_ns;
+  };
+  void AddSettled(int64_t settled_ns, std::span<const SettledThread> threads);
   size_t batch_events() const { return batch_events_; }
   size_t batch_gpu_activities() const { return batch_gpu_activities_; }
   bool batch_empty() const {
     return strings_.empty() && infos_.empty() && threads_.empty() && modules_.empty() && gpu_activities_.IsNull() &&
-           gpu_dropped_ == 0 && notices_.empty() && capture_edges_.IsNull();
+           gpu_dropped_ == 0 && notices_.empty() && capture_edges_.IsNull() && settled_ns_ == 0;
   }
   Frame FinishBatch();
 
@@ -100,6 +109,7 @@ class BatchEncoder {
   uint64_t gpu_dropped_ = 0;
   std::vector<flatbuffers::Offset<wire::Notice>> notices_;
   flatbuffers::Offset<flatbuffers::Vector<const wire::CaptureEdge*>> capture_edges_;
+  int64_t settled_ns_ = 0;
 };
 
 }  // namespace rlscope::preload

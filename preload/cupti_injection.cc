@@ -141,7 +141,13 @@ void CUPTIAPI OnApiCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId
   ThreadState& state = t_state;
   if (call->callbackSite == CUPTI_API_ENTER) {
     const bool outermost = state.cupti_depth++ == 0;
-    if (outermost) *call->correlationData = g_recording && !state.untraced ? NowTicks() : 0;
+    if (outermost) {
+      const bool recorded = g_recording && !state.untraced;
+      // Marked open for the reader's settled time (recorder.h); cleared at
+      // the exit of this outermost call.
+      if (recorded) NoteCallOpen(ThreadBuffer::kOpenCupti);
+      *call->correlationData = recorded ? NowTicks() : 0;
+    }
     return;
   }
   if (state.cupti_depth == 0) return;  // Enabled while this call was running.
@@ -151,6 +157,10 @@ void CUPTIAPI OnApiCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId
   if (depth == 1) {
     const uint64_t begin = *call->correlationData;
     if (begin == 0) return;
+    // After the record (a scope: NoteCallClosed runs as this returns).
+    struct ClosesCall {
+      ~ClosesCall() { NoteCallClosed(ThreadBuffer::kOpenCupti); }
+    } closes;
     uint32_t name = CallbackNameId(domain, id);
     if (state.in_recorded_cuda_api) {
       flags |= wire::kCuptiSeenByInterposer;
@@ -365,6 +375,7 @@ void FlushGpuActivity(bool final) {
   if (g_state.load(std::memory_order_acquire) != CaptureState::kActive || getpid() != g_capture_pid) return;
   std::lock_guard<std::mutex> lock(g_control_mutex);
   if (g_state.load(std::memory_order_acquire) != CaptureState::kActive) return;
+  const OpenCallScope open_call;  // The final flush's record begins in the past.
   const uint64_t begin = NowTicks();
   g_cupti.ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   g_last_flush_ns = MonotonicNs();
@@ -397,6 +408,7 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection() {
   using namespace rlscope::preload;
   // Runs inside the program's first CUDA call: its time is rlscope's, not
   // the call's (the report shows it as Profiler time).
+  const OpenCallScope open_call;  // Its record begins in the past.
   const uint64_t begin = NowTicks();
   StartCapture();
   if (g_recording && !t_state.untraced) {

@@ -32,8 +32,22 @@
 namespace rlscope::preload {
 
 Flusher::Flusher(const char* socket_path, ClockSyncPoint origin, int forked_from)
-    : connection_(socket_path), forked_from_(forked_from) {
+    : connection_(socket_path), forked_from_(forked_from), previous_epoch_ticks_(origin.ticks) {
   clock_.Reset(origin);
+  // Calls marked open from here on began after the origin.
+  g_flush_epoch_ticks.store(origin.ticks, std::memory_order_relaxed);
+}
+
+int64_t Flusher::SettledNs(uint64_t epoch_ticks, int64_t now_ns) const {
+  if (epoch_ticks < clock_.origin_ticks()) return 1;
+  const int64_t epoch_ns = clock_.ToNs(epoch_ticks);
+  // Ticks converted at different flushes agree to the nanosecond while
+  // their segment is kept (tick_clock.h); older ones are converted from
+  // the oldest kept, to within drift over their age: a margin of a
+  // thousandth of the age covers it, 1 ms at least (which also covers a
+  // begin read a few nanoseconds before the mark it follows is stored).
+  const int64_t margin_ns = std::max<int64_t>(kSettledMarginNs, (now_ns - epoch_ns) / 1000);
+  return std::max<int64_t>(epoch_ns - margin_ns, 1);
 }
 
 bool Flusher::Start() {
@@ -277,6 +291,23 @@ void Flusher::ReclaimEndedThreads(void* self) {
   }
 }
 
+namespace {
+
+// NextSpanBeginNs: where the thread's next blocked or CPU-wait span will
+// begin (its last reading, or held blocked time), INT64_MAX if none.
+int64_t NextSpanBeginNs(const ThreadBuffer& buffer, uint64_t instance) {
+  int64_t begin = INT64_MAX;
+  const IdleSample& idle = buffer.idle_sample;
+  if (idle.instance != 0 && idle.instance == instance) {
+    begin = idle.held_end_ns > idle.held_begin_ns ? std::min(idle.held_begin_ns, idle.wall_ns) : idle.wall_ns;
+  }
+  const CpuWaitReading& wait = buffer.cpu_wait_reading;
+  if (wait.instance != 0 && wait.instance == instance && wait.valid) begin = std::min(begin, wait.wall_ns);
+  return begin;
+}
+
+}  // namespace
+
 void Flusher::AddIdleSpan(ThreadBuffer& buffer, uint32_t tid, uint64_t instance) {
   static constexpr IdleReader kReader{&ThreadCpuNs, &ThreadWaitedNs, &ThreadRunnable};
   BlockedSpan spans[2];
@@ -331,6 +362,13 @@ void Flusher::FlushOnce() {
       clock_.Update(now);
     }
   }
+  // A new flush epoch (recorder.h NoteCallOpen): a call whose mark this
+  // flush does not see began after the previous epoch, or has been
+  // recorded and is drained below.
+  const int64_t settled_ns = SettledNs(previous_epoch_ticks_, now.monotonic_ns);
+  previous_epoch_ticks_ = now.ticks;
+  g_flush_epoch_ticks.store(now.ticks, std::memory_order_relaxed);
+  settled_threads_.clear();
   // Collect every pending record; frames are cut at kMaxEventsPerFrame.
   // Read indices advance as records are encoded: a frame that then fails to
   // send is counted as dropped, not retried. Strings go in last, so every
@@ -377,6 +415,8 @@ void Flusher::FlushOnce() {
     if (state == ThreadBuffer::kFree || state == ThreadBuffer::kClaiming) continue;
     if (!capture_open) buffer->idle_sample = {}, buffer->cpu_wait_reading = {};
     reading_ = buffer;  // Its read position is held in locals below.
+    // Before the ring: a mark cleared after its record was appended.
+    const uint64_t open_since = buffer->OldestOpenSince();
     const uint32_t tid = buffer->tid();
     uint64_t read = buffer->ReadIndex();
     const uint64_t write = buffer->WriteIndex();
@@ -434,10 +474,24 @@ void Flusher::FlushOnce() {
     if ((sample_idle || (final_flush && capture_open && !gave_up_)) && state == ThreadBuffer::kOwned) {
       AddCpuWaitSpan(*buffer, tid, instance, final_flush);
     }
+    // This thread's settled time, where a call still open or the next
+    // blocked or CPU-wait span (made here, beginning at a past reading)
+    // holds it below the batch's.
+    int64_t thread_settled_ns = settled_ns;
+    if (open_since != 0) thread_settled_ns = std::min(thread_settled_ns, SettledNs(open_since, now.monotonic_ns));
+    if (state == ThreadBuffer::kOwned) {
+      thread_settled_ns = std::min(thread_settled_ns, NextSpanBeginNs(*buffer, instance) - kSettledMarginNs);
+    }
+    if (thread_settled_ns < settled_ns)
+      settled_threads_.push_back({tid, instance, std::max<int64_t>(thread_settled_ns, 1)});
     ThreadRegistry::ReleaseIfDrained(buffer);
     reading_ = nullptr;
   }
   AddGpuActivityAndNotices(send_batch, begin_batch);
+  // Settled times ride on the flush's last batch when it has something to
+  // send anyway: a batch of its own would cut the windows over which the
+  // hooks' counted work is spread (and an idle process sends nothing).
+  if (!gave_up_ && !encoder_.batch_empty()) encoder_.AddSettled(settled_ns, settled_threads_);
   send_batch();
 }
 

@@ -40,6 +40,8 @@ class ThreadBuffer;
 class Flusher {
  public:
   static constexpr int kFlushIntervalMs = 20;
+  // The least margin SettledNs leaves below a flush epoch's time.
+  static constexpr int64_t kSettledMarginNs = 1'000'000;
   // Events per frame: 32 K x 32 B = 1 MiB frames.
   static constexpr uint32_t kMaxEventsPerFrame = 32768;
   // Longest the last flush may take at the program's exit (sends in flight
@@ -99,6 +101,11 @@ class Flusher {
   // LogSendFailure: the one stderr line for a failed send (errno set).
   void LogSendFailure();
   void AddPendingStrings();
+  // SettledNs: the time before which no call that marked itself open at
+  // flush epoch `epoch_ticks` (recorder.h NoteCallOpen) began, less a
+  // margin for the conversion; 1 (nothing settled) for an epoch from
+  // before this stream's origin (a fork child's inherited call).
+  int64_t SettledNs(uint64_t epoch_ticks, int64_t now_ns) const;
   // AddGpuActivityAndNotices: GPU records (CUPTI) and capture notices into
   // the current batch, cutting frames at kMaxEventsPerFrame.
   template <typename SendFn, typename BeginFn>
@@ -125,6 +132,11 @@ class Flusher {
   const ThreadBuffer* reading_ = nullptr;  // The ring FlushOnce is draining.
   int64_t send_blocked_since_ns_ = 0;      // 0: the current send has not waited.
   int64_t last_idle_sample_ns_ = 0;        // When threads were last sampled for blocked spans.
+  // The flush epoch published at the previous flush (g_flush_epoch_ticks;
+  // the origin's ticks before the first), and the threads whose settled
+  // time is earlier than the batch's (SettledNs).
+  uint64_t previous_epoch_ticks_ = 0;
+  std::vector<BatchEncoder::SettledThread> settled_threads_;
   // Ended threads whose rings were reclaimed: what they dropped, to send.
   struct ReclaimedThread {
     uint32_t tid;

@@ -294,6 +294,10 @@ struct alignas(64) PythonThread {
   int call_depth;
   int call_overflow;  // Native calls open past a full stack, not stored.
   int user_depth;
+  // Watched frames open with `callback` (recorded at their end as
+  // kPythonFrame): while any is, the thread's buffer marks them open
+  // (recorder.h NoteCallOpen).
+  int callback_frames;
   // The last kPythonUserLine recorded (code id 0: "no user frame").
   uint32_t user_line_code_id;
   uint16_t user_line;
@@ -648,7 +652,13 @@ inline void CountUnrecorded(wire::OverheadKind kind) {
 void CloseWatchedAbove(PythonThread* thread, int first, uint64_t now) {
   for (int i = thread->watched_depth - 1; i >= first; --i) {
     const WatchedFrame& watched = thread->watched[i];
-    if (watched.callback) Record(wire::EventKind::kPythonFrame, 0, watched.begin_ticks, now);
+    if (watched.callback) {
+      Record(wire::EventKind::kPythonFrame, 0, watched.begin_ticks, now);
+      if (--thread->callback_frames <= 0) {
+        thread->callback_frames = 0;
+        NoteCallClosed(ThreadBuffer::kOpenPythonCallback);
+      }
+    }
     if (watched.operation_id != 0) Record(wire::EventKind::kOperationPop, 0, now, now);
     FilterRemove(thread->watched_filter, watched.frame);
   }
@@ -690,6 +700,7 @@ void OnCall(PythonThread* thread, FrameKey frame, CodeInfo* code, PyFrameObject*
     CloseWatchedAbove(thread, 0, NowTicks());  // Stale entries: reset, closing them.
     g_stack_resets.fetch_add(1, std::memory_order_relaxed);
   }
+  if (callback && thread->callback_frames++ == 0) MarkCallOpen(ThreadBuffer::kOpenPythonCallback);
   const uint64_t now = NowTicks();
   if (operation_id != 0) Record(wire::EventKind::kOperationPush, operation_id, now, now, 0, kInferredSource);
   thread->watched[thread->watched_depth] = {frame, now, operation_id, callback};
@@ -871,6 +882,9 @@ bool OnNativeCall(PythonThread* thread, FrameKey frame, const NativeTarget& targ
   HookMark(HookStep::kWhere);
   if (!closed) operation_id = opens(&wrapped);
   HookMark(HookStep::kOpens);
+  // The outermost stored call marks the thread's native calls open
+  // (recorder.h NoteCallOpen); PopCalls clears the mark at depth 0.
+  if (thread->call_depth == 0) MarkCallOpen(ThreadBuffer::kOpenPythonCall);
   const uint64_t now = NowTicks();
   if (operation_id != 0) Record(wire::EventKind::kOperationPush, operation_id, now, now, 0, kInferredSource);
   thread->calls[thread->call_depth] = {frame,       target.function, now,     place.code_id,  place.line,
@@ -893,6 +907,7 @@ void PopCalls(PythonThread* thread, int first) {
     }
   }
   thread->call_depth = first;
+  if (first == 0) NoteCallClosed(ThreadBuffer::kOpenPythonCall);
 }
 
 // OnNativeReturn: a C call made by `frame` through `callable` (null:

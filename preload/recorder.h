@@ -6,6 +6,7 @@
 
 #include <pthread.h>
 
+#include <atomic>
 #include <cstdint>
 #include <string_view>
 
@@ -45,6 +46,54 @@ extern bool g_recording;
 
 // RegisterCurrentThread: slow path of the thread's first event.
 ThreadBuffer* RegisterCurrentThread();
+
+// NoteCallOpen: the calling thread opens a call of `family` that will be
+// recorded at its end; call before reading its begin ticks. Returns
+// whether it marked the family open (it was not already): only then does
+// the matching NoteCallClosed clear the mark. Claims the thread's buffer
+// if it has none yet (the flusher must see the mark before the record).
+inline bool NoteCallOpen(ThreadBuffer::OpenFamily family) {
+  ThreadBuffer* buffer = t_state.buffer;
+  if (__builtin_expect(buffer == nullptr, 0)) {
+    buffer = RegisterCurrentThread();
+    if (buffer == nullptr) return false;
+  }
+  if (buffer->OpenSince(family) != 0) return false;
+  buffer->SetOpenSince(family, g_flush_epoch_ticks.load(std::memory_order_relaxed));
+  return true;
+}
+
+// MarkCallOpen: NoteCallOpen for a family whose caller knows it has
+// nothing open (its own stack is empty): no check of the slot.
+inline void MarkCallOpen(ThreadBuffer::OpenFamily family) {
+  ThreadBuffer* buffer = t_state.buffer;
+  if (__builtin_expect(buffer == nullptr, 0)) {
+    buffer = RegisterCurrentThread();
+    if (buffer == nullptr) return;
+  }
+  buffer->SetOpenSince(family, g_flush_epoch_ticks.load(std::memory_order_relaxed));
+}
+
+// NoteCallClosed: the call NoteCallOpen marked has been recorded (or will
+// never be): after its Record.
+inline void NoteCallClosed(ThreadBuffer::OpenFamily family) {
+  if (ThreadBuffer* buffer = t_state.buffer; buffer != nullptr) buffer->SetOpenSince(family, 0);
+}
+
+// OpenCallScope: NoteCallOpen/NoteCallClosed around a span recorded once,
+// outside any nesting (start-up work timed by the preload itself).
+class OpenCallScope {
+ public:
+  OpenCallScope() : marked_(NoteCallOpen(ThreadBuffer::kOpenOther)) {}
+  ~OpenCallScope() {
+    if (marked_) NoteCallClosed(ThreadBuffer::kOpenOther);
+  }
+  OpenCallScope(const OpenCallScope&) = delete;
+  OpenCallScope& operator=(const OpenCallScope&) = delete;
+
+ private:
+  bool marked_;
+};
 
 inline void Record(wire::EventKind kind, uint32_t name_id, uint64_t begin_ticks, uint64_t end_ticks,
                    uint64_t payload = 0, uint16_t flags = 0) {

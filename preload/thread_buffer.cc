@@ -6,6 +6,9 @@
 
 namespace rlscope::preload {
 
+// recorder.h: never 0 (0 marks nothing open); the flusher sets its origin.
+std::atomic<uint64_t> g_flush_epoch_ticks{1};
+
 std::atomic<ThreadBuffer*> ThreadRegistry::head_{nullptr};
 
 uint64_t ThreadRegistry::NextInstance() {
@@ -22,6 +25,7 @@ ThreadBuffer* ThreadRegistry::Claim(uint32_t tid) {
       b->instance_.store(NextInstance(), std::memory_order_relaxed);
       b->name_id_.store(0, std::memory_order_relaxed);
       b->lost_in_hole_ = 0;  // The last owner's hole is not the new owner's.
+      b->ClearOpenSince();   // Nor are the calls it left open (it exited in one).
       b->state_.store(ThreadBuffer::kOwned, std::memory_order_release);  // Publishes tid and instance.
       return b;
     }

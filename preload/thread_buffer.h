@@ -23,6 +23,14 @@
 
 namespace rlscope::preload {
 
+// The flush epoch: the ticks at which the flusher's latest flush began
+// (never 0). A hook opening a call it will record at its end stores it in
+// the thread's buffer before reading the call's begin (recorder.h
+// NoteCallOpen), so the call begins after the epoch it stored; the flusher
+// then tells the reader up to when each thread's stream is settled
+// (flusher.cc).
+extern std::atomic<uint64_t> g_flush_epoch_ticks;
+
 class ThreadBuffer {
  public:
   enum State : uint32_t { kFree = 0, kOwned = 1, kRetired = 2, kClaiming = 3 };
@@ -138,6 +146,40 @@ class ThreadBuffer {
     return forgotten;
   }
 
+  // What the flusher may tell the reader is settled (wire Batch.settled_ns):
+  // the calls recorded at their end that are still open on this thread,
+  // one slot per family of hooks that opens them (their nestings are kept
+  // apart: a CUDA call inside a Python native call ends first). A slot
+  // holds the flush epoch (g_flush_epoch_ticks) loaded before the
+  // family's outermost open call read its begin, or 0: nothing open.
+  // Producer: SetOpenSince; consumer: OldestOpenSince, read before the
+  // ring is drained (a slot cleared after its call's record was appended
+  // tells the flusher that record is in the ring).
+  enum OpenFamily : int {
+    kOpenCudaRuntime = 0,
+    kOpenTrampoline,
+    kOpenPythonCall,
+    kOpenPythonCallback,
+    kOpenCupti,
+    kOpenOther,
+    kOpenFamilies
+  };
+  void SetOpenSince(OpenFamily family, uint64_t epoch) { open_since_[family].store(epoch, std::memory_order_release); }
+  uint64_t OpenSince(OpenFamily family) const { return open_since_[family].load(std::memory_order_relaxed); }
+  // OldestOpenSince: the earliest epoch of an open call, 0 when none.
+  uint64_t OldestOpenSince() const {
+    uint64_t oldest = 0;
+    for (const std::atomic<uint64_t>& slot : open_since_) {
+      const uint64_t epoch = slot.load(std::memory_order_acquire);
+      if (epoch != 0 && (oldest == 0 || epoch < oldest)) oldest = epoch;
+    }
+    return oldest;
+  }
+  // ClearOpenSince: a new owner starts with nothing open.
+  void ClearOpenSince() {
+    for (std::atomic<uint64_t>& slot : open_since_) slot.store(0, std::memory_order_relaxed);
+  }
+
   uint32_t tid() const { return tid_.load(std::memory_order_acquire); }
   State state() const { return state_.load(std::memory_order_acquire); }
   // Instance: process-unique serial of the owning thread, new with every
@@ -177,6 +219,8 @@ class ThreadBuffer {
   std::atomic<uint64_t> overhead_ticks_[wire::kOverheadKindCount] = {};
   uint64_t overhead_count_sent_[wire::kOverheadKindCount] = {};
   uint64_t overhead_ticks_sent_[wire::kOverheadKindCount] = {};
+  // Producer-written, consumer-read (SetOpenSince).
+  alignas(64) std::atomic<uint64_t> open_since_[kOpenFamilies] = {};
   alignas(64) EventRecord records_[kCapacity];
 };
 

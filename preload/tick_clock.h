@@ -73,6 +73,7 @@ class TickClock {
   // rest of kMinRateSpanNs (only ever at the exit of a very short process).
   bool RateKnown() const { return rate_known_; }
   int64_t origin_ns() const { return origin_.monotonic_ns; }
+  uint64_t origin_ticks() const { return origin_.ticks; }
   // The average rate since the origin (for durations in ticks).
   double ns_per_tick() const { return ns_per_tick_; }
   // ToNs: the same value for the same ticks at every call, as long as

@@ -96,6 +96,11 @@ void EndCall(ShadowEntry* entry, uint64_t end_ticks) {
   const TrampolineSlot* slot = entry->slot;
   const uint64_t begin_ticks = entry->begin_ticks;
   ShadowStack& stack = t_shadow;
+  // The mark any of the popped calls made (recorder.h NoteCallOpen).
+  bool marked_open = false;
+  for (const ShadowEntry* popped = entry; popped < stack.entries + stack.depth; ++popped) {
+    marked_open |= popped->marked_open;
+  }
   stack.busy = true;
   std::atomic_signal_fence(std::memory_order_seq_cst);
   // Pops this call and anything above it (entries of calls skipped by a
@@ -108,6 +113,7 @@ void EndCall(ShadowEntry* entry, uint64_t end_ticks) {
     Record(static_cast<wire::EventKind>(slot->event_kind), slot->name_id, begin_ticks, end_ticks,
            reinterpret_cast<uint64_t>(slot->target));
   }
+  if (marked_open) NoteCallClosed(ThreadBuffer::kOpenTrampoline);
 }
 
 }  // namespace
@@ -178,6 +184,8 @@ extern "C" __attribute__((visibility("hidden"))) ShadowEntry* rlscope_trampoline
   while (depth > 0 && IsAbandoned(stack.entries[depth - 1], return_slot)) {
     --depth;
     if (t_state.hook_depth > 0) --t_state.hook_depth;  // The raise it left behind.
+    // Never recorded: its mark goes with it (the new call marks afresh).
+    if (stack.entries[depth].marked_open) NoteCallClosed(ThreadBuffer::kOpenTrampoline);
   }
   stack.depth = depth;
   ShadowEntry* entry = nullptr;
@@ -195,6 +203,9 @@ extern "C" __attribute__((visibility("hidden"))) ShadowEntry* rlscope_trampoline
   stack.busy = false;
   if (entry == nullptr) CountNestedHook();
   if (entry != nullptr) {
+    // A call left open by a longjmp keeps the mark, older than this call:
+    // the reader's settled time (recorder.h) then waits, never runs ahead.
+    entry->marked_open = NoteCallOpen(ThreadBuffer::kOpenTrampoline);
     MaybeSampleNativeStack(NowTicks());  // Before the interval starts: not counted in it.
     entry->begin_ticks = NowTicks();     // Last: as close to the real call as we get.
   }

@@ -62,6 +62,9 @@ struct ShadowEntry {
   void** return_slot;    // Where the return address was: identifies the frame.
   const TrampolineSlot* slot;
   uint64_t begin_ticks;
+  // Whether this call marked the thread's trampoline calls open (recorder.h
+  // NoteCallOpen): only that call clears the mark, after its record.
+  bool marked_open;
 };
 static_assert(offsetof(ShadowEntry, return_address) == RLSCOPE_SHADOW_RETURN_ADDRESS_OFFSET, "asm/CFI offset");
 static_assert(offsetof(ShadowEntry, saved_r12) == RLSCOPE_SHADOW_SAVED_R12_OFFSET, "asm/CFI offset");

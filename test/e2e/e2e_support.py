@@ -48,6 +48,62 @@ class ProfiledRun:
         return [p for p in self.report["processes"] if any(needle in arg for arg in p["argv"])]
 
 
+# Kinds whose times the settled claim does not cover (a thread's birth is
+# recorded at its first event) or that carry addresses, not times.
+UNSETTLED_KINDS = ("thread_begin", "stack_frames")
+
+
+def check_settled(test, trace_dir):
+    """Each trace's settled claims (rlscope_trace.fbs Batch.settled_ns) hold:
+    no event in a later batch begins before the latest claim made for its
+    thread (its own settled=, else its batch's). Returns (claims, events
+    checked against one) summed over the traces, so a caller can tell the
+    check was not empty."""
+    claims = checked = 0
+    for name in sorted(os.listdir(trace_dir)):
+        if not name.endswith(".rlt"):
+            continue
+        dump = run_rlscope("dump", os.path.join(trace_dir, name), timeout=300)
+        test.assertEqual(dump.returncode, 0, dump.stderr)
+        batch_claim = None  # The latest batch-wide claim.
+        thread_claims = {}  # instance -> its latest claim (of its own or a batch's).
+        pending_batch = None
+        pending_threads = {}
+        thread = None
+        for line in dump.stdout.splitlines():
+            if line.startswith("@"):
+                # A new frame: the claims of the previous batch now apply.
+                if pending_batch is not None:
+                    claims += 1
+                    before = batch_claim or 0
+                    batch_claim = max(before, pending_batch)
+                    for instance in thread_claims:
+                        if instance not in pending_threads:
+                            thread_claims[instance] = max(thread_claims[instance], pending_batch)
+                    for instance, ns in pending_threads.items():
+                        thread_claims[instance] = max(thread_claims.get(instance, before), ns)
+                    pending_batch, pending_threads = None, {}
+                match = re.search(r" batch \d+ settled=(\d+)$", line)
+                if match:
+                    pending_batch = int(match.group(1))
+                continue
+            match = re.match(r"  events tid=\d+ instance=(\d+) count=\d+ dropped=\d+(?: settled=(\d+))?$", line)
+            if match:
+                thread = int(match.group(1))
+                if match.group(2) is not None:
+                    pending_threads[thread] = int(match.group(2))
+                continue
+            match = re.match(r"    (\S+)\s+(-?\d+) (-?\d+) dur=", line)
+            if match and thread is not None and match.group(1) not in UNSETTLED_KINDS:
+                bound = thread_claims.get(thread, batch_claim)
+                if bound is not None:
+                    checked += 1
+                    test.assertGreaterEqual(int(match.group(2)), bound,
+                                            f"{name}: {line.strip()} begins before the settled time {bound} of "
+                                            f"thread instance {thread}")
+    return claims, checked
+
+
 MANY_CALL_SITES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "python_programs", "many_call_sites.py")
 
 

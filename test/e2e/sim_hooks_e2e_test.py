@@ -18,7 +18,7 @@ import sys
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from e2e_support import ARGS, main, run_rlscope, scratch_dir  # noqa: E402
+from e2e_support import ARGS, check_settled, main, run_rlscope, scratch_dir  # noqa: E402
 
 PYTHON = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
 RULE = "*libsimtest*:simtest_*"
@@ -107,6 +107,8 @@ class NativeProgram(unittest.TestCase):
         # Installing the hooks is rlscope's own time, and `rlscope dump` names every kind.
         self.assertGreater(run.kinds[("profiler_overhead", "simulator hook installation")], 0, run.kinds)
         self.assertFalse([kind for kind in run.kinds if kind[0] == "unknown"], run.kinds)
+        # The trampolines' calls keep the settled times true.
+        self.assertGreater(check_settled(self, os.path.join(run.dir, "trace"))[0], 0)
 
     def test_rlscope_sim_from_the_environment_works_too(self):
         run = self.client(sim=(), env=dict(os.environ, RLSCOPE_SIM="*libsimtest*:simtest_busy*"))
