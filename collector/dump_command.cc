@@ -3,13 +3,14 @@
 #include <iostream>
 
 #include "absl/strings/str_format.h"
+#include "format/settled_check.h"
 #include "format/trace_reader.h"
 
 namespace rlscope::collector {
 
 namespace {
 
-constexpr const char* kDumpUsage = R"USAGE(usage: rlscope dump FILE.rlt
+constexpr const char* kDumpUsage = R"USAGE(usage: rlscope dump [--check-settled] FILE.rlt
 
 Print every frame of a trace file (DIR/trace/<pid>.rlt) as text: the Hello,
 interned strings, thread names, each event (kind, begin/end ns, name id,
@@ -20,6 +21,11 @@ both trace formats: compressed blocks (the default) and the plain stream
 (--uncompressed-trace, and rlscope before compression); @N is a frame's
 byte offset in the stream. Stops at the first damaged frame or block and
 says where.
+
+  --check-settled  print nothing but whether the stream keeps its settled
+                   claims (every event of a later batch begins at or after
+                   them): how many claims and events were checked, and the
+                   first event that begins too early; exit 4 if one does.
 )USAGE";
 
 // KindName: every kind the wire format defines (no default: the compiler
@@ -132,11 +138,17 @@ int DumpCommandMain(const std::vector<std::string>& args) {
     std::cout << kDumpUsage;
     return 0;
   }
-  if (args.size() != 1) {
-    std::cerr << "rlscope dump: give exactly one trace file (see 'rlscope dump --help')\n";
+  const bool check_settled = !args.empty() && args[0] == "--check-settled";
+  if (args.size() != (check_settled ? 2u : 1u) || (!check_settled && args[0].starts_with("-"))) {
+    std::cerr << "rlscope dump: give exactly one trace file, after --check-settled if any (see 'rlscope dump "
+                 "--help')\n";
     return 2;
   }
-  absl::StatusOr<TraceReadResult> result = ReadTraceFile(args[0], &PrintFrame);
+  const std::string& path = args.back();
+  SettledCheck settled;
+  absl::StatusOr<TraceReadResult> result =
+      check_settled ? ReadTraceFile(path, [&settled](const wire::Frame& frame, uint64_t) { settled.Visit(frame); })
+                    : ReadTraceFile(path, &PrintFrame);
   if (!result.ok()) {
     std::cerr << "rlscope dump: " << result.status().message() << "\n";
     return 1;
@@ -144,6 +156,14 @@ int DumpCommandMain(const std::vector<std::string>& args) {
   if (result->damage) {
     std::cerr << "rlscope dump: " << *result->damage << "\n";
     return 3;
+  }
+  if (check_settled) {
+    std::cout << absl::StrFormat("%s: %d settled claims, %d events checked against them, %d begin too early\n", path,
+                                 settled.claims(), settled.checked(), settled.violations());
+    if (settled.violations() > 0) {
+      std::cout << "first: " << settled.first_violation() << "\n";
+      return 4;
+    }
   }
   return 0;
 }

@@ -10,6 +10,7 @@ thread back lasts.
       [--python3-12 PYTHON] [SettledTime.test_...]
 """
 import os
+import re
 import sys
 import textwrap
 import unittest
@@ -69,10 +70,22 @@ class SettledTime(unittest.TestCase):
         return out
 
     def assert_claims_hold(self, out, least_claims):
-        claims, checked = check_settled(self, os.path.join(out, "trace"))
+        trace_dir = os.path.join(out, "trace")
+        claims, checked = check_settled(self, trace_dir)
         # Not an empty check: the runs last many flushes (20 ms each).
         self.assertGreaterEqual(claims, least_claims)
         self.assertGreater(checked, 0)
+        # `rlscope dump --check-settled` (format/settled_check.h) agrees.
+        counted = [0, 0]
+        for name in sorted(os.listdir(trace_dir)):
+            result = run_rlscope("dump", "--check-settled", os.path.join(trace_dir, name), timeout=300)
+            self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
+            match = re.search(r": (\d+) settled claims, (\d+) events checked against them, 0 begin too early",
+                              result.stdout)
+            self.assertIsNotNone(match, result.stdout)
+            counted[0] += int(match.group(1))
+            counted[1] += int(match.group(2))
+        self.assertEqual(counted, [claims, checked])
 
     def python_program(self, python):
         program = os.path.join(scratch_dir(self), "settled.py")
@@ -97,6 +110,14 @@ class SettledTime(unittest.TestCase):
         out = self.profile("--cupti", ARGS.cupti, "--", ARGS.client, "--steps", "4", "--threads", "2",
                            "--helper-launches", "2", env=env)
         self.assert_claims_hold(out, least_claims=10)
+
+    def test_check_settled_usage(self):
+        self.assertEqual(run_rlscope("dump", "--check-settled").returncode, 2)
+        self.assertEqual(run_rlscope("dump", "--check-setled", "x.rlt").returncode, 2)
+        missing = run_rlscope("dump", "--check-settled", os.path.join(scratch_dir(self), "none.rlt"))
+        self.assertEqual(missing.returncode, 1)
+        self.assertIn("none.rlt", missing.stderr)
+        self.assertIn("--check-settled", run_rlscope("dump", "--help").stdout)
 
 
 if __name__ == "__main__":
