@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <filesystem>
 #include <fstream>
 #include <optional>
 #include <sstream>
@@ -43,15 +42,12 @@ int UsableCpus() {
   CPU_ZERO(&set);
   int cpus = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 1;
   // A container's CPU quota (cgroup v2 cpu.max), on this cgroup or above.
-  const std::string own = report::CgroupDirOfThisProcess();
-  if (own.empty()) return cpus;
-  for (std::filesystem::path dir(own);; dir = dir.parent_path()) {
-    std::ifstream file(dir / "cpu.max");
+  for (const std::string& dir : report::CgroupDirsUpward(report::CgroupDirOfThisProcess())) {
+    std::ifstream file(dir + "/cpu.max");
     std::string text;
     if (file && std::getline(file, text)) {
       if (std::optional<int> quota = CpuQuota(text)) cpus = std::min(cpus, *quota);
     }
-    if (dir == "/sys/fs/cgroup" || !dir.has_relative_path() || dir == dir.parent_path()) break;
   }
   return cpus;
 }

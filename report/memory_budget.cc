@@ -108,17 +108,24 @@ std::optional<uint64_t> AvailableMemory(const std::string& meminfo_path, const s
     if (fields >> kib >> unit && unit == "kB") available = kib * 1024;
     break;
   }
-  // The tightest room left under a limit of the cgroup or any ancestor
-  // (a container's limit may sit on a parent slice).
-  for (std::string dir = cgroup_dir; !dir.empty();) {
+  // The tightest room left under a limit of the cgroup or any ancestor.
+  for (const std::string& dir : CgroupDirsUpward(cgroup_dir)) {
     if (const std::optional<uint64_t> room = CgroupRoom(dir)) {
       available = available ? std::min(*available, *room) : *room;
     }
-    const size_t slash = dir.find_last_of('/');
-    if (slash == std::string::npos || slash == 0 || dir.substr(0, slash) == kCgroupRoot) break;
-    dir.resize(slash);
   }
   return available;
+}
+
+std::vector<std::string> CgroupDirsUpward(const std::string& cgroup_dir) {
+  std::vector<std::string> dirs;
+  for (std::string dir = cgroup_dir; !dir.empty();) {
+    dirs.push_back(dir);
+    const size_t slash = dir.find_last_of('/');
+    if (dir == kCgroupRoot || slash == std::string::npos || slash == 0 || dir.substr(0, slash) == kCgroupRoot) break;
+    dir.resize(slash);
+  }
+  return dirs;
 }
 
 std::string CgroupDirOfThisProcess() {

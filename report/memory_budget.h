@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 
@@ -58,6 +59,11 @@ std::optional<uint64_t> AvailableMemory(const std::string& meminfo_path, const s
 // CgroupDirOfThisProcess: /sys/fs/cgroup/<path> from /proc/self/cgroup's
 // cgroup v2 line ("0::<path>"); "" on cgroup v1 or when unreadable.
 std::string CgroupDirOfThisProcess();
+
+// CgroupDirsUpward: `cgroup_dir` and its ancestors below the cgroup root
+// (/sys/fs/cgroup, which holds no limits of its own), innermost first:
+// where a container's limit may sit (on the cgroup or a parent slice).
+std::vector<std::string> CgroupDirsUpward(const std::string& cgroup_dir);
 
 enum class ReportPlan {
   kAsAsked,          // Fits (or the available memory is unknown).

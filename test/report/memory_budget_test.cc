@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "report/report_vocabulary.h"
 
@@ -83,6 +84,16 @@ TEST_CASE("available memory: MemAvailable, lowered by a cgroup v2 limit", "[memo
   CHECK(*AvailableMemory(meminfo, (parent / "child").string()) == 256ull << 20);
   // Neither source readable: unknown, not zero.
   CHECK_FALSE(AvailableMemory((dir / "missing").string(), (dir / "missing").string()).has_value());
+}
+
+TEST_CASE("a cgroup's limits are looked for on it and each ancestor below the root", "[memory]") {
+  using Dirs = std::vector<std::string>;
+  CHECK(CgroupDirsUpward("/sys/fs/cgroup/system.slice/job.scope") ==
+        Dirs{"/sys/fs/cgroup/system.slice/job.scope", "/sys/fs/cgroup/system.slice"});
+  CHECK(CgroupDirsUpward("/sys/fs/cgroup") == Dirs{"/sys/fs/cgroup"});
+  // Elsewhere (the tests' own trees): up to the top folder.
+  CHECK(CgroupDirsUpward("/tmp/cg/a") == Dirs{"/tmp/cg/a", "/tmp/cg", "/tmp"});
+  CHECK(CgroupDirsUpward("").empty());  // No cgroup v2: nothing to read.
 }
 
 TEST_CASE("the plan: as asked, uncorrected only, or too large; unknown memory never refuses", "[memory]") {
