@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -375,7 +376,11 @@ void FlushGpuActivity(bool final) {
   if (g_state.load(std::memory_order_acquire) != CaptureState::kActive || getpid() != g_capture_pid) return;
   std::lock_guard<std::mutex> lock(g_control_mutex);
   if (g_state.load(std::memory_order_acquire) != CaptureState::kActive) return;
-  const OpenCallScope open_call;  // The final flush's record begins in the past.
+  // The final flush's record begins in the past: marked. Only then (a
+  // mark registers the thread, and a thread that never recorded must not
+  // appear for a flush that records nothing).
+  std::optional<OpenCallScope> open_call;
+  if (final) open_call.emplace();
   const uint64_t begin = NowTicks();
   g_cupti.ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   g_last_flush_ns = MonotonicNs();

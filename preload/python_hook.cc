@@ -38,6 +38,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <span>
 #include <string>
 
@@ -649,20 +650,28 @@ inline void CountUnrecorded(wire::OverheadKind kind) {
 // CloseWatchedAbove: ends the watched frames from the top down to index
 // `first` (included), innermost first, so the thread's operation pushes
 // and pops stay balanced.
-void CloseWatchedAbove(PythonThread* thread, int first, uint64_t now) {
+void CloseWatchedAbove(PythonThread* thread, int first) {
+  // The records' time is read before they are appended: marked
+  // (recorder.h), by the callback frames' mark while one is open (it is
+  // cleared below, after them), else for the operations' pops here.
+  std::optional<InstantScope> instants;
+  if (thread->callback_frames <= 0) instants.emplace();
+  const uint64_t now = NowTicks();
   for (int i = thread->watched_depth - 1; i >= first; --i) {
     const WatchedFrame& watched = thread->watched[i];
     if (watched.callback) {
       Record(wire::EventKind::kPythonFrame, 0, watched.begin_ticks, now);
-      if (--thread->callback_frames <= 0) {
-        thread->callback_frames = 0;
-        NoteCallClosed(ThreadBuffer::kOpenPythonCallback);
-      }
+      --thread->callback_frames;
     }
     if (watched.operation_id != 0) Record(wire::EventKind::kOperationPop, 0, now, now);
     FilterRemove(thread->watched_filter, watched.frame);
   }
   thread->watched_depth = first;
+  // Cleared once every callback frame's record is in the ring.
+  if (thread->callback_frames <= 0) {
+    thread->callback_frames = 0;
+    NoteCallClosed(ThreadBuffer::kOpenPythonCallback);
+  }
 }
 
 // WatchOf: whether a call of `frame` is watched now (*callback, and the
@@ -697,10 +706,13 @@ void OnCall(PythonThread* thread, FrameKey frame, CodeInfo* code, PyFrameObject*
       ++thread->watched_overflow;  // Nested past the top: counted, not stored.
       return;
     }
-    CloseWatchedAbove(thread, 0, NowTicks());  // Stale entries: reset, closing them.
+    CloseWatchedAbove(thread, 0);  // Stale entries: reset, closing them.
     g_stack_resets.fetch_add(1, std::memory_order_relaxed);
   }
   if (callback && thread->callback_frames++ == 0) MarkCallOpen(ThreadBuffer::kOpenPythonCallback);
+  // An operation's push: its time is read before it is appended (marked).
+  std::optional<InstantScope> push;
+  if (operation_id != 0 && !callback) push.emplace();
   const uint64_t now = NowTicks();
   if (operation_id != 0) Record(wire::EventKind::kOperationPush, operation_id, now, now, 0, kInferredSource);
   thread->watched[thread->watched_depth] = {frame, now, operation_id, callback};
@@ -719,7 +731,7 @@ void OnReturn(PythonThread* thread, FrameKey frame, CodeOfFrame&& code_of) {
   if (thread->watched[depth - 1].frame == frame) {
     GiveUp(static_cast<uint64_t>(thread->watched_overflow));  // Returns missed above it.
     thread->watched_overflow = 0;
-    CloseWatchedAbove(thread, depth - 1, NowTicks());
+    CloseWatchedAbove(thread, depth - 1);
     return;
   }
   if (thread->watched_overflow > 0) {
@@ -735,7 +747,7 @@ void OnReturn(PythonThread* thread, FrameKey frame, CodeOfFrame&& code_of) {
   while (depth > 0 && thread->watched[depth - 1].frame != frame) --depth;
   if (depth == 0) return;
   GiveUp(static_cast<uint64_t>(thread->watched_depth - depth));
-  CloseWatchedAbove(thread, depth - 1, NowTicks());
+  CloseWatchedAbove(thread, depth - 1);
 }
 
 // CachedLine: the line of instruction `lasti` of `code` from its cached
@@ -1054,7 +1066,7 @@ void CheckFrameLayout(PythonThread* thread, FrameKey frame, PyObject* code) {
   const uintptr_t first = frame != nullptr ? LoadPointer(frame, 0) & ~uintptr_t{7} : 0;
   if (first == reinterpret_cast<uintptr_t>(code)) return;
   g_frame_objects = true;
-  CloseWatchedAbove(thread, 0, NowTicks());
+  CloseWatchedAbove(thread, 0);
   PopCalls(thread, 0);
   thread->user_depth = 0;
   ReportProblem("python-frames",

@@ -109,10 +109,32 @@ inline void Record(wire::EventKind kind, uint32_t name_id, uint64_t begin_ticks,
   buffer->Append(EventRecord{begin_ticks, end_ticks, name_id, kind, flags, payload});
 }
 
+// Marked open like a call (NoteCallOpen): its time is read before the
+// record is appended, and the capture gate's lock, the thread's first
+// registration or a page fault of the ring may come between.
 inline void RecordInstant(wire::EventKind kind, uint32_t name_id, uint64_t payload = 0, uint16_t flags = 0) {
+  const bool marked =
+      (CaptureOpen() || wire::RecordedWhileCaptureClosed(kind)) && NoteCallOpen(ThreadBuffer::kOpenInstant);
   const uint64_t now = NowTicks();
   Record(kind, name_id, now, now, payload, flags);
+  if (marked) NoteCallClosed(ThreadBuffer::kOpenInstant);
 }
+
+// InstantScope: a mark (as RecordInstant's) around records whose time is
+// read first and appended after other work (the Python hook's operation
+// pushes and pops). Marks only a thread that has its buffer.
+class InstantScope {
+ public:
+  InstantScope() : marked_(t_state.buffer != nullptr && NoteCallOpen(ThreadBuffer::kOpenInstant)) {}
+  ~InstantScope() {
+    if (marked_) NoteCallClosed(ThreadBuffer::kOpenInstant);
+  }
+  InstantScope(const InstantScope&) = delete;
+  InstantScope& operator=(const InstantScope&) = delete;
+
+ private:
+  bool marked_;
+};
 
 // CountNestedHook: a hook entered inside another records nothing but still
 // costs its guard; counted for the correction.

@@ -162,6 +162,7 @@ class ThreadBuffer {
     kOpenPythonCallback,
     kOpenCupti,
     kOpenOther,
+    kOpenInstant,
     kOpenFamilies
   };
   void SetOpenSince(OpenFamily family, uint64_t epoch) { open_since_[family].store(epoch, std::memory_order_release); }
@@ -204,6 +205,9 @@ class ThreadBuffer {
   friend class ThreadRegistry;
 
   std::atomic<uint64_t> write_index_{0};
+  // Producer-written, consumer-read (SetOpenSince): on the line the
+  // producer writes at every record anyway.
+  std::atomic<uint64_t> open_since_[kOpenFamilies] = {};
   alignas(64) std::atomic<uint64_t> read_index_{0};
   std::atomic<uint64_t> dropped_{0};
   // Producer-owned: records dropped since the last one kept (Append).
@@ -219,8 +223,6 @@ class ThreadBuffer {
   std::atomic<uint64_t> overhead_ticks_[wire::kOverheadKindCount] = {};
   uint64_t overhead_count_sent_[wire::kOverheadKindCount] = {};
   uint64_t overhead_ticks_sent_[wire::kOverheadKindCount] = {};
-  // Producer-written, consumer-read (SetOpenSince).
-  alignas(64) std::atomic<uint64_t> open_since_[kOpenFamilies] = {};
   alignas(64) EventRecord records_[kCapacity];
 };
 

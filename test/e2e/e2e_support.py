@@ -56,9 +56,12 @@ UNSETTLED_KINDS = ("thread_begin", "stack_frames")
 def check_settled(test, trace_dir):
     """Each trace's settled claims (rlscope_trace.fbs Batch.settled_ns) hold:
     no event in a later batch begins before the latest claim made for its
-    thread (its own settled=, else its batch's). Returns (claims, events
-    checked against one) summed over the traces, so a caller can tell the
-    check was not empty."""
+    thread (its own settled=, else its batch's). A trace of many claims
+    must also have them keep up with the run: its last batch-wide claim
+    past the middle of its events' span (claims frozen at the start, or 1
+    everywhere, are true but useless). Returns (claims, events checked
+    against one) summed over the traces, so a caller can tell the check
+    was not empty."""
     claims = checked = 0
     for name in sorted(os.listdir(trace_dir)):
         if not name.endswith(".rlt"):
@@ -66,6 +69,8 @@ def check_settled(test, trace_dir):
         dump = run_rlscope("dump", os.path.join(trace_dir, name), timeout=300)
         test.assertEqual(dump.returncode, 0, dump.stderr)
         batch_claim = None  # The latest batch-wide claim.
+        trace_claims = 0
+        first_begin, last_end = None, None
         thread_claims = {}  # instance -> its latest claim (of its own or a batch's).
         pending_batch = None
         pending_threads = {}
@@ -75,6 +80,7 @@ def check_settled(test, trace_dir):
                 # A new frame: the claims of the previous batch now apply.
                 if pending_batch is not None:
                     claims += 1
+                    trace_claims += 1
                     before = batch_claim or 0
                     batch_claim = max(before, pending_batch)
                     for instance in thread_claims:
@@ -95,12 +101,21 @@ def check_settled(test, trace_dir):
                 continue
             match = re.match(r"    (\S+)\s+(-?\d+) (-?\d+) dur=", line)
             if match and thread is not None and match.group(1) not in UNSETTLED_KINDS:
+                begin, end = int(match.group(2)), int(match.group(3))
+                first_begin = begin if first_begin is None else min(first_begin, begin)
+                last_end = end if last_end is None else max(last_end, end)
                 bound = thread_claims.get(thread, batch_claim)
                 if bound is not None:
                     checked += 1
                     test.assertGreaterEqual(int(match.group(2)), bound,
                                             f"{name}: {line.strip()} begins before the settled time {bound} of "
                                             f"thread instance {thread}")
+        if pending_batch is not None:  # The last frame's claim.
+            batch_claim = max(batch_claim or 0, pending_batch)
+        if trace_claims >= 10 and first_begin is not None:
+            test.assertGreater(batch_claim, (first_begin + last_end) / 2,
+                               f"{name}: the claims stop at {batch_claim}, short of the middle of the events' span "
+                               f"[{first_begin}, {last_end}]")
     return claims, checked
 
 

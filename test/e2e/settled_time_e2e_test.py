@@ -111,6 +111,15 @@ class SettledTime(unittest.TestCase):
                            "--helper-launches", "2", env=env)
         self.assert_claims_hold(out, least_claims=10)
 
+    def test_nvtx_ranges_on_more_threads_than_cpus(self):
+        if not ARGS.client or not ARGS.cupti:
+            self.skipTest("no fake CUDA client given")
+        # Instants (NVTX pushes and pops) by the thousand on 8 threads: each
+        # reads its time before it is appended, marked like a call.
+        out = self.profile("--cupti", ARGS.cupti, "--", ARGS.client, "--steps", "20000", "--threads", "8",
+                           "--domain-steps", "20000")
+        self.assert_claims_hold(out, least_claims=3)
+
     def test_check_settled_usage(self):
         self.assertEqual(run_rlscope("dump", "--check-settled").returncode, 2)
         self.assertEqual(run_rlscope("dump", "--check-setled", "x.rlt").returncode, 2)
