@@ -1,7 +1,6 @@
 #include "preload/loader_gate.h"
 
 #include <pthread.h>
-#include <sched.h>
 #include <time.h>
 
 #include <atomic>
@@ -68,7 +67,7 @@ void LoaderGate::CloseForFork() {
              static_cast<int>(kMaxForkWaitNs / 1'000'000'000));
       return;
     }
-    sched_yield();
+    PauseBriefly();
   }
 }
 

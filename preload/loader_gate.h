@@ -37,12 +37,17 @@ class LoaderGate {
   // CloseForFork: the atfork prepare handler. Waits until no thread is
   // inside, at most kMaxForkWaitNs (a thread stuck inside the loader must
   // not hang the program's fork; the child may then hang, as it would
-  // have without the gate).
+  // have without the gate). It sleeps while it waits, leaving the CPU to
+  // the thread it waits for: on a busy machine (two CPUs, a fork tree of
+  // 200 Python processes beside CPU hogs) a flusher preempted inside the
+  // loader kept a spinning fork waiting past 2 s, and the child's copy
+  // of the loader lock stayed held (its stream, and its children's, were
+  // lost).
   static void CloseForFork();
   // OpenAfterFork: the parent's and the child's atfork handler.
   static void OpenAfterFork(bool child);
 
-  static constexpr int64_t kMaxForkWaitNs = 2'000'000'000;
+  static constexpr int64_t kMaxForkWaitNs = 10'000'000'000;
 };
 
 // LoaderScope: Enter/Leave for a scope.
