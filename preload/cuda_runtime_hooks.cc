@@ -92,7 +92,7 @@ void InternCudaApiNames() {
     if (__builtin_expect(real == nullptr, 0)) return cudaErrorInitializationError;               \
     HookScope scope;                                                                             \
     if (!scope.recording()) return real args;                                                    \
-    const bool marked = NoteCallOpen(ThreadBuffer::kOpenCudaRuntime);                            \
+    const MarkScope mark(ThreadBuffer::kOpenCudaRuntime);                                        \
     uint64_t begin = NowTicks();                                                                 \
     if (MaybeSampleNativeStack(begin)) begin = NowTicks(); /* The sample is not API time. */     \
     t_state.in_recorded_cuda_api = true;                                                         \
@@ -101,7 +101,6 @@ void InternCudaApiNames() {
     t_state.in_recorded_cuda_api = false;                                                        \
     Record(::rlscope::wire::EventKind::kCudaApi, g_api_name_ids[kApi_##name], begin, NowTicks(), \
            static_cast<uint64_t>(result));                                                       \
-    if (marked) NoteCallClosed(ThreadBuffer::kOpenCudaRuntime);                                  \
     return result;                                                                               \
   }
 RLSCOPE_CUDA_RUNTIME_APIS(RLSCOPE_DEFINE_CUDA_HOOK)
@@ -135,14 +134,13 @@ cudaError_t CallProfilerApi(const char* name, std::atomic<void*>& real_slot, std
       id = StringTable::Intern(name);
       name_id.store(id, std::memory_order_relaxed);
     }
-    const bool marked = NoteCallOpen(ThreadBuffer::kOpenCudaRuntime);
+    const MarkScope mark(ThreadBuffer::kOpenCudaRuntime);
     const uint64_t begin = NowTicks();
     t_state.in_recorded_cuda_api = true;
     t_state.recorded_cuda_api_name = 0;  // Not a function CUPTI watches.
     result = reinterpret_cast<ProfilerFunction>(real)();
     t_state.in_recorded_cuda_api = false;
     Record(wire::EventKind::kCudaApi, id, begin, NowTicks(), static_cast<uint64_t>(result));
-    if (marked) NoteCallClosed(ThreadBuffer::kOpenCudaRuntime);
   }
   t_state.in_profiler_api_hook = was_inside;
   if (start) CaptureGate::OnProfilerApi(true);

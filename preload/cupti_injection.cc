@@ -8,7 +8,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
-#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -379,8 +378,7 @@ void FlushGpuActivity(bool final) {
   // The final flush's record begins in the past: marked. Only then (a
   // mark registers the thread, and a thread that never recorded must not
   // appear for a flush that records nothing).
-  std::optional<OpenCallScope> open_call;
-  if (final) open_call.emplace();
+  const MarkScope open_call(ThreadBuffer::kOpenOther, final);
   const uint64_t begin = NowTicks();
   g_cupti.ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   g_last_flush_ns = MonotonicNs();
@@ -413,7 +411,7 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection() {
   using namespace rlscope::preload;
   // Runs inside the program's first CUDA call: its time is rlscope's, not
   // the call's (the report shows it as Profiler time).
-  const OpenCallScope open_call;  // Its record begins in the past.
+  const MarkScope open_call(ThreadBuffer::kOpenOther);  // Its record begins in the past.
   const uint64_t begin = NowTicks();
   StartCapture();
   if (g_recording && !t_state.untraced) {

@@ -38,7 +38,6 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
-#include <optional>
 #include <span>
 #include <string>
 
@@ -654,8 +653,7 @@ void CloseWatchedAbove(PythonThread* thread, int first) {
   // The records' time is read before they are appended: marked
   // (recorder.h), by the callback frames' mark while one is open (it is
   // cleared below, after them), else for the operations' pops here.
-  std::optional<InstantScope> instants;
-  if (thread->callback_frames <= 0) instants.emplace();
+  const MarkScope instants(ThreadBuffer::kOpenInstant, thread->callback_frames <= 0 && t_state.buffer != nullptr);
   const uint64_t now = NowTicks();
   for (int i = thread->watched_depth - 1; i >= first; --i) {
     const WatchedFrame& watched = thread->watched[i];
@@ -711,8 +709,7 @@ void OnCall(PythonThread* thread, FrameKey frame, CodeInfo* code, PyFrameObject*
   }
   if (callback && thread->callback_frames++ == 0) MarkCallOpen(ThreadBuffer::kOpenPythonCallback);
   // An operation's push: its time is read before it is appended (marked).
-  std::optional<InstantScope> push;
-  if (operation_id != 0 && !callback) push.emplace();
+  const MarkScope push(ThreadBuffer::kOpenInstant, operation_id != 0 && !callback && t_state.buffer != nullptr);
   const uint64_t now = NowTicks();
   if (operation_id != 0) Record(wire::EventKind::kOperationPush, operation_id, now, now, 0, kInferredSource);
   thread->watched[thread->watched_depth] = {frame, now, operation_id, callback};

@@ -47,31 +47,33 @@ extern bool g_recording;
 // RegisterCurrentThread: slow path of the thread's first event.
 ThreadBuffer* RegisterCurrentThread();
 
-// NoteCallOpen: the calling thread opens a call of `family` that will be
-// recorded at its end; call before reading its begin ticks. Returns
-// whether it marked the family open (it was not already): only then does
-// the matching NoteCallClosed clear the mark. Claims the thread's buffer
-// if it has none yet (the flusher must see the mark before the record).
-inline bool NoteCallOpen(ThreadBuffer::OpenFamily family) {
+// ThisThreadBuffer: the calling thread's buffer, claimed at its first use
+// (null when the thread is not to be traced, or no memory is left).
+inline ThreadBuffer* ThisThreadBuffer() {
   ThreadBuffer* buffer = t_state.buffer;
-  if (__builtin_expect(buffer == nullptr, 0)) {
-    buffer = RegisterCurrentThread();
-    if (buffer == nullptr) return false;
-  }
-  if (buffer->OpenSince(family) != 0) return false;
-  buffer->SetOpenSince(family, g_flush_epoch_ticks.load(std::memory_order_relaxed));
-  return true;
+  if (__builtin_expect(buffer == nullptr, 0)) buffer = RegisterCurrentThread();
+  return buffer;
 }
 
-// MarkCallOpen: NoteCallOpen for a family whose caller knows it has
-// nothing open (its own stack is empty): no check of the slot.
+// MarkCallOpen: the calling thread opens a call of `family` that will be
+// recorded at its end; call before reading its begin ticks. For a family
+// whose caller knows it has nothing open (its own stack is empty): the
+// mark is stored without looking. Claims the thread's buffer if it has
+// none yet (the flusher must see the mark before the record).
 inline void MarkCallOpen(ThreadBuffer::OpenFamily family) {
-  ThreadBuffer* buffer = t_state.buffer;
-  if (__builtin_expect(buffer == nullptr, 0)) {
-    buffer = RegisterCurrentThread();
-    if (buffer == nullptr) return;
+  if (ThreadBuffer* buffer = ThisThreadBuffer(); buffer != nullptr) {
+    buffer->SetOpenSince(family, g_flush_epoch_ticks.load(std::memory_order_relaxed));
   }
+}
+
+// NoteCallOpen: MarkCallOpen where the family may be open already (a
+// nested or interrupted caller). Returns whether it marked the family
+// open: only then does the matching NoteCallClosed clear the mark.
+inline bool NoteCallOpen(ThreadBuffer::OpenFamily family) {
+  ThreadBuffer* buffer = ThisThreadBuffer();
+  if (buffer == nullptr || buffer->OpenSince(family) != 0) return false;
   buffer->SetOpenSince(family, g_flush_epoch_ticks.load(std::memory_order_relaxed));
+  return true;
 }
 
 // NoteCallClosed: the call NoteCallOpen marked has been recorded (or will
@@ -80,18 +82,21 @@ inline void NoteCallClosed(ThreadBuffer::OpenFamily family) {
   if (ThreadBuffer* buffer = t_state.buffer; buffer != nullptr) buffer->SetOpenSince(family, 0);
 }
 
-// OpenCallScope: NoteCallOpen/NoteCallClosed around a span recorded once,
-// outside any nesting (start-up work timed by the preload itself).
-class OpenCallScope {
+// MarkScope: NoteCallOpen/NoteCallClosed around a scope whose records are
+// timed before they are appended, when `wanted`: the preload's own timed
+// work (kOpenOther), instants (kOpenInstant), a CUDA runtime call.
+class MarkScope {
  public:
-  OpenCallScope() : marked_(NoteCallOpen(ThreadBuffer::kOpenOther)) {}
-  ~OpenCallScope() {
-    if (marked_) NoteCallClosed(ThreadBuffer::kOpenOther);
+  explicit MarkScope(ThreadBuffer::OpenFamily family, bool wanted = true)
+      : family_(family), marked_(wanted && NoteCallOpen(family)) {}
+  ~MarkScope() {
+    if (marked_) NoteCallClosed(family_);
   }
-  OpenCallScope(const OpenCallScope&) = delete;
-  OpenCallScope& operator=(const OpenCallScope&) = delete;
+  MarkScope(const MarkScope&) = delete;
+  MarkScope& operator=(const MarkScope&) = delete;
 
  private:
+  ThreadBuffer::OpenFamily family_;
   bool marked_;
 };
 
@@ -101,40 +106,20 @@ inline void Record(wire::EventKind kind, uint32_t name_id, uint64_t begin_ticks,
   // pushes may place the window.
   if (kind == wire::EventKind::kOperationPush) NoteOperationPush(name_id, begin_ticks);
   if (__builtin_expect(!CaptureOpen(), 0) && !wire::RecordedWhileCaptureClosed(kind)) return;
-  ThreadBuffer* buffer = t_state.buffer;
-  if (__builtin_expect(buffer == nullptr, 0)) {
-    buffer = RegisterCurrentThread();
-    if (buffer == nullptr) return;
+  if (ThreadBuffer* buffer = ThisThreadBuffer(); buffer != nullptr) {
+    buffer->Append(EventRecord{begin_ticks, end_ticks, name_id, kind, flags, payload});
   }
-  buffer->Append(EventRecord{begin_ticks, end_ticks, name_id, kind, flags, payload});
 }
 
-// Marked open like a call (NoteCallOpen): its time is read before the
-// record is appended, and the capture gate's lock, the thread's first
-// registration or a page fault of the ring may come between.
+// Marked open like a call: its time is read before the record is
+// appended, and the capture gate's lock, the thread's first registration
+// or a page fault of the ring may come between. Only an instant that will
+// be kept marks (a mark claims the thread's buffer).
 inline void RecordInstant(wire::EventKind kind, uint32_t name_id, uint64_t payload = 0, uint16_t flags = 0) {
-  const bool marked =
-      (CaptureOpen() || wire::RecordedWhileCaptureClosed(kind)) && NoteCallOpen(ThreadBuffer::kOpenInstant);
+  const MarkScope mark(ThreadBuffer::kOpenInstant, CaptureOpen() || wire::RecordedWhileCaptureClosed(kind));
   const uint64_t now = NowTicks();
   Record(kind, name_id, now, now, payload, flags);
-  if (marked) NoteCallClosed(ThreadBuffer::kOpenInstant);
 }
-
-// InstantScope: a mark (as RecordInstant's) around records whose time is
-// read first and appended after other work (the Python hook's operation
-// pushes and pops). Marks only a thread that has its buffer.
-class InstantScope {
- public:
-  InstantScope() : marked_(t_state.buffer != nullptr && NoteCallOpen(ThreadBuffer::kOpenInstant)) {}
-  ~InstantScope() {
-    if (marked_) NoteCallClosed(ThreadBuffer::kOpenInstant);
-  }
-  InstantScope(const InstantScope&) = delete;
-  InstantScope& operator=(const InstantScope&) = delete;
-
- private:
-  bool marked_;
-};
 
 // CountNestedHook: a hook entered inside another records nothing but still
 // costs its guard; counted for the correction.

@@ -7,7 +7,6 @@
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -320,8 +319,7 @@ void SimulatorHooks::Refresh() {
   // Scanning every new object's relocations takes milliseconds when a
   // framework loads hundreds of libraries: rlscope's time on the program's
   // thread, timed so the correction removes it.
-  std::optional<OpenCallScope> open_call;  // The installation's record begins in the past.
-  if (changed) open_call.emplace();
+  const MarkScope open_call(ThreadBuffer::kOpenOther, changed);  // The installation's record begins in the past.
   const uint64_t begin = changed ? NowTicks() : 0;
   if (changed) RefreshLocked(counters);
   pthread_mutex_unlock(&g_mutex);
