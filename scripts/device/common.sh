@@ -44,3 +44,16 @@ use_cleanrl() {
   scripts="$sources/cleanrl/cleanrl"
   cleanrl=(python3 "$standins/run_with_standins.py")
 }
+# run_cartpole_workloads FN: calls `FN NAME COMMAND...` for CleanRL's ppo,
+# dqn and dqn_jax on CartPole and for the bundled dqn (after use_cleanrl);
+# STEPS_PPO, STEPS_DQN, PYTHON and BUNDLED_DEVICE change them. FN picks
+# which to run (ONLY).
+run_cartpole_workloads() {
+  local check="$1"
+  "$check" ppo "${cleanrl[@]}" "$scripts/ppo.py" --env-id CartPole-v1 --total-timesteps "${STEPS_PPO:-4096}" --cuda
+  "$check" dqn "${cleanrl[@]}" "$scripts/dqn.py" --env-id CartPole-v1 --total-timesteps "${STEPS_DQN:-3000}" \
+    --learning-starts 1000 --cuda
+  "$check" dqn_jax "${cleanrl[@]}" "$scripts/dqn_jax.py" --env-id CartPole-v1 --total-timesteps "${STEPS_DQN:-3000}" \
+    --learning-starts 1000
+  "$check" bundled_dqn "${PYTHON:-python3}" "$workloads/dqn.py" --device "${BUNDLED_DEVICE:-cuda}" --steps 1000 --quiet
+}

@@ -48,12 +48,7 @@ print(f"{name:<10} {meta['wall_ns'] / 1e9:>8.1f} {after:>12.2f} {meta.get('trace
       f"{'yes' if same else 'NO':>6}")
 PY
 }
-check ppo "${cleanrl[@]}" "$scripts/ppo.py" --env-id CartPole-v1 --total-timesteps "${STEPS_PPO:-4096}" --cuda
-check dqn "${cleanrl[@]}" "$scripts/dqn.py" --env-id CartPole-v1 --total-timesteps "${STEPS_DQN:-3000}" \
-  --learning-starts 1000 --cuda
-check dqn_jax "${cleanrl[@]}" "$scripts/dqn_jax.py" --env-id CartPole-v1 --total-timesteps "${STEPS_DQN:-3000}" \
-  --learning-starts 1000
-check bundled_dqn "${PYTHON:-python3}" "$workloads/dqn.py" --device "${BUNDLED_DEVICE:-cuda}" --steps 1000 --quiet
+run_cartpole_workloads check
 
 echo "== summary: program s, s after it, MB decoded during the run, trace MB on disk, same report"
 printf '%-10s %8s %12s %12s %10s %6s\n' workload program after decoded trace same

@@ -7,7 +7,7 @@
 # before a claim); the table gives the claims, the events checked
 # against them and the events that began too early. With .device carried and
 # CleanRL's sources in .device/bench_sources; ONLY="ppo dqn_jax
-# bundled_dqn" (the default) picks. Table last; logs in $OUT.
+# bundled_dqn" (the default; dqn too) picks. Table last; logs in $OUT.
 set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh" verify_settled_time.log
 only="${ONLY:-ppo dqn_jax bundled_dqn}"
@@ -37,10 +37,7 @@ check() {  # name, then the command
   done
   printf '%-12s %6d %8d %12d %8d %8d\n' "$name" "$files" "$claims" "$checked" "$early" "$failed" >>"$work/table"
 }
-check ppo "${cleanrl[@]}" "$scripts/ppo.py" --env-id CartPole-v1 --total-timesteps "${STEPS_PPO:-4096}" --cuda
-check dqn_jax "${cleanrl[@]}" "$scripts/dqn_jax.py" --env-id CartPole-v1 --total-timesteps "${STEPS_DQN:-3000}" \
-  --learning-starts 1000
-check bundled_dqn "${PYTHON:-python3}" "$workloads/dqn.py" --device "${BUNDLED_DEVICE:-cuda}" --steps 1000 --quiet
+run_cartpole_workloads check
 
 echo "== summary: trace files, settled claims, events checked against one, events beginning too early, unreadable"
 printf '%-12s %6s %8s %12s %8s %8s\n' workload files claims checked early unread
